@@ -1,0 +1,17 @@
+from annotation.models.export import ExportJob, ModelRun
+from annotation.models.participation import FilterDecision, Participation, ParticipationEvent, Worker
+from annotation.models.response import AnswerSpan, Response
+from annotation.models.study import Condition, Study
+
+__all__ = [
+    "AnswerSpan",
+    "Condition",
+    "ExportJob",
+    "FilterDecision",
+    "ModelRun",
+    "Participation",
+    "ParticipationEvent",
+    "Response",
+    "Study",
+    "Worker",
+]

@@ -1,0 +1,45 @@
+"""Export jobs (run by Celery, downloaded from the admin) and model predictions."""
+from django.conf import settings
+from django.db import models
+
+from tasks_app.models import Task
+
+
+class ExportJob(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    kind = models.CharField(max_length=40, help_text="What to export, e.g. table-csv, annotations-jsonl, payments-csv.")
+    params = models.JSONField(default=dict, blank=True, help_text="Study ids and metric options.")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    error = models.TextField(blank=True)
+    file = models.FileField(upload_to="exports/", blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} ({self.status})"
+
+
+class ModelRun(models.Model):
+    """A model's predictions on a task's test set, scored by the same S1 code as the humans."""
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="model_runs")
+    name = models.CharField(max_length=200)
+    shots = models.PositiveSmallIntegerField(null=True, blank=True)
+    predictions = models.JSONField(help_text="Test example id -> list of answer strings.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["task", "name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} on {self.task}"

@@ -1,0 +1,123 @@
+"""Workers and their participation in a condition (a slot), with its history."""
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from annotation.models.study import Condition, Study
+from tasks_app.models import Task
+
+
+class Worker(models.Model):
+    """A crowd worker, identified by platform and the platform's id."""
+
+    class Platform(models.TextChoices):
+        PROLIFIC = "prolific", "Prolific"
+        MTURK = "mturk", "Mechanical Turk"
+        INHOUSE = "inhouse", "In-house"
+
+    platform = models.CharField(max_length=10, choices=Platform.choices)
+    external_id = models.CharField(max_length=128)
+    blocked = models.BooleanField(default=False, help_text="Blocked workers cannot join any study.")
+    blocked_reason = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["platform", "external_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["platform", "external_id"], name="worker_unique_platform_id"),
+            models.CheckConstraint(condition=~Q(external_id=""), name="worker_id_not_blank"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.platform}:{self.external_id}"
+
+
+class Participation(models.Model):
+    """A worker's slot in one condition: claimed → training → test → completed.
+
+    Side exits: abandoned (no activity for the study's timeout) and excluded
+    (failed the training filter). The database guarantees the protocol's two
+    counting rules:
+
+    - ``participation_one_per_worker_and_task``: a worker takes part in a task
+      at most once, ever, whatever the condition, study or final state.
+    - ``participation_one_active_per_slot``: each of a condition's N slot
+      numbers holds at most one active or completed participation; the slot
+      number is chosen below N under a row lock on the condition.
+    """
+
+    class State(models.TextChoices):
+        CLAIMED = "claimed", "Claimed"
+        TRAINING = "training", "Training"
+        TEST = "test", "Test"
+        COMPLETED = "completed", "Completed"
+        ABANDONED = "abandoned", "Abandoned"
+        EXCLUDED = "excluded", "Excluded"
+
+    ACTIVE_STATES = (State.CLAIMED, State.TRAINING, State.TEST)
+    HOLDING_STATES = (State.CLAIMED, State.TRAINING, State.TEST, State.COMPLETED)
+
+    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="participations")
+    condition = models.ForeignKey(Condition, on_delete=models.PROTECT, related_name="participations")
+    task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="participations")
+    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="participations")
+    slot_index = models.PositiveSmallIntegerField()
+    state = models.CharField(max_length=10, choices=State.choices, default=State.CLAIMED)
+    test_seed = models.BigIntegerField(null=True, blank=True, help_text="Seed of the shuffled test order, if any.")
+    completion_code = models.CharField(max_length=64, blank=True)
+    platform_data = models.JSONField(
+        default=dict, blank=True, help_text="Platform parameters of the entry (assignmentId, SESSION_ID, ...)."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_activity_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["study", "condition", "slot_index", "created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["worker", "task"], name="participation_one_per_worker_and_task"),
+            models.UniqueConstraint(
+                fields=["condition", "slot_index"],
+                condition=Q(state__in=["claimed", "training", "test", "completed"]),
+                name="participation_one_active_per_slot",
+            ),
+        ]
+        indexes = [models.Index(fields=["state", "last_activity_at"], name="participation_state_activity")]
+
+    def __str__(self) -> str:
+        return f"{self.worker} in {self.condition} ({self.state})"
+
+
+class ParticipationEvent(models.Model):
+    """One state transition of a participation, with when, why and by whom."""
+
+    participation = models.ForeignKey(Participation, on_delete=models.CASCADE, related_name="events")
+    from_state = models.CharField(max_length=10, blank=True)
+    to_state = models.CharField(max_length=10, choices=Participation.State.choices)
+    at = models.DateTimeField(db_index=True)
+    reason = models.CharField(max_length=300, blank=True)
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+
+    class Meta:
+        ordering = ["participation", "at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.participation_id}: {self.from_state or '-'} → {self.to_state}"
+
+
+class FilterDecision(models.Model):
+    """The training filter's verdict on a worker, or an admin's override of it."""
+
+    participation = models.ForeignKey(Participation, on_delete=models.CASCADE, related_name="filter_decisions")
+    training_s1 = models.FloatField()
+    rule = models.CharField(max_length=10)
+    threshold = models.FloatField()
+    reference_mean = models.FloatField(null=True, blank=True)
+    passed = models.BooleanField()
+    is_override = models.BooleanField(default=False)
+    reason = models.CharField(max_length=500)
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["participation", "at", "id"]

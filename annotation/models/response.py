@@ -1,0 +1,93 @@
+"""A worker's answer to one item, and its spans."""
+from django.db import models
+from django.db.models import F, Q
+
+from annotation.models.participation import Participation
+from tasks_app.models import Example
+
+
+class Response(models.Model):
+    """One item of a worker's training or test step.
+
+    The row is created ``pending`` when the worker's step is laid out (in the
+    order the worker will see), and locked exactly once on submit: the lock is
+    a conditional UPDATE from pending, so a repeated submission can never
+    overwrite it. "No answer" (the empty set) and "skipped" are distinct
+    statuses; a pending row is "not answered".
+
+    ``answer`` is the answer set as strings (label word, or the spans' texts),
+    ``score`` the item's S1 against the gold, derived from ``answer`` at lock
+    time by the pure scorer and re-derivable at any time.
+    """
+
+    class Phase(models.TextChoices):
+        TRAINING = "training", "Training"
+        TEST = "test", "Test"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Not answered yet"
+        ANSWERED = "answered", "Answered"
+        NO_ANSWER = "no_answer", "Answered: no answer (empty set)"
+        SKIPPED = "skipped", "Skipped"
+
+    participation = models.ForeignKey(Participation, on_delete=models.CASCADE, related_name="responses")
+    example = models.ForeignKey(Example, on_delete=models.PROTECT, related_name="responses")
+    phase = models.CharField(max_length=10, choices=Phase.choices)
+    position = models.PositiveIntegerField(help_text="0-based position in the worker's order for this phase.")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    label = models.CharField(max_length=50, blank=True)
+    answer = models.JSONField(default=list, blank=True)
+    confidence = models.PositiveSmallIntegerField(null=True, blank=True)
+    score = models.FloatField(null=True, blank=True)
+    shown_at = models.DateTimeField(null=True, blank=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    revealed_at = models.DateTimeField(null=True, blank=True)
+    last_seen_at = models.DateTimeField(null=True, blank=True, help_text="Last heartbeat while on the item.")
+    active_ms = models.PositiveIntegerField(default=0, help_text="Time on the item, idle time capped.")
+    blur_count = models.PositiveIntegerField(default=0, help_text="How often the page lost focus on this item.")
+
+    class Meta:
+        ordering = ["participation", "phase", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["participation", "phase", "position"], name="response_unique_position"),
+            models.UniqueConstraint(fields=["participation", "phase", "example"], name="response_one_per_item"),
+            models.CheckConstraint(
+                condition=Q(confidence__isnull=True) | Q(confidence__gte=1, confidence__lte=5),
+                name="response_confidence_1_to_5",
+            ),
+            models.CheckConstraint(
+                condition=Q(status="pending", submitted_at__isnull=True)
+                | (~Q(status="pending") & Q(submitted_at__isnull=False)),
+                name="response_submitted_iff_locked",
+            ),
+            models.CheckConstraint(
+                condition=Q(score__isnull=True) | Q(score__gte=0, score__lte=1), name="response_score_0_to_1"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["participation", "phase", "status", "position"], name="response_next_item"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.participation_id}/{self.phase}#{self.position} ({self.status})"
+
+    @property
+    def is_locked(self) -> bool:
+        return self.status != self.Status.PENDING
+
+
+class AnswerSpan(models.Model):
+    """A highlighted span: Python string offsets into the context, end exclusive."""
+
+    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="spans")
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["response", "start", "end"]
+        constraints = [
+            models.CheckConstraint(condition=Q(start__gte=0), name="span_start_not_negative"),
+            models.CheckConstraint(condition=Q(start__lt=F("end")), name="span_start_before_end"),
+            models.UniqueConstraint(fields=["response", "start", "end"], name="span_unique_per_response"),
+        ]

@@ -1,0 +1,12 @@
+"""Settings for the test suite: the development defaults, whatever DEBUG says.
+
+The environment still chooses the database (DATABASE_URL) and the broker.
+"""
+import os
+
+os.environ.setdefault("DEBUG", "1")
+
+from annotation.settings import *  # noqa: E402,F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast users in tests
+MEDIA_ROOT = BASE_DIR / "test-artifacts" / "media"  # noqa: F405

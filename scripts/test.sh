@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# One command: install what the tests need (venv, requirements, Debian's
+# Chromium for the browser tests when missing) and run the whole suite.
+# Extra arguments go to pytest. Exit 5 (no tests collected) counts as failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/bootstrap.sh
+if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1; then
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
+fi
+set +e
+.venv/bin/python -m pytest "$@"
+rc=$?
+set -e
+if [ "$rc" = 5 ]; then
+    echo "no tests were collected: failing" >&2
+    exit 1
+fi
+exit "$rc"

@@ -1,0 +1,195 @@
+"""The task catalog: what exists before any worker touches it.
+
+Offsets convention, used everywhere in the project: a span is
+``(start, end)`` with Python string indices into the example's context,
+``start`` inclusive and ``end`` exclusive, so ``context[start:end] == text``.
+"""
+from django.db import models
+from django.db.models import Q
+
+
+class Task(models.Model):
+    class Kind(models.TextChoices):
+        CLASSIFICATION = "classification", "Label classification"
+        SPAN = "span", "Span extraction from the context"
+
+    class Group(models.TextChoices):
+        SENTENCE_CLASSIFICATION = "sentence_classification", "Sentence Classification"
+        NER = "ner", "Named Entity Recognition"
+        MRC = "mrc", "Machine Reading Comprehension"
+        OTHER = "other", "Other"
+
+    slug = models.SlugField(unique=True, help_text="Short stable identifier, e.g. sst2, conll03.")
+    name = models.CharField(max_length=100, help_text="Display name, e.g. SST-2.")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    group = models.CharField(max_length=30, choices=Group.choices, default=Group.OTHER)
+    description = models.TextField(help_text="Shown to workers at the top of every page.")
+    instructions = models.TextField(blank=True, help_text="Short instructions shown beside each item.")
+    multiple_spans = models.BooleanField(
+        default=False, help_text="Span tasks: may an answer have several spans (NER) or at most one (QA)?"
+    )
+    question_types = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='Question types as a list of {"code", "name", "question"}, e.g. PER/ORG/LOC for NER.',
+    )
+    display_order = models.PositiveSmallIntegerField(default=100)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["display_order", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_classification(self) -> bool:
+        return self.kind == self.Kind.CLASSIFICATION
+
+    def question_type_for(self, question: str) -> str:
+        """The code of the question type whose question text matches, or ''."""
+        for qt in self.question_types or []:
+            if qt.get("question") == question:
+                return qt.get("code", "")
+        return ""
+
+
+class Label(models.Model):
+    """One label of a classification task, with its help pop-up text."""
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="labels")
+    name = models.CharField(max_length=50, help_text="The label word as it appears in the gold answers.")
+    definition = models.CharField(max_length=300)
+    example = models.TextField(help_text="One short example with this label.")
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["task", "position", "name"]
+        constraints = [models.UniqueConstraint(fields=["task", "name"], name="label_unique_per_task")]
+
+    def __str__(self) -> str:
+        return f"{self.task.slug}:{self.name}"
+
+
+class Example(models.Model):
+    """One item: a context, a question and a gold answer that is a set of spans.
+
+    ``context`` is a string, or a list of two strings for sentence pairs
+    (MNLI's premise and hypothesis). ``gold_answers`` is the answer set as
+    strings (label words, entity strings or answer texts; ``[]`` is the empty
+    set). ``gold_spans`` locates each answer string in a string context:
+    ``{"text", "start", "end"}`` for every occurrence, end exclusive; strings
+    that cannot be found are simply not located (the importer reports them).
+    ``extra`` keeps the remaining fields of the source line verbatim.
+
+    Source ids are not unique in the real release (SST-2 numbers each file
+    from 1), so an example is identified by a fingerprint of its content.
+    """
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="examples")
+    source_id = models.CharField(max_length=100, db_index=True)
+    fingerprint = models.CharField(max_length=64, help_text="SHA-256 of the canonical source line.")
+    context = models.JSONField()
+    question = models.TextField()
+    question_type = models.CharField(max_length=20, blank=True)
+    gold_answers = models.JSONField(default=list)
+    gold_spans = models.JSONField(default=list)
+    alternative_answers = models.JSONField(
+        default=list, blank=True, help_text="Each gold annotator's answer as its own set (SQuAD-style data)."
+    )
+    extra = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["task", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["task", "fingerprint"], name="example_unique_content_per_task"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.task.slug}:{self.source_id}"
+
+    @property
+    def context_text(self) -> str:
+        """The context as one string (a sentence pair joined by a newline)."""
+        if isinstance(self.context, list):
+            return "\n".join(self.context)
+        return self.context
+
+    @property
+    def is_sentence_pair(self) -> bool:
+        return isinstance(self.context, list)
+
+
+class TrainingSplit(models.Model):
+    """One of the release's training splits (1..5) of a task."""
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="splits")
+    number = models.PositiveSmallIntegerField()
+    is_nested = models.BooleanField(
+        default=False, help_text="Are the shot levels nested (10 within 20 within 30, per question type)?"
+    )
+    nested_built = models.BooleanField(
+        default=False, help_text="Were the 10/20 sets rebuilt as prefixes of the 30-shot file at import?"
+    )
+
+    class Meta:
+        ordering = ["task", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["task", "number"], name="split_unique_per_task"),
+            models.CheckConstraint(condition=Q(number__gte=1), name="split_number_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.task.slug} split {self.number}"
+
+
+class ExampleSet(models.Model):
+    """An ordered list of examples: a task's test set, or one shot level of a split."""
+
+    class Role(models.TextChoices):
+        TEST = "test", "Test set"
+        TRAIN = "train", "Training set"
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="example_sets")
+    role = models.CharField(max_length=10, choices=Role.choices)
+    split = models.ForeignKey(TrainingSplit, on_delete=models.CASCADE, null=True, blank=True, related_name="sets")
+    shots = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Shots per question type (10/20/30); empty for the test set."
+    )
+    source_file = models.CharField(max_length=300, blank=True)
+    content_hash = models.CharField(max_length=64, blank=True, help_text="SHA-256 over the ordered examples.")
+    examples = models.ManyToManyField(Example, through="ExampleSetItem", related_name="in_sets")
+
+    class Meta:
+        ordering = ["task", "role", "split__number", "shots"]
+        constraints = [
+            models.UniqueConstraint(fields=["task"], condition=Q(role="test"), name="one_test_set_per_task"),
+            models.UniqueConstraint(fields=["split", "shots"], name="one_set_per_split_and_shots"),
+            models.CheckConstraint(
+                condition=(Q(role="test", split__isnull=True, shots__isnull=True))
+                | Q(role="train", split__isnull=False, shots__isnull=False),
+                name="example_set_role_matches_split",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        if self.role == self.Role.TEST:
+            return f"{self.task.slug} test"
+        return f"{self.task.slug} split {self.split.number} {self.shots}-shot"
+
+    def ordered_examples(self):
+        return Example.objects.filter(set_items__example_set=self).order_by("set_items__position")
+
+
+class ExampleSetItem(models.Model):
+    example_set = models.ForeignKey(ExampleSet, on_delete=models.CASCADE, related_name="items")
+    example = models.ForeignKey(Example, on_delete=models.CASCADE, related_name="set_items")
+    position = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["example_set", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["example_set", "position"], name="set_item_unique_position"),
+            models.UniqueConstraint(fields=["example_set", "example"], name="set_item_unique_example"),
+        ]

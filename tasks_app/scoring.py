@@ -1,0 +1,124 @@
+"""The S1 metric of the CLUES benchmark, as plain Python (no Django import).
+
+Every task answer is a *set* of strings: a label word, entity strings, or an
+answer span's text. The paper scores one item as
+
+    S1(prediction, gold) = 1                      if both sets are empty
+                         = 0                      if exactly one is empty
+                         = 2·P·R / (P + R)        otherwise,
+
+with P = |pred ∩ gold| / |pred| and R = |pred ∩ gold| / |gold| under exact
+string match. A system's (or annotator's) score on a test set is the mean of
+the item scores, and a condition's human score is the mean and standard
+deviation of its annotators' scores.
+
+Standard deviation: the paper's "±" figures match the *population* standard
+deviation (ddof = 0) over the annotators, which is the default here. Pass
+``ddof=1`` for the sample standard deviation.
+
+Options beyond the paper's definition (all off by default):
+- ``normalize``: compare strings after SQuAD-style normalisation (lower case,
+  punctuation and the articles a/an/the removed, whitespace collapsed).
+- ``s1_best_of``: score against each alternative gold set and keep the best,
+  for data where several annotators gave different gold answers (SQuAD).
+"""
+from __future__ import annotations
+
+import math
+import re
+import string
+from collections.abc import Callable, Iterable, Sequence
+
+__all__ = [
+    "answer_set",
+    "normalize_answer",
+    "s1",
+    "s1_best_of",
+    "mean",
+    "std",
+    "mean_and_std",
+]
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCTUATION = set(string.punctuation)
+
+
+def normalize_answer(text: str) -> str:
+    """SQuAD-style normalisation: lower case, no punctuation or articles, single spaces."""
+    text = text.lower()
+    text = "".join(ch for ch in text if ch not in _PUNCTUATION)
+    text = _ARTICLES.sub(" ", text)
+    return " ".join(text.split())
+
+
+def answer_set(answers: Iterable[str], normalize: bool = False) -> frozenset[str]:
+    """The set an answer list stands for. The empty string is not an answer.
+
+    The release writes the empty set as ``[""]``; ``[]`` and ``[""]`` are both
+    the empty set here. Duplicates collapse.
+    """
+    if isinstance(answers, str):
+        raise TypeError("an answer is a collection of strings, not a single string")
+    prepare: Callable[[str], str] = normalize_answer if normalize else (lambda s: s)
+    result = set()
+    for item in answers:
+        if not isinstance(item, str):
+            raise TypeError(f"answers must be strings, got {type(item).__name__}")
+        if item == "":
+            continue
+        prepared = prepare(item)
+        # A string that normalises to nothing (e.g. "the") still counts as an answer.
+        result.add(prepared if prepared or not normalize else item)
+    return frozenset(result)
+
+
+def s1(prediction: Iterable[str], gold: Iterable[str], *, normalize: bool = False) -> float:
+    """Per-item S1: set-based F1 with empty vs empty = 1 (see module docstring)."""
+    pred = answer_set(prediction, normalize)
+    ref = answer_set(gold, normalize)
+    if not pred and not ref:
+        return 1.0
+    if not pred or not ref:
+        return 0.0
+    common = len(pred & ref)
+    if common == 0:
+        return 0.0
+    precision = common / len(pred)
+    recall = common / len(ref)
+    return 2 * precision * recall / (precision + recall)
+
+
+def s1_best_of(prediction: Iterable[str], golds: Iterable[Iterable[str]], *, normalize: bool = False) -> float:
+    """S1 against several alternative gold answer sets, keeping the best.
+
+    For SQuAD-style data each annotator's answer is one alternative:
+    ``s1_best_of(["Paris"], [["Paris"], ["in Paris"]]) == 1``. With no
+    alternatives at all the gold is the empty set.
+    """
+    prediction = list(prediction)
+    alternatives = [list(g) for g in golds]
+    if not alternatives:
+        return s1(prediction, [], normalize=normalize)
+    return max(s1(prediction, g, normalize=normalize) for g in alternatives)
+
+
+def mean(values: Iterable[float]) -> float:
+    """Arithmetic mean; NaN for no values (a missing cell, never a zero)."""
+    values = list(values)
+    if not values:
+        return math.nan
+    return math.fsum(values) / len(values)
+
+
+def std(values: Iterable[float], ddof: int = 0) -> float:
+    """Standard deviation, population (ddof=0) by default as in the paper."""
+    values = list(values)
+    if len(values) - ddof <= 0:
+        return math.nan
+    m = math.fsum(values) / len(values)
+    return math.sqrt(math.fsum((v - m) ** 2 for v in values) / (len(values) - ddof))
+
+
+def mean_and_std(values: Sequence[float], ddof: int = 0) -> tuple[float, float]:
+    """The mean and standard deviation of annotators' scores for one condition."""
+    return mean(values), std(values, ddof=ddof)

@@ -1,0 +1,44 @@
+"""Settings parse the environment strictly."""
+import os
+import subprocess
+import sys
+
+from tests.conftest import REPO_ROOT
+
+
+def run_settings(env: dict) -> subprocess.CompletedProcess:
+    full_env = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECRET_KEY", "DATABASE_URL"}}
+    full_env.update(env)
+    code = "import django; django.setup(); from django.conf import settings; print(settings.DATABASES['default']['ENGINE'])"
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, env={**full_env, "DJANGO_SETTINGS_MODULE": "annotation.settings"},
+        capture_output=True, text=True,
+    )
+
+
+def test_secret_key_is_required_when_debug_is_off():
+    result = run_settings({"DEBUG": "0"})
+    assert result.returncode != 0
+    assert "SECRET_KEY is required" in result.stderr
+
+
+def test_a_malformed_boolean_names_the_variable():
+    result = run_settings({"DEBUG": "maybe"})
+    assert result.returncode != 0
+    assert "DEBUG must be one of" in result.stderr
+
+
+def test_default_database_is_sqlite_and_postgres_url_is_parsed():
+    assert "sqlite3" in run_settings({"DEBUG": "1"}).stdout
+    pg = run_settings({"DEBUG": "1", "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/x"})
+    assert "postgresql" in pg.stdout
+
+
+def test_check_deploy_passes_with_production_settings():
+    env = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "DATABASE_URL"}}
+    env.update({"DEBUG": "0", "SECRET_KEY": "x" * 60 + "-production-like-key", "ALLOWED_HOSTS": "example.org"})
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
