@@ -1,4 +1,10 @@
-"""Root URLconf."""
+"""Root URLconf.
+
+- /join/<slug>/   crowd-platform entry (annotation.urls_entry)
+- /work/          the worker's pages (annotation.urls_worker)
+- /dashboard/     admins' progress and results (annotation.urls_dashboard)
+- /api/           the JSON API, described at /api/schema/ (annotation.api.urls)
+"""
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
@@ -7,4 +13,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/", include("annotation.api.urls")),
+    path("work/", include("annotation.urls_worker")),
+    path("dashboard/", include("annotation.urls_dashboard")),
+    path("", include("annotation.urls_entry")),
 ]

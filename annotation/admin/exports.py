@@ -1,0 +1,1 @@
+"""Admin for export jobs and model runs."""

@@ -1,0 +1,1 @@
+"""Admin for studies, conditions, workers and participations."""
