@@ -1,0 +1,105 @@
+"""The slot lifecycle: every state change of a participation goes through here.
+
+    claimed ──▶ training ──▶ test ──▶ completed
+       │           │  └──▶ excluded (training filter; an admin may readmit)
+       └───────────┴──────────┴──▶ abandoned (no activity for the study's timeout)
+
+Zero-shot participations go from claimed straight to test. Each change is a
+conditional UPDATE from the expected state, so two racing requests cannot both
+move the same slot, and each change is recorded as a ParticipationEvent with
+its timestamp (pay is computed from these).
+"""
+from __future__ import annotations
+
+import secrets
+from datetime import datetime
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import Participation, ParticipationEvent
+
+State = Participation.State
+
+ALLOWED_TRANSITIONS: dict[str, set[str]] = {
+    State.CLAIMED: {State.TRAINING, State.TEST, State.ABANDONED},
+    State.TRAINING: {State.TEST, State.EXCLUDED, State.ABANDONED},
+    State.TEST: {State.COMPLETED, State.ABANDONED, State.EXCLUDED},
+    State.EXCLUDED: {State.TEST},  # an admin's override readmits a filtered worker
+    State.COMPLETED: set(),
+    State.ABANDONED: set(),
+}
+TERMINAL_STATES = {State.COMPLETED, State.ABANDONED, State.EXCLUDED}
+
+
+class InvalidTransition(Exception):
+    """The participation is not in a state from which this change is allowed."""
+
+
+def transition(
+    participation: Participation,
+    *,
+    to_state: str,
+    reason: str = "",
+    actor: AbstractBaseUser | None = None,
+    at: datetime | None = None,
+) -> ParticipationEvent:
+    """Move ``participation`` to ``to_state`` and record the event.
+
+    Raises InvalidTransition if the change is not allowed from the state the
+    row has *in the database* (a stale in-memory object cannot win a race).
+    The in-memory object is updated on success.
+    """
+    at = at or timezone.now()
+    from_state = participation.state
+    if to_state not in ALLOWED_TRANSITIONS.get(from_state, set()):
+        raise InvalidTransition(f"cannot go from {from_state} to {to_state}")
+    changes = {"state": to_state, "last_activity_at": at}
+    if to_state in TERMINAL_STATES:
+        changes["finished_at"] = at
+    elif from_state in TERMINAL_STATES:
+        changes["finished_at"] = None
+    with transaction.atomic():
+        updated = Participation.objects.filter(pk=participation.pk, state=from_state).update(**changes)
+        if not updated:
+            current = Participation.objects.filter(pk=participation.pk).values_list("state", flat=True).first()
+            raise InvalidTransition(f"participation is {current}, not {from_state}")
+        event = ParticipationEvent.objects.create(
+            participation=participation, from_state=from_state, to_state=to_state, at=at, reason=reason, actor=actor
+        )
+    for field, value in changes.items():
+        setattr(participation, field, value)
+    return event
+
+
+def record_claim(participation: Participation, *, at: datetime | None = None) -> ParticipationEvent:
+    """The first event of a participation (its creation as claimed)."""
+    return ParticipationEvent.objects.create(
+        participation=participation, from_state="", to_state=State.CLAIMED, at=at or participation.created_at,
+        reason="joined",
+    )
+
+
+def begin(participation: Participation, *, at: datetime | None = None) -> None:
+    """The worker has read the description: start training (few-shot) or the test step (zero-shot)."""
+    if participation.state != State.CLAIMED:
+        return
+    first = State.TRAINING if participation.condition.is_few_shot else State.TEST
+    transition(participation, to_state=first, reason="started", at=at)
+
+
+def finish_test(participation: Participation, *, at: datetime | None = None) -> None:
+    """All test items are locked: complete the participation and give its completion code."""
+    code = participation.study.completion_code or secrets.token_hex(4).upper()
+    transition(participation, to_state=State.COMPLETED, reason="finished the test step", at=at)
+    if participation.completion_code != code:
+        participation.completion_code = code
+        Participation.objects.filter(pk=participation.pk).update(completion_code=code)
+
+
+def touch(participation: Participation, *, at: datetime | None = None) -> None:
+    """Record activity, so that a working participant is not released as abandoned."""
+    at = at or timezone.now()
+    Participation.objects.filter(pk=participation.pk).update(last_activity_at=at)
+    participation.last_activity_at = at

@@ -1,0 +1,113 @@
+"""The training filter: after the training step, does a worker go on to the test?
+
+Rules (set on the study):
+- none: everyone passes.
+- absolute: pass when training S1 >= threshold.
+- relative: pass when training S1 >= (mean training S1 of the condition's other
+  workers who finished training so far) - threshold. The first worker of a
+  condition has no reference and passes.
+
+A failing worker is excluded before the test step (the slot reopens for a
+fresh worker; they stay ineligible for the task and are paid for their time).
+Admins can override either way; every verdict is a FilterDecision with its reason.
+"""
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Avg, Q
+from django.utils import timezone
+
+from annotation.models import FilterDecision, Participation, Response, Study
+from annotation.services import lifecycle
+from tasks_app import scoring
+
+State = Participation.State
+_LOCKED_TRAINING = Q(responses__phase=Response.Phase.TRAINING) & ~Q(responses__status=Response.Status.PENDING)
+
+
+def training_s1(participation: Participation) -> float:
+    """Mean S1 over the worker's locked training items (0 if there are none)."""
+    scores = list(
+        Response.objects.filter(participation=participation, phase=Response.Phase.TRAINING)
+        .exclude(status=Response.Status.PENDING)
+        .values_list("score", flat=True)
+    )
+    return scoring.mean(s for s in scores if s is not None) if scores else 0.0
+
+
+def _reference_mean(participation: Participation) -> float | None:
+    others = (
+        Participation.objects.filter(
+            condition=participation.condition, state__in=[State.TEST, State.COMPLETED, State.EXCLUDED]
+        )
+        .exclude(pk=participation.pk)
+        .annotate(s1=Avg("responses__score", filter=_LOCKED_TRAINING))
+        .values_list("s1", flat=True)
+    )
+    values = [v for v in others if v is not None]
+    return scoring.mean(values) if values else None
+
+
+def evaluate(participation: Participation) -> FilterDecision:
+    """Apply the study's rule to a worker who has just finished training."""
+    study = participation.study
+    s1 = training_s1(participation)
+    reference = None
+    if study.filter_rule == Study.FilterRule.ABSOLUTE:
+        passed = s1 >= study.filter_threshold
+        reason = f"training S1 {s1:.3f} {'>=' if passed else '<'} minimum {study.filter_threshold:.3f}"
+    elif study.filter_rule == Study.FilterRule.RELATIVE:
+        reference = _reference_mean(participation)
+        if reference is None:
+            passed, reason = True, f"training S1 {s1:.3f}; first worker of the condition, no reference yet"
+        else:
+            floor = reference - study.filter_threshold
+            passed = s1 >= floor
+            reason = (
+                f"training S1 {s1:.3f} {'>=' if passed else '<'} {floor:.3f} "
+                f"(others' mean {reference:.3f} - {study.filter_threshold:.3f})"
+            )
+    else:
+        passed, reason = True, f"training S1 {s1:.3f}; no filter"
+    return FilterDecision.objects.create(
+        participation=participation, training_s1=s1, rule=study.filter_rule, threshold=study.filter_threshold,
+        reference_mean=reference, passed=passed, reason=reason, at=timezone.now(),
+    )
+
+
+def finish_training(participation: Participation) -> FilterDecision:
+    """All training items are locked: filter the worker into the test step or out of the study."""
+    with transaction.atomic():
+        decision = evaluate(participation)
+        if decision.passed:
+            lifecycle.transition(participation, to_state=State.TEST, reason=f"passed training filter: {decision.reason}")
+        else:
+            lifecycle.transition(
+                participation, to_state=State.EXCLUDED, reason=f"failed training filter: {decision.reason}"
+            )
+    return decision
+
+
+def override(
+    participation: Participation, *, admit: bool, reason: str, actor: AbstractBaseUser | None
+) -> FilterDecision:
+    """An admin's verdict over the filter's: readmit an excluded worker, or exclude one.
+
+    Readmitting needs the worker's slot to be free again (it may have been
+    given to a fresh worker meanwhile); the database's one-active-per-slot
+    constraint refuses it otherwise.
+    """
+    if not reason.strip():
+        raise ValueError("an override needs a reason")
+    with transaction.atomic():
+        locked = Participation.objects.select_for_update().get(pk=participation.pk)
+        target = State.TEST if admit else State.EXCLUDED
+        lifecycle.transition(locked, to_state=target, reason=f"admin override: {reason}", actor=actor)
+        decision = FilterDecision.objects.create(
+            participation=locked, training_s1=training_s1(locked), rule=locked.study.filter_rule,
+            threshold=locked.study.filter_threshold, passed=admit, is_override=True, reason=reason,
+            decided_by=actor, at=timezone.now(),
+        )
+    participation.refresh_from_db()
+    return decision
