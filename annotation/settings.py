@@ -144,6 +144,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Studies, cohorts, the worker's annotation session and the human-performance tables.",
     "VERSION": APP_VERSION,
     "SERVE_INCLUDE_SCHEMA": False,
+    "ENUM_NAME_OVERRIDES": {
+        "StudyStatusEnum": "annotation.models.study.Study.Status",
+        "ParticipationStateEnum": "annotation.models.participation.Participation.State",
+    },
 }
 
 # --- Security (production: DEBUG off) -----------------------------------------

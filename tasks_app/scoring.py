@@ -96,6 +96,11 @@ def s1_best_of(prediction: Iterable[str], golds: Iterable[Iterable[str]], *, nor
     alternatives at all the gold is the empty set.
     """
     prediction = list(prediction)
+    if isinstance(golds, str):
+        raise TypeError("golds is a collection of answer sets, e.g. [['Paris'], ['in Paris']]")
+    golds = list(golds)
+    if any(isinstance(g, str) for g in golds):
+        raise TypeError("golds is a collection of answer sets, e.g. [['Paris'], ['in Paris']]")
     alternatives = [list(g) for g in golds]
     if not alternatives:
         return s1(prediction, [], normalize=normalize)

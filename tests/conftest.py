@@ -26,3 +26,65 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason="needs PostgreSQL (set DATABASE_URL)"))
         if "celery_worker" in item.keywords and not integration:
             item.add_marker(pytest.mark.skip(reason="needs a real Celery worker (CELERY_INTEGRATION=1)"))
+
+
+def _database_url(settings_dict: dict) -> str:
+    from urllib.parse import quote
+
+    auth = quote(settings_dict.get("USER") or "", safe="")
+    if settings_dict.get("PASSWORD"):
+        auth += ":" + quote(settings_dict["PASSWORD"], safe="")
+    host = settings_dict.get("HOST") or "127.0.0.1"
+    port = f":{settings_dict['PORT']}" if settings_dict.get("PORT") else ""
+    return f"postgres://{auth}{'@' if auth else ''}{host}{port}/{settings_dict['NAME']}"
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(django_db_setup, tmp_path_factory):
+    """A real ``celery -A annotation worker`` on the broker, using pytest's test database.
+
+    The worker consumes a queue of its own, made this session's default, so that
+    other test runs on the same broker cannot take our tasks (or we theirs).
+    Stopped before the test database is dropped.
+    """
+    import subprocess
+    import sys
+    import time
+
+    from django.db import connection
+
+    from annotation.celery import app
+
+    if connection.vendor != "postgresql":
+        pytest.skip("the Celery integration tests need PostgreSQL (set DATABASE_URL)")
+    queue = f"pytest-{os.getpid()}"
+    node = f"{queue}@localhost"
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "annotation.settings_test",
+        "DATABASE_URL": _database_url(connection.settings_dict),
+    }
+    log_path = tmp_path_factory.mktemp("celery") / "worker.log"
+    log = open(log_path, "w")  # noqa: SIM115 - closed at teardown
+    process = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "annotation", "worker", "--pool=solo", "--loglevel=INFO",
+         "-n", node, "-Q", queue, "--without-mingle", "--without-gossip"],
+        cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    previous_queue = app.conf.task_default_queue
+    app.conf.task_default_queue = queue
+    try:
+        deadline = time.monotonic() + 60
+        while not app.control.ping(destination=[node], timeout=1.0):
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"the Celery worker did not answer a ping:\n{log_path.read_text()[-3000:]}")
+        yield process
+    finally:
+        app.conf.task_default_queue = previous_queue
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()

@@ -29,6 +29,7 @@ class TaskFactory(factory.django.DjangoModelFactory):
 class LabelFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = Label
+        django_get_or_create = ("task", "name")  # the migrated CLUES tasks already have their labels
 
     task = factory.SubFactory(TaskFactory)
     name = factory.Sequence(lambda n: f"label{n}")

@@ -1,1 +1,154 @@
-"""Admin for export jobs and model runs."""
+"""Admin for export jobs (queue, watch the status, download) and model runs (upload predictions)."""
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.urls import reverse
+from django.utils.html import format_html
+
+from annotation.models import ExportJob, ModelRun, Study
+from annotation.reporting.exports import EXPORT_KINDS, export_job_create
+from annotation.reporting.options import MetricOptions, ReportError
+from annotation.reporting.predictions import model_run_create, model_run_score
+from tasks_app.models import Task
+
+
+class ExportJobForm(forms.ModelForm):
+    """Queue an export: the kind, the studies and the metric options."""
+
+    kind = forms.ChoiceField(choices=[(k, k) for k in EXPORT_KINDS])
+    studies = forms.ModelMultipleChoiceField(queryset=Study.objects.all())
+    exclude_skips = forms.BooleanField(required=False, help_text="Leave skipped items out (default: count as empty).")
+    ddof = forms.TypedChoiceField(choices=[(0, "population std (paper)"), (1, "sample std")], coerce=int, initial=0)
+
+    class Meta:
+        model = ExportJob
+        fields = ["kind"]
+
+    def clean(self):
+        data = super().clean()
+        if self.errors:
+            return data
+        try:
+            self.job = export_job_create(
+                kind=data["kind"], study_refs=[s.pk for s in data["studies"]],
+                options=MetricOptions(exclude_skips=data.get("exclude_skips", False), ddof=data.get("ddof", 0)),
+                user=getattr(self, "user", None),
+            )
+        except ReportError as exc:
+            raise forms.ValidationError(str(exc)) from None
+        return data
+
+
+@admin.register(ExportJob)
+class ExportJobAdmin(admin.ModelAdmin):
+    form = ExportJobForm
+    list_display = ["id", "kind", "status", "studies_label", "created_at", "finished_at", "download", "error_short"]
+    list_filter = ["status", "kind"]
+    readonly_fields = ["kind", "params", "status", "error", "download", "created_by", "created_at", "started_at",
+                       "finished_at"]
+    actions = ["requeue"]
+
+    def get_form(self, request, obj=None, **kwargs):
+        form = super().get_form(request, obj, **kwargs)
+        form.user = request.user
+        return form
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ["kind", "studies", "exclude_skips", "ddof"]
+        return self.readonly_fields
+
+    def get_readonly_fields(self, request, obj=None):
+        return [] if obj is None else self.readonly_fields
+
+    def save_model(self, request, obj, form, change):
+        if not change:  # the form's clean() created and queued the job through the service
+            obj.pk = form.job.pk
+            obj.refresh_from_db()
+
+    def save_related(self, request, form, formsets, change):
+        pass
+
+    def has_change_permission(self, request, obj=None):
+        return obj is None and super().has_change_permission(request, obj)
+
+    @admin.display(description="studies")
+    def studies_label(self, job: ExportJob) -> str:
+        ids = (job.params or {}).get("studies", [])
+        return ", ".join(Study.objects.filter(pk__in=ids).values_list("slug", flat=True))
+
+    @admin.display(description="file")
+    def download(self, job: ExportJob) -> str:
+        if job.status == ExportJob.Status.DONE and job.file:
+            return format_html('<a href="{}">download</a>', reverse("dashboard:export-download", args=[job.pk]))
+        return "–"
+
+    @admin.display(description="error")
+    def error_short(self, job: ExportJob) -> str:
+        return job.error[:120]
+
+    @admin.action(description="Run the selected exports again (as new jobs)")
+    def requeue(self, request, queryset):
+        for job in queryset:
+            params = job.params or {}
+            try:
+                new = export_job_create(kind=job.kind, study_refs=params.get("studies", []),
+                                        options=MetricOptions.from_params(params), user=request.user)
+            except ReportError as exc:
+                self.message_user(request, f"#{job.pk}: {exc}", messages.ERROR)
+            else:
+                self.message_user(request, f"#{job.pk} queued again as #{new.pk}")
+
+
+class ModelRunForm(forms.ModelForm):
+    """Upload a predictions file; it is validated against the task's test set before anything is stored."""
+
+    predictions_file = forms.FileField(
+        help_text='CLUES format: a JSON object {"test id": ["answer", ...]}, '
+        'or JSONL lines {"id": ..., "answer": [...]}.'
+    )
+    task = forms.ModelChoiceField(queryset=Task.objects.all())
+
+    class Meta:
+        model = ModelRun
+        fields = ["task", "name", "shots"]
+
+    def clean(self):
+        data = super().clean()
+        if self.errors:
+            return data
+        try:
+            self.run = model_run_create(task=data["task"], name=data["name"], shots=data.get("shots"),
+                                        content=data["predictions_file"].read())
+        except ReportError as exc:
+            raise forms.ValidationError(str(exc)) from None
+        return data
+
+
+@admin.register(ModelRun)
+class ModelRunAdmin(admin.ModelAdmin):
+    list_display = ["name", "task", "shots", "s1", "created_at"]
+    list_filter = ["task"]
+
+    def get_form(self, request, obj=None, **kwargs):
+        if obj is None:
+            kwargs["form"] = ModelRunForm
+        return super().get_form(request, obj, **kwargs)
+
+    def get_fields(self, request, obj=None):
+        return ["task", "name", "shots", "predictions_file"] if obj is None else ["task", "name", "shots", "s1"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [] if obj is None else ["task", "s1"]
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        obj.pk = form.run.pk
+        obj.refresh_from_db()
+
+    @admin.display(description="S1 (0-100)")
+    def s1(self, run: ModelRun) -> str:
+        return f"{model_run_score(run).s1 * 100:.1f}"

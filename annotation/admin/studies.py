@@ -1,1 +1,355 @@
-"""Admin for studies, conditions, workers and participations."""
+"""Admin for studies, conditions, workers and participations.
+
+Every change that has rules goes through the services: status changes, the
+conditions of a study, the standard CLUES design, blocking a worker and the
+training-filter overrides (each with a logged reason).
+"""
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
+from django.db.models import Count, Q
+from django.http import HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
+
+from annotation.models import Condition, FilterDecision, Participation, ParticipationEvent, Study, Worker
+from annotation.services import blocklist, lifecycle, platforms, studies, training_filter
+from tasks_app.models import Task
+
+SHOT_CHOICES = [(s, f"{s}-shot") for s in studies.STANDARD_SHOTS]
+
+
+def _error_text(exc: ValidationError) -> str:
+    return "; ".join(exc.messages)
+
+
+# --- Study -----------------------------------------------------------------------------------
+
+
+class StudyForm(forms.ModelForm):
+    condition_shots = forms.TypedMultipleChoiceField(
+        label="Conditions", choices=SHOT_CHOICES, coerce=int, initial=list(studies.STANDARD_SHOTS),
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Each few-shot condition uses the split's training set of that size. "
+        "Fixed once workers have joined.",
+    )
+    prolific_completion_url = forms.URLField(
+        required=False, assume_scheme="https", help_text=Study._meta.get_field("prolific_completion_url").help_text
+    )
+
+    class Meta:
+        model = Study
+        exclude = ["status"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance.pk:
+            self.fields["condition_shots"].initial = list(self.instance.conditions.values_list("shots", flat=True))
+
+    def clean(self):
+        cleaned = super().clean()
+        task = self.instance.task if self.instance.pk else cleaned.get("task")
+        split, shots = cleaned.get("split_number"), cleaned.get("condition_shots")
+        if task is None or split is None or shots is None:
+            return cleaned
+        try:
+            if self.instance.pk:
+                studies.validate_change(
+                    study=self.instance, split_number=split, shots=shots,
+                    workers_per_condition=cleaned.get("workers_per_condition"),
+                )
+            studies.validate_design(task=task, split_number=split, shots=shots)
+        except ValidationError as exc:
+            for field, errors in exc.message_dict.items():
+                self.add_error(field if field in self.fields else "condition_shots", errors)
+        return cleaned
+
+
+class ConditionInline(admin.TabularInline):
+    model = Condition
+    fields = ["shots", "training_set"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+class StandardDesignForm(forms.Form):
+    task = forms.ModelChoiceField(queryset=Task.objects.all())
+    split_number = forms.TypedChoiceField(choices=[(n, n) for n in range(1, 6)], coerce=int, initial=1)
+    workers_per_condition = forms.IntegerField(min_value=1, initial=studies.STANDARD_WORKERS)
+    slug = forms.SlugField(required=False, help_text="Default: <task>-split<N>.")
+    open_now = forms.BooleanField(required=False, label="Open the study right away")
+
+
+@admin.register(Study)
+class StudyAdmin(admin.ModelAdmin):
+    form = StudyForm
+    list_display = ["name", "slug", "task", "split_number", "status", "slots_filled", "created_at"]
+    list_filter = ["status", "task"]
+    search_fields = ["slug", "name"]
+    readonly_fields = ["status", "cohorts", "past_participants"]
+    inlines = [ConditionInline]
+    actions = ["open_studies", "pause_studies", "close_studies"]
+    change_form_template = "admin/annotation/study/change_form.html"
+    change_list_template = "admin/annotation/study/change_list.html"
+    fieldsets = [
+        (None, {"fields": ["name", "slug", "task", "split_number", "condition_shots", "workers_per_condition",
+                           "status"]}),
+        ("Cohorts", {"fields": ["cohorts", "past_participants"]}),
+        ("Protocol", {"fields": ["test_order", "abandon_after_minutes", "filter_rule", "filter_threshold"]}),
+        ("Pay and completion", {"fields": ["hourly_rate", "currency", *[
+            f for f in ("base_reward",) if f in studies.EDITABLE_FIELDS], "completion_code",
+            "prolific_completion_url"]}),
+    ]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("task").annotate(
+            _filled=Count("participations", filter=Q(participations__state__in=Participation.HOLDING_STATES),
+                          distinct=True),
+            _conditions=Count("conditions", distinct=True),
+        )
+
+    @admin.display(description="slots filled")
+    def slots_filled(self, study):
+        total = study._conditions * study.workers_per_condition
+        return f"{study._filled} / {total}"
+
+    @admin.display(description="per condition")
+    def cohorts(self, study):
+        if not study.pk:
+            return "-"
+        rows = studies.condition_counts(study=study)
+        head = format_html(
+            "<tr>{}</tr>",
+            format_html_join("", "<th>{}</th>", ((h,) for h in (
+                "shots", "filled", "free", "claimed", "in training", "in test", "completed", "excluded", "abandoned",
+            ))),
+        )
+        body = format_html_join(
+            "", "<tr><td>{}</td><td>{} / {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+            "<td>{}</td><td>{}</td></tr>",
+            ((r.shots, r.filled, r.slots, r.free, r.claimed, r.in_training, r.in_test, r.completed, r.excluded,
+              r.abandoned) for r in rows),
+        )
+        return format_html('<table class="cohorts">{}{}</table>', head, body)
+
+    @admin.display(description="past participants of the task")
+    def past_participants(self, study):
+        if not study.pk:
+            return "-"
+        links = [
+            (reverse("admin:annotation_study_participants", args=[study.task_id, fmt]), label)
+            for fmt, label in (("prolific", "Prolific blocklist (.txt)"), ("mturk", "MTurk qualification (.csv)"))
+        ]
+        return format_html_join(" · ", '<a href="{}">{}</a>', links)
+
+    def get_readonly_fields(self, request, obj=None):
+        return [*self.readonly_fields, "slug", "task"] if obj else self.readonly_fields
+
+    def save_model(self, request, obj, form, change):
+        if change:  # never write back the status read with the form: actions and the API change it
+            obj.save(update_fields=[f.name for f in Study._meta.concrete_fields if f.name not in ("id", "status")])
+        else:
+            obj.save()
+        studies.set_conditions(study=obj, shots=form.cleaned_data["condition_shots"])
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        study = self.get_object(request, object_id)
+        extra_context = extra_context or {}
+        if study is not None:
+            join_url = request.build_absolute_uri(reverse("entry:join", args=[study.slug]))
+            extra_context["entry_links"] = platforms.entry_links(join_url)
+        return super().change_view(request, object_id, form_url, extra_context=extra_context)
+
+    def get_urls(self):
+        own = [
+            path("standard-design/", self.admin_site.admin_view(self.standard_design_view),
+                 name="annotation_study_standard_design"),
+            path("participants/<int:task_id>/<str:fmt>/", self.admin_site.admin_view(self.participants_view),
+                 name="annotation_study_participants"),
+        ]
+        return own + super().get_urls()
+
+    def standard_design_view(self, request):
+        if not self.has_add_permission(request):
+            return HttpResponse(status=403)
+        form = StandardDesignForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            data = form.cleaned_data
+            try:
+                study = studies.create_standard_design(
+                    task=data["task"], split_number=data["split_number"], slug=data["slug"] or None,
+                    workers_per_condition=data["workers_per_condition"], open_now=data["open_now"],
+                )
+            except ValidationError as exc:
+                form.add_error(None, _error_text(exc))
+            else:
+                self.message_user(request, f"Created {study.slug} with conditions 0/10/20/30.", messages.SUCCESS)
+                return HttpResponseRedirect(reverse("admin:annotation_study_change", args=[study.pk]))
+        context = {
+            **self.admin_site.each_context(request), "title": "Create the standard CLUES design", "form": form,
+            "opts": self.model._meta,
+        }
+        return TemplateResponse(request, "admin/annotation/study/standard_design.html", context)
+
+    def participants_view(self, request, task_id: int, fmt: str):
+        if not self.has_view_permission(request):
+            return HttpResponse(status=403)
+        task = get_object_or_404(Task, pk=task_id)
+        try:
+            content, content_type, filename = blocklist.export_participants(task=task, fmt=fmt)
+        except ValidationError as exc:
+            return HttpResponse(_error_text(exc), status=400, content_type="text/plain")
+        response = HttpResponse(content, content_type=content_type)
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
+
+    def _change_status(self, request, queryset, to_status):
+        for study in queryset:
+            try:
+                studies.change_status(study=study, to_status=to_status)
+            except ValidationError as exc:
+                self.message_user(request, f"{study.slug}: {_error_text(exc)}", messages.ERROR)
+            else:
+                self.message_user(request, f"{study.slug} is now {to_status}.", messages.SUCCESS)
+
+    @admin.action(description="Open the selected studies")
+    def open_studies(self, request, queryset):
+        self._change_status(request, queryset, Study.Status.OPEN)
+
+    @admin.action(description="Pause the selected studies (no new workers)")
+    def pause_studies(self, request, queryset):
+        self._change_status(request, queryset, Study.Status.PAUSED)
+
+    @admin.action(description="Close the selected studies (final)")
+    def close_studies(self, request, queryset):
+        self._change_status(request, queryset, Study.Status.CLOSED)
+
+
+# --- Worker ----------------------------------------------------------------------------------
+
+
+@admin.register(Worker)
+class WorkerAdmin(admin.ModelAdmin):
+    list_display = ["external_id", "platform", "blocked", "blocked_reason", "participations_count", "created_at"]
+    list_filter = ["platform", "blocked"]
+    search_fields = ["external_id"]
+    readonly_fields = ["platform", "external_id", "blocked", "blocked_reason", "created_at"]
+    actions = ["block_workers", "unblock_workers"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(_participations=Count("participations"))
+
+    @admin.display(description="participations", ordering="_participations")
+    def participations_count(self, worker):
+        return worker._participations
+
+    def has_add_permission(self, request):
+        return False  # workers come in through entry links
+
+    @admin.action(description="Block the selected workers from every study")
+    def block_workers(self, request, queryset):
+        for worker in queryset:
+            blocklist.block_worker(worker=worker, reason="blocked from the admin", actor=request.user)
+        self.message_user(request, f"Blocked {queryset.count()} worker(s).", messages.SUCCESS)
+
+    @admin.action(description="Unblock the selected workers")
+    def unblock_workers(self, request, queryset):
+        for worker in queryset:
+            blocklist.unblock_worker(worker=worker)
+        self.message_user(request, f"Unblocked {queryset.count()} worker(s).", messages.SUCCESS)
+
+
+# --- Participation ---------------------------------------------------------------------------
+
+
+class _ReadOnlyInline(admin.TabularInline):
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+class EventInline(_ReadOnlyInline):
+    model = ParticipationEvent
+    fields = ["at", "from_state", "to_state", "reason", "actor"]
+    readonly_fields = fields
+
+
+class FilterDecisionInline(_ReadOnlyInline):
+    model = FilterDecision
+    fields = ["at", "passed", "is_override", "training_s1", "rule", "threshold", "reference_mean", "reason",
+              "decided_by"]
+    readonly_fields = fields
+
+
+class OverrideForm(forms.Form):
+    reason = forms.CharField(max_length=400, widget=forms.Textarea(attrs={"rows": 3}),
+                             help_text="Logged with the decision.")
+
+
+@admin.register(Participation)
+class ParticipationAdmin(admin.ModelAdmin):
+    list_display = ["worker", "study", "shots", "slot_index", "state", "created_at", "last_activity_at"]
+    list_filter = ["state", "study", "condition__shots"]
+    search_fields = ["worker__external_id", "study__slug"]
+    list_select_related = ["worker", "study", "condition"]
+    readonly_fields = [
+        "study", "condition", "task", "worker", "slot_index", "state", "test_seed", "completion_code",
+        "platform_data", "created_at", "last_activity_at", "finished_at",
+    ]
+    inlines = [EventInline, FilterDecisionInline]
+    actions = ["readmit_participations", "exclude_participations"]
+
+    @admin.display(description="shots", ordering="condition__shots")
+    def shots(self, participation):
+        return participation.condition.shots
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # the history is the record of who took part
+
+    def _override(self, request, queryset, *, admit: bool):
+        verb = "Readmit" if admit else "Exclude"
+        form = OverrideForm(request.POST if "apply" in request.POST else None)
+        if form.is_valid():
+            done = 0
+            for participation in queryset:
+                try:
+                    training_filter.override(
+                        participation, admit=admit, reason=form.cleaned_data["reason"], actor=request.user
+                    )
+                    done += 1
+                except (lifecycle.InvalidTransition, ValueError) as exc:
+                    self.message_user(request, f"{participation}: {exc}", messages.ERROR)
+            if done:
+                self.message_user(request, f"{verb}ed {done} participation(s).", messages.SUCCESS)
+            return None
+        context = {
+            **self.admin_site.each_context(request), "title": f"{verb} participations", "form": form,
+            "queryset": queryset, "action": request.POST.get("action"), "verb": verb, "opts": self.model._meta,
+            "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+        }
+        return TemplateResponse(request, "admin/annotation/participation/override.html", context)
+
+    @admin.action(description="Readmit to the test step (override the training filter)")
+    def readmit_participations(self, request, queryset):
+        return self._override(request, queryset, admit=True)
+
+    @admin.action(description="Exclude (override the training filter)")
+    def exclude_participations(self, request, queryset):
+        return self._override(request, queryset, admit=False)

@@ -1,1 +1,16 @@
-urlpatterns = []
+"""Admins' API: /api/studies/, /api/conditions/, /api/participations/, /api/workers/, /api/participants/export/."""
+from django.urls import path
+from rest_framework.routers import SimpleRouter
+
+from annotation.api import studies
+
+router = SimpleRouter()
+router.register("studies", studies.StudyViewSet, basename="study")
+router.register("conditions", studies.ConditionViewSet, basename="condition")
+router.register("participations", studies.ParticipationViewSet, basename="participation")
+router.register("workers", studies.WorkerViewSet, basename="worker")
+
+urlpatterns = [
+    path("participants/export/", studies.ParticipantExportView.as_view(), name="participant-export"),
+    *router.urls,
+]

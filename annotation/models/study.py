@@ -34,6 +34,11 @@ class Study(models.Model):
     workers_per_condition = models.PositiveSmallIntegerField(default=3, validators=[MinValueValidator(1)])
     hourly_rate = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal("12.00"))
     currency = models.CharField(max_length=3, default="USD")
+    base_reward = models.DecimalField(
+        max_digits=8, decimal_places=2, default=Decimal("0.00"),
+        help_text="Fixed reward posted per participant on the platform (0: paid by the hour only). "
+        "Effective hourly pay is this reward over the time spent; a bonus tops it up to the hourly rate.",
+    )
     test_order = models.CharField(max_length=10, choices=TestOrder.choices, default=TestOrder.FIXED)
     abandon_after_minutes = models.PositiveIntegerField(
         default=60, validators=[MinValueValidator(1)], help_text="A slot with no activity for this long is released."

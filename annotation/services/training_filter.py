@@ -14,7 +14,7 @@ Admins can override either way; every verdict is a FilterDecision with its reaso
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Avg, Q
 from django.utils import timezone
 
@@ -33,7 +33,8 @@ def training_s1(participation: Participation) -> float:
         .exclude(status=Response.Status.PENDING)
         .values_list("score", flat=True)
     )
-    return scoring.mean(s for s in scores if s is not None) if scores else 0.0
+    scored = [s for s in scores if s is not None]
+    return scoring.mean(scored) if scored else 0.0  # never NaN: a NaN would fail every comparison
 
 
 def _reference_mean(participation: Participation) -> float | None:
@@ -103,7 +104,12 @@ def override(
     with transaction.atomic():
         locked = Participation.objects.select_for_update().get(pk=participation.pk)
         target = State.TEST if admit else State.EXCLUDED
-        lifecycle.transition(locked, to_state=target, reason=f"admin override: {reason}", actor=actor)
+        try:
+            lifecycle.transition(locked, to_state=target, reason=f"admin override: {reason}", actor=actor)
+        except IntegrityError:
+            raise lifecycle.InvalidTransition(
+                "the worker's slot has been given to another worker meanwhile; cannot readmit"
+            ) from None
         decision = FilterDecision.objects.create(
             participation=locked, training_s1=training_s1(locked), rule=locked.study.filter_rule,
             threshold=locked.study.filter_threshold, passed=admit, is_override=True, reason=reason,

@@ -1,0 +1,164 @@
+"""Reports API (admins only): the table, per-annotator scores, export jobs.
+
+Thin views over annotation.reporting; every number comes from the same
+services the command line, the admin and the dashboard use.
+"""
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.permissions import IsAdminUser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.reverse import reverse
+from rest_framework.views import APIView
+
+from annotation.models import ExportJob
+from annotation.reporting.exports import EXPORT_KINDS, export_job_create
+from annotation.reporting.options import MetricOptions, ReportError
+from annotation.reporting.scores import annotator_rows
+from annotation.reporting.selection import select_studies
+from annotation.reporting.tables import build_table
+
+_METRIC_PARAMETERS = [
+    OpenApiParameter("exclude_skips", OpenApiTypes.BOOL,
+                     description="Leave skipped items out (default: a skip counts as an empty answer)."),
+    OpenApiParameter("ddof", OpenApiTypes.INT, enum=[0, 1], description="0: population std (default), 1: sample std."),
+]
+_STUDIES_PARAMETER = OpenApiParameter(
+    "studies", OpenApiTypes.STR, required=True, description="Comma-separated study slugs or ids, or 'all'."
+)
+_ERROR = inline_serializer("ReportError", {"detail": serializers.CharField()})
+
+
+def _bad_request(exc: ReportError) -> Response:
+    return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+
+
+def _studies_from_query(request: Request):
+    raw = request.query_params.get("studies", "")
+    if raw.strip() == "all":
+        return select_studies(all_studies=True)
+    return select_studies(refs=raw.split(","))
+
+
+class AnnotatorSerializer(serializers.Serializer):
+    participation_id = serializers.IntegerField()
+    study_slug = serializers.CharField()
+    task_slug = serializers.CharField()
+    shots = serializers.IntegerField()
+    platform = serializers.CharField()
+    worker_id = serializers.CharField()
+    state = serializers.CharField()
+    test_s1 = serializers.FloatField(allow_null=True, help_text="0..1")
+    test_items = serializers.IntegerField()
+    test_total = serializers.IntegerField()
+    skips = serializers.IntegerField()
+    coverage = serializers.FloatField(allow_null=True)
+    training_s1 = serializers.FloatField(allow_null=True)
+    training_items = serializers.IntegerField()
+    active_ms = serializers.IntegerField()
+    paid_seconds = serializers.FloatField()
+    pay = serializers.DecimalField(max_digits=10, decimal_places=2)
+    bonus = serializers.DecimalField(max_digits=10, decimal_places=2)
+    effective_hourly = serializers.DecimalField(max_digits=10, decimal_places=2, allow_null=True)
+    below_rate = serializers.BooleanField()
+
+
+class TableView(APIView):
+    permission_classes = [IsAdminUser]
+
+    @extend_schema(
+        operation_id="reports_table",
+        summary="The human-performance table for the given studies",
+        parameters=[_STUDIES_PARAMETER, *_METRIC_PARAMETERS],
+        responses={200: OpenApiTypes.OBJECT, 400: _ERROR},
+    )
+    def get(self, request: Request) -> Response:
+        try:
+            studies = _studies_from_query(request)
+            options = MetricOptions.from_params(request.query_params)
+        except ReportError as exc:
+            return _bad_request(exc)
+        table = build_table(studies=studies, options=options)
+        return Response({"studies": [s.slug for s in studies], "options": options.as_dict(), **table.as_dict()})
+
+
+class AnnotatorsView(APIView):
+    permission_classes = [IsAdminUser]
+
+    @extend_schema(
+        operation_id="reports_annotators",
+        summary="Per-annotator scores, time and pay (all states; only completed ones enter the table)",
+        parameters=[_STUDIES_PARAMETER, *_METRIC_PARAMETERS],
+        responses={200: AnnotatorSerializer(many=True), 400: _ERROR},
+    )
+    def get(self, request: Request) -> Response:
+        try:
+            studies = _studies_from_query(request)
+            options = MetricOptions.from_params(request.query_params)
+        except ReportError as exc:
+            return _bad_request(exc)
+        return Response(AnnotatorSerializer(annotator_rows(studies=studies, options=options), many=True).data)
+
+
+class ExportRequestSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=list(EXPORT_KINDS))
+    studies = serializers.ListField(child=serializers.CharField(), allow_empty=True, default=list)
+    all = serializers.BooleanField(default=False)
+    exclude_skips = serializers.BooleanField(default=False)
+    ddof = serializers.ChoiceField(choices=[0, 1], default=0)
+
+
+class ExportJobSerializer(serializers.ModelSerializer):
+    status_url = serializers.SerializerMethodField()
+    download_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ExportJob
+        fields = ["id", "kind", "params", "status", "error", "created_at", "started_at", "finished_at",
+                  "status_url", "download_url"]
+
+    def get_status_url(self, job: ExportJob) -> str:
+        return reverse("reports-export-status", args=[job.pk], request=self.context.get("request"))
+
+    def get_download_url(self, job: ExportJob) -> str | None:
+        if job.status != ExportJob.Status.DONE or not job.file:
+            return None
+        return reverse("dashboard:export-download", args=[job.pk], request=self.context.get("request"))
+
+
+class ExportRequestView(APIView):
+    permission_classes = [IsAdminUser]
+
+    @extend_schema(
+        operation_id="reports_export_create",
+        summary="Queue an export (table, raw annotations, payments, analyses, plot)",
+        request=ExportRequestSerializer,
+        responses={202: ExportJobSerializer, 400: _ERROR},
+    )
+    def post(self, request: Request) -> Response:
+        payload = ExportRequestSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        data = payload.validated_data
+        try:
+            job = export_job_create(
+                kind=data["kind"], study_refs=data["studies"], all_studies=data["all"],
+                options=MetricOptions(exclude_skips=data["exclude_skips"], ddof=data["ddof"]), user=request.user,
+            )
+        except ReportError as exc:
+            return _bad_request(exc)
+        return Response(ExportJobSerializer(job, context={"request": request}).data, status=status.HTTP_202_ACCEPTED)
+
+
+class ExportStatusView(APIView):
+    permission_classes = [IsAdminUser]
+
+    @extend_schema(operation_id="reports_export_status", summary="An export job's status",
+                   responses={200: ExportJobSerializer, 404: _ERROR})
+    def get(self, request: Request, job_id: int) -> Response:
+        job = ExportJob.objects.filter(pk=job_id).first()
+        if job is None:
+            return Response({"detail": "no such export job"}, status=status.HTTP_404_NOT_FOUND)
+        return Response(ExportJobSerializer(job, context={"request": request}).data)

@@ -1,0 +1,358 @@
+"""The admins' JSON API for studies, conditions, participations and workers.
+
+Thin: input serializers check shapes, services do the work, and a service's
+ValidationError becomes a 400 with the message under the field it concerns.
+Everything here is for staff (IsAdminUser); workers use the session API.
+"""
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import IntegrityError
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view, inline_serializer
+from rest_framework import serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.permissions import IsAdminUser
+from rest_framework.renderers import JSONRenderer
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.models import Condition, FilterDecision, Participation, ParticipationEvent, Study, Worker
+from annotation.services import blocklist, lifecycle, studies, training_filter
+from tasks_app.models import Task
+
+
+def _as_400(exc: DjangoValidationError) -> ValidationError:
+    if hasattr(exc, "error_dict"):
+        return ValidationError({k: [str(m) for e in v for m in e.messages] for k, v in exc.error_dict.items()})
+    return ValidationError({"detail": exc.messages})
+
+
+# --- Serializers -----------------------------------------------------------------------
+
+
+class ConditionCountsSerializer(serializers.Serializer):
+    condition_id = serializers.IntegerField()
+    shots = serializers.IntegerField()
+    slots = serializers.IntegerField()
+    filled = serializers.IntegerField()
+    free = serializers.IntegerField()
+    claimed = serializers.IntegerField()
+    in_training = serializers.IntegerField()
+    in_test = serializers.IntegerField()
+    completed = serializers.IntegerField()
+    excluded = serializers.IntegerField()
+    abandoned = serializers.IntegerField()
+
+
+class ConditionSerializer(serializers.ModelSerializer):
+    study = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+
+    class Meta:
+        model = Condition
+        fields = ["id", "study", "shots", "training_set"]
+
+
+class StudySerializer(serializers.ModelSerializer):
+    task = serializers.SlugRelatedField(slug_field="slug", queryset=Task.objects.all())
+    shots = serializers.ListField(
+        child=serializers.IntegerField(min_value=0), write_only=True, required=False,
+        help_text="The conditions' shot levels, e.g. [0, 10, 20, 30] (the default).",
+    )
+    conditions = ConditionSerializer(many=True, read_only=True)
+    entry_path = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Study
+        fields = [
+            "id", "slug", "name", "task", "split_number", "status", "shots", "conditions", "entry_path",
+            *(f for f in studies.EDITABLE_FIELDS if f != "name"), "created_at", "updated_at",
+        ]
+        read_only_fields = ["status", "created_at", "updated_at"]
+
+    def get_entry_path(self, study: Study) -> str:
+        return f"/join/{study.slug}/"
+
+    def validate(self, attrs):
+        if self.instance is not None and "task" in attrs and attrs["task"] != self.instance.task:
+            raise ValidationError({"task": "The task of a study cannot change; create a new study."})
+        if self.instance is not None and "slug" in attrs and attrs["slug"] != self.instance.slug:
+            raise ValidationError({"slug": "The slug is part of the entry links already handed out; it cannot change."})
+        return attrs
+
+
+class StatusChangeSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=Study.Status.choices)
+
+
+class StandardDesignSerializer(serializers.Serializer):
+    task = serializers.SlugRelatedField(slug_field="slug", queryset=Task.objects.all())
+    split_number = serializers.IntegerField(min_value=1, max_value=5, default=1)
+    slug = serializers.SlugField(required=False, allow_blank=True)
+    name = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    workers_per_condition = serializers.IntegerField(min_value=1, default=studies.STANDARD_WORKERS)
+    open = serializers.BooleanField(default=False, help_text="Open the study right away.")
+
+
+class EventSerializer(serializers.ModelSerializer):
+    actor = serializers.StringRelatedField()
+
+    class Meta:
+        model = ParticipationEvent
+        fields = ["from_state", "to_state", "at", "reason", "actor"]
+
+
+class FilterDecisionSerializer(serializers.ModelSerializer):
+    decided_by = serializers.StringRelatedField()
+
+    class Meta:
+        model = FilterDecision
+        fields = [
+            "training_s1", "rule", "threshold", "reference_mean", "passed", "is_override", "reason", "decided_by", "at",
+        ]
+
+
+class ParticipationSerializer(serializers.ModelSerializer):
+    worker = serializers.StringRelatedField()
+    study = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    shots = serializers.IntegerField(source="condition.shots", read_only=True)
+    events = EventSerializer(many=True, read_only=True)
+    filter_decisions = FilterDecisionSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Participation
+        fields = [
+            "id", "study", "condition", "shots", "worker", "slot_index", "state", "test_seed", "completion_code",
+            "platform_data", "created_at", "last_activity_at", "finished_at", "events", "filter_decisions",
+        ]
+        read_only_fields = fields
+
+
+class OverrideSerializer(serializers.Serializer):
+    admit = serializers.BooleanField(help_text="true: readmit to the test step; false: exclude.")
+    reason = serializers.CharField(max_length=400, help_text="Logged with the decision.")
+
+
+class WorkerSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Worker
+        fields = ["id", "platform", "external_id", "blocked", "blocked_reason", "created_at"]
+        read_only_fields = fields
+
+
+class BlockSerializer(serializers.Serializer):
+    reason = serializers.CharField(max_length=250)
+
+
+# --- Views --------------------------------------------------------------------------------
+
+
+@extend_schema_view(
+    list=extend_schema(summary="List studies"),
+    retrieve=extend_schema(summary="A study with its conditions"),
+    create=extend_schema(summary="Create a draft study (conditions from `shots`)"),
+    partial_update=extend_schema(summary="Change a study's settings (split and conditions only before anyone joined)"),
+    update=extend_schema(summary="Replace a study's settings"),
+    destroy=extend_schema(summary="Delete a study nobody has joined"),
+)
+class StudyViewSet(viewsets.ModelViewSet):
+    permission_classes = [IsAdminUser]
+    serializer_class = StudySerializer
+    queryset = Study.objects.select_related("task").prefetch_related("conditions")
+
+    def perform_create(self, serializer):
+        data = dict(serializer.validated_data)
+        try:
+            serializer.instance = studies.study_create(
+                task=data.pop("task"), slug=data.pop("slug"), name=data.pop("name", ""),
+                split_number=data.pop("split_number", 1), shots=data.pop("shots", studies.STANDARD_SHOTS), **data,
+            )
+        except DjangoValidationError as exc:
+            raise _as_400(exc) from None
+
+    def perform_update(self, serializer):
+        data = dict(serializer.validated_data)
+        for fixed in ("task", "slug"):
+            data.pop(fixed, None)
+        try:
+            serializer.instance = studies.study_update(
+                study=serializer.instance, split_number=data.pop("split_number", None), shots=data.pop("shots", None),
+                **data,
+            )
+        except DjangoValidationError as exc:
+            raise _as_400(exc) from None
+
+    def perform_destroy(self, instance):
+        try:
+            studies.study_delete(study=instance)
+        except DjangoValidationError as exc:
+            raise _as_400(exc) from None
+
+    @extend_schema(summary="Open, pause or close a study", request=StatusChangeSerializer, responses=StudySerializer)
+    @action(detail=True, methods=["post"])
+    def status(self, request, pk=None):
+        serializer = StatusChangeSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            study = studies.change_status(study=self.get_object(), to_status=serializer.validated_data["status"])
+        except DjangoValidationError as exc:
+            raise _as_400(exc) from None
+        return Response(StudySerializer(self.get_queryset().get(pk=study.pk)).data)
+
+    @extend_schema(summary="Per condition: slots filled, in training, in test, completed, excluded, abandoned",
+                   responses=ConditionCountsSerializer(many=True))
+    @action(detail=True, methods=["get"])
+    def counts(self, request, pk=None):
+        rows = studies.condition_counts(study=self.get_object())
+        return Response(ConditionCountsSerializer([dict(vars(r), free=r.free) for r in rows], many=True).data)
+
+    @extend_schema(summary="Create the standard CLUES design (0/10/20/30 shots x 3 workers) for a task",
+                   request=StandardDesignSerializer, responses={201: StudySerializer})
+    @action(detail=False, methods=["post"], url_path="standard-design")
+    def standard_design(self, request):
+        serializer = StandardDesignSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            study = studies.create_standard_design(
+                task=data["task"], split_number=data["split_number"], slug=data.get("slug") or None,
+                name=data.get("name", ""), workers_per_condition=data["workers_per_condition"], open_now=data["open"],
+            )
+        except DjangoValidationError as exc:
+            raise _as_400(exc) from None
+        return Response(StudySerializer(self.get_queryset().get(pk=study.pk)).data, status=status.HTTP_201_CREATED)
+
+
+@extend_schema_view(
+    list=extend_schema(summary="List conditions", parameters=[OpenApiParameter("study", str, description="Study slug")]),
+    retrieve=extend_schema(summary="A condition"),
+)
+class ConditionViewSet(viewsets.ReadOnlyModelViewSet):
+    permission_classes = [IsAdminUser]
+    serializer_class = ConditionSerializer
+
+    def get_queryset(self):
+        qs = Condition.objects.select_related("study").order_by("study_id", "shots")
+        if slug := self.request.query_params.get("study"):
+            qs = qs.filter(study__slug=slug)
+        return qs
+
+
+@extend_schema_view(
+    list=extend_schema(summary="List participations", parameters=[
+        OpenApiParameter("study", str, description="Study slug"),
+        OpenApiParameter("state", str, enum=Participation.State.values),
+    ]),
+    retrieve=extend_schema(summary="A participation with its events and filter decisions"),
+)
+class ParticipationViewSet(viewsets.ReadOnlyModelViewSet):
+    permission_classes = [IsAdminUser]
+    serializer_class = ParticipationSerializer
+
+    def get_queryset(self):
+        qs = Participation.objects.select_related("study", "condition", "worker").prefetch_related(
+            "events__actor", "filter_decisions__decided_by"
+        )
+        if slug := self.request.query_params.get("study"):
+            qs = qs.filter(study__slug=slug)
+        if state := self.request.query_params.get("state"):
+            if state not in Participation.State.values:
+                raise ValidationError({"state": f"Unknown state {state!r}; one of {Participation.State.values}."})
+            qs = qs.filter(state=state)
+        return qs
+
+    @extend_schema(summary="Override the training filter: readmit or exclude, with a logged reason",
+                   request=OverrideSerializer, responses=ParticipationSerializer)
+    @action(detail=True, methods=["post"])
+    def override(self, request, pk=None):
+        serializer = OverrideSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        participation = self.get_object()
+        try:
+            training_filter.override(
+                participation, admit=serializer.validated_data["admit"], reason=serializer.validated_data["reason"],
+                actor=request.user,
+            )
+        except (lifecycle.InvalidTransition, ValueError, IntegrityError) as exc:
+            raise ValidationError({"state": [str(exc)]}) from None
+        return Response(ParticipationSerializer(self.get_queryset().get(pk=participation.pk)).data)
+
+
+@extend_schema_view(
+    list=extend_schema(summary="List workers", parameters=[OpenApiParameter("blocked", bool)]),
+    retrieve=extend_schema(summary="A worker"),
+)
+class WorkerViewSet(viewsets.ReadOnlyModelViewSet):
+    permission_classes = [IsAdminUser]
+    serializer_class = WorkerSerializer
+
+    def get_queryset(self):
+        qs = Worker.objects.all()
+        blocked = self.request.query_params.get("blocked")
+        if blocked is not None:
+            qs = qs.filter(blocked=blocked.lower() in ("1", "true", "yes"))
+        return qs
+
+    @extend_schema(summary="Block a worker from every study", request=BlockSerializer, responses=WorkerSerializer)
+    @action(detail=True, methods=["post"])
+    def block(self, request, pk=None):
+        serializer = BlockSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            worker = blocklist.block_worker(
+                worker=self.get_object(), reason=serializer.validated_data["reason"], actor=request.user
+            )
+        except DjangoValidationError as exc:
+            raise _as_400(exc) from None
+        return Response(WorkerSerializer(worker).data)
+
+    @extend_schema(summary="Unblock a worker", request=None, responses=WorkerSerializer)
+    @action(detail=True, methods=["post"])
+    def unblock(self, request, pk=None):
+        return Response(WorkerSerializer(blocklist.unblock_worker(worker=self.get_object())).data)
+
+
+class _FormatIsOurs(DefaultContentNegotiation):
+    """``?format=`` names the export's shape here, not a DRF renderer; errors are JSON."""
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+class ParticipantExportView(APIView):
+    permission_classes = [IsAdminUser]
+    renderer_classes = [JSONRenderer]
+    content_negotiation_class = _FormatIsOurs
+
+    @extend_schema(
+        summary="Every worker who took part in a task, as a Prolific blocklist or an MTurk qualification CSV",
+        parameters=[
+            OpenApiParameter("task", str, required=True, description="Task slug"),
+            OpenApiParameter("format", str, required=True, enum=list(blocklist.FORMATS)),
+            OpenApiParameter("qualification", str, description="MTurk qualification name (default took-part-<task>)"),
+        ],
+        responses={
+            (200, "text/plain"): OpenApiResponse(OpenApiTypes.STR, description="Prolific: one participant id a line"),
+            (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="MTurk worker CSV"),
+            400: inline_serializer("ExportError", {"format": serializers.ListField(child=serializers.CharField())}),
+        },
+    )
+    def get(self, request):
+        slug = request.query_params.get("task", "")
+        if not slug:
+            raise ValidationError({"task": ["Give the task slug, e.g. ?task=sst2&format=prolific."]})
+        task = get_object_or_404(Task, slug=slug)
+        try:
+            content, content_type, filename = blocklist.export_participants(
+                task=task, fmt=request.query_params.get("format", ""),
+                qualification_name=request.query_params.get("qualification", ""),
+            )
+        except DjangoValidationError as exc:
+            raise _as_400(exc) from None
+        response = HttpResponse(content, content_type=content_type)
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response

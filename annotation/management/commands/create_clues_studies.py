@@ -1,0 +1,56 @@
+"""The six CLUES studies at once: ``create_clues_studies --split 1 [--open]``.
+
+One standard-design study per CLUES task present in the catalog (slug
+``clues-<task>-split<N>``). Idempotent: an existing study is left as it is
+(and opened with --open if it is still a draft).
+"""
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.models import Study
+from annotation.services import studies
+from tasks_app.catalog import CLUES_TASKS
+from tasks_app.models import Task
+
+
+def clues_slug(task_slug: str, split: int) -> str:
+    return f"clues-{task_slug}-split{split}"
+
+
+class Command(BaseCommand):
+    help = "Create the standard 0/10/20/30-shot study for each of the six CLUES tasks on one training split."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--split", type=int, required=True, choices=range(1, 6), metavar="N")
+        parser.add_argument("--open", action="store_true", help="Open the studies right away.")
+        parser.add_argument("--workers", type=int, default=studies.STANDARD_WORKERS, help="Workers per condition.")
+
+    def handle(self, *args, split: int, open: bool, workers: int, **options):
+        problems, ready = [], 0
+        for definition in CLUES_TASKS:
+            task = Task.objects.filter(slug=definition.slug).first()
+            slug = clues_slug(definition.slug, split)
+            try:
+                if task is None:
+                    raise ValidationError(f"task {definition.slug} is not in the catalog")
+                study = Study.objects.filter(slug=slug).first()
+                if study is None:
+                    study = studies.create_standard_design(
+                        task=task, split_number=split, slug=slug, workers_per_condition=workers, open_now=open,
+                        name=f"CLUES {task.name}, split {split}",
+                    )
+                    verb = "created"
+                else:
+                    verb = "exists"
+                    if open and study.status == Study.Status.DRAFT:
+                        studies.change_status(study=study, to_status=Study.Status.OPEN)
+                        verb = "exists, opened"
+            except ValidationError as exc:
+                problems.append(f"{definition.slug}: {'; '.join(exc.messages)}")
+                continue
+            ready += 1
+            self.stdout.write(f"{slug}: {verb} ({study.status}) -> /join/{slug}/")
+        for problem in problems:
+            self.stderr.write(f"skipped {problem}")
+        if not ready:
+            raise CommandError("No CLUES study could be created: import the tasks first (import_clues).")

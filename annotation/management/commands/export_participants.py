@@ -1,0 +1,37 @@
+"""Every worker who took part in a task, for the platform's blocklist or qualification.
+
+    manage.py export_participants --task sst2 --format prolific > blocklist.txt
+    manage.py export_participants --task sst2 --format mturk --qualification took-part-sst2 -o workers.csv
+"""
+from pathlib import Path
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.services import blocklist
+from tasks_app.models import Task
+
+
+class Command(BaseCommand):
+    help = "Export the ids of a task's past participants as a Prolific blocklist or an MTurk qualification CSV."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--task", required=True, help="Task slug, e.g. sst2.")
+        parser.add_argument("--format", required=True, choices=blocklist.FORMATS, dest="fmt")
+        parser.add_argument("--qualification", default="", help="MTurk qualification name (default took-part-<task>).")
+        parser.add_argument("-o", "--output", help="Write to this file instead of standard output.")
+
+    def handle(self, *args, task: str, fmt: str, qualification: str, output: str | None, **options):
+        found = Task.objects.filter(slug=task).first()
+        if found is None:
+            known = ", ".join(Task.objects.order_by("slug").values_list("slug", flat=True)) or "none"
+            raise CommandError(f"No task with slug {task!r} (known: {known}).")
+        try:
+            content, _, _ = blocklist.export_participants(task=found, fmt=fmt, qualification_name=qualification)
+        except ValidationError as exc:
+            raise CommandError("; ".join(exc.messages)) from None
+        if output:
+            Path(output).write_text(content, encoding="utf-8", newline="")
+            self.stderr.write(f"Wrote {output}")
+        else:
+            self.stdout.write(content, ending="")

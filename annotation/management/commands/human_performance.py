@@ -1,0 +1,100 @@
+"""python manage.py human_performance: the human-performance exports for scripts and papers.
+
+    human_performance --study sst2-a --study mnli-a --format latex --output table.tex
+    human_performance --all --format markdown --exclude-skips --ddof 1
+    human_performance --study sst2-a --annotations --output raw.jsonl
+    human_performance --study sst2-a --payments --output pay.csv
+    human_performance --study sst2-a --analyses --output analyses.json
+    human_performance --all --plots figures/          (per-task and all-task PNG + SVG)
+    human_performance --all --recompute               (re-derive every item score and report mismatches)
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.reporting.exports import export_to_bytes, iter_annotation_lines, write_export
+from annotation.reporting.options import MetricOptions, ReportError
+from annotation.reporting.plots import plot_files
+from annotation.reporting.provenance import reproducibility_header
+from annotation.reporting.recompute import recompute_item_scores
+from annotation.reporting.selection import select_studies
+from annotation.reporting.tables import build_table
+
+FORMATS = ("csv", "json", "markdown", "latex")
+
+
+class Command(BaseCommand):
+    help = "Human-performance table (CSV/JSON/Markdown/LaTeX), raw annotations, payments, analyses and plots."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--study", action="append", default=[], metavar="SLUG",
+                            help="A study slug or id; repeat to combine studies into one table.")
+        parser.add_argument("--all", action="store_true", help="Every study.")
+        parser.add_argument("--format", choices=FORMATS, default="markdown", help="Table format.")
+        what = parser.add_mutually_exclusive_group()
+        what.add_argument("--annotations", action="store_true", help="Raw annotations as JSONL instead of the table.")
+        what.add_argument("--payments", action="store_true", help="Payments CSV instead of the table.")
+        what.add_argument("--analyses", action="store_true", help="Training analyses etc. as JSON.")
+        what.add_argument("--plots", metavar="DIR", help="Write per-task and all-task plots (PNG and SVG) to DIR.")
+        what.add_argument("--recompute", action="store_true",
+                          help="Re-derive every item score from the stored answers and report mismatches.")
+        parser.add_argument("--fix", action="store_true", help="With --recompute: store the recomputed scores.")
+        parser.add_argument("--exclude-skips", action="store_true",
+                            help="Leave skipped items out (default: a skip counts as an empty answer).")
+        parser.add_argument("--ddof", type=int, choices=(0, 1), default=0,
+                            help="0: population std (the paper's), 1: sample std.")
+        parser.add_argument("--output", "-o", metavar="FILE", help="Write to FILE instead of standard output.")
+
+    def handle(self, *args, **opts):
+        try:
+            studies = select_studies(refs=opts["study"], all_studies=opts["all"])
+            options = MetricOptions(exclude_skips=opts["exclude_skips"], ddof=opts["ddof"])
+            if opts["recompute"]:
+                return self._recompute(studies, fix=opts["fix"])
+            if opts["plots"]:
+                return self._plots(studies, options, Path(opts["plots"]))
+            if opts["annotations"]:
+                kind = "annotations-jsonl"
+            elif opts["payments"]:
+                kind = "payments-csv"
+            elif opts["analyses"]:
+                kind = "analyses-json"
+            else:
+                kind = f"table-{opts['format']}"
+            self._write(kind, studies, options, opts["output"])
+        except ReportError as exc:
+            raise CommandError(str(exc)) from None
+
+    def _write(self, kind, studies, options, output):
+        if output:
+            path = Path(output)
+            if not path.parent.is_dir():
+                raise CommandError(f"the folder of {output} does not exist")
+            with path.open("wb") as out:
+                write_export(kind=kind, studies=studies, options=options, out=out)
+            self.stderr.write(f"wrote {kind} to {path}")
+        elif kind == "annotations-jsonl":
+            for line in iter_annotation_lines(studies=studies, options=options):
+                self.stdout.write(line, ending="")
+        else:
+            self.stdout.write(export_to_bytes(kind=kind, studies=studies, options=options).decode(), ending="")
+
+    def _plots(self, studies, options, folder: Path):
+        folder.mkdir(parents=True, exist_ok=True)
+        table = build_table(studies=studies, options=options, include_models=False)
+        header = reproducibility_header(studies=studies, options=options, export="plots")
+        for name, content in plot_files(table, header):
+            path = folder / name
+            path.write_bytes(content)
+            self.stdout.write(str(path))
+
+    def _recompute(self, studies, *, fix: bool):
+        result = recompute_item_scores(study_ids=[s.pk for s in studies], fix=fix)
+        for m in result.mismatches[:20]:
+            self.stdout.write(f"response {m['response']}: stored {m['stored']}, recomputed {m['recomputed']}")
+        verb = "fixed" if fix else "found"
+        self.stdout.write(f"checked {result.checked} item scores; {verb} {len(result.mismatches)} mismatches")
+        if result.mismatches and not fix:
+            raise CommandError("stored scores differ from the recomputation (run with --fix to store them)")

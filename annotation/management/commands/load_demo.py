@@ -1,0 +1,45 @@
+"""The demo: bundled demo data, then one open standard-design study per task (``demo-<task slug>``).
+
+Idempotent: running it again imports nothing twice and leaves existing studies alone.
+"""
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand
+
+from annotation.models import Study
+from annotation.services import studies
+from tasks_app.catalog import CLUES_TASKS
+from tasks_app.models import Task
+
+DEMO_SPLIT = 1
+
+
+def demo_slug(task_slug: str) -> str:
+    return f"demo-{task_slug}"
+
+
+class Command(BaseCommand):
+    help = "Import the bundled demo data and open one demo study per task (/join/demo-<task>/?worker_id=...)."
+
+    def handle(self, *args, **options):
+        from tasks_app.demo import import_demo_data
+
+        import_demo_data()
+        for definition in CLUES_TASKS:
+            task = Task.objects.filter(slug=definition.slug).first()
+            if task is None:
+                self.stderr.write(f"{definition.slug}: not in the catalog, no demo study")
+                continue
+            slug = demo_slug(task.slug)
+            try:
+                study = Study.objects.filter(slug=slug).first()
+                if study is None:
+                    study = studies.create_standard_design(
+                        task=task, split_number=DEMO_SPLIT, slug=slug, name=f"Demo: {task.name}",
+                        completion_code=f"DEMO-{task.slug.upper()}",
+                    )
+                if study.status in (Study.Status.DRAFT, Study.Status.PAUSED):
+                    studies.change_status(study=study, to_status=Study.Status.OPEN)
+            except ValidationError as exc:
+                self.stderr.write(f"{slug}: {'; '.join(exc.messages)}")
+                continue
+            self.stdout.write(f"{slug}: {study.status} -> /join/{slug}/?worker_id=alice")

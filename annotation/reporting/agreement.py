@@ -1,0 +1,65 @@
+"""Pure aggregation helpers (no Django): majority vote, Fleiss' kappa, pairwise S1."""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from itertools import combinations
+
+from tasks_app.scoring import answer_set, mean, s1
+
+Answer = frozenset[str]
+
+
+def majority_label(answers: Sequence[Answer]) -> Answer:
+    """Plurality over whole answer sets (classification); a tie goes to the first in sorted order."""
+    if not answers:
+        return frozenset()
+    counts = Counter(answers)
+    top = max(counts.values())
+    return min((a for a, c in counts.items() if c == top), key=lambda a: sorted(a))
+
+
+def majority_spans(answers: Sequence[Answer]) -> Answer:
+    """Span tasks: keep each answer string chosen by more than half of the annotators."""
+    counts = Counter(text for answer in answers for text in answer)
+    return frozenset(text for text, c in counts.items() if c * 2 > len(answers))
+
+
+def fleiss_kappa(items: Sequence[Sequence[str]]) -> float:
+    """Fleiss' kappa for items each rated by the same number (>= 2) of raters with one category.
+
+    NaN when it is undefined (no items, or every rating in one category).
+    """
+    items = [list(ratings) for ratings in items if ratings]
+    if not items:
+        return math.nan
+    raters = len(items[0])
+    if raters < 2 or any(len(r) != raters for r in items):
+        raise ValueError("Fleiss' kappa needs the same number (>= 2) of ratings for every item")
+    totals: Counter[str] = Counter()
+    agreement = []
+    for ratings in items:
+        counts = Counter(ratings)
+        totals.update(counts)
+        agreement.append((sum(c * c for c in counts.values()) - raters) / (raters * (raters - 1)))
+    p_bar = mean(agreement)
+    n_ratings = len(items) * raters
+    p_e = sum((c / n_ratings) ** 2 for c in totals.values())
+    if math.isclose(p_e, 1.0):
+        return math.nan
+    return (p_bar - p_e) / (1 - p_e)
+
+
+def pairwise_s1(per_annotator: Sequence[dict[int, list[str]]]) -> float:
+    """Mean over annotator pairs of their mean item S1 against each other (on items both answered)."""
+    pair_scores = []
+    for a, b in combinations(per_annotator, 2):
+        common = a.keys() & b.keys()
+        if common:
+            pair_scores.append(mean(s1(a[k], b[k]) for k in common))
+    return mean(pair_scores)
+
+
+def as_answer(strings: Sequence[str]) -> Answer:
+    return answer_set(strings)

@@ -1,0 +1,217 @@
+"""Analyses beyond the main table, per study.
+
+- Training overlaps, as in the paper's appendix: each pair of few-shot groups,
+  both groups' S1 on the training examples they share, and the larger group's
+  S1 on the examples only its set has (mean ± std over completed annotators).
+- Majority-vote S1 per condition next to the mean of the annotators' S1.
+- Inter-annotator agreement per condition: Fleiss' kappa for labels, mean
+  pairwise S1 for spans.
+- Per-item difficulty, confidence against correctness, time per item.
+"""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from itertools import combinations
+from typing import Any
+
+from django.db.models import Avg, Count, F, FloatField, Q, Sum
+from django.db.models.functions import Cast
+
+from annotation.models import Condition, Participation, Response, Study
+from annotation.reporting.agreement import (
+    as_answer, fleiss_kappa, majority_label, majority_spans, pairwise_s1,
+)
+from annotation.reporting.options import MetricOptions
+from tasks_app.models import ExampleSetItem
+from tasks_app.scoring import mean, s1, std
+
+Status = Response.Status
+Phase = Response.Phase
+COMPLETED = Participation.State.COMPLETED
+
+
+def _pct(value: float | None) -> float | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return round(value * 100, 2)
+
+
+def _spread(values: list[float], ddof: int) -> dict[str, Any]:
+    return {"mean": _pct(mean(values)), "std": _pct(std(values, ddof=ddof)), "n": len(values)}
+
+
+def _completed_ids(condition: Condition) -> list[int]:
+    return list(condition.participations.filter(state=COMPLETED).values_list("pk", flat=True))
+
+
+def _training_scores(participation_ids: list[int], example_ids: set[int]) -> list[float]:
+    rows = (
+        Response.objects.filter(participation_id__in=participation_ids, phase=Phase.TRAINING,
+                                example_id__in=example_ids)
+        .exclude(status=Status.PENDING)
+        .values("participation_id")
+        .annotate(avg=Avg("score"))
+        .order_by()
+    )
+    return [r["avg"] for r in rows if r["avg"] is not None]
+
+
+def training_overlaps(*, study: Study, options: MetricOptions) -> list[dict[str, Any]]:
+    conditions = [c for c in study.conditions.order_by("shots") if c.training_set_id]
+    sets = {
+        c.pk: set(ExampleSetItem.objects.filter(example_set_id=c.training_set_id).values_list("example_id", flat=True))
+        for c in conditions
+    }
+    completed = {c.pk: _completed_ids(c) for c in conditions}
+    result = []
+    for small, large in combinations(conditions, 2):
+        shared = sets[small.pk] & sets[large.pk]
+        extra = sets[large.pk] - sets[small.pk]
+        pair = f"{small.shots} vs {large.shots}"
+        for group in (small, large):
+            result.append({
+                "pair": pair, "subset": "shared", "examples": len(shared), "group_shots": group.shots,
+                **_spread(_training_scores(completed[group.pk], shared), options.ddof),
+            })
+        if extra:
+            result.append({
+                "pair": pair, "subset": f"only in the {large.shots}-shot set", "examples": len(extra),
+                "group_shots": large.shots,
+                **_spread(_training_scores(completed[large.pk], extra), options.ddof),
+            })
+    return result
+
+
+def _test_answers(condition: Condition, options: MetricOptions):
+    """{example id: {participation id: answer strings}} of the completed annotators, and the gold."""
+    answers: dict[int, dict[int, list[str]]] = defaultdict(dict)
+    gold: dict[int, list[str]] = {}
+    rows = (
+        Response.objects.filter(participation__condition=condition, participation__state=COMPLETED,
+                                phase=Phase.TEST)
+        .exclude(status=Status.PENDING)
+        .values_list("participation_id", "example_id", "status", "answer", "example__gold_answers")
+    )
+    for pid, example_id, status, answer, gold_answers in rows.iterator(chunk_size=2000):
+        gold[example_id] = gold_answers
+        if status == Status.SKIPPED:
+            if options.exclude_skips:
+                continue
+            answer = []
+        answers[example_id][pid] = answer or []
+    return answers, gold
+
+
+def majority_and_agreement(*, study: Study, options: MetricOptions) -> list[dict[str, Any]]:
+    classification = study.task.is_classification
+    result = []
+    for condition in study.conditions.order_by("shots"):
+        answers, gold = _test_answers(condition, options)
+        annotators = _completed_ids(condition)
+        per_annotator = [
+            {eid: by_p[pid] for eid, by_p in answers.items() if pid in by_p} for pid in annotators
+        ]
+        individual = [mean(s1(a, gold[eid]) for eid, a in d.items()) for d in per_annotator if d]
+        votes = []
+        for eid, by_p in answers.items():
+            sets = [as_answer(a) for a in by_p.values()]
+            chosen = majority_label(sets) if classification else majority_spans(sets)
+            votes.append(s1(chosen, gold[eid]))
+        row = {
+            "shots": condition.shots,
+            "annotators": len(annotators),
+            "items": len(answers),
+            "annotator_mean": _spread(individual, options.ddof),
+            "majority_vote_s1": _pct(mean(votes)),
+        }
+        if classification:
+            full = [
+                [next(iter(a)) for a in map(as_answer, by_p.values())]
+                for by_p in answers.values()
+                if len(by_p) == len(annotators) and all(len(as_answer(a)) == 1 for a in by_p.values())
+            ]
+            kappa = fleiss_kappa(full) if len(annotators) >= 2 else math.nan
+            row["agreement"] = {"measure": "fleiss_kappa", "value": None if math.isnan(kappa) else round(kappa, 4),
+                                "items": len(full)}
+        else:
+            value = pairwise_s1(per_annotator)
+            row["agreement"] = {"measure": "pairwise_s1", "value": _pct(value), "items": len(answers)}
+        result.append(row)
+    return result
+
+
+def _completed_test(study: Study):
+    return Response.objects.filter(participation__study=study, participation__state=COMPLETED,
+                                   phase=Phase.TEST).exclude(status=Status.PENDING)
+
+
+def item_difficulty(*, study: Study, limit: int = 20) -> list[dict[str, Any]]:
+    """The test items with the lowest mean S1 over all completed annotators of the study."""
+    rows = (
+        _completed_test(study)
+        .values("example_id", "example__source_id")
+        .annotate(mean_s1=Avg("score"), annotators=Count("id"), wrong=Count("id", filter=Q(score=0)),
+                  skips=Count("id", filter=Q(status=Status.SKIPPED)))
+        .order_by("mean_s1", "-wrong", "example_id")[:limit]
+    )
+    return [
+        {"item": r["example__source_id"], "example_id": r["example_id"], "mean_s1": _pct(r["mean_s1"]),
+         "annotators": r["annotators"], "wrong": r["wrong"], "skips": r["skips"]}
+        for r in rows
+    ]
+
+
+def confidence_vs_correctness(*, study: Study) -> dict[str, Any]:
+    base = _completed_test(study).filter(confidence__isnull=False)
+    levels = base.values("confidence").annotate(
+        n=Count("id"), mean_s1=Avg("score"), exact=Count("id", filter=Q(score=1))
+    ).order_by("confidence")
+    totals = base.aggregate(
+        n=Count("id"), sx=Sum(Cast("confidence", FloatField())), sy=Sum("score"),
+        sxx=Sum(Cast(F("confidence") * F("confidence"), FloatField())), syy=Sum(F("score") * F("score")),
+        sxy=Sum(Cast("confidence", FloatField()) * F("score")),
+    )
+    n = totals["n"] or 0
+    correlation = None
+    if n >= 2:
+        cov = totals["sxy"] - totals["sx"] * totals["sy"] / n
+        vx = totals["sxx"] - totals["sx"] ** 2 / n
+        vy = totals["syy"] - totals["sy"] ** 2 / n
+        if vx > 0 and vy > 0:
+            correlation = round(cov / math.sqrt(vx * vy), 4)
+    return {
+        "levels": [
+            {"confidence": r["confidence"], "n": r["n"], "mean_s1": _pct(r["mean_s1"]),
+             "exact_share": round(r["exact"] / r["n"], 4)}
+            for r in levels
+        ],
+        "pearson_confidence_s1": correlation,
+    }
+
+
+def time_per_item(*, study: Study) -> list[dict[str, Any]]:
+    rows = (
+        Response.objects.filter(participation__study=study, participation__state=COMPLETED)
+        .exclude(status=Status.PENDING)
+        .values("participation__condition__shots", "phase")
+        .annotate(items=Count("id"), mean_ms=Avg("active_ms"), total_ms=Sum("active_ms"))
+        .order_by("participation__condition__shots", "phase")
+    )
+    return [
+        {"shots": r["participation__condition__shots"], "phase": r["phase"], "items": r["items"],
+         "mean_seconds": round((r["mean_ms"] or 0) / 1000, 2), "total_minutes": round((r["total_ms"] or 0) / 60000, 2)}
+        for r in rows
+    ]
+
+
+def study_analyses(*, study: Study, options: MetricOptions) -> dict[str, Any]:
+    return {
+        "study": study.slug,
+        "task": study.task.slug,
+        "training_overlaps": training_overlaps(study=study, options=options),
+        "conditions": majority_and_agreement(study=study, options=options),
+        "hardest_items": item_difficulty(study=study),
+        "confidence": confidence_vs_correctness(study=study),
+        "time_per_item": time_per_item(study=study),
+    }

@@ -1,0 +1,219 @@
+"""Every export, as one function per kind writing to a binary file, and the ExportJob runner.
+
+Kinds: table-csv, table-json, table-markdown, table-latex, annotations-jsonl,
+payments-csv, analyses-json, plot-png, plot-svg (all tasks together) and
+plots-zip (every per-task and all-task plot, PNG and SVG). Each starts with the
+reproducibility header (see provenance.py). The raw annotations are streamed
+from a server-side cursor in chunks, so memory stays flat whatever the size.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import tempfile
+from collections.abc import Iterable, Iterator
+from typing import Any, BinaryIO
+
+from django.core.files import File
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import AnswerSpan, ExportJob, Response, Study
+from annotation.reporting.analyses import study_analyses
+from annotation.reporting.formats import TABLE_FORMATS
+from annotation.reporting.options import MetricOptions, ReportError
+from annotation.reporting.pay import pay_lines
+from annotation.reporting.plots import all_tasks_plot, plots_zip
+from annotation.reporting.provenance import header_lines, reproducibility_header
+from annotation.reporting.selection import select_studies
+from annotation.reporting.tables import build_table
+
+EXPORT_KINDS: dict[str, tuple[str, str]] = {
+    "table-csv": ("text/csv", "csv"),
+    "table-json": ("application/json", "json"),
+    "table-markdown": ("text/markdown", "md"),
+    "table-latex": ("application/x-latex", "tex"),
+    "annotations-jsonl": ("application/x-ndjson", "jsonl"),
+    "payments-csv": ("text/csv", "csv"),
+    "analyses-json": ("application/json", "json"),
+    "plot-png": ("image/png", "png"),
+    "plot-svg": ("image/svg+xml", "svg"),
+    "plots-zip": ("application/zip", "zip"),
+}
+
+ANNOTATION_FIELDS = (
+    "pk", "participation_id", "participation__worker__platform", "participation__worker__external_id",
+    "participation__study__slug", "participation__condition__shots", "participation__state",
+    "example__source_id", "example_id", "phase", "position", "status", "label", "answer", "confidence", "score",
+    "shown_at", "submitted_at", "revealed_at", "active_ms", "blur_count",
+)
+
+
+def check_kind(kind: str) -> None:
+    if kind not in EXPORT_KINDS:
+        raise ReportError(f"unknown export kind {kind!r}; one of: {', '.join(EXPORT_KINDS)}")
+
+
+def export_filename(kind: str, studies: list[Study]) -> str:
+    check_kind(kind)
+    stem = "-".join(s.slug for s in studies[:4]) + ("-and-more" if len(studies) > 4 else "")
+    return f"{stem}_{kind}_{timezone.now():%Y%m%dT%H%M%S}.{EXPORT_KINDS[kind][1]}"
+
+
+def _iso(value) -> str | None:
+    return value.isoformat() if value else None
+
+
+def iter_annotation_lines(
+    *, studies: list[Study], options: MetricOptions, chunk_size: int = 2000
+) -> Iterator[str]:
+    """The raw annotations as JSONL lines: a {"meta": ...} line, then one line per response."""
+    header = reproducibility_header(studies=studies, options=options, export="annotations-jsonl")
+    yield json.dumps({"meta": header}, ensure_ascii=False) + "\n"
+    rows = (
+        Response.objects.filter(participation__study__in=studies)
+        .order_by("participation__study_id", "participation_id", "phase", "position")
+        .values_list(*ANNOTATION_FIELDS)
+    )
+    batch: list[tuple] = []
+    for row in rows.iterator(chunk_size=chunk_size):
+        batch.append(row)
+        if len(batch) >= chunk_size:
+            yield from _annotation_batch(batch)
+            batch = []
+    if batch:
+        yield from _annotation_batch(batch)
+
+
+def _annotation_batch(batch: list[tuple]) -> Iterator[str]:
+    spans: dict[int, list[dict[str, Any]]] = {}
+    for response_id, start, end, text in AnswerSpan.objects.filter(
+        response_id__in=[r[0] for r in batch]
+    ).order_by("response_id", "start", "end").values_list("response_id", "start", "end", "text"):
+        spans.setdefault(response_id, []).append({"start": start, "end": end, "text": text})
+    for row in batch:
+        r = dict(zip(ANNOTATION_FIELDS, row))
+        yield json.dumps({
+            "response_id": r["pk"],
+            "participation_id": r["participation_id"],
+            "platform": r["participation__worker__platform"],
+            "worker_id": r["participation__worker__external_id"],
+            "study": r["participation__study__slug"],
+            "condition_shots": r["participation__condition__shots"],
+            "participation_state": r["participation__state"],
+            "item_id": r["example__source_id"],
+            "example_id": r["example_id"],
+            "phase": r["phase"],
+            "position": r["position"],
+            "status": r["status"],
+            "skipped": r["status"] == Response.Status.SKIPPED,
+            "label": r["label"] or None,
+            "answer": r["answer"],
+            "spans": spans.get(r["pk"], []),
+            "confidence": r["confidence"],
+            "score": r["score"],
+            "shown_at": _iso(r["shown_at"]),
+            "submitted_at": _iso(r["submitted_at"]),
+            "revealed_at": _iso(r["revealed_at"]),
+            "active_ms": r["active_ms"],
+            "blur_count": r["blur_count"],
+        }, ensure_ascii=False) + "\n"
+
+
+def payments_csv(*, studies: list[Study], options: MetricOptions) -> str:
+    out = io.StringIO()
+    for line in header_lines(reproducibility_header(studies=studies, options=options, export="payments-csv")):
+        out.write(line + "\n")
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["platform", "worker_id", "study", "shots", "state", "minutes", "amount", "currency",
+                     "base_reward", "bonus", "effective_hourly", "below_rate"])
+    for study in studies:
+        participations = list(study.participations.select_related("worker", "condition").order_by(
+            "condition__shots", "slot_index", "created_at"))
+        lines = pay_lines(study=study, participations=participations)
+        for p in participations:
+            line = lines[p.pk]
+            writer.writerow([
+                p.worker.platform, p.worker.external_id, study.slug, p.condition.shots, p.state,
+                f"{line.minutes:.2f}", f"{line.amount:.2f}", study.currency, f"{line.base:.2f}", f"{line.bonus:.2f}",
+                "" if line.effective_hourly is None else f"{line.effective_hourly:.2f}", int(line.below_rate),
+            ])
+    return out.getvalue()
+
+
+def write_export(*, kind: str, studies: list[Study], options: MetricOptions, out: BinaryIO) -> None:
+    """Write one export of ``kind`` for ``studies`` to the binary file ``out``."""
+    check_kind(kind)
+    if kind == "annotations-jsonl":
+        for line in iter_annotation_lines(studies=studies, options=options):
+            out.write(line.encode())
+        return
+    if kind == "payments-csv":
+        out.write(payments_csv(studies=studies, options=options).encode())
+        return
+    header = reproducibility_header(studies=studies, options=options, export=kind)
+    if kind == "analyses-json":
+        payload = {"meta": header, "studies": [study_analyses(study=s, options=options) for s in studies]}
+        out.write(json.dumps(payload, ensure_ascii=False, indent=2, default=str).encode())
+        return
+    table = build_table(studies=studies, options=options, include_models=not kind.startswith("plot"))
+    if kind == "plots-zip":
+        plots_zip(table, header, out)
+        return
+    if kind.startswith("plot-"):
+        out.write(all_tasks_plot(table, fmt=kind.removeprefix("plot-"), header=header))
+        return
+    render = TABLE_FORMATS[kind.removeprefix("table-")][0]
+    out.write(render(table, header).encode())
+
+
+def export_to_bytes(*, kind: str, studies: list[Study], options: MetricOptions) -> bytes:
+    buffer = io.BytesIO()
+    write_export(kind=kind, studies=studies, options=options, out=buffer)
+    return buffer.getvalue()
+
+
+# --- ExportJob: queued → running → done / failed -----------------------------------------------
+
+def _job_params(*, study_refs: Iterable[str | int], all_studies: bool, options: MetricOptions) -> dict:
+    studies = select_studies(refs=study_refs, all_studies=all_studies)
+    return {"studies": [s.pk for s in studies], **options.as_dict()}
+
+
+def export_job_create(*, kind: str, study_refs: Iterable[str | int] = (), all_studies: bool = False,
+                      options: MetricOptions | None = None, user=None) -> ExportJob:
+    """Validate, store a queued job and queue its Celery task after commit; nothing is stored on bad input."""
+    check_kind(kind)
+    params = _job_params(study_refs=study_refs, all_studies=all_studies, options=options or MetricOptions())
+    job = ExportJob.objects.create(kind=kind, params=params, created_by=user if user and user.pk else None)
+    from annotation.reporting.celery_tasks import run_export
+
+    transaction.on_commit(lambda: run_export.delay(job.pk))
+    return job
+
+
+def export_job_run(*, job_id: int) -> ExportJob:
+    """Run a queued job; on any error the job is failed with the reason and nothing half-written is kept."""
+    claimed = ExportJob.objects.filter(pk=job_id, status=ExportJob.Status.QUEUED).update(
+        status=ExportJob.Status.RUNNING, started_at=timezone.now(), error="")
+    job = ExportJob.objects.get(pk=job_id)
+    if not claimed:
+        return job  # already run (or running) elsewhere: a redelivered message changes nothing
+    try:
+        params = job.params or {}
+        studies = select_studies(refs=params.get("studies", []))
+        options = MetricOptions.from_params(params)
+        with tempfile.TemporaryFile() as tmp:
+            write_export(kind=job.kind, studies=studies, options=options, out=tmp)
+            tmp.seek(0)
+            job.file.save(export_filename(job.kind, studies), File(tmp), save=False)
+    except Exception as exc:  # the reason is shown in the admin and the API
+        reason = str(exc) if isinstance(exc, ReportError) else f"{type(exc).__name__}: {exc}"
+        ExportJob.objects.filter(pk=job.pk).update(
+            status=ExportJob.Status.FAILED, error=reason[:2000], finished_at=timezone.now())
+    else:
+        ExportJob.objects.filter(pk=job.pk).update(
+            status=ExportJob.Status.DONE, file=job.file.name, finished_at=timezone.now())
+    job.refresh_from_db()
+    return job

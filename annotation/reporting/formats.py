@@ -1,0 +1,123 @@
+"""Renderings of a Table: CSV (long format), JSON, Markdown and LaTeX.
+
+Each carries the reproducibility header in the form the format allows:
+comment lines (CSV), a "meta" key (JSON), an HTML comment (Markdown) or
+LaTeX comments, and each prints the metric note under the table.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+from annotation.reporting.provenance import header_lines
+from annotation.reporting.tables import Table
+
+CSV_COLUMNS = ["row", "shots", "model", "group", "task", "mean", "std", "n", "cell", "coverage"]
+
+
+def _number(value: float | None) -> str:
+    return "" if value is None else f"{value:.4f}"
+
+
+def table_csv(table: Table, header: dict[str, Any]) -> str:
+    out = io.StringIO()
+    for line in header_lines(header):
+        out.write(line + "\n")
+    out.write(f"# note: {table.note}\n")
+    if table.set_apart_text():
+        out.write(f"# {table.set_apart_text()}\n")
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for row in table.rows:
+        for task, cell in zip(table.tasks, row.cells):
+            writer.writerow([
+                row.label, "" if row.shots is None else row.shots, int(row.is_model), task.get_group_display(),
+                task.name, _number(cell.mean), _number(cell.std), cell.n, cell.text(missing=""),
+                _number(cell.coverage),
+            ])
+    return out.getvalue()
+
+
+def table_json(table: Table, header: dict[str, Any]) -> str:
+    return json.dumps({"meta": header, "table": table.as_dict()}, ensure_ascii=False, indent=2) + "\n"
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def table_markdown(table: Table, header: dict[str, Any]) -> str:
+    lines = ["<!--"] + header_lines(header, prefix="") + ["-->", ""]
+    groups = "; ".join(
+        f"**{_md_escape(label)}**: "
+        + ", ".join(_md_escape(t.name) for t in table.tasks if t.get_group_display() == label)
+        for label, _ in table.groups
+    )
+    lines += [groups, ""]
+    head = table.header()
+    lines.append("| " + " | ".join(_md_escape(h) for h in head) + " |")
+    lines.append("|" + "|".join([":---"] + [":---:"] * (len(head) - 1)) + "|")
+    for row in table.rows:
+        label = f"*{_md_escape(row.label)}*" if row.is_model else _md_escape(row.label)
+        lines.append("| " + " | ".join([label] + [c.text() for c in row.cells]) + " |")
+    lines += ["", f"_{table.note}_", ""]
+    if table.set_apart_text():
+        lines += [f"_{_md_escape(table.set_apart_text())}_", ""]
+    return "\n".join(lines)
+
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+}
+
+
+def latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+
+
+def _latex_cell(cell) -> str:
+    if cell.mean is None:
+        return "--"
+    if cell.std is None:
+        return f"{cell.mean:.1f}"
+    return f"{cell.mean:.1f} $\\pm$ {cell.std:.1f}"
+
+
+def table_latex(table: Table, header: dict[str, Any]) -> str:
+    lines = header_lines(header, prefix="% ")
+    spec = "l" + "".join("|" + "c" * span for _, span in table.groups)
+    lines += [r"\begin{table}[t]", r"\centering", rf"\begin{{tabular}}{{{spec}}}", r"\hline"]
+    group_cells = []
+    for index, (label, span) in enumerate(table.groups):
+        edge = "|" if index < len(table.groups) - 1 else ""
+        group_cells.append(rf"\multicolumn{{{span}}}{{c{edge}}}{{{latex_escape(label)}}}")
+    lines.append(" & ".join([""] + group_cells) + r" \\")
+    lines.append(" & ".join(latex_escape(h) for h in table.header()) + r" \\")
+    lines.append(r"\hline")
+    human = [r for r in table.rows if not r.is_model]
+    models = [r for r in table.rows if r.is_model]
+    for row in human:
+        lines.append(" & ".join([latex_escape(row.label)] + [_latex_cell(c) for c in row.cells]) + r" \\")
+    if models:
+        lines.append(r"\hline")
+        for row in models:
+            lines.append(" & ".join([latex_escape(row.label)] + [_latex_cell(c) for c in row.cells]) + r" \\")
+    lines += [
+        r"\hline",
+        r"\end{tabular}",
+        rf"\caption{{Human performance (S1). {latex_escape(table.note)} {latex_escape(table.set_apart_text())}}}",
+        r"\end{table}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+TABLE_FORMATS = {
+    "csv": (table_csv, "text/csv", "csv"),
+    "json": (table_json, "application/json", "json"),
+    "markdown": (table_markdown, "text/markdown", "md"),
+    "latex": (table_latex, "application/x-latex", "tex"),
+}

@@ -1,0 +1,81 @@
+"""The reproducibility header every export carries.
+
+It records the studies' configuration, a SHA-256 of each task's test data and
+of each condition's training set (over the ordered examples' ids, contexts,
+questions and gold answers, so any change to an example or to the order
+changes it), the app version and the metric options.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+
+from annotation.models import Study
+from annotation.reporting.options import MetricOptions
+from tasks_app.models import ExampleSet, ExampleSetItem
+
+
+def example_set_sha256(example_set: ExampleSet | None) -> str | None:
+    if example_set is None:
+        return None
+    digest = hashlib.sha256()
+    rows = ExampleSetItem.objects.filter(example_set=example_set).order_by("position").values_list(
+        "example__source_id", "example__context", "example__question", "example__gold_answers",
+        "example__alternative_answers",
+    )
+    for row in rows.iterator(chunk_size=2000):
+        digest.update(json.dumps(row, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode())
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
+def study_configuration(study: Study) -> dict[str, Any]:
+    test_set = ExampleSet.objects.filter(task=study.task, role=ExampleSet.Role.TEST).first()
+    return {
+        "slug": study.slug,
+        "name": study.name,
+        "task": study.task.slug,
+        "split": study.split_number,
+        "status": study.status,
+        "workers_per_condition": study.workers_per_condition,
+        "hourly_rate": str(study.hourly_rate),
+        "base_reward": str(study.base_reward),
+        "currency": study.currency,
+        "test_order": study.test_order,
+        "filter_rule": study.filter_rule,
+        "filter_threshold": study.filter_threshold,
+        "task_data_sha256": example_set_sha256(test_set),
+        "conditions": [
+            {
+                "shots": c.shots,
+                "training_set": str(c.training_set) if c.training_set else None,
+                "training_set_sha256": example_set_sha256(c.training_set),
+            }
+            for c in study.conditions.select_related("training_set__split", "training_set__task").order_by("shots")
+        ],
+    }
+
+
+def reproducibility_header(
+    *, studies: Iterable[Study], options: MetricOptions, export: str
+) -> dict[str, Any]:
+    return {
+        "export": export,
+        "generated_at": timezone.now().isoformat(timespec="seconds"),
+        "app_version": settings.APP_VERSION,
+        "metric": "S1 (tasks_app.scoring.s1, exact string match)",
+        "metric_options": options.as_dict(),
+        "metric_note": options.describe(),
+        "studies": [study_configuration(s) for s in studies],
+    }
+
+
+def header_lines(header: dict[str, Any], prefix: str = "# ") -> list[str]:
+    """The header as comment lines, one key per line, values as compact JSON."""
+    return [f"{prefix}{key}: {json.dumps(value, ensure_ascii=False, separators=(',', ':'))}"
+            for key, value in header.items()]

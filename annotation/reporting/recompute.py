@@ -1,0 +1,42 @@
+"""Re-derive every stored item score from the stored answer and the gold, with the pure scorer."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from annotation.models import Response
+from tasks_app.scoring import s1
+
+_TOLERANCE = 1e-9
+
+
+@dataclass
+class Recomputation:
+    checked: int = 0
+    mismatches: list[dict] = field(default_factory=list)
+    fixed: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatches
+
+
+def recompute_item_scores(*, study_ids: list[int] | None = None, fix: bool = False,
+                          chunk_size: int = 2000) -> Recomputation:
+    """Compare every locked response's score with S1(answer, gold); optionally store the recomputed one.
+
+    A skipped item is scored as the empty answer, as at lock time.
+    """
+    result = Recomputation()
+    rows = Response.objects.exclude(status=Response.Status.PENDING)
+    if study_ids is not None:
+        rows = rows.filter(participation__study_id__in=study_ids)
+    rows = rows.values_list("pk", "status", "answer", "score", "example__gold_answers").order_by("pk")
+    for pk, status, answer, stored, gold in rows.iterator(chunk_size=chunk_size):
+        result.checked += 1
+        expected = s1([] if status == Response.Status.SKIPPED else (answer or []), gold)
+        if stored is None or not math.isclose(stored, expected, abs_tol=_TOLERANCE):
+            result.mismatches.append({"response": pk, "stored": stored, "recomputed": expected})
+            if fix:
+                result.fixed += Response.objects.filter(pk=pk).update(score=expected)
+    return result

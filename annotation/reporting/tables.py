@@ -1,0 +1,174 @@
+"""The human-performance table in the paper's shape.
+
+Rows are shot levels (0, 10, 20, 30 and any other level a study has);
+columns are tasks grouped as Sentence Classification, Named Entity
+Recognition, Machine Reading Comprehension (then Other); a cell is
+"mean ± std" of the completed annotators' S1 on a 0-100 scale with one
+decimal. A cell no study provides stays missing (never zero). Model runs
+uploaded for the tasks appear as extra rows, scored by the same code.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from annotation.models import ModelRun, Study
+from annotation.reporting.options import MetricOptions
+from annotation.reporting.predictions import model_run_score
+from annotation.reporting.scores import AnnotatorRow, ConditionSummary, annotator_rows, condition_summaries
+from tasks_app.models import Task
+
+PAPER_SHOTS = (0, 10, 20, 30)
+GROUP_ORDER = [Task.Group.SENTENCE_CLASSIFICATION, Task.Group.NER, Task.Group.MRC, Task.Group.OTHER]
+MISSING = "–"
+
+
+@dataclass(frozen=True)
+class Cell:
+    mean: float | None = None  # 0-100
+    std: float | None = None  # 0-100
+    n: int = 0
+    coverage: float | None = None  # 0..1, share of test items not skipped
+
+    @property
+    def is_missing(self) -> bool:
+        return self.mean is None
+
+    def text(self, missing: str = MISSING) -> str:
+        if self.mean is None:
+            return missing
+        if self.std is None:
+            return f"{self.mean:.1f}"
+        return f"{self.mean:.1f} ± {self.std:.1f}"
+
+
+@dataclass
+class Row:
+    label: str
+    shots: int | None
+    cells: list[Cell]
+    is_model: bool = False
+
+
+@dataclass
+class Table:
+    tasks: list[Task]
+    groups: list[tuple[str, int]]  # (group label, number of task columns)
+    rows: list[Row]
+    options: MetricOptions
+    studies: list[Study]
+    summaries: list[ConditionSummary] = field(default_factory=list)
+    annotators: list[AnnotatorRow] = field(default_factory=list)
+
+    @property
+    def note(self) -> str:
+        return self.options.describe()
+
+    def set_apart(self) -> list[dict[str, Any]]:
+        """Per condition, who was not averaged in: excluded, abandoned and still-running workers."""
+        result = []
+        for s in self.summaries:
+            if s.excluded or s.abandoned or s.in_progress:
+                result.append({
+                    "task": s.task.slug, "shots": s.shots, "completed": s.n,
+                    **{name: [f"{r.platform}:{r.worker_id}" for r in rows] for name, rows in (
+                        ("excluded", s.excluded), ("abandoned", s.abandoned), ("in_progress", s.in_progress))},
+                })
+        return result
+
+    def set_apart_text(self) -> str:
+        parts = [
+            f"{entry['task']} {entry['shots']}-shot: " + ", ".join(
+                f"{len(entry[k])} {k.replace('_', ' ')}" for k in ("excluded", "abandoned", "in_progress") if entry[k])
+            for entry in self.set_apart()
+        ]
+        return ("Not averaged in: " + "; ".join(parts) + ".") if parts else ""
+
+    def header(self) -> list[str]:
+        return ["Shots"] + [t.name for t in self.tasks]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "groups": [{"name": name, "span": span} for name, span in self.groups],
+            "tasks": [{"slug": t.slug, "name": t.name, "group": t.get_group_display()} for t in self.tasks],
+            "rows": [
+                {
+                    "label": row.label,
+                    "shots": row.shots,
+                    "model": row.is_model,
+                    "cells": {
+                        task.slug: {"mean": _round(c.mean), "std": _round(c.std), "n": c.n, "text": c.text(),
+                                    "coverage": _round(c.coverage)}
+                        for task, c in zip(self.tasks, row.cells)
+                    },
+                }
+                for row in self.rows
+            ],
+            "note": self.note,
+            "not_averaged": self.set_apart(),
+        }
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def _ordered_tasks(studies: list[Study]) -> list[Task]:
+    tasks = {s.task_id: s.task for s in studies}.values()
+    return sorted(tasks, key=lambda t: (GROUP_ORDER.index(t.group) if t.group in GROUP_ORDER else 99,
+                                        t.display_order, t.name))
+
+
+def _groups(tasks: list[Task]) -> list[tuple[str, int]]:
+    groups: list[tuple[str, int]] = []
+    for task in tasks:
+        label = task.get_group_display()
+        if groups and groups[-1][0] == label:
+            groups[-1] = (label, groups[-1][1] + 1)
+        else:
+            groups.append((label, 1))
+    return groups
+
+
+def _scale(value: float | None) -> float | None:
+    return None if value is None else value * 100
+
+
+def build_table(
+    *, studies: list[Study], options: MetricOptions | None = None, include_models: bool = True
+) -> Table:
+    """The table for any set of studies (their annotators pooled per task and shot level)."""
+    options = options or MetricOptions()
+    rows_by_annotator = annotator_rows(studies=studies, options=options)
+    summaries = condition_summaries(studies=studies, options=options, rows=rows_by_annotator)
+    tasks = _ordered_tasks(studies)
+    by_key = {(s.task.pk, s.shots): s for s in summaries}
+    shots_levels = sorted(set(PAPER_SHOTS) | {s.shots for s in summaries})
+    rows = []
+    for shots in shots_levels:
+        cells = []
+        for task in tasks:
+            summary = by_key.get((task.pk, shots))
+            if summary is None or summary.mean is None:
+                cells.append(Cell(n=summary.n if summary else 0))
+            else:
+                cells.append(Cell(mean=_scale(summary.mean), std=_scale(summary.std), n=summary.n,
+                                  coverage=summary.coverage))
+        rows.append(Row(label=str(shots), shots=shots, cells=cells))
+    if include_models:
+        rows.extend(_model_rows(tasks))
+    return Table(tasks=tasks, groups=_groups(tasks), rows=rows, options=options, studies=studies,
+                 summaries=summaries, annotators=rows_by_annotator)
+
+
+def _model_rows(tasks: list[Task]) -> list[Row]:
+    runs = ModelRun.objects.filter(task__in=tasks).select_related("task").order_by("name", "shots", "created_at")
+    grouped: dict[tuple[str, int | None], dict[int, Cell]] = {}
+    for run in runs:
+        score = model_run_score(run)
+        grouped.setdefault((run.name, run.shots), {})[run.task_id] = Cell(mean=score.s1 * 100, n=1)
+    rows = []
+    for (name, shots), cells in grouped.items():
+        label = f"{name} ({shots}-shot)" if shots is not None else name
+        rows.append(Row(label=label, shots=shots, cells=[cells.get(t.pk, Cell()) for t in tasks], is_model=True))
+    return rows

@@ -1,0 +1,44 @@
+"""Releasing the slots of workers who went away.
+
+An active participation (claimed, training or test) with no activity for its
+study's ``abandon_after_minutes`` becomes *abandoned*: the slot counts as free
+again, so a fresh worker can take it, and the worker stays ineligible for the
+task (the one-participation-per-worker-and-task row remains). Run
+periodically by the Celery task ``annotation.release_abandoned_slots``.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import Participation
+from annotation.services import lifecycle
+
+
+def release_abandoned(*, now: datetime | None = None) -> int:
+    """Abandon every idle active participation; returns how many slots were released."""
+    now = now or timezone.now()
+    active = Participation.objects.filter(state__in=Participation.ACTIVE_STATES)
+    timeouts = active.values_list("study__abandon_after_minutes", flat=True).distinct()
+    released = 0
+    for minutes in sorted(set(timeouts)):
+        cutoff = now - timedelta(minutes=minutes)
+        with transaction.atomic():
+            # skip_locked: a row locked by a request of that worker is in use, hence not idle.
+            idle = list(
+                active.filter(study__abandon_after_minutes=minutes, last_activity_at__lt=cutoff)
+                .select_for_update(skip_locked=True, of=("self",))
+                .order_by("id")
+            )
+            for participation in idle:
+                try:
+                    lifecycle.transition(
+                        participation, to_state=Participation.State.ABANDONED, at=now,
+                        reason=f"no activity for {minutes} minute{'' if minutes == 1 else 's'}",
+                    )
+                except lifecycle.InvalidTransition:
+                    continue  # it moved on meanwhile
+                released += 1
+    return released

@@ -1,0 +1,321 @@
+"""Validating and locking a worker's answer to their current item.
+
+``submit`` and ``skip`` are the only writers of an answer. The lock is a
+conditional UPDATE from ``pending``, so whatever arrives twice (a double
+click, a replay, a reload) is answered with ``AlreadyLocked`` carrying the
+stored answer and changes nothing; there is no update or delete.
+
+Every rejection raises an ``AnswerError`` with a stable ``code`` and an HTTP
+``status``, before anything is written. The happy path runs a fixed number of
+queries whatever the size of the study: the first two pending rows (the
+current item and whether it is the last), the label check for classification,
+the lock UPDATE, one INSERT of the spans, and the activity touch.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import AnswerSpan, Participation, Response
+from annotation.services import lifecycle, offsets, steps, timing, training_filter
+from tasks_app import scoring
+from tasks_app.models import Label
+
+Status = Response.Status
+OFFSET_UNITS = ("codepoint", "utf16")
+
+
+class AnswerError(Exception):
+    """A submission that is refused; nothing was stored."""
+
+    status = 400
+
+    def __init__(self, code: str, detail: str):
+        super().__init__(detail)
+        self.code = code
+        self.detail = detail
+
+
+class InvalidAnswer(AnswerError):
+    status = 400
+
+
+class NotYourItem(AnswerError):
+    status = 403
+
+
+class NotCurrentItem(AnswerError):
+    status = 409
+
+
+class NotInStep(AnswerError):
+    status = 409
+
+
+class SkipNotAllowed(AnswerError):
+    status = 409
+
+
+class AlreadyLocked(AnswerError):
+    """The item was answered before: ``stored`` is the answer that stands."""
+
+    status = 409
+
+    def __init__(self, stored: dict):
+        super().__init__("already_locked", "this item's answer is already locked and cannot be changed")
+        self.stored = stored
+
+
+@dataclass(frozen=True)
+class ValidSpan:
+    start: int
+    end: int
+    text: str
+
+
+@dataclass
+class SubmitResult:
+    response: Response
+    spans: list[AnswerSpan] = field(default_factory=list)
+    step_finished: bool = False
+    state: str = ""
+
+
+# --- Reading back ---------------------------------------------------------------
+
+
+def span_dict(context: str, start: int, end: int, text: str) -> dict:
+    """A span for JSON: Python indices and the same offsets in UTF-16 units for browsers."""
+    return {
+        "start": start,
+        "end": end,
+        "text": text,
+        "utf16_start": offsets.index_to_utf16(context, start),
+        "utf16_end": offsets.index_to_utf16(context, end),
+    }
+
+
+def stored_answer(response: Response, spans: list[AnswerSpan] | None = None) -> dict:
+    """The worker's own locked answer (never the gold)."""
+    if spans is None:
+        spans = list(response.spans.all())
+    context = response.example.context_text
+    return {
+        "item": response.pk,
+        "phase": response.phase,
+        "status": response.status,
+        "label": response.label,
+        "answer": list(response.answer),
+        "spans": [span_dict(context, s.start, s.end, s.text) for s in sorted(spans, key=lambda s: (s.start, s.end))],
+        "confidence": response.confidence,
+        "submitted_at": response.submitted_at.isoformat() if response.submitted_at else None,
+    }
+
+
+# --- Validation (pure apart from the label lookup) -------------------------------
+
+
+def _check_confidence(confidence: Any, *, required: bool) -> int | None:
+    if confidence is None:
+        if required:
+            raise InvalidAnswer("confidence_required", "rate your confidence from 1 (strongly disagree) to 5")
+        return None
+    if isinstance(confidence, bool) or not isinstance(confidence, int):
+        raise InvalidAnswer("confidence_out_of_range", "confidence must be an integer from 1 to 5")
+    if not 1 <= confidence <= 5:
+        raise InvalidAnswer("confidence_out_of_range", f"confidence {confidence} is outside 1..5")
+    return confidence
+
+
+def _to_index(context: str, value: Any, unit: str, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidAnswer("invalid_span", f"the span's {name} must be an integer")
+    if unit == "utf16":
+        try:
+            return offsets.utf16_to_index(context, value)
+        except offsets.OffsetError as exc:
+            raise InvalidAnswer(exc.code, str(exc)) from None
+    if not 0 <= value <= len(context):
+        raise InvalidAnswer("offset_out_of_range", f"the span's {name} {value} is outside 0..{len(context)}")
+    return value
+
+
+def validate_spans(*, context: str, spans: Any, unit: str, multiple: bool) -> list[ValidSpan]:
+    """Check raw spans ({start, end, text}) against the context; return them in Python indices."""
+    if unit not in OFFSET_UNITS:
+        raise InvalidAnswer("invalid_offset_unit", f"offset_unit must be one of {', '.join(OFFSET_UNITS)}")
+    if not isinstance(spans, list):
+        raise InvalidAnswer("invalid_span", "spans must be a list of {start, end, text}")
+    result: list[ValidSpan] = []
+    seen: set[tuple[int, int]] = set()
+    for raw in spans:
+        if not isinstance(raw, dict) or not {"start", "end", "text"} <= raw.keys():
+            raise InvalidAnswer("invalid_span", "each span needs start, end and text")
+        if not isinstance(raw["text"], str):
+            raise InvalidAnswer("invalid_span", "a span's text must be a string")
+        start = _to_index(context, raw["start"], unit, "start")
+        end = _to_index(context, raw["end"], unit, "end")
+        if start >= end:
+            raise InvalidAnswer("empty_span", f"a span must have start < end (got {start}..{end})")
+        text = context[start:end]
+        if raw["text"] != text:
+            raise InvalidAnswer("text_mismatch", f"the span's text {raw['text']!r} is not the context's {text!r}")
+        if not text.strip():
+            raise InvalidAnswer("blank_span", "a span must contain more than white space")
+        try:
+            offsets.check_span_boundaries(context, start, end)
+        except offsets.OffsetError as exc:
+            raise InvalidAnswer(exc.code, str(exc)) from None
+        if (start, end) in seen:
+            raise InvalidAnswer("duplicate_span", f"the span {start}..{end} ({text!r}) is given twice")
+        seen.add((start, end))
+        result.append(ValidSpan(start, end, text))
+    if len(result) > 1 and not multiple:
+        raise InvalidAnswer("too_many_spans", "this task takes one span at most")
+    return sorted(result, key=lambda s: (s.start, s.end))
+
+
+def _validate(
+    *, response: Response, participation: Participation, label: Any, spans: Any, unit: str, no_answer: bool
+) -> tuple[str, str, list[str], list[ValidSpan]]:
+    """(status, label, answer strings, spans) for a valid submission, else InvalidAnswer."""
+    task = participation.task
+    if task.is_classification:
+        if spans:
+            raise InvalidAnswer("spans_not_allowed", "a classification item takes a label, not spans")
+        if no_answer:
+            raise InvalidAnswer("no_answer_not_allowed", "a classification item needs one of its labels")
+        if not isinstance(label, str) or not label:
+            raise InvalidAnswer("label_required", "choose one of the labels")
+        if not Label.objects.filter(task_id=task.pk, name=label).exists():
+            raise InvalidAnswer("unknown_label", f"{label!r} is not a label of this task")
+        return Status.ANSWERED, label, [label], []
+    if label not in (None, ""):
+        raise InvalidAnswer("label_not_allowed", "a span item takes spans of the context, not a label")
+    spans = spans or []
+    if no_answer and spans:
+        raise InvalidAnswer("conflicting_answer", "choose either spans or no answer, not both")
+    if no_answer:
+        return Status.NO_ANSWER, "", [], []
+    valid = validate_spans(
+        context=response.example.context_text, spans=spans, unit=unit, multiple=task.multiple_spans
+    )
+    if not valid:
+        raise InvalidAnswer("answer_required", "select at least one span, or choose no answer")
+    texts = list(dict.fromkeys(s.text for s in valid))
+    return Status.ANSWERED, "", texts, valid
+
+
+# --- Locking --------------------------------------------------------------------
+
+
+def _refuse_non_current(participation: Participation, item_id: int) -> AnswerError:
+    response = Response.objects.select_related("example").filter(pk=item_id, participation=participation).first()
+    if response is None:
+        return NotYourItem("not_your_item", "this item is not assigned to you")
+    if response.is_locked:
+        return AlreadyLocked(stored_answer(response))
+    if steps.phase_for(participation) is None:
+        return NotInStep("not_in_step", f"your participation is {participation.state}, not in a step")
+    return NotCurrentItem("not_current_item", "answer the items in order: this is not your current item")
+
+
+def _current(participation: Participation, item_id: Any) -> tuple[Response, bool]:
+    """The current item if ``item_id`` names it, and whether it is the step's last pending item."""
+    if isinstance(item_id, bool) or not isinstance(item_id, int):
+        raise InvalidAnswer("invalid_item", "item must be the integer id of your current item")
+    phase = steps.phase_for(participation)
+    rows = steps.pending_items(participation=participation, phase=phase, limit=2) if phase else []
+    if not rows or rows[0].pk != item_id:
+        raise _refuse_non_current(participation, item_id)
+    return rows[0], len(rows) == 1
+
+
+def _lock(
+    *, participation: Participation, response: Response, is_last: bool, now: datetime, changes: dict,
+    spans: list[ValidSpan],
+) -> SubmitResult:
+    changes = {
+        **changes,
+        "submitted_at": now,
+        "shown_at": response.shown_at or now,
+        "last_seen_at": now,
+        "active_ms": timing.active_ms_at(response, now),
+    }
+    if response.phase == Response.Phase.TRAINING:
+        changes["revealed_at"] = now  # the submit response carries the reveal
+    with transaction.atomic():
+        if not Response.objects.filter(pk=response.pk, status=Status.PENDING).update(**changes):
+            raise _refuse_non_current(participation, response.pk)  # lost a race: now locked
+        for name, value in changes.items():
+            setattr(response, name, value)
+        rows = [AnswerSpan(response=response, start=s.start, end=s.end, text=s.text) for s in spans]
+        if rows:
+            AnswerSpan.objects.bulk_create(rows)
+        lifecycle.touch(participation, at=now)
+        if is_last:
+            if response.phase == Response.Phase.TRAINING:
+                training_filter.finish_training(participation)
+            else:
+                lifecycle.finish_test(participation, at=now)
+    return SubmitResult(response=response, spans=rows, step_finished=is_last, state=participation.state)
+
+
+def submit(
+    *,
+    participation: Participation,
+    item_id: int,
+    label: str | None = None,
+    spans: list[dict] | None = None,
+    offset_unit: str = "codepoint",
+    confidence: int | None = None,
+    no_answer: bool = False,
+    now: datetime | None = None,
+) -> SubmitResult:
+    """Validate the worker's answer to their current item and lock it, scored with S1."""
+    response, is_last = _current(participation, item_id)
+    if offset_unit not in OFFSET_UNITS:
+        raise InvalidAnswer("invalid_offset_unit", f"offset_unit must be one of {', '.join(OFFSET_UNITS)}")
+    if not isinstance(no_answer, bool):
+        raise InvalidAnswer("invalid_payload", "no_answer must be true or false")
+    status, label_word, answer, valid_spans = _validate(
+        response=response, participation=participation, label=label, spans=spans, unit=offset_unit,
+        no_answer=no_answer,
+    )
+    confidence = _check_confidence(confidence, required=True)
+    changes = {
+        "status": status,
+        "label": label_word,
+        "answer": answer,
+        "confidence": confidence,
+        "score": scoring.s1(answer, response.example.gold_answers),
+    }
+    return _lock(
+        participation=participation, response=response, is_last=is_last, now=now or timezone.now(),
+        changes=changes, spans=valid_spans,
+    )
+
+
+def skip(
+    *, participation: Participation, item_id: int, confidence: int | None = None, now: datetime | None = None
+) -> SubmitResult:
+    """Record a skip of the current test item (the empty answer, scored as such)."""
+    response, is_last = _current(participation, item_id)
+    if response.phase != Response.Phase.TEST:
+        raise SkipNotAllowed("skip_not_allowed", "training items cannot be skipped")
+    confidence = _check_confidence(confidence, required=False)
+    changes = {
+        "status": Status.SKIPPED,
+        "label": "",
+        "answer": [],
+        "confidence": confidence,
+        "score": scoring.s1([], response.example.gold_answers),
+    }
+    return _lock(
+        participation=participation, response=response, is_last=is_last, now=now or timezone.now(),
+        changes=changes, spans=[],
+    )

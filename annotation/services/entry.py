@@ -1,0 +1,172 @@
+"""A worker arrives through a study's entry link: resume, refuse, or claim a slot.
+
+The claim is race-safe. In one transaction the study's row and its
+conditions' rows are locked (``SELECT ... FOR UPDATE``, conditions in id
+order, so two entries can never deadlock), which serialises the entries of a
+study; the holding participations are counted, the worker goes to the
+condition with the most free slots (ties at random) and takes its lowest free
+slot number below N. The database has the last word: the partial unique
+constraint on (condition, slot_index) for holding states and the unique
+(worker, task) refuse whatever slipped through (e.g. the same worker entering
+two studies of one task at once), and such a refusal becomes the right polite
+answer instead of an error. On SQLite, whose transactions here begin
+IMMEDIATE, the whole transaction is serialised instead of the rows.
+
+Nothing is written unless the worker gets a slot: refused entries leave no
+Worker row behind.
+"""
+from __future__ import annotations
+
+import enum
+import random
+import secrets
+from dataclasses import dataclass
+
+from django.db import IntegrityError, transaction
+
+from annotation.models import Condition, Participation, Study, Worker
+from annotation.services import lifecycle
+from annotation.services.platforms import CompletionTarget, EntryParams, completion_target_for
+
+_random = random.SystemRandom()
+
+
+class Outcome(enum.StrEnum):
+    JOINED = "joined"
+    RESUMED = "resumed"
+    PREVIEW = "preview"
+    NOT_OPEN = "not_open"  # draft, paused or closed
+    FULL = "full"
+    ALREADY_TOOK_PART = "already_took_part"
+    BLOCKED = "blocked"
+
+
+@dataclass(frozen=True)
+class JoinResult:
+    outcome: Outcome
+    study: Study
+    participation: Participation | None = None
+
+    @property
+    def admitted(self) -> bool:
+        return self.outcome in (Outcome.JOINED, Outcome.RESUMED)
+
+
+def _existing(*, worker: Worker | None, study: Study) -> Participation | None:
+    if worker is None:
+        return None
+    return Participation.objects.select_related("condition").filter(worker=worker, task_id=study.task_id).first()
+
+
+def _answer_for_known_worker(*, worker: Worker | None, study: Study) -> JoinResult | None:
+    """Resume, or refuse a blocked or returning worker; None when a new slot is needed."""
+    if worker is not None and worker.blocked:
+        return JoinResult(Outcome.BLOCKED, study)
+    existing = _existing(worker=worker, study=study)
+    if existing is None:
+        return None
+    if existing.study_id == study.pk and existing.state in Participation.HOLDING_STATES:
+        return JoinResult(Outcome.RESUMED, study, existing)
+    return JoinResult(Outcome.ALREADY_TOOK_PART, study)
+
+
+def _find_worker(params: EntryParams) -> Worker | None:
+    return Worker.objects.filter(platform=params.platform, external_id=params.external_id).first()
+
+
+def _get_or_create_worker(params: EntryParams) -> Worker:
+    # get_or_create inserts in a savepoint and falls back to a get on IntegrityError, so two
+    # first entries of the same worker (e.g. into two studies at once) end with one row.
+    worker, _ = Worker.objects.get_or_create(platform=params.platform, external_id=params.external_id)
+    return worker
+
+
+def _free_slots(conditions: list[Condition], slots: int) -> dict[int, list[int]]:
+    held: dict[int, set[int]] = {c.pk: set() for c in conditions}
+    for condition_id, slot in Participation.objects.filter(
+        condition__in=conditions, state__in=Participation.HOLDING_STATES
+    ).values_list("condition_id", "slot_index"):
+        held[condition_id].add(slot)
+    free = {}
+    for c in conditions:
+        room = slots - len(held[c.pk])
+        free[c.pk] = [i for i in range(slots) if i not in held[c.pk]][: max(room, 0)]
+    return free
+
+
+def choose_condition(free: dict[int, list[int]]) -> int | None:
+    """The condition id with the most free slots, ties broken at random; None if all are full."""
+    most = max((len(v) for v in free.values()), default=0)
+    if most == 0:
+        return None
+    return _random.choice(sorted(cid for cid, v in free.items() if len(v) == most))
+
+
+def _claim(*, study: Study, params: EntryParams) -> JoinResult:
+    with transaction.atomic():
+        locked = Study.objects.select_for_update().get(pk=study.pk)
+        conditions = list(Condition.objects.select_for_update().filter(study=locked).order_by("id"))
+        # Re-check under the lock: the status may have changed, and an earlier entry of the
+        # same worker may have committed while this one waited.
+        known = _answer_for_known_worker(worker=_find_worker(params), study=locked)
+        if known is not None:
+            return known
+        if locked.status != Study.Status.OPEN:
+            return JoinResult(Outcome.NOT_OPEN, locked)
+        free = _free_slots(conditions, locked.workers_per_condition)
+        condition_id = choose_condition(free)
+        if condition_id is None:
+            return JoinResult(Outcome.FULL, locked)
+        condition = next(c for c in conditions if c.pk == condition_id)
+        worker = _get_or_create_worker(params)
+        if worker.blocked:
+            return JoinResult(Outcome.BLOCKED, locked)
+        try:
+            with transaction.atomic():
+                participation = Participation.objects.create(
+                    study=locked, condition=condition, task_id=locked.task_id, worker=worker,
+                    slot_index=free[condition_id][0], state=Participation.State.CLAIMED,
+                    test_seed=secrets.randbits(62) if locked.test_order == Study.TestOrder.SHUFFLED else None,
+                    platform_data=dict(params.platform_data),
+                )
+                lifecycle.record_claim(participation)
+        except IntegrityError:
+            # Only reachable when a concurrent entry of the same worker into another study of
+            # this task won: the slot itself is protected by the row locks above.
+            known = _answer_for_known_worker(worker=worker, study=locked)
+            return known or JoinResult(Outcome.FULL, locked)
+        # Fetch the condition's study from the locked row, not the caller's copy.
+        participation.study = locked
+        return JoinResult(Outcome.JOINED, locked, participation)
+
+
+def join_study(*, study: Study, params: EntryParams) -> JoinResult:
+    """Admit a worker arriving through the study's entry link, or say why not.
+
+    - MTurk preview: only the task description, nothing stored.
+    - A returning worker of this study whose slot is still theirs resumes it
+      (also while the study is paused, so nobody loses work already done).
+    - A worker who has taken part in the task before, in any study, condition
+      or state (abandoned and excluded included), is refused, as is a blocked one.
+    - Otherwise an open study with a free slot gives them one.
+    """
+    if study.status in (Study.Status.DRAFT, Study.Status.CLOSED):
+        return JoinResult(Outcome.NOT_OPEN, study)
+    if params.preview:
+        return JoinResult(Outcome.PREVIEW if study.is_open else Outcome.NOT_OPEN, study)
+    known = _answer_for_known_worker(worker=_find_worker(params), study=study)
+    if known is not None:
+        return known
+    if not study.is_open:
+        return JoinResult(Outcome.NOT_OPEN, study)
+    return _claim(study=study, params=params)
+
+
+def completion_target(participation: Participation) -> CompletionTarget:
+    """Where the finish page sends the worker: Prolific redirect, MTurk form post, or just the code."""
+    study = participation.study
+    code = participation.completion_code or study.completion_code
+    return completion_target_for(
+        platform=participation.worker.platform, platform_data=participation.platform_data or {}, code=code,
+        prolific_completion_url=study.prolific_completion_url,
+    )

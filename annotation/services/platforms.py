@@ -1,0 +1,127 @@
+"""Crowd-platform parameters of an entry link, and where a finished worker goes.
+
+Plain Python, no database: the entry service and the views build on it.
+
+- Prolific: ``PROLIFIC_PID`` (the participant), ``STUDY_ID``, ``SESSION_ID``.
+- Mechanical Turk (external question): ``workerId``, ``assignmentId``,
+  ``hitId``, ``turkSubmitTo``. While a worker only previews the HIT,
+  ``assignmentId`` is ``ASSIGNMENT_ID_NOT_AVAILABLE`` and there is no workerId.
+- In-house: ``worker_id``.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+PROLIFIC = "prolific"
+MTURK = "mturk"
+INHOUSE = "inhouse"
+
+MTURK_PREVIEW_ASSIGNMENT = "ASSIGNMENT_ID_NOT_AVAILABLE"
+# turkSubmitTo is only ever one of these; anything else would let a link post the worker's data elsewhere.
+MTURK_SUBMIT_HOSTS = {"www.mturk.com", "workersandbox.mturk.com"}
+MAX_ID_LENGTH = 128
+
+_KEPT = {
+    PROLIFIC: ("STUDY_ID", "SESSION_ID"),
+    MTURK: ("assignmentId", "hitId", "turkSubmitTo"),
+    INHOUSE: (),
+}
+
+
+class BadEntry(ValueError):
+    """The entry link's parameters do not identify a worker."""
+
+
+@dataclass(frozen=True)
+class EntryParams:
+    platform: str
+    external_id: str = ""
+    platform_data: dict[str, str] = field(default_factory=dict)
+    preview: bool = False
+
+
+def _clean_id(value: str | None, name: str) -> str:
+    value = (value or "").strip()
+    if not value:
+        raise BadEntry(f"The link has no worker id ({name} is missing or blank).")
+    if len(value) > MAX_ID_LENGTH:
+        raise BadEntry(f"{name} is longer than {MAX_ID_LENGTH} characters.")
+    if any(not ch.isprintable() or ch.isspace() for ch in value):
+        raise BadEntry(f"{name} contains spaces or control characters.")
+    return value
+
+
+def _check_turk_submit_to(value: str) -> None:
+    parts = urlsplit(value)
+    if parts.scheme != "https" or parts.hostname not in MTURK_SUBMIT_HOSTS:
+        raise BadEntry("turkSubmitTo is not a Mechanical Turk address.")
+
+
+def parse_entry(query: Mapping[str, str]) -> EntryParams:
+    """Which platform sent the worker, and who they are. Raises BadEntry."""
+    if "PROLIFIC_PID" in query:
+        platform, id_name = PROLIFIC, "PROLIFIC_PID"
+    elif "workerId" in query or "assignmentId" in query:
+        platform, id_name = MTURK, "workerId"
+    elif "worker_id" in query:
+        platform, id_name = INHOUSE, "worker_id"
+    else:
+        raise BadEntry("The link has no worker id (PROLIFIC_PID, workerId or worker_id).")
+    data = {k: str(query[k]).strip() for k in _KEPT[platform] if str(query.get(k) or "").strip()}
+    if platform == MTURK:
+        if data.get("turkSubmitTo"):
+            _check_turk_submit_to(data["turkSubmitTo"])
+        if data.get("assignmentId") == MTURK_PREVIEW_ASSIGNMENT:
+            return EntryParams(platform=MTURK, platform_data=data, preview=True)
+    return EntryParams(platform=platform, external_id=_clean_id(query.get(id_name), id_name), platform_data=data)
+
+
+@dataclass(frozen=True)
+class CompletionTarget:
+    """How a finished worker is sent back: ``redirect`` to url, ``form_post`` of fields to url, or just the code."""
+
+    kind: str  # "redirect" | "form_post" | "code"
+    code: str
+    url: str = ""
+    fields: dict[str, str] = field(default_factory=dict)
+
+
+def prolific_redirect_url(completion_url: str, code: str) -> str:
+    """The study's Prolific completion URL, with ``cc=<code>`` added unless it already has a cc."""
+    parts = urlsplit(completion_url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    if not any(k == "cc" for k, _ in query) and code:
+        query.append(("cc", code))
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+def completion_target_for(
+    *, platform: str, platform_data: Mapping[str, str], code: str, prolific_completion_url: str = ""
+) -> CompletionTarget:
+    if platform == PROLIFIC and prolific_completion_url:
+        return CompletionTarget(kind="redirect", code=code, url=prolific_redirect_url(prolific_completion_url, code))
+    submit_to = platform_data.get("turkSubmitTo", "")
+    assignment = platform_data.get("assignmentId", "")
+    if platform == MTURK and submit_to and assignment:
+        return CompletionTarget(
+            kind="form_post", code=code, url=submit_to.rstrip("/") + "/mturk/externalSubmit",
+            # MTurk rejects a submission that carries nothing but the assignment id.
+            fields={"assignmentId": assignment, "completion_code": code},
+        )
+    return CompletionTarget(kind="code", code=code)
+
+
+def entry_links(join_url: str) -> dict[str, str]:
+    """Example entry links for each platform, given the study's absolute /join/<slug>/ URL.
+
+    Prolific fills the ``{{%...%}}`` placeholders; MTurk appends its own
+    parameters to an external question's URL; in-house links name the worker.
+    """
+    return {
+        PROLIFIC: f"{join_url}?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}&STUDY_ID={{{{%STUDY_ID%}}}}"
+        f"&SESSION_ID={{{{%SESSION_ID%}}}}",
+        MTURK: join_url,
+        INHOUSE: f"{join_url}?worker_id=<worker id>",
+    }

@@ -1,0 +1,75 @@
+"""The gold answer of a training item, only after the worker's answer is locked.
+
+This is the one place that puts gold into anything a worker receives. It
+refuses test items outright and training items that are still pending, so
+the gold of an item is never sent before its answer is locked.
+"""
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.utils import timezone
+
+from annotation.models import AnswerSpan, Participation, Response
+from annotation.services.answers import AnswerError, NotYourItem, span_dict, stored_answer
+
+
+class RevealNotAllowed(AnswerError):
+    status = 403
+
+
+class NotLockedYet(AnswerError):
+    status = 409
+
+
+def verdict(score: float | None) -> str:
+    if score is None:
+        return "unscored"
+    if score >= 1.0:
+        return "correct"
+    return "partly correct" if score > 0 else "incorrect"
+
+
+def reveal_payload(response: Response, spans: list[AnswerSpan] | None = None) -> dict:
+    """The worker's locked training answer beside the gold, with the item's S1."""
+    if response.phase != Response.Phase.TRAINING or not response.is_locked:
+        raise RevealNotAllowed("reveal_not_allowed", "gold is only shown for locked training items")
+    example = response.example
+    context = example.context_text
+    gold_answers = [a for a in example.gold_answers if a]
+    gold_spans = []
+    if not example.is_sentence_pair:
+        gold_spans = [
+            span_dict(context, s["start"], s["end"], s["text"])
+            for s in example.gold_spans
+            if 0 <= s.get("start", -1) < s.get("end", -1) <= len(context)
+        ]
+    yours = stored_answer(response, spans)
+    gold_set = set(gold_answers)
+    return {
+        "item": response.pk,
+        "your_answer": yours,
+        "gold": {"answers": gold_answers, "spans": gold_spans, "empty": not gold_answers},
+        "matches": [{"text": text, "in_gold": text in gold_set} for text in yours["answer"]],
+        "score": response.score,
+        "verdict": verdict(response.score),
+        "correct": response.score is not None and response.score >= 1.0,
+    }
+
+
+def reveal(*, participation: Participation, item_id: int, now: datetime | None = None) -> dict:
+    """The reveal of one of the worker's own locked training items (reload, back button)."""
+    response = (
+        Response.objects.select_related("example").filter(pk=item_id, participation=participation).first()
+    )
+    if response is None:
+        raise NotYourItem("not_your_item", "this item is not assigned to you")
+    if response.phase != Response.Phase.TRAINING:
+        raise RevealNotAllowed("reveal_not_allowed", "test items have no reveal")
+    if not response.is_locked:
+        raise NotLockedYet("not_locked", "submit your answer first; the correct answer is shown after that")
+    if response.revealed_at is None:
+        now = now or timezone.now()
+        Response.objects.filter(pk=response.pk, revealed_at__isnull=True).update(revealed_at=now)
+        response.revealed_at = now
+    return reveal_payload(response)

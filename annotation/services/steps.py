@@ -1,0 +1,153 @@
+"""Laying out a worker's step (training or test) and finding where they are in it.
+
+A step is laid out once, as ``pending`` Response rows in the order the worker
+will see: the condition's training set in its file order, or the task's test
+set in the study's order (fixed, or shuffled per worker with a seed recorded
+on the participation). The current item is always the first pending row by
+position, so the order cannot be changed by the client.
+
+Laying out is idempotent and safe under concurrency: the seed is set by a
+conditional UPDATE, the shuffle is determined by the seed, and the rows are
+bulk-inserted ignoring the unique (participation, phase, position) conflicts
+of a racing request.
+"""
+from __future__ import annotations
+
+import random
+import secrets
+from dataclasses import dataclass
+
+from django.db.models import Count, Q
+
+from annotation.models import Participation, Response, Study
+from tasks_app.models import ExampleSet, ExampleSetItem
+
+State = Participation.State
+Phase = Response.Phase
+PHASE_OF_STATE = {State.TRAINING: Phase.TRAINING, State.TEST: Phase.TEST}
+
+
+class StepUnavailable(Exception):
+    """The participation is not in a state with a step, or its step has no items."""
+
+
+@dataclass(frozen=True)
+class Progress:
+    phase: str
+    done: int
+    total: int
+
+    @property
+    def number(self) -> int:
+        """1-based number of the current item (``total`` once everything is done)."""
+        return min(self.done + 1, self.total)
+
+    def as_dict(self) -> dict:
+        word = "Training item" if self.phase == Phase.TRAINING else "Item"
+        return {
+            "phase": self.phase,
+            "done": self.done,
+            "total": self.total,
+            "number": self.number,
+            "finished": self.done >= self.total,
+            "text": f"{word} {self.number} of {self.total}",
+        }
+
+
+def phase_for(participation: Participation) -> str | None:
+    """The phase the participation is working in, or None outside training/test."""
+    return PHASE_OF_STATE.get(participation.state)
+
+
+def _test_example_ids(participation: Participation) -> list[int]:
+    test_set = ExampleSet.objects.filter(task_id=participation.task_id, role=ExampleSet.Role.TEST).first()
+    if test_set is None:
+        raise StepUnavailable(f"task {participation.task_id} has no test set")
+    ids = list(
+        ExampleSetItem.objects.filter(example_set=test_set).order_by("position").values_list("example_id", flat=True)
+    )
+    if participation.study.test_order == Study.TestOrder.SHUFFLED:
+        seed = _ensure_test_seed(participation)
+        random.Random(seed).shuffle(ids)
+    return ids
+
+
+def _ensure_test_seed(participation: Participation) -> int:
+    if participation.test_seed is None:
+        Participation.objects.filter(pk=participation.pk, test_seed__isnull=True).update(
+            test_seed=secrets.randbits(62)
+        )
+        participation.test_seed = Participation.objects.values_list("test_seed", flat=True).get(pk=participation.pk)
+    return participation.test_seed
+
+
+def _training_example_ids(participation: Participation) -> list[int]:
+    training_set_id = participation.condition.training_set_id
+    if training_set_id is None:
+        raise StepUnavailable("a zero-shot condition has no training step")
+    return list(
+        ExampleSetItem.objects.filter(example_set_id=training_set_id)
+        .order_by("position")
+        .values_list("example_id", flat=True)
+    )
+
+
+def lay_out(*, participation: Participation, phase: str) -> int:
+    """Create the pending rows of ``phase`` for this worker (no-op if they exist); return the item count."""
+    existing = Response.objects.filter(participation=participation, phase=phase).count()
+    if existing:
+        return existing
+    ids = _training_example_ids(participation) if phase == Phase.TRAINING else _test_example_ids(participation)
+    if not ids:
+        raise StepUnavailable(f"the {phase} step has no items")
+    Response.objects.bulk_create(
+        [
+            Response(participation=participation, example_id=example_id, phase=phase, position=position)
+            for position, example_id in enumerate(ids)
+        ],
+        ignore_conflicts=True,
+    )
+    return len(ids)
+
+
+def lay_out_current(*, participation: Participation) -> int:
+    """Lay out the step of the participation's current state."""
+    phase = phase_for(participation)
+    if phase is None:
+        raise StepUnavailable(f"a {participation.state} participation has no step")
+    return lay_out(participation=participation, phase=phase)
+
+
+def pending_items(*, participation: Participation, phase: str, limit: int = 2) -> list[Response]:
+    """The first pending rows by position (the current item first), with their examples."""
+    return list(
+        Response.objects.filter(participation=participation, phase=phase, status=Response.Status.PENDING)
+        .select_related("example")
+        .order_by("position")[:limit]
+    )
+
+
+def current_item(*, participation: Participation) -> Response | None:
+    """The worker's current item, laying the step out on first use; None when the step is done."""
+    phase = phase_for(participation)
+    if phase is None:
+        return None
+    rows = pending_items(participation=participation, phase=phase, limit=1)
+    if rows:
+        return rows[0]
+    if not Response.objects.filter(participation=participation, phase=phase).exists():
+        lay_out(participation=participation, phase=phase)
+        rows = pending_items(participation=participation, phase=phase, limit=1)
+        return rows[0] if rows else None
+    return None
+
+
+def progress(*, participation: Participation, phase: str | None = None) -> Progress | None:
+    """How far the worker is in a phase (the current one by default)."""
+    phase = phase or phase_for(participation)
+    if phase is None:
+        return None
+    counts = Response.objects.filter(participation=participation, phase=phase).aggregate(
+        total=Count("id"), done=Count("id", filter=~Q(status=Response.Status.PENDING))
+    )
+    return Progress(phase=phase, done=counts["done"], total=counts["total"])

@@ -1,0 +1,332 @@
+"""Configuring studies: their conditions, the standard CLUES design, status and cohort counts.
+
+A study's conditions are shot levels: 0 (zero-shot, no training set) or a
+shot level of the study's training split (10/20/30 in CLUES), whose ExampleSet
+becomes the condition's training set. The standard design is the four CLUES
+conditions with three workers each on the split's *nested* sets, so a
+30-shot worker's first ten examples are exactly what a 10-shot worker saw.
+
+Errors are django ValidationErrors keyed by field, so the admin, the API and
+the commands can all show them next to what was wrong.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Q
+from django.utils.text import slugify
+
+from annotation.models import Condition, Participation, Study
+from tasks_app.models import ExampleSet, Task, TrainingSplit
+
+STANDARD_SHOTS = (0, 10, 20, 30)
+STANDARD_WORKERS = 3
+State = Participation.State
+
+# Study fields an admin may set through create/update (the rest are derived).
+EDITABLE_FIELDS = (
+    "name", "workers_per_condition", "hourly_rate", "currency", "test_order", "abandon_after_minutes",
+    "filter_rule", "filter_threshold", "completion_code", "prolific_completion_url",
+) + tuple(name for name in ("base_reward",) if name in {f.name for f in Study._meta.get_fields()})
+
+STATUS_TRANSITIONS: dict[str, set[str]] = {
+    Study.Status.DRAFT: {Study.Status.OPEN, Study.Status.CLOSED},
+    Study.Status.OPEN: {Study.Status.PAUSED, Study.Status.CLOSED},
+    Study.Status.PAUSED: {Study.Status.OPEN, Study.Status.CLOSED},
+    Study.Status.CLOSED: set(),
+}
+
+
+# --- Shot levels and training sets ------------------------------------------------
+
+
+def available_shots(*, task: Task, split_number: int) -> list[int]:
+    """The shot levels a study of this task and split can have: 0 and the split's training sets."""
+    levels = ExampleSet.objects.filter(
+        task=task, role=ExampleSet.Role.TRAIN, split__number=split_number
+    ).values_list("shots", flat=True)
+    return [0, *sorted(set(levels))]
+
+
+def _training_sets(*, task: Task, split_number: int, shots: Iterable[int]) -> dict[int, ExampleSet | None]:
+    """Shot level -> its ExampleSet (None for zero-shot); ValidationError naming what is missing."""
+    shots = sorted(set(shots))
+    if not shots:
+        raise ValidationError({"shots": "A study needs at least one condition (0, 10, 20 or 30 shots)."})
+    bad = [s for s in shots if not isinstance(s, int) or isinstance(s, bool) or s < 0]
+    if bad:
+        raise ValidationError({"shots": f"Shot levels are whole numbers >= 0; got {bad}."})
+    few_shot = [s for s in shots if s > 0]
+    if not few_shot:
+        return {0: None}
+    if not TrainingSplit.objects.filter(task=task, number=split_number).exists():
+        raise ValidationError(
+            {"split_number": f"Task {task.slug} has no training split {split_number}: import it first."}
+        )
+    sets = {
+        es.shots: es
+        for es in ExampleSet.objects.filter(
+            task=task, role=ExampleSet.Role.TRAIN, split__number=split_number, shots__in=few_shot
+        )
+    }
+    missing = [s for s in few_shot if s not in sets]
+    if missing:
+        have = available_shots(task=task, split_number=split_number)
+        raise ValidationError(
+            {"shots": f"Split {split_number} of {task.slug} has no {missing}-shot training set (available: {have})."}
+        )
+    empty = [s for s in few_shot if not sets[s].items.exists()]
+    if empty:
+        raise ValidationError({"shots": f"The {empty}-shot training set of split {split_number} is empty."})
+    return {s: sets.get(s) for s in shots}
+
+
+def check_nested(*, task: Task, split_number: int, shots: Iterable[int]) -> None:
+    """Refuse a split whose shot levels are not nested (smaller sets within larger ones)."""
+    split = TrainingSplit.objects.filter(task=task, number=split_number).first()
+    if split is None:
+        raise ValidationError({"split_number": f"Task {task.slug} has no training split {split_number}."})
+    if not (split.is_nested or split.nested_built):
+        raise ValidationError(
+            {"split_number": f"The training sets of {split} are not nested (10 within 20 within 30), so the "
+             "conditions would not be comparable. Re-import the split with nested sets built from the 30-shot file."}
+        )
+    previous: set[int] = set()
+    for level in sorted(s for s in shots if s > 0):
+        ids = set(
+            ExampleSet.objects.get(split=split, shots=level).items.values_list("example_id", flat=True)
+        )
+        if not previous <= ids:
+            raise ValidationError({"split_number": f"{split} claims to be nested, but its {level}-shot set "
+                                                   "does not contain the smaller sets."})
+        previous = ids
+
+
+def _check_task_has_test_set(task: Task) -> None:
+    test_set = ExampleSet.objects.filter(task=task, role=ExampleSet.Role.TEST).first()
+    if test_set is None or not test_set.items.exists():
+        raise ValidationError({"task": f"Task {task.slug} has no test set yet: import it before opening a study."})
+
+
+# --- Create and update ----------------------------------------------------------
+
+
+def _validated_options(options: dict[str, Any]) -> dict[str, Any]:
+    unknown = sorted(set(options) - set(EDITABLE_FIELDS))
+    if unknown:
+        raise ValidationError({name: "Unknown or read-only study field." for name in unknown})
+    return options
+
+
+def _full_clean(study: Study) -> None:
+    study.full_clean(validate_unique=True, validate_constraints=True)
+
+
+def study_create(
+    *,
+    task: Task,
+    slug: str,
+    name: str = "",
+    split_number: int = 1,
+    shots: Iterable[int] = STANDARD_SHOTS,
+    **options: Any,
+) -> Study:
+    """A draft study with one condition per shot level; ValidationError if anything is missing."""
+    shots = list(shots)
+    study = Study(task=task, slug=slug, name=name or f"{task.name} ({slug})", split_number=split_number,
+                  **_validated_options(options))
+    _full_clean(study)
+    validate_design(task=task, split_number=split_number, shots=shots)
+    try:
+        with transaction.atomic():
+            study.save()
+            set_conditions(study=study, shots=shots)
+    except IntegrityError:  # a concurrent create took the slug between the check and the insert
+        raise ValidationError({"slug": f"A study with slug {slug!r} already exists."}) from None
+    return study
+
+
+def _has_participants(study: Study) -> bool:
+    return Participation.objects.filter(study=study).exists()
+
+
+def validate_design(*, task: Task, split_number: int, shots: Iterable[int]) -> None:
+    """ValidationError unless every shot level exists (with examples) in the task's split."""
+    _training_sets(task=task, split_number=split_number, shots=shots)
+
+
+def validate_change(
+    *, study: Study, split_number: int | None = None, shots: Iterable[int] | None = None,
+    workers_per_condition: int | None = None,
+) -> None:
+    """What may change once a study exists: the design only while nobody has joined, N never below the slots held."""
+    current = sorted(study.conditions.values_list("shots", flat=True))
+    changes_design = (split_number is not None and split_number != study.split_number) or (
+        shots is not None and sorted(set(shots)) != current
+    )
+    if changes_design and _has_participants(study):
+        raise ValidationError(
+            {"shots": "Workers have already joined this study: its split and conditions can no longer change."}
+        )
+    if workers_per_condition is not None:
+        held = max((c.filled for c in condition_counts(study=study)), default=0)
+        if workers_per_condition < held:
+            raise ValidationError(
+                {"workers_per_condition": f"A condition already holds {held} workers; cannot lower N below that."}
+            )
+
+
+def set_conditions(*, study: Study, shots: Iterable[int]) -> list[Condition]:
+    """Make the study's conditions exactly these shot levels, bound to its split's training sets."""
+    wanted = sorted(set(shots))
+    validate_change(study=study, shots=wanted)
+    sets = _training_sets(task=study.task, split_number=study.split_number, shots=wanted)
+    with transaction.atomic():
+        study.conditions.exclude(shots__in=wanted).delete()
+        for level, training_set in sets.items():
+            Condition.objects.update_or_create(study=study, shots=level, defaults={"training_set": training_set})
+    return list(study.conditions.order_by("shots"))
+
+
+def study_update(
+    *, study: Study, split_number: int | None = None, shots: Iterable[int] | None = None, **options: Any
+) -> Study:
+    """Change a study's settings and, while nobody has joined, its split and conditions."""
+    _validated_options(options)
+    with transaction.atomic():
+        study = Study.objects.select_for_update().get(pk=study.pk)
+        validate_change(study=study, split_number=split_number, shots=shots,
+                        workers_per_condition=options.get("workers_per_condition"))
+        for field, value in options.items():
+            setattr(study, field, value)
+        if split_number is not None:
+            study.split_number = split_number
+        _full_clean(study)
+        study.save()
+        if shots is not None or split_number is not None:
+            levels = shots if shots is not None else study.conditions.values_list("shots", flat=True)
+            set_conditions(study=study, shots=list(levels))
+    return study
+
+
+def default_slug(*, task: Task, split_number: int) -> str:
+    """An unused slug such as ``sst2-split1`` (``sst2-split1-2`` if taken)."""
+    base = slugify(f"{task.slug}-split{split_number}")[:45]
+    slug, n = base, 1
+    while Study.objects.filter(slug=slug).exists():
+        n += 1
+        slug = f"{base}-{n}"
+    return slug
+
+
+def create_standard_design(
+    *,
+    task: Task,
+    split_number: int = 1,
+    slug: str | None = None,
+    name: str = "",
+    workers_per_condition: int = STANDARD_WORKERS,
+    open_now: bool = False,
+    **options: Any,
+) -> Study:
+    """The CLUES design in one step: 0/10/20/30 shots, three fresh workers each, nested sets."""
+    if split_number is None or not 1 <= int(split_number) <= 5:
+        raise ValidationError({"split_number": "The training split is a number from 1 to 5."})
+    split_number = int(split_number)
+    _training_sets(task=task, split_number=split_number, shots=STANDARD_SHOTS)
+    check_nested(task=task, split_number=split_number, shots=STANDARD_SHOTS)
+    with transaction.atomic():
+        study = study_create(
+            task=task, slug=slug or default_slug(task=task, split_number=split_number),
+            name=name or f"{task.name}, split {split_number}: 0/10/20/30 shots",
+            split_number=split_number, shots=STANDARD_SHOTS, workers_per_condition=workers_per_condition, **options,
+        )
+        if open_now:
+            change_status(study=study, to_status=Study.Status.OPEN)
+    return study
+
+
+def study_delete(*, study: Study) -> None:
+    """Delete a study nobody has joined (afterwards, close it instead)."""
+    if _has_participants(study):
+        raise ValidationError({"status": "Workers have joined this study: close it instead of deleting it."})
+    study.delete()
+
+
+# --- Status ---------------------------------------------------------------------------
+
+
+def change_status(*, study: Study, to_status: str) -> Study:
+    """draft → open ⇄ paused → closed (closed is final); opening checks the study can run."""
+    if to_status not in Study.Status.values:
+        raise ValidationError({"status": f"Unknown status {to_status!r}; one of {Study.Status.values}."})
+    with transaction.atomic():
+        locked = Study.objects.select_for_update().get(pk=study.pk)
+        if to_status == locked.status:
+            return locked
+        if to_status not in STATUS_TRANSITIONS[locked.status]:
+            raise ValidationError({"status": f"A {locked.status} study cannot become {to_status}."})
+        if to_status == Study.Status.OPEN:
+            shots = list(locked.conditions.values_list("shots", flat=True))
+            if not shots:
+                raise ValidationError({"status": "A study without conditions cannot open: add at least one."})
+            _training_sets(task=locked.task, split_number=locked.split_number, shots=shots)
+            _check_task_has_test_set(locked.task)
+        Study.objects.filter(pk=locked.pk).update(status=to_status)
+    study.status = to_status
+    return study
+
+
+# --- Counts ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConditionCounts:
+    condition_id: int
+    shots: int
+    slots: int
+    filled: int  # claimed + training + test + completed: the slots taken
+    claimed: int
+    in_training: int
+    in_test: int
+    completed: int
+    excluded: int
+    abandoned: int
+
+    @property
+    def free(self) -> int:
+        return max(0, self.slots - self.filled)
+
+
+def _count(state_filter: Q) -> Count:
+    return Count("participations", filter=state_filter)
+
+
+def condition_counts(*, study: Study) -> list[ConditionCounts]:
+    """Per condition of the study, how its slots stand (one aggregate query)."""
+    rows = (
+        Condition.objects.filter(study=study)
+        .order_by("shots")
+        .values("id", "shots", "study__workers_per_condition")
+        .annotate(
+            filled=_count(Q(participations__state__in=Participation.HOLDING_STATES)),
+            claimed=_count(Q(participations__state=State.CLAIMED)),
+            in_training=_count(Q(participations__state=State.TRAINING)),
+            in_test=_count(Q(participations__state=State.TEST)),
+            completed=_count(Q(participations__state=State.COMPLETED)),
+            excluded=_count(Q(participations__state=State.EXCLUDED)),
+            abandoned=_count(Q(participations__state=State.ABANDONED)),
+        )
+    )
+    return [
+        ConditionCounts(
+            condition_id=r["id"], shots=r["shots"], slots=r["study__workers_per_condition"], filled=r["filled"],
+            claimed=r["claimed"], in_training=r["in_training"], in_test=r["in_test"], completed=r["completed"],
+            excluded=r["excluded"], abandoned=r["abandoned"],
+        )
+        for r in rows
+    ]

@@ -1,0 +1,78 @@
+"""The entry link crowd platforms call: ``GET /join/<slug>/?<platform parameters>``.
+
+An admitted worker's participation id goes into the session and the browser
+moves on to the worker pages at /work/. Every refusal is a page that says
+why, with a status code to match, and writes nothing.
+"""
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.clickjacking import xframe_options_exempt
+from django.views.decorators.http import require_GET
+
+from annotation.models import Study
+from annotation.services import entry
+from annotation.services.entry import Outcome
+from annotation.services.platforms import BadEntry, parse_entry
+
+SESSION_KEY = "participation_id"
+WORKER_HOME = "/work/"  # the worker pages (URL name "worker:home"), by path so entry does not depend on them
+
+# outcome -> (HTTP status, page title, message)
+_REFUSALS: dict[Outcome, tuple[int, str, str]] = {
+    Outcome.FULL: (
+        409, "This study is full",
+        "All places in this study have been taken. Thank you for your interest: please return the study "
+        "on your platform so that you are not penalised.",
+    ),
+    Outcome.ALREADY_TOOK_PART: (
+        403, "You have already taken part in this task",
+        "Our records show that you have already taken part in this task. Each person can take part only "
+        "once, so that the results stay valid. Thank you for your help: please return the study on your platform.",
+    ),
+    Outcome.BLOCKED: (
+        403, "You cannot take part in this study",
+        "This account cannot take part in our studies. If you think this is a mistake, please contact the researchers.",
+    ),
+}
+
+
+def _message(request: HttpRequest, study: Study | None, *, status: int, title: str, message: str) -> HttpResponse:
+    return render(request, "entry/message.html", {"study": study, "title": title, "message": message}, status=status)
+
+
+def _not_open(request: HttpRequest, study: Study) -> HttpResponse:
+    if study.status == Study.Status.CLOSED:
+        return _message(request, study, status=410, title="This study has closed",
+                        message="This study is no longer accepting participants. Thank you for your interest.")
+    if study.status == Study.Status.PAUSED:
+        return _message(request, study, status=403, title="This study is paused",
+                        message="This study is not accepting new participants at the moment. Please try again later.")
+    return _message(request, study, status=403, title="This study has not started yet",
+                    message="This study is not open for participants yet.")
+
+
+@xframe_options_exempt  # MTurk shows external questions, and their preview, in an iframe; this page has no actions
+@never_cache
+@require_GET
+def join(request: HttpRequest, slug: str) -> HttpResponse:
+    study = get_object_or_404(Study.objects.select_related("task"), slug=slug)
+    try:
+        params = parse_entry(request.GET)
+    except BadEntry as exc:
+        return _message(request, study, status=400, title="This link is incomplete",
+                        message=f"{exc} Please open the study from your platform's page again.")
+    result = entry.join_study(study=study, params=params)
+    if result.outcome == Outcome.PREVIEW:
+        return render(request, "entry/preview.html", {"study": study, "task": study.task})
+    if result.outcome == Outcome.NOT_OPEN:
+        return _not_open(request, result.study)
+    if result.admitted:
+        if request.session.get(SESSION_KEY) != result.participation.pk:
+            request.session.cycle_key()  # a new identity in this browser: no session fixation
+        request.session[SESSION_KEY] = result.participation.pk
+        return HttpResponseRedirect(WORKER_HOME)
+    status, title, message = _REFUSALS[result.outcome]
+    return _message(request, study, status=status, title=title, message=message)

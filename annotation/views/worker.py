@@ -1,0 +1,101 @@
+"""The worker's pages under /work/: one entry point that shows what the state calls for.
+
+The pages only frame the work; everything the worker does goes through the
+JSON session API (annotation.api.session), driven by static/worker/worker.js.
+The participation comes from the session key set by the entry link only.
+"""
+from __future__ import annotations
+
+from functools import wraps
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.clickjacking import xframe_options_exempt
+from django.views.decorators.csrf import ensure_csrf_cookie
+from django.views.decorators.http import require_GET
+
+from annotation.api.session import completion_payload, load_participation
+from annotation.models import Participation
+from annotation.services import timing
+from tasks_app.models import ExampleSet, ExampleSetItem
+
+State = Participation.State
+
+# MTurk shows an external question inside its own page; only MTurk may frame the worker pages.
+FRAME_ANCESTORS = "frame-ancestors 'self' https://www.mturk.com https://workersandbox.mturk.com"
+
+SHORTCUTS_CLASSIFICATION = [
+    ("1 … {n}", "choose a label"),
+    ("H", "help for the chosen label"),
+    ("Q W E R T", "confidence 1 … 5"),
+    ("Enter", "submit / next"),
+]
+SHORTCUTS_SPANS = [
+    ("← →", "move the word cursor"),
+    ("Shift + ← →", "extend the selection"),
+    ("A", "add the selection as a span"),
+    ("Backspace", "remove the last span"),
+    ("N", "no answer (empty set)"),
+    ("Q W E R T", "confidence 1 … 5"),
+    ("Enter", "submit / next"),
+]
+
+CONFIDENCE_SCALE = [
+    (1, "Strongly disagree", "Q"), (2, "Disagree", "W"), (3, "Neutral", "E"), (4, "Agree", "R"),
+    (5, "Strongly agree", "T"),
+]
+
+
+def _frameable_by_mturk(view):
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        response = view(request, *args, **kwargs)
+        response["Content-Security-Policy"] = FRAME_ANCESTORS
+        return response
+
+    return xframe_options_exempt(wrapped)
+
+
+def _item_counts(participation: Participation) -> tuple[int, int]:
+    test_set = ExampleSet.objects.filter(task_id=participation.task_id, role=ExampleSet.Role.TEST).first()
+    n_test = ExampleSetItem.objects.filter(example_set=test_set).count() if test_set else 0
+    training_set_id = participation.condition.training_set_id
+    n_train = ExampleSetItem.objects.filter(example_set_id=training_set_id).count() if training_set_id else 0
+    return n_train, n_test
+
+
+@_frameable_by_mturk
+@never_cache
+@ensure_csrf_cookie
+@require_GET
+def home(request: HttpRequest) -> HttpResponse:
+    participation = load_participation(request.session)
+    if participation is None:
+        return render(request, "worker/no_session.html", status=403)
+    context = {"participation": participation, "task": participation.task, "study": participation.study}
+    state = participation.state
+    if state == State.CLAIMED:
+        n_train, n_test = _item_counts(participation)
+        context.update(n_train=n_train, n_test=n_test, shots=participation.condition.shots)
+        return render(request, "worker/start.html", context)
+    if state in (State.TRAINING, State.TEST):
+        task = participation.task
+        shortcuts = SHORTCUTS_CLASSIFICATION if task.is_classification else SHORTCUTS_SPANS
+        if state == State.TEST:
+            shortcuts = [*shortcuts[:-1], ("S", "skip this item"), shortcuts[-1]]
+        n_labels = task.labels.count() if task.is_classification else 0
+        context.update(
+            items_base=reverse("session:item", args=[0]).removesuffix("0/"),
+            shortcuts=[(keys.format(n=n_labels), what) for keys, what in shortcuts],
+            heartbeat_seconds=timing.HEARTBEAT_SECONDS,
+            confidence_scale=CONFIDENCE_SCALE,
+        )
+        return render(request, "worker/item.html", context)
+    if state == State.EXCLUDED:
+        return render(request, "worker/excluded.html", context)
+    if state == State.COMPLETED:
+        context["completion"] = completion_payload(participation)
+        return render(request, "worker/finish.html", context)
+    return render(request, "worker/abandoned.html", context, status=410)

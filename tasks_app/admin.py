@@ -1,0 +1,90 @@
+"""Admin for the catalog: tasks and labels are editable; imported data is read-only."""
+from django.contrib import admin
+from django.db.models import Count
+
+from tasks_app.models import Example, ExampleSet, ExampleSetItem, Label, Task, TrainingSplit
+
+
+class LabelInline(admin.TabularInline):
+    model = Label
+    extra = 0
+    fields = ("name", "definition", "example", "position")
+
+
+@admin.register(Task)
+class TaskAdmin(admin.ModelAdmin):
+    list_display = ("name", "slug", "kind", "group", "multiple_spans", "example_count", "display_order")
+    list_filter = ("kind", "group")
+    search_fields = ("name", "slug")
+    inlines = [LabelInline]
+    fields = ("slug", "name", "kind", "group", "description", "instructions", "multiple_spans", "question_types",
+              "display_order")
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(_examples=Count("examples"))
+
+    @admin.display(description="examples", ordering="_examples")
+    def example_count(self, obj):
+        return obj._examples
+
+    def get_readonly_fields(self, request, obj=None):
+        # The slug and kind are what imported data and studies refer to.
+        return ("slug", "kind") if obj else ()
+
+
+@admin.register(Example)
+class ExampleAdmin(admin.ModelAdmin):
+    list_display = ("source_id", "task", "question_type", "short_question", "gold_answers")
+    list_filter = ("task", "question_type")
+    search_fields = ("=source_id", "source_id")
+    list_select_related = ("task",)
+    readonly_fields = ("task", "source_id", "fingerprint", "context", "question", "question_type", "gold_answers",
+                       "gold_spans", "alternative_answers", "extra")
+
+    @admin.display(description="question")
+    def short_question(self, obj):
+        return obj.question if len(obj.question) <= 60 else obj.question[:59] + "…"
+
+    def has_add_permission(self, request):
+        return False  # examples come from the importer
+
+
+class ExampleSetItemInline(admin.TabularInline):
+    model = ExampleSetItem
+    extra = 0
+    fields = ("position", "example")
+    readonly_fields = ("position", "example")
+    can_delete = False
+    ordering = ("position",)
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(ExampleSet)
+class ExampleSetAdmin(admin.ModelAdmin):
+    list_display = ("__str__", "task", "role", "split", "shots", "item_count", "source_file")
+    list_filter = ("task", "role", "shots")
+    list_select_related = ("task", "split")
+    readonly_fields = ("task", "role", "split", "shots", "source_file", "content_hash")
+    inlines = [ExampleSetItemInline]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(_items=Count("items"))
+
+    @admin.display(description="items", ordering="_items")
+    def item_count(self, obj):
+        return obj._items
+
+    def has_add_permission(self, request):
+        return False
+
+
+@admin.register(TrainingSplit)
+class TrainingSplitAdmin(admin.ModelAdmin):
+    list_display = ("__str__", "task", "number", "is_nested", "nested_built")
+    list_filter = ("task", "is_nested", "nested_built")
+    readonly_fields = ("task", "number", "is_nested", "nested_built")
+
+    def has_add_permission(self, request):
+        return False

@@ -1,0 +1,219 @@
+"""The six CLUES tasks as data, and the function that installs them.
+
+``install_clues_tasks`` creates what is missing and, by default, leaves what
+exists alone: descriptions and label help texts are the admin's to edit once
+installed. ``overwrite=True`` resets the catalog fields (not examples) to the
+text below. Label *names* are part of the data contract (gold answers use
+them), so a missing label is always added back.
+
+The function takes the model classes so the data migration can pass its
+historical models.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+NER_QUESTION_TYPES = [
+    {"code": "PER", "name": "People", "question": "List all the people names in the context"},
+    {"code": "ORG", "name": "Organizations", "question": "List all the organizations in the context"},
+    {"code": "LOC", "name": "Locations", "question": "List all the locations in the context"},
+]
+
+
+@dataclass(frozen=True)
+class LabelDefinition:
+    name: str
+    definition: str
+    example: str
+
+
+@dataclass(frozen=True)
+class TaskDefinition:
+    slug: str
+    name: str
+    kind: str  # Task.Kind value
+    group: str  # Task.Group value
+    folder: str  # the release folder
+    prefix: str  # the release file prefix
+    description: str
+    instructions: str
+    multiple_spans: bool = False
+    question_types: list = field(default_factory=list)
+    labels: tuple[LabelDefinition, ...] = ()
+    display_order: int = 100
+
+
+CLUES_TASKS: tuple[TaskDefinition, ...] = (
+    TaskDefinition(
+        slug="sst2",
+        name="SST-2",
+        kind="classification",
+        group="sentence_classification",
+        folder="SST-2",
+        prefix="sst",
+        description=(
+            "Each item is a short piece of a film review: sometimes a whole sentence, often only a few words. "
+            "Decide whether the writer feels positive or negative about the film."
+        ),
+        instructions=(
+            "Read the text and choose the sentiment it expresses. Fragments count too: judge the words you see."
+        ),
+        labels=(
+            LabelDefinition(
+                "positive", "The text praises the film or expresses enjoyment.",
+                "a warm, funny story that stayed with me for days",
+            ),
+            LabelDefinition(
+                "negative", "The text criticises the film or expresses disappointment.",
+                "two hours of tired jokes and wooden acting",
+            ),
+        ),
+        display_order=10,
+    ),
+    TaskDefinition(
+        slug="mnli",
+        name="MNLI",
+        kind="classification",
+        group="sentence_classification",
+        folder="MNLI",
+        prefix="mnli",
+        description=(
+            "Each item is a pair of sentences: a premise and a hypothesis. Decide whether the premise "
+            "makes the hypothesis true (entailment), makes it false (contradiction), or neither (neutral)."
+        ),
+        instructions=(
+            "Assume the premise is true. Then ask: must the hypothesis be true, must it be false, or could it go "
+            "either way?"
+        ),
+        labels=(
+            LabelDefinition(
+                "entailment", "If the premise is true, the hypothesis must be true as well.",
+                "Premise: The shop closes at six every evening. Hypothesis: The shop is not open at midnight.",
+            ),
+            LabelDefinition(
+                "neutral", "The hypothesis might be true or false; the premise does not decide it.",
+                "Premise: Maya took the early train to work. Hypothesis: Maya enjoys her job.",
+            ),
+            LabelDefinition(
+                "contradiction", "If the premise is true, the hypothesis must be false.",
+                "Premise: The lake froze solid last night. Hypothesis: The lake has never frozen.",
+            ),
+        ),
+        display_order=20,
+    ),
+    TaskDefinition(
+        slug="conll03",
+        name="CoNLL-2003",
+        kind="span",
+        group="ner",
+        folder="CoNLL2003",
+        prefix="conll",
+        description=(
+            "Each item is a sentence from a news wire report and a question asking for one type of name: people, "
+            "organizations or locations. Mark every name of that type in the sentence."
+        ),
+        instructions=(
+            "Select each matching name as a span of the sentence; a name may appear more than once. "
+            "If there is none, answer that the set is empty."
+        ),
+        multiple_spans=True,
+        question_types=NER_QUESTION_TYPES,
+        display_order=30,
+    ),
+    TaskDefinition(
+        slug="wikiann",
+        name="WikiANN",
+        kind="span",
+        group="ner",
+        folder="WikiANN_EN",
+        prefix="wikiann",
+        description=(
+            "Each item is a short fragment of a Wikipedia page and a question asking for one type of name: people, "
+            "organizations or locations. Mark every name of that type in the fragment."
+        ),
+        instructions=(
+            "Select each matching name as a span; keep the whole name (e.g. a full team or album title). "
+            "If there is none, answer that the set is empty."
+        ),
+        multiple_spans=True,
+        question_types=NER_QUESTION_TYPES,
+        display_order=40,
+    ),
+    TaskDefinition(
+        slug="squad2",
+        name="SQuAD 2.0",
+        kind="span",
+        group="mrc",
+        folder="SQuAD-v2",
+        prefix="squad-v2",
+        description=(
+            "Each item is a paragraph from Wikipedia and a question about it. Mark the shortest part of the "
+            "paragraph that answers the question, or say that the paragraph does not answer it."
+        ),
+        instructions=(
+            "Select one span of the paragraph. Some questions have no answer in the paragraph: then answer "
+            "that there is none rather than guessing."
+        ),
+        multiple_spans=False,
+        display_order=50,
+    ),
+    TaskDefinition(
+        slug="record",
+        name="ReCoRD",
+        kind="span",
+        group="mrc",
+        folder="ReCoRD",
+        prefix="record",
+        description=(
+            "Each item is a news article with its highlights and a sentence in which one name was replaced by "
+            "@placeholder. Find the name in the article that belongs in place of @placeholder."
+        ),
+        instructions="Select one mention in the article of the person, place or thing that fills @placeholder.",
+        multiple_spans=False,
+        display_order=60,
+    ),
+)
+
+BY_SLUG = {t.slug: t for t in CLUES_TASKS}
+FOLDER_TO_SLUG = {t.folder: t.slug for t in CLUES_TASKS}
+SLUG_TO_FOLDER = {t.slug: t.folder for t in CLUES_TASKS}
+
+_TASK_FIELDS = ("name", "kind", "group", "description", "instructions", "multiple_spans", "question_types",
+                "display_order")
+
+
+def install_clues_tasks(*, task_model=None, label_model=None, overwrite: bool = False, slugs=None) -> list:
+    """Create the CLUES tasks that are missing; with ``overwrite``, reset existing ones to this file."""
+    if task_model is None or label_model is None:
+        from tasks_app.models import Label, Task
+
+        task_model, label_model = task_model or Task, label_model or Label
+    installed = []
+    for definition in CLUES_TASKS:
+        if slugs is not None and definition.slug not in slugs:
+            continue
+        values = {name: getattr(definition, name) for name in _TASK_FIELDS}
+        values["question_types"] = [dict(qt) for qt in definition.question_types]
+        task = task_model.objects.filter(slug=definition.slug).first()
+        if task is None:
+            task = task_model.objects.create(slug=definition.slug, **values)
+        elif overwrite:
+            for name, value in values.items():
+                setattr(task, name, value)
+            task.save()
+        _install_labels(task, definition, label_model, overwrite=overwrite)
+        installed.append(task)
+    return installed
+
+
+def _install_labels(task, definition: TaskDefinition, label_model, *, overwrite: bool) -> None:
+    existing = {label.name: label for label in label_model.objects.filter(task=task)}
+    for position, label in enumerate(definition.labels):
+        values = {"definition": label.definition, "example": label.example, "position": position}
+        current = existing.get(label.name)
+        if current is None:
+            label_model.objects.create(task=task, name=label.name, **values)
+        elif overwrite:
+            for name, value in values.items():
+                setattr(current, name, value)
+            current.save()

@@ -1,0 +1,174 @@
+"""The import use-cases the commands (and the demo loader) call.
+
+A run reads and checks every file first. If any finding is an error, nothing
+is written and ``ImportRejected`` is raised carrying the full report. Else all
+tasks are written in one transaction, so a run imports everything or nothing.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.db import transaction
+
+from tasks_app.catalog import BY_SLUG, install_clues_tasks
+from tasks_app.importing.findings import Finding
+from tasks_app.importing.layout import LayoutError, TaskFiles, clues_task_files, task_files, task_files_for_file
+from tasks_app.importing.loading import LoadStats, write_plan
+from tasks_app.importing.planning import TaskPlan, plan_task
+from tasks_app.importing.validation import TaskSpec
+from tasks_app.models import Label, Task
+
+
+class TaskDefinitionError(ValueError):
+    """A new task's definition is incomplete or invalid; the message is one line for the user."""
+
+
+class ImportRejected(Exception):
+    """The files have errors; nothing was written. ``result.findings`` says why."""
+
+    def __init__(self, result: ImportResult):
+        self.result = result
+        errors = [f for f in result.findings if f.is_error]
+        files = {f.file for f in errors}
+        super().__init__(f"{len(errors)} error(s) in {len(files)} file(s); nothing was imported")
+
+
+@dataclass
+class TaskOutcome:
+    slug: str
+    set_sizes: dict[str, int]  # "test", "split 1 10-shot", ...
+    nested: dict[int, str]  # split -> "nested" / "not nested" / "built from 30-shot"
+    stats: LoadStats = field(default_factory=LoadStats)
+
+
+@dataclass
+class ImportResult:
+    findings: list[Finding] = field(default_factory=list)
+    tasks: list[TaskOutcome] = field(default_factory=list)
+    written: bool = False
+
+
+@dataclass(frozen=True)
+class NewTask:
+    """Catalog fields for a task that ``import_task_files`` creates on first import."""
+
+    name: str
+    kind: str
+    labels: tuple[str, ...] = ()
+    description: str = ""
+    question_types: tuple[dict, ...] = ()
+    multiple_spans: bool = True  # span tasks: several spans per answer (NER) or one (QA)
+
+
+def import_clues(
+    *, path: Path, slugs: list[str] | None = None, split: int | None = None,
+    build_nested: bool = False, dry_run: bool = False,
+) -> ImportResult:
+    """Import the CLUES release (or one task folder of it). Raises LayoutError or ImportRejected."""
+    all_files = clues_task_files(Path(path), slugs=slugs, split=split)
+    plans = [(files, plan_task(files, spec=_clues_spec(files.slug), build_nested=build_nested, expect_release=True))
+             for files in all_files]
+
+    def task_for(slug: str) -> Task:
+        return install_clues_tasks(slugs=[slug])[0]
+
+    return _finish(plans, task_for=task_for, dry_run=dry_run)
+
+
+def import_task_files(
+    *, path: Path, slug: str, new_task: NewTask | None = None, split: int | None = None,
+    build_nested: bool = False, dry_run: bool = False,
+) -> ImportResult:
+    """Import any task in the unified JSONL format from a folder or a test file."""
+    path = Path(path)
+    if not path.exists():
+        raise LayoutError(f"no such file or directory: {path}")
+    existing = Task.objects.filter(slug=slug).first()
+    if existing is None:
+        _check_new_task(slug, new_task)
+    if path.is_file():
+        files = task_files_for_file(path, slug=slug, split=split)
+    else:
+        files = task_files(path, slug=slug, split=split)
+    spec = _spec_of(existing) if existing else TaskSpec(
+        slug=slug, kind=new_task.kind, labels=tuple(new_task.labels),
+        question_types={qt["question"]: qt["code"] for qt in new_task.question_types},
+    )
+    plans = [(files, plan_task(files, spec=spec, build_nested=build_nested))]
+
+    def task_for(_slug: str) -> Task:
+        if existing:
+            return existing
+        task = Task.objects.create(
+            slug=slug, name=new_task.name, kind=new_task.kind, description=new_task.description,
+            multiple_spans=new_task.kind == Task.Kind.SPAN and new_task.multiple_spans, question_types=list(new_task.question_types),
+        )
+        Label.objects.bulk_create(
+            Label(task=task, name=name, definition="", example="", position=i) for i, name in enumerate(new_task.labels)
+        )
+        return task
+
+    return _finish(plans, task_for=task_for, dry_run=dry_run)
+
+
+def _check_new_task(slug: str, new_task: NewTask | None) -> None:
+    if new_task is None:
+        raise TaskDefinitionError(f"task {slug!r} does not exist; give --name and --kind to create it")
+    if not re.fullmatch(r"[-a-zA-Z0-9_]{1,50}", slug):
+        raise TaskDefinitionError(f"task slug {slug!r} must be 1-50 letters, digits, hyphens or underscores")
+    if new_task.kind not in Task.Kind.values:
+        raise TaskDefinitionError(f"kind must be one of {', '.join(Task.Kind.values)}")
+    if not 0 < len(new_task.name) <= 100:
+        raise TaskDefinitionError("the task name must be 1-100 characters")
+    if new_task.kind == Task.Kind.CLASSIFICATION and not new_task.labels:
+        raise TaskDefinitionError("a new classification task needs its label set (--labels a,b,c)")
+    if len(set(new_task.labels)) != len(new_task.labels) or any(len(label) > 50 for label in new_task.labels):
+        raise TaskDefinitionError("labels must be distinct and at most 50 characters each")
+    codes = [qt["code"] for qt in new_task.question_types]
+    if len(set(codes)) != len(codes) or any(len(code) > 20 for code in codes):
+        raise TaskDefinitionError("question type codes must be distinct and at most 20 characters each")
+
+
+def _finish(plans: list[tuple[TaskFiles, TaskPlan]], *, task_for, dry_run: bool) -> ImportResult:
+    result = ImportResult(findings=[f for _, plan in plans for f in plan.findings])
+    result.tasks = [_outcome(files.slug, plan) for files, plan in plans]
+    if any(plan.has_errors for _, plan in plans):
+        raise ImportRejected(result)
+    if dry_run:
+        return result
+    with transaction.atomic():
+        for (files, plan), outcome in zip(plans, result.tasks):
+            outcome.stats = write_plan(task=task_for(files.slug), plan=plan)
+    result.written = True
+    return result
+
+
+def _outcome(slug: str, plan: TaskPlan) -> TaskOutcome:
+    sizes = {}
+    for s in plan.sets:
+        sizes["test" if s.split is None else f"split {s.split} {s.shots}-shot"] = len(s.fingerprints)
+    nested = {
+        p.number: "built from largest file" if p.nested_built else ("nested" if p.is_nested else "not nested")
+        for p in plan.splits
+    }
+    return TaskOutcome(slug=slug, set_sizes=sizes, nested=nested)
+
+
+def _clues_spec(slug: str) -> TaskSpec:
+    task = Task.objects.filter(slug=slug).first()
+    if task is not None:
+        return _spec_of(task)
+    definition = BY_SLUG[slug]
+    return TaskSpec(
+        slug=slug, kind=definition.kind, labels=tuple(label.name for label in definition.labels),
+        question_types={qt["question"]: qt["code"] for qt in definition.question_types},
+    )
+
+
+def _spec_of(task: Task) -> TaskSpec:
+    return TaskSpec(
+        slug=task.slug, kind=task.kind, labels=tuple(task.labels.values_list("name", flat=True)),
+        question_types={qt["question"]: qt["code"] for qt in task.question_types or [] if "question" in qt},
+    )

@@ -1,0 +1,43 @@
+"""What import_clues and import_tasks share: options, error handling, output."""
+from __future__ import annotations
+
+from django.core.management.base import CommandError
+from django.db import DatabaseError
+
+from tasks_app.importing.findings import findings_to_json
+from tasks_app.importing.layout import LayoutError
+from tasks_app.importing.report import render_report
+from tasks_app.importing.service import ImportRejected, TaskDefinitionError
+
+
+def add_common_arguments(parser) -> None:
+    parser.add_argument(
+        "--split", type=int, choices=range(1, 100), metavar="N", help="Import only training split N (and the test set)."
+    )
+    parser.add_argument("--build-nested", action="store_true",
+                        help="When a split's files are not nested, build its 10/20 sets as prefixes "
+                             "(per question type) of the 30-shot file, and say so in the report.")
+    parser.add_argument("--json", action="store_true", help="Print the findings as a JSON list instead of the report.")
+    parser.add_argument("--dry-run", action="store_true", help="Read and check everything, write nothing.")
+
+
+def run_import(command, options, do_import) -> None:
+    """Run ``do_import()``, print its report, and turn failures into one-line CommandErrors."""
+    try:
+        result = do_import()
+    except (LayoutError, TaskDefinitionError) as exc:
+        raise CommandError(str(exc)) from None
+    except DatabaseError as exc:
+        first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise CommandError(f"database error ({first_line}); has `manage.py migrate` been run?") from None
+    except ImportRejected as exc:
+        _print(command, exc.result, options)
+        raise CommandError(f"import failed: {exc}") from None
+    _print(command, result, options)
+
+
+def _print(command, result, options) -> None:
+    if options["json"]:
+        command.stdout.write(findings_to_json(result.findings))
+    else:
+        command.stdout.write(render_report(result, dry_run=options["dry_run"]))

@@ -1,0 +1,168 @@
+"""Table formats (well-formed, parse back), raw annotations JSONL, payments CSV, plots, headers."""
+import csv
+import io
+import json
+import re
+import zipfile
+
+import pytest
+
+from annotation.reporting.exports import export_to_bytes, iter_annotation_lines, payments_csv
+from annotation.reporting.formats import table_csv, table_json, table_latex, table_markdown
+from annotation.reporting.options import MetricOptions
+from annotation.reporting.plots import all_tasks_plot, task_plot
+from annotation.reporting.provenance import example_set_sha256, reproducibility_header
+from annotation.reporting.tables import build_table
+from tests.factories import make_span_task
+from tests.reporting.builders import add_annotator, gold_answers, make_study, wrong
+
+
+@pytest.fixture
+def studies(sst2):
+    """SST-2: 0-shot 75.0 ± 20.4 (three annotators), 10-shot 100.0 ± 0.0; NER: 0-shot one annotator 100."""
+    cls = make_study(sst2, shots=(0, 10), slug="sst2-study")
+    gold = gold_answers(sst2)
+    for n in (4, 3, 2):
+        add_annotator(cls, 0, answers=[g if i < n else wrong(g, sst2) for i, g in enumerate(gold)])
+    add_annotator(cls, 10, answers=gold)
+    add_annotator(cls, 10, answers=[wrong(g, sst2) for g in gold], state="excluded", worker_id="w_{ex}")
+    ner = make_span_task(slug="ner_&_co", n_test=2)
+    ner.name = "NER_&_Co{x}"
+    ner.save()
+    span = make_study(ner, shots=(0,), slug="ner-study")
+    add_annotator(span, 0, answers=[[(0, 12), (17, 32)], []], worker_id="w-span")
+    return [cls, span]
+
+
+def _header(studies, kind="test"):
+    return reproducibility_header(studies=studies, options=MetricOptions(), export=kind)
+
+
+def test_csv_parses_back_to_the_cells(studies):
+    text = table_csv(build_table(studies=studies), _header(studies))
+    rows = list(csv.DictReader(line for line in io.StringIO(text) if not line.startswith("#")))
+    cells = {(r["row"], r["task"]): r for r in rows if r["model"] == "0"}
+    assert cells[("0", "SST-2")]["cell"] == "75.0 ± 20.4"
+    assert float(cells[("0", "SST-2")]["mean"]) == pytest.approx(75.0)
+    assert cells[("10", "SST-2")]["cell"] == "100.0 ± 0.0"
+    assert cells[("10", "NER_&_Co{x}")]["mean"] == "" and cells[("10", "NER_&_Co{x}")]["n"] == "0"
+    assert len(rows) == 4 * 2
+
+
+def test_json_has_meta_and_missing_cells_as_null(studies):
+    data = json.loads(table_json(build_table(studies=studies), _header(studies)))
+    assert data["meta"]["app_version"] and data["meta"]["metric_options"] == {"exclude_skips": False, "ddof": 0}
+    zero = data["table"]["rows"][0]["cells"]
+    assert zero["sst2-fixture"]["text"] == "75.0 ± 20.4"
+    assert data["table"]["rows"][2]["cells"]["sst2-fixture"]["mean"] is None
+    assert "population standard deviation" in data["table"]["note"]
+
+
+def _strip_escaped_braces(text):
+    return text.replace(r"\{", "").replace(r"\}", "")
+
+
+def test_latex_is_well_formed(studies):
+    table = build_table(studies=studies)
+    tex = table_latex(table, _header(studies))
+    body = "\n".join(line for line in tex.splitlines() if not line.startswith("%"))
+    depth = 0
+    for ch in _strip_escaped_braces(body):
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        assert depth >= 0
+    assert depth == 0
+    columns = 1 + len(table.tasks)
+    spec = re.search(r"\\begin\{tabular\}\{([^}]*)\}", tex).group(1)
+    assert spec.replace("|", "") == "l" + "c" * len(table.tasks)
+    rows = [line for line in body.splitlines() if line.endswith(r"\\") and "multicolumn" not in line]
+    assert len(rows) == 1 + 4  # header + 4 shot rows
+    for line in rows:
+        assert len(re.findall(r"(?<!\\)&", line)) == columns - 1, line
+    assert r"NER\_\&\_Co\{x\}" in tex
+    assert r"75.0 $\pm$ 20.4" in tex and " -- " in tex
+    assert r"\begin{table}" in tex and r"\end{table}" in tex
+    assert "population standard deviation" in tex
+    assert tex.startswith("% export:")
+    assert "Not averaged in: sst2-fixture 10-shot: 1 excluded" in tex
+
+
+def test_markdown_is_a_consistent_pipe_table(studies):
+    md = table_markdown(build_table(studies=studies), _header(studies))
+    lines = [line for line in md.splitlines() if line.startswith("|")]
+    counts = {len(re.findall(r"(?<!\\)\|", line)) for line in lines}
+    assert counts == {2 + 2}  # 3 columns
+    assert re.fullmatch(r"\|(:?-+:?\|)+", lines[1])
+    assert "| 0 | 75.0 ± 20.4 | 100.0 ± 0.0 |" in lines
+    assert "| 20 | – | – |" in lines
+    assert md.startswith("<!--") and "app_version" in md
+    assert "population standard deviation" in md
+    assert "_Not averaged in: sst2-fixture 10-shot: 1 excluded._" in md
+
+
+def test_annotations_jsonl_round_trips_with_spans_and_offsets(studies):
+    lines = list(iter_annotation_lines(studies=studies[1:], options=MetricOptions(), chunk_size=1))
+    meta = json.loads(lines[0])["meta"]
+    assert meta["export"] == "annotations-jsonl"
+    records = [json.loads(line) for line in lines[1:]]
+    assert len(records) == 2
+    first = records[0]
+    assert (first["worker_id"], first["platform"], first["condition_shots"], first["phase"]) == (
+        "w-span", "prolific", 0, "test")
+    assert first["spans"] == [{"start": 0, "end": 12, "text": "Ada Lovelace"},
+                              {"start": 17, "end": 32, "text": "Charles Babbage"}]
+    assert first["answer"] == ["Ada Lovelace", "Charles Babbage"] and first["score"] == 1.0
+    assert records[1]["status"] == "no_answer" and records[1]["spans"] == [] and records[1]["skipped"] is False
+    for key in ("item_id", "label", "confidence", "shown_at", "submitted_at", "revealed_at", "active_ms"):
+        assert key in first
+
+
+def test_payments_csv_lists_platform_worker_minutes_and_amount(studies):
+    text = payments_csv(studies=studies[:1], options=MetricOptions())
+    assert text.startswith("# export:")
+    rows = list(csv.DictReader(line for line in io.StringIO(text) if not line.startswith("#")))
+    assert len(rows) == 5
+    assert rows[-1]["state"] == "excluded" and rows[-1]["amount"] == "6.00"
+    assert rows[0]["platform"] == "prolific" and rows[0]["minutes"] == "30.00" and rows[0]["amount"] == "6.00"
+
+
+def test_every_export_carries_the_reproducibility_header(studies):
+    header = _header(studies)
+    config = header["studies"][0]
+    assert config["task_data_sha256"] and len(config["task_data_sha256"]) == 64
+    ten = next(c for c in config["conditions"] if c["shots"] == 10)
+    assert ten["training_set_sha256"] == example_set_sha256(studies[0].conditions.get(shots=10).training_set)
+    for kind in ("table-csv", "table-json", "table-markdown", "table-latex", "annotations-jsonl", "payments-csv",
+                 "analyses-json"):
+        text = export_to_bytes(kind=kind, studies=studies, options=MetricOptions()).decode()
+        assert "app_version" in text and "task_data_sha256" in text and "metric_options" in text, kind
+
+
+def test_the_task_data_hash_changes_when_an_example_changes(studies):
+    test_set = studies[0].task.example_sets.get(role="test")
+    before = example_set_sha256(test_set)
+    example = test_set.ordered_examples().first()
+    example.gold_answers = ["negative", "positive"]
+    example.save()
+    assert example_set_sha256(test_set) != before
+    assert example_set_sha256(test_set) == example_set_sha256(test_set)
+
+
+def test_plots_are_non_empty_png_and_svg(studies):
+    table = build_table(studies=studies)
+    png = all_tasks_plot(table, "png")
+    assert png.startswith(b"\x89PNG") and len(png) > 1000
+    svg = task_plot(table, 0, "svg")
+    assert b"<svg" in svg and len(svg) > 1000
+
+
+def test_plot_exports_carry_the_header_and_the_zip_holds_every_plot(studies):
+    png = export_to_bytes(kind="plot-png", studies=studies, options=MetricOptions())
+    assert png.startswith(b"\x89PNG") and b"task_data_sha256" in png
+    svg = export_to_bytes(kind="plot-svg", studies=studies, options=MetricOptions()).decode()
+    assert "<svg" in svg and "task_data_sha256" in svg
+    archive = zipfile.ZipFile(io.BytesIO(export_to_bytes(kind="plots-zip", studies=studies, options=MetricOptions())))
+    names = sorted(archive.namelist())
+    assert names == sorted(["README.json"] + [f"s1_vs_shots_{s}.{f}" for s in ("sst2-fixture", "ner_&_co", "all")
+                                              for f in ("png", "svg")])
+    assert json.loads(archive.read("README.json"))["app_version"]
+    assert all(len(archive.read(n)) > 1000 for n in names if n != "README.json")

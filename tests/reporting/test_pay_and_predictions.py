@@ -1,0 +1,114 @@
+"""Pay at the hourly rate with bonuses; model predictions upload and scoring; score recomputation."""
+import json
+from decimal import Decimal
+
+import pytest
+
+from annotation.models import ModelRun, Participation, Response
+from annotation.reporting.options import ReportError
+from annotation.reporting.pay import condition_pay, pay_lines
+from annotation.reporting.predictions import model_run_create, model_run_score, parse_predictions
+from annotation.reporting.recompute import recompute_item_scores
+from annotation.reporting.tables import build_table
+from tests.reporting.builders import add_annotator, gold_answers, items_of, make_study
+
+State = Participation.State
+
+
+def test_without_a_posted_reward_workers_are_paid_the_rate_for_their_time(sst2):
+    study = make_study(sst2, shots=(0,))
+    p = add_annotator(study, 0, answers=gold_answers(sst2), minutes=45)
+    line = pay_lines(study=study, participations=[p])[p.pk]
+    assert (line.minutes, line.amount, line.bonus, line.effective_hourly, line.below_rate) == (
+        45.0, Decimal("9.00"), Decimal("0.00"), Decimal("12.00"), False)
+
+
+def test_a_posted_reward_below_the_rate_is_flagged_with_the_bonus_that_makes_it_up(sst2):
+    study = make_study(sst2, shots=(0,), base_reward=Decimal("2.00"))
+    slow = add_annotator(study, 0, answers=gold_answers(sst2), minutes=30)
+    fast = add_annotator(study, 0, answers=gold_answers(sst2), minutes=5)
+    lines = pay_lines(study=study, participations=[slow, fast])
+    # 30 min: 2.00 for half an hour = 4.00/h < 12.00 -> bonus 6.00 - 2.00 = 4.00
+    assert (lines[slow.pk].effective_hourly, lines[slow.pk].below_rate, lines[slow.pk].bonus,
+            lines[slow.pk].amount) == (Decimal("4.00"), True, Decimal("4.00"), Decimal("6.00"))
+    # 5 min: 2.00 for 1/12 h = 24.00/h -> no bonus
+    assert (lines[fast.pk].effective_hourly, lines[fast.pk].below_rate, lines[fast.pk].amount) == (
+        Decimal("24.00"), False, Decimal("2.00"))
+    (condition,) = condition_pay(study=study)
+    assert condition.median_effective_hourly == Decimal("14.00") and not condition.below_rate
+    assert condition.total_bonus == Decimal("4.00")
+
+
+def test_excluded_and_abandoned_workers_are_paid_for_their_time(sst2):
+    study = make_study(sst2, shots=(0,))
+    excluded = add_annotator(study, 0, answers=[], state=State.EXCLUDED, minutes=10)
+    abandoned = add_annotator(study, 0, answers=[], state=State.ABANDONED, minutes=20)
+    lines = pay_lines(study=study, participations=[excluded, abandoned])
+    assert lines[excluded.pk].amount == Decimal("2.00")
+    assert lines[abandoned.pk].amount == Decimal("4.00")  # claim -> last activity
+
+
+def _ids(task):
+    return [e.source_id for e in items_of(task)]
+
+
+def test_clues_format_predictions_are_scored_and_shown_in_the_table(sst2):
+    study = make_study(sst2, shots=(0,))
+    add_annotator(study, 0, answers=gold_answers(sst2))
+    ids, gold = _ids(sst2), gold_answers(sst2)
+    content = json.dumps({ids[0]: gold[0], ids[1]: gold[1], ids[2]: [], ids[3]: ["positive", "negative"]})
+    run = model_run_create(task=sst2, name="BERT-large", shots=10, content=content)
+    # item S1: 1, 1, 0, 2·(1/2·1)/(1/2+1) = 2/3 -> 2.6667 / 4
+    assert model_run_score(run).s1 == pytest.approx((2 + 2 / 3) / 4)
+    table = build_table(studies=[study])
+    model_row = next(r for r in table.rows if r.is_model)
+    assert model_row.label == "BERT-large (10-shot)" and model_row.cells[0].text() == "66.7"
+
+
+def test_jsonl_predictions_are_accepted(sst2):
+    ids, gold = _ids(sst2), gold_answers(sst2)
+    content = "\n".join(json.dumps({"id": i, "prediction": g}) for i, g in zip(ids, gold))
+    run = model_run_create(task=sst2, name="jsonl", content=content.encode())
+    assert model_run_score(run).s1 == 1.0
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("", "empty"),
+        ('{"id": "x"', "line 1: not valid JSON"),
+        ('{"id": "x"}', 'no "answer"'),
+        ('{"a": "positive"}', "lists of strings"),
+        ('{"a": [1]}', "lists of strings"),
+        (b"\xff\xfe", "not UTF-8"),
+    ],
+)
+def test_malformed_prediction_files_are_refused_with_a_clear_error(content, message):
+    with pytest.raises(ReportError, match=message):
+        parse_predictions(content)
+
+
+def test_unknown_and_missing_ids_are_refused_and_nothing_is_stored(sst2):
+    ids, gold = _ids(sst2), gold_answers(sst2)
+    content = json.dumps({ids[0]: gold[0], "nope": ["positive"]})
+    with pytest.raises(ReportError) as err:
+        model_run_create(task=sst2, name="bad", content=content)
+    assert "unknown test ids: 'nope'" in str(err.value)
+    assert "missing predictions for 3 test ids" in str(err.value)
+    assert not ModelRun.objects.exists()
+    with pytest.raises(ReportError, match="name"):
+        model_run_create(task=sst2, name=" ", content=content)
+
+
+def test_recomputation_gives_the_same_numbers_and_reports_tampering(sst2):
+    study = make_study(sst2, shots=(0,))
+    gold = gold_answers(sst2)
+    add_annotator(study, 0, answers=[gold[0], None, [], ["negative", "positive"]])
+    before = build_table(studies=[study]).rows[0].cells[0]
+    result = recompute_item_scores(study_ids=[study.pk])
+    assert result.ok and result.checked == 4
+    tampered = Response.objects.filter(status="answered").first()
+    Response.objects.filter(pk=tampered.pk).update(score=0.0)
+    result = recompute_item_scores(fix=True)
+    assert [m["response"] for m in result.mismatches] == [tampered.pk] and result.fixed == 1
+    assert build_table(studies=[study]).rows[0].cells[0] == before

@@ -1,0 +1,174 @@
+"""The Django admin for studies, workers and participations."""
+import pytest
+from django.contrib.auth import get_user_model
+from django.urls import reverse
+
+from annotation.models import FilterDecision, Participation, Study, Worker
+from annotation.services import entry
+from tests.factories import ParticipationFactory, WorkerFactory
+from tests.studies.conftest import inhouse
+
+pytestmark = pytest.mark.django_db
+State = Participation.State
+
+
+@pytest.fixture
+def admin_user(db):
+    return get_user_model().objects.create_superuser("admin", password="pw")
+
+
+@pytest.fixture
+def client(client, admin_user):
+    client.force_login(admin_user)
+    return client
+
+
+def _action(client, model, action, ids, **extra):
+    url = reverse(f"admin:annotation_{model}_changelist")
+    return client.post(url, {"action": action, "_selected_action": [str(i) for i in ids], **extra}, follow=True)
+
+
+def test_changelist_offers_the_standard_design_and_shows_slots_filled(client, study):
+    entry.join_study(study=study, params=inhouse("alice"))
+    page = client.get(reverse("admin:annotation_study_changelist")).content.decode()
+    assert "Create standard CLUES design" in page
+    assert "1 / 12" in page
+
+
+def test_change_page_shows_entry_links_counts_and_export_links(client, study):
+    entry.join_study(study=study, params=inhouse("alice"))
+    page = client.get(reverse("admin:annotation_study_change", args=[study.pk])).content.decode()
+    assert f"http://testserver/join/{study.slug}/?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}" in page
+    assert f"http://testserver/join/{study.slug}/?worker_id=" in page
+    assert '<table class="cohorts">' in page and "in training" in page
+    assert reverse("admin:annotation_study_participants", args=[study.task_id, "mturk"]) in page
+
+
+def test_standard_design_view_creates_the_study_in_one_step(client, task):
+    url = reverse("admin:annotation_study_standard_design")
+    assert client.get(url).status_code == 200
+    response = client.post(url, {"task": task.pk, "split_number": 1, "workers_per_condition": 3, "open_now": "on"})
+    study = Study.objects.get()
+    assert response.status_code == 302 and response["Location"] == reverse(
+        "admin:annotation_study_change", args=[study.pk])
+    assert study.status == "open" and sorted(study.conditions.values_list("shots", flat=True)) == [0, 10, 20, 30]
+
+
+def test_standard_design_view_shows_why_it_cannot(client, task):
+    task.splits.update(is_nested=False)
+    response = client.post(reverse("admin:annotation_study_standard_design"),
+                           {"task": task.pk, "split_number": 1, "workers_per_condition": 3})
+    assert response.status_code == 200 and "not nested" in response.content.decode()
+    assert not Study.objects.exists()
+
+
+def test_add_form_creates_the_chosen_conditions_and_refuses_missing_levels(client, task):
+    url = reverse("admin:annotation_study_add")
+    data = {
+        "name": "Mine", "slug": "mine", "task": task.pk, "split_number": 1, "condition_shots": ["0", "20"],
+        "workers_per_condition": 3, "hourly_rate": "12.00", "currency": "USD", "base_reward": "0.00",
+        "test_order": "fixed", "abandon_after_minutes": 60, "filter_rule": "none", "filter_threshold": 0,
+        "conditions-TOTAL_FORMS": 0, "conditions-INITIAL_FORMS": 0,
+    }
+    response = client.post(url, data)
+    assert response.status_code == 302, response.content.decode()[:3000]
+    study = Study.objects.get(slug="mine")
+    assert sorted(study.conditions.values_list("shots", flat=True)) == [0, 20]
+    response = client.post(url, {**data, "slug": "other", "split_number": 2})
+    assert response.status_code == 200 and "no training split 2" in response.content.decode()
+    assert not Study.objects.filter(slug="other").exists()
+
+
+def test_status_actions_apply_the_rules(client, task, make_study):
+    draft, closed = make_study(status="draft"), make_study(status="closed")
+    page = _action(client, "study", "open_studies", [draft.pk, closed.pk]).content.decode()
+    draft.refresh_from_db(), closed.refresh_from_db()
+    assert draft.status == "open" and closed.status == "closed"
+    assert "A closed study cannot become open" in page
+    _action(client, "study", "pause_studies", [draft.pk])
+    draft.refresh_from_db()
+    assert draft.status == "paused"
+    _action(client, "study", "close_studies", [draft.pk])
+    draft.refresh_from_db()
+    assert draft.status == "closed"
+
+
+def test_participant_downloads(client, study):
+    ParticipationFactory(condition=study.conditions.get(shots=0), worker=WorkerFactory(platform="prolific",
+                                                                                        external_id="PX"))
+    response = client.get(reverse("admin:annotation_study_participants", args=[study.task_id, "prolific"]))
+    assert response.content == b"PX\n" and "attachment" in response["Content-Disposition"]
+    bad = client.get(reverse("admin:annotation_study_participants", args=[study.task_id, "xls"]))
+    assert bad.status_code == 400
+
+
+def test_worker_block_and_unblock_actions(client):
+    worker = WorkerFactory()
+    _action(client, "worker", "block_workers", [worker.pk])
+    worker.refresh_from_db()
+    assert worker.blocked and worker.blocked_reason == "blocked from the admin (by admin)"
+    _action(client, "worker", "unblock_workers", [worker.pk])
+    worker.refresh_from_db()
+    assert not worker.blocked
+    assert client.get(reverse("admin:annotation_worker_changelist")).status_code == 200
+
+
+def test_participation_page_shows_events_and_decisions(client, study):
+    p = entry.join_study(study=study, params=inhouse("alice")).participation
+    page = client.get(reverse("admin:annotation_participation_change", args=[p.pk])).content.decode()
+    assert "joined" in page and "Filter decisions" in page
+
+
+def test_override_action_asks_for_a_reason_then_readmits_and_logs_it(client, study):
+    p = ParticipationFactory(condition=study.conditions.get(shots=10), state=State.EXCLUDED)
+    page = _action(client, "participation", "readmit_participations", [p.pk]).content.decode()
+    assert "The reason is logged" in page
+    p.refresh_from_db()
+    assert p.state == State.EXCLUDED  # nothing until a reason is given
+    page = _action(client, "participation", "readmit_participations", [p.pk], apply="1", reason="").content.decode()
+    assert "This field is required" in page
+    _action(client, "participation", "readmit_participations", [p.pk], apply="1", reason="browser crashed")
+    p.refresh_from_db()
+    assert p.state == State.TEST
+    decision = FilterDecision.objects.get(participation=p)
+    assert decision.is_override and decision.reason == "browser crashed" and decision.decided_by.username == "admin"
+
+
+def test_exclude_action_reports_what_it_cannot_do(client, study):
+    p = ParticipationFactory(condition=study.conditions.get(shots=10), state=State.COMPLETED)
+    page = _action(client, "participation", "exclude_participations", [p.pk], apply="1", reason="x").content.decode()
+    assert "cannot go from completed to excluded" in page
+    assert Worker.objects.count() == 1
+
+
+def _change_data(study, **overrides):
+    data = {
+        "name": study.name, "split_number": study.split_number, "condition_shots": ["0", "10", "20", "30"],
+        "workers_per_condition": 3, "hourly_rate": "12.00", "currency": "USD", "base_reward": "0.00",
+        "test_order": "fixed", "abandon_after_minutes": 60, "filter_rule": "none", "filter_threshold": 0,
+        "completion_code": study.completion_code,
+        "conditions-TOTAL_FORMS": 4, "conditions-INITIAL_FORMS": 4, "conditions-MIN_NUM_FORMS": 0,
+        "conditions-MAX_NUM_FORMS": 1000,
+    }
+    for i, condition in enumerate(study.conditions.order_by("shots")):
+        data[f"conditions-{i}-id"] = condition.pk
+        data[f"conditions-{i}-study"] = study.pk
+    return {**data, **overrides}
+
+
+def test_editing_settings_keeps_a_status_changed_meanwhile(client, study):
+    entry.join_study(study=study, params=inhouse("alice"))
+    url = reverse("admin:annotation_study_change", args=[study.pk])
+    Study.objects.filter(pk=study.pk).update(status="paused")  # e.g. an action in another tab
+    response = client.post(url, _change_data(study, hourly_rate="14.00"))
+    assert response.status_code == 302, response.content.decode()[:3000]
+    study.refresh_from_db()
+    assert (study.status, str(study.hourly_rate)) == ("paused", "14.00")
+
+
+def test_editing_the_conditions_after_workers_joined_is_refused(client, study):
+    entry.join_study(study=study, params=inhouse("alice"))
+    response = client.post(reverse("admin:annotation_study_change", args=[study.pk]),
+                           _change_data(study, condition_shots=["0", "10"]))
+    assert response.status_code == 200 and "already joined" in response.content.decode()
+    assert study.conditions.count() == 4

@@ -1,0 +1,46 @@
+"""The periodic release of abandoned slots, run by a real Celery worker through the broker.
+
+Runs with CELERY_INTEGRATION=1, CELERY_BROKER_URL and DATABASE_URL on PostgreSQL
+(see .ci/run); skipped otherwise.
+"""
+import time
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from annotation.celery_tasks import release_abandoned_slots
+from annotation.models import Participation
+from annotation.services import entry, studies
+from tests.factories import make_classification_task
+from tests.studies.conftest import inhouse
+
+pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
+
+
+def _wait_for(predicate, seconds=30.0):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def test_the_worker_releases_an_abandoned_slot_for_a_fresh_worker(celery_worker_process):
+    task = make_classification_task(slug="celery")
+    study = studies.create_standard_design(task=task, split_number=1, slug="celery", open_now=True)
+    studies.study_update(study=study, abandon_after_minutes=1)
+    gone = entry.join_study(study=study, params=inhouse("gone")).participation
+    recent = entry.join_study(study=study, params=inhouse("recent")).participation
+    Participation.objects.filter(pk=gone.pk).update(last_activity_at=timezone.now() - timedelta(minutes=5))
+
+    release_abandoned_slots.delay()
+
+    assert _wait_for(lambda: Participation.objects.get(pk=gone.pk).state == Participation.State.ABANDONED), (
+        "the worker did not release the slot"
+    )
+    assert Participation.objects.get(pk=recent.pk).state == Participation.State.CLAIMED
+    event = Participation.objects.get(pk=gone.pk).events.get(to_state="abandoned")
+    assert event.reason == "no activity for 1 minute"
+    assert celery_worker_process.poll() is None

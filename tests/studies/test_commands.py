@@ -1,0 +1,77 @@
+"""Management commands: ensure_admin, load_demo, create_clues_studies, export_participants."""
+from io import StringIO
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
+
+from annotation.models import Study
+from tasks_app.catalog import CLUES_TASKS
+from tests.factories import ParticipationFactory, WorkerFactory, make_classification_task
+
+pytestmark = pytest.mark.django_db
+
+
+def _run(*args) -> tuple[str, str]:
+    out, err = StringIO(), StringIO()
+    call_command(*args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def test_ensure_admin_creates_then_updates_the_superuser():
+    out, _ = _run("ensure_admin", "--username", "admin", "--password", "first")
+    assert "Created superuser 'admin'" in out and "/admin/" in out
+    user = get_user_model().objects.get(username="admin")
+    user.is_superuser = False
+    user.save()
+    out, _ = _run("ensure_admin", "--username", "admin", "--password", "second")
+    assert "Updated" in out
+    user.refresh_from_db()
+    assert user.is_superuser and user.is_staff and user.check_password("second")
+    assert get_user_model().objects.count() == 1
+
+
+def test_ensure_admin_refuses_an_empty_password():
+    with pytest.raises(CommandError):
+        _run("ensure_admin", "--username", "admin", "--password", "")
+
+
+def test_load_demo_opens_one_standard_study_per_task_and_is_idempotent():
+    out, err = _run("load_demo")
+    slugs = {f"demo-{t.slug}" for t in CLUES_TASKS}
+    assert set(Study.objects.values_list("slug", flat=True)) == slugs, err
+    assert set(Study.objects.values_list("status", flat=True)) == {"open"}
+    assert {s.conditions.count() for s in Study.objects.all()} == {4}
+    assert "/join/demo-sst2/?worker_id=" in out
+    _run("load_demo")
+    assert Study.objects.count() == 6
+
+
+def test_create_clues_studies_makes_what_it_can_and_says_what_it_skipped():
+    make_classification_task(slug="sst2")
+    out, err = _run("create_clues_studies", "--split", "1", "--open")
+    study = Study.objects.get()
+    assert (study.slug, study.status) == ("clues-sst2-split1", "open")
+    assert "clues-sst2-split1: created (open)" in out
+    assert "skipped mnli" in err
+    out, _ = _run("create_clues_studies", "--split", "1")
+    assert "clues-sst2-split1: exists (open)" in out and Study.objects.count() == 1
+
+
+def test_create_clues_studies_fails_when_nothing_can_be_created():
+    with pytest.raises(CommandError, match="import the tasks first"):
+        _run("create_clues_studies", "--split", "2")
+    assert not Study.objects.exists()
+
+
+def test_export_participants_to_stdout_and_to_a_file(tmp_path, make_study):
+    study = make_study()
+    ParticipationFactory(condition=study.conditions.get(shots=0),
+                         worker=WorkerFactory(platform="mturk", external_id="A7"))
+    out, _ = _run("export_participants", "--task", "sst2", "--format", "mturk")
+    assert out == "Worker ID,UPDATE-took-part-sst2\r\nA7,1\r\n"
+    target = tmp_path / "p.txt"
+    _run("export_participants", "--task", "sst2", "--format", "prolific", "-o", str(target))
+    assert target.read_text() == ""
+    with pytest.raises(CommandError, match="No task with slug 'nope'"):
+        _run("export_participants", "--task", "nope", "--format", "mturk")

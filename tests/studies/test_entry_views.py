@@ -1,0 +1,133 @@
+"""GET /join/<slug>/: the redirect into the worker pages, and every refusal's page and status."""
+import pytest
+from django.urls import reverse
+
+from annotation.models import Participation, ParticipationEvent, Study, Worker
+from tests.factories import ParticipationFactory, WorkerFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def _rows():
+    return Worker.objects.count(), Participation.objects.count(), ParticipationEvent.objects.count()
+
+
+def _join(client, study_or_slug, **params):
+    slug = study_or_slug if isinstance(study_or_slug, str) else study_or_slug.slug
+    return client.get(reverse("entry:join", args=[slug]), params)
+
+
+def test_the_entry_url_is_named_entry_join():
+    assert reverse("entry:join", args=["demo-sst2"]) == "/join/demo-sst2/"
+
+
+def test_a_new_worker_is_redirected_to_the_worker_pages_with_the_participation_in_the_session(client, study):
+    response = _join(client, study, worker_id="alice")
+    assert response.status_code == 302 and response["Location"] == "/work/"
+    participation = Participation.objects.get()
+    assert client.session["participation_id"] == participation.pk
+    assert participation.worker.external_id == "alice"
+
+
+def test_prolific_and_mturk_entries_keep_their_platform_data(client, study):
+    _join(client, study, PROLIFIC_PID="pp1", STUDY_ID="s", SESSION_ID="x")
+    _join(client, study, workerId="A1", assignmentId="ASG", hitId="H", turkSubmitTo="https://www.mturk.com")
+    by_platform = {p.worker.platform: p.platform_data for p in Participation.objects.select_related("worker")}
+    assert by_platform["prolific"] == {"STUDY_ID": "s", "SESSION_ID": "x"}
+    assert by_platform["mturk"] == {"assignmentId": "ASG", "hitId": "H", "turkSubmitTo": "https://www.mturk.com"}
+
+
+def test_opening_the_link_again_resumes_in_a_new_browser_too(client, study):
+    _join(client, study, worker_id="alice")
+    first = client.session["participation_id"]
+    client.logout()
+    response = _join(client, study, worker_id="alice")
+    assert response.status_code == 302 and client.session["participation_id"] == first
+    assert Participation.objects.count() == 1
+
+
+def test_unknown_study_is_404_and_creates_nothing(client, study):
+    assert _join(client, "no-such-study", worker_id="alice").status_code == 404
+    assert _rows() == (0, 0, 0)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{}, {"worker_id": ""}, {"worker_id": "   "}, {"PROLIFIC_PID": ""}, {"workerId": "", "assignmentId": "A"},
+     {"workerId": "A1", "assignmentId": "A", "turkSubmitTo": "https://evil.example"}],
+)
+def test_a_link_without_a_usable_worker_id_is_400_and_creates_nothing(client, study, params):
+    response = _join(client, study, **params)
+    assert response.status_code == 400
+    assert b"This link is incomplete" in response.content
+    assert _rows() == (0, 0, 0)
+    assert "participation_id" not in client.session
+
+
+@pytest.mark.parametrize(
+    "status, code, text",
+    [
+        (Study.Status.CLOSED, 410, b"This study has closed"),
+        (Study.Status.PAUSED, 403, b"This study is paused"),
+        (Study.Status.DRAFT, 403, b"not open for participants yet"),
+    ],
+)
+def test_a_study_that_is_not_open_answers_with_a_clear_page_and_creates_nothing(client, make_study, status, code, text):
+    study = make_study(status=status)
+    response = _join(client, study, worker_id="alice")
+    assert response.status_code == code and text in response.content
+    assert _rows() == (0, 0, 0)
+
+
+def test_a_full_study_is_409_with_a_polite_page_and_creates_nothing(client, make_study):
+    study = make_study(shots=[0], workers=1)
+    _join(client, study, worker_id="first")
+    before = _rows()
+    response = _join(client, study, worker_id="second")
+    assert response.status_code == 409 and b"This study is full" in response.content
+    assert _rows() == before
+
+
+def test_a_worker_who_took_part_in_the_task_is_told_so_with_403(client, make_study):
+    earlier, later = make_study(), make_study()
+    ParticipationFactory(condition=earlier.conditions.get(shots=30), worker=WorkerFactory(external_id="alice"),
+                         state=Participation.State.EXCLUDED)
+    before = _rows()
+    response = _join(client, later, worker_id="alice")
+    assert response.status_code == 403
+    assert b"You have already taken part in this task" in response.content
+    assert _rows() == before
+
+
+def test_a_blocked_worker_gets_403_and_nothing_is_created(client, study):
+    WorkerFactory(external_id="mallory", blocked=True)
+    response = _join(client, study, worker_id="mallory")
+    assert response.status_code == 403 and b"cannot take part" in response.content
+    assert _rows() == (1, 0, 0)
+
+
+def test_mturk_preview_shows_only_the_task_description(client, study):
+    response = _join(client, study, assignmentId="ASSIGNMENT_ID_NOT_AVAILABLE", hitId="H")
+    assert response.status_code == 200
+    assert study.task.description.encode() in response.content
+    assert b"preview" in response.content
+    assert _rows() == (0, 0, 0)
+    assert "X-Frame-Options" not in response  # MTurk shows it in an iframe
+
+
+def test_mturk_preview_of_a_closed_study_says_it_is_closed(client, make_study):
+    study = make_study(status=Study.Status.CLOSED)
+    assert _join(client, study, assignmentId="ASSIGNMENT_ID_NOT_AVAILABLE").status_code == 410
+
+
+def test_only_get_is_allowed(client, study):
+    assert client.post(reverse("entry:join", args=[study.slug]), {"worker_id": "a"}).status_code == 405
+    assert _rows() == (0, 0, 0)
+
+
+def test_a_new_identity_in_the_same_browser_gets_a_new_session_key(client, study):
+    _join(client, study, worker_id="alice")
+    key = client.session.session_key
+    _join(client, study, worker_id="bob")
+    assert client.session.session_key != key
+    assert client.session["participation_id"] == Participation.objects.get(worker__external_id="bob").pk

@@ -1,0 +1,90 @@
+"""Reading the platforms' entry parameters and sending finished workers back (no database)."""
+import pytest
+
+from annotation.services.platforms import (
+    BadEntry, completion_target_for, entry_links, parse_entry, prolific_redirect_url,
+)
+
+
+def test_prolific_parameters_identify_the_participant_and_keep_the_session():
+    params = parse_entry({"PROLIFIC_PID": "5f1a2b", "STUDY_ID": "st1", "SESSION_ID": "se1", "other": "x"})
+    assert (params.platform, params.external_id, params.preview) == ("prolific", "5f1a2b", False)
+    assert params.platform_data == {"STUDY_ID": "st1", "SESSION_ID": "se1"}
+
+
+def test_mturk_parameters_keep_assignment_hit_and_submit_address():
+    params = parse_entry({
+        "workerId": "A1B2", "assignmentId": "ASG", "hitId": "HIT", "turkSubmitTo": "https://workersandbox.mturk.com",
+    })
+    assert (params.platform, params.external_id) == ("mturk", "A1B2")
+    assert params.platform_data == {
+        "assignmentId": "ASG", "hitId": "HIT", "turkSubmitTo": "https://workersandbox.mturk.com",
+    }
+
+
+def test_mturk_preview_has_no_worker_and_is_a_preview():
+    params = parse_entry({"assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE", "hitId": "HIT"})
+    assert params.preview and params.platform == "mturk" and params.external_id == ""
+
+
+def test_plain_worker_id_is_in_house_and_is_stripped():
+    params = parse_entry({"worker_id": "  alice "})
+    assert (params.platform, params.external_id, params.platform_data) == ("inhouse", "alice", {})
+
+
+@pytest.mark.parametrize(
+    "query, message",
+    [
+        ({}, "no worker id"),
+        ({"worker_id": ""}, "missing or blank"),
+        ({"worker_id": "   "}, "missing or blank"),
+        ({"PROLIFIC_PID": ""}, "PROLIFIC_PID is missing or blank"),
+        ({"assignmentId": "ASG"}, "workerId is missing or blank"),
+        ({"worker_id": "x" * 129}, "longer than 128"),
+        ({"worker_id": "a b"}, "spaces or control characters"),
+        ({"worker_id": "a\x00b"}, "spaces or control characters"),
+        ({"workerId": "A1", "assignmentId": "x", "turkSubmitTo": "https://evil.example"}, "not a Mechanical Turk"),
+        ({"workerId": "A1", "assignmentId": "x", "turkSubmitTo": "http://www.mturk.com"}, "not a Mechanical Turk"),
+    ],
+)
+def test_bad_entry_parameters_are_refused_with_a_reason(query, message):
+    with pytest.raises(BadEntry, match=message):
+        parse_entry(query)
+
+
+def test_prolific_completion_redirects_with_the_code_added_when_the_url_has_none():
+    target = completion_target_for(
+        platform="prolific", platform_data={}, code="ABC",
+        prolific_completion_url="https://app.prolific.com/submissions/complete",
+    )
+    assert (target.kind, target.url) == ("redirect", "https://app.prolific.com/submissions/complete?cc=ABC")
+    assert prolific_redirect_url("https://app.prolific.com/submissions/complete?cc=KEEP", "ABC").endswith("cc=KEEP")
+
+
+def test_prolific_without_a_completion_url_shows_the_code():
+    target = completion_target_for(platform="prolific", platform_data={}, code="ABC")
+    assert (target.kind, target.code, target.url) == ("code", "ABC", "")
+
+
+def test_mturk_completion_posts_the_assignment_to_external_submit():
+    target = completion_target_for(
+        platform="mturk", code="ABC",
+        platform_data={"assignmentId": "ASG", "turkSubmitTo": "https://www.mturk.com/"},
+    )
+    assert target.kind == "form_post"
+    assert target.url == "https://www.mturk.com/mturk/externalSubmit"
+    assert target.fields == {"assignmentId": "ASG", "completion_code": "ABC"}
+
+
+def test_mturk_without_submit_address_and_in_house_show_the_code():
+    assert completion_target_for(platform="mturk", platform_data={}, code="C").kind == "code"
+    assert completion_target_for(platform="inhouse", platform_data={}, code="C").kind == "code"
+
+
+def test_entry_links_show_each_platform_s_parameters():
+    links = entry_links("https://h/join/s/")
+    assert links["prolific"] == (
+        "https://h/join/s/?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+    )
+    assert links["mturk"] == "https://h/join/s/"
+    assert links["inhouse"].startswith("https://h/join/s/?worker_id=")

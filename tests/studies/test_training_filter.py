@@ -1,0 +1,138 @@
+"""The training filter: rules, logged decisions, exclusion that frees the slot, and admin overrides."""
+import pytest
+from django.contrib.auth import get_user_model
+
+from annotation.models import FilterDecision, Participation, Response, Study
+from annotation.services import entry, lifecycle, training_filter
+from tests.factories import ExampleFactory, ParticipationFactory, ResponseFactory
+from tests.studies.conftest import inhouse
+
+pytestmark = pytest.mark.django_db
+State = Participation.State
+
+
+@pytest.fixture
+def condition(make_study):
+    def build(rule=Study.FilterRule.NONE, threshold=0.0, workers=3):
+        study = make_study(shots=[10], workers=workers, filter_rule=rule, filter_threshold=threshold)
+        return study.conditions.get()
+
+    return build
+
+
+def _trained(condition, scores, *, slot=0, state=State.TRAINING):
+    p = ParticipationFactory(condition=condition, slot_index=slot, state=state)
+    for i, score in enumerate(scores):
+        ResponseFactory(participation=p, example=ExampleFactory(task=condition.study.task),
+                        phase=Response.Phase.TRAINING, position=i, score=score)
+    return p
+
+
+def test_training_s1_is_the_mean_over_locked_training_items_only(condition):
+    p = _trained(condition(), [1.0, 0.0, 0.5])
+    ResponseFactory(participation=p, example=ExampleFactory(task=p.task), phase=Response.Phase.TRAINING,
+                    position=9, status=Response.Status.PENDING, submitted_at=None, score=None)
+    ResponseFactory(participation=p, example=ExampleFactory(task=p.task), phase=Response.Phase.TEST, score=0.0)
+    assert training_filter.training_s1(p) == pytest.approx(0.5)
+    empty = ParticipationFactory(condition=p.condition, slot_index=1, state=State.TRAINING)
+    assert training_filter.training_s1(empty) == 0.0
+
+
+def test_training_s1_is_zero_not_nan_when_no_locked_item_has_a_score(condition):
+    p = _trained(condition(), [None, None])
+    assert training_filter.training_s1(p) == 0.0
+
+
+def test_without_a_rule_everyone_goes_on_to_the_test(condition):
+    p = _trained(condition(), [0.0])
+    decision = training_filter.finish_training(p)
+    assert decision.passed and "no filter" in decision.reason
+    assert p.state == State.TEST
+
+
+def test_absolute_rule_excludes_below_the_minimum_and_logs_why(condition):
+    c = condition(Study.FilterRule.ABSOLUTE, 0.6)
+    good, bad = _trained(c, [1.0, 0.5], slot=0), _trained(c, [0.5, 0.5], slot=1)
+    assert training_filter.finish_training(good).passed
+    decision = training_filter.finish_training(bad)
+    assert not decision.passed
+    assert decision.reason == "training S1 0.500 < minimum 0.600"
+    bad.refresh_from_db()
+    assert bad.state == State.EXCLUDED and bad.finished_at is not None
+    event = bad.events.get(to_state=State.EXCLUDED)
+    assert event.reason.startswith("failed training filter: training S1 0.500")
+
+
+def test_relative_rule_compares_with_the_condition_s_other_workers_so_far(condition):
+    c = condition(Study.FilterRule.RELATIVE, 0.2)
+    first = _trained(c, [0.1], slot=0)
+    decision = training_filter.finish_training(first)
+    assert decision.passed and decision.reference_mean is None and "no reference" in decision.reason
+    first.refresh_from_db()
+    Participation.objects.filter(pk=first.pk).update(state=State.COMPLETED)
+    second = _trained(c, [0.9], slot=1)
+    assert training_filter.finish_training(second).passed
+    third = _trained(c, [0.2], slot=2)  # others' mean (0.1 + 0.9) / 2 = 0.5; floor 0.3
+    decision = training_filter.finish_training(third)
+    assert not decision.passed and decision.reference_mean == pytest.approx(0.5)
+    assert "(others' mean 0.500 - 0.200)" in decision.reason
+
+
+def test_an_excluded_worker_s_slot_reopens_for_a_fresh_worker_and_they_stay_ineligible(condition):
+    c = condition(Study.FilterRule.ABSOLUTE, 1.0, workers=1)
+    study = c.study
+    joined = entry.join_study(study=study, params=inhouse("weak")).participation
+    lifecycle.begin(joined)
+    assert entry.join_study(study=study, params=inhouse("waiting")).outcome == entry.Outcome.FULL
+    training_filter.finish_training(joined)
+    assert joined.state == State.EXCLUDED
+    fresh = entry.join_study(study=study, params=inhouse("fresh"))
+    assert fresh.outcome == entry.Outcome.JOINED and fresh.participation.slot_index == joined.slot_index
+    assert entry.join_study(study=study, params=inhouse("weak")).outcome == entry.Outcome.ALREADY_TOOK_PART
+
+
+def test_an_admin_can_readmit_an_excluded_worker_with_a_logged_reason(condition):
+    admin = get_user_model().objects.create_user("boss")
+    c = condition(Study.FilterRule.ABSOLUTE, 0.9)
+    p = _trained(c, [0.5])
+    training_filter.finish_training(p)
+    decision = training_filter.override(p, admit=True, reason="network trouble in training", actor=admin)
+    assert (decision.passed, decision.is_override, decision.decided_by) == (True, True, admin)
+    assert decision.reason == "network trouble in training"
+    assert p.state == State.TEST and p.finished_at is None
+    event = p.events.get(from_state=State.EXCLUDED)
+    assert (event.to_state, event.actor, event.reason) == (State.TEST, admin, "admin override: network trouble in training")
+    assert [d.is_override for d in FilterDecision.objects.filter(participation=p)] == [False, True]
+
+
+def test_an_admin_can_exclude_a_worker_who_passed(condition):
+    p = _trained(condition(), [1.0])
+    training_filter.finish_training(p)
+    decision = training_filter.override(p, admit=False, reason="copied answers", actor=None)
+    assert not decision.passed and p.state == State.EXCLUDED
+
+
+def test_readmitting_is_refused_once_the_slot_went_to_someone_else(condition):
+    c = condition(Study.FilterRule.ABSOLUTE, 0.9)
+    p = _trained(c, [0.0], slot=0)
+    training_filter.finish_training(p)
+    ParticipationFactory(condition=c, slot_index=0, state=State.TRAINING)  # a fresh worker took slot 0
+    with pytest.raises(lifecycle.InvalidTransition, match="slot has been given to another worker"):
+        training_filter.override(p, admit=True, reason="sorry", actor=None)
+    p.refresh_from_db()
+    assert p.state == State.EXCLUDED
+    assert not FilterDecision.objects.filter(is_override=True).exists()
+
+
+def test_an_override_needs_a_reason(condition):
+    p = _trained(condition(), [1.0], state=State.EXCLUDED)
+    with pytest.raises(ValueError, match="needs a reason"):
+        training_filter.override(p, admit=True, reason="  ", actor=None)
+    assert not FilterDecision.objects.exists()
+
+
+def test_an_override_from_a_state_that_does_not_allow_it_changes_nothing(condition):
+    p = _trained(condition(), [1.0], state=State.COMPLETED)
+    with pytest.raises(lifecycle.InvalidTransition):
+        training_filter.override(p, admit=False, reason="late", actor=None)
+    assert not FilterDecision.objects.exists()

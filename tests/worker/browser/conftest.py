@@ -1,0 +1,58 @@
+"""Playwright on Debian's Chromium against pytest-django's live server: one browser per test session."""
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # sync Playwright runs an event loop in this thread
+
+CHROMIUM = "/usr/bin/chromium"
+SCREENSHOTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "screenshots"
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+               "--disable-component-update", "--no-first-run", "--disable-sync"]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def open_as(browser, live_server):
+    """open_as(participation, viewport=None) -> a page logged in as that worker, on /work/."""
+    from django.contrib.sessions.backends.db import SessionStore
+
+    contexts = []
+
+    def _open(participation, *, viewport=None, path="/work/"):
+        session = SessionStore()
+        session["participation_id"] = participation.pk
+        session.create()
+        context = browser.new_context(viewport=viewport or {"width": 1280, "height": 900})
+        context.add_cookies([{"name": "sessionid", "value": session.session_key, "url": live_server.url}])
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(10_000)
+        errors = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.js_errors = errors
+        page.goto(live_server.url + path)
+        return page
+
+    yield _open
+    for context in contexts:
+        context.close()
+
+
+def shot(page, name: str) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
