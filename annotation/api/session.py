@@ -22,7 +22,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.middleware.csrf import get_token
 from django.utils.cache import add_never_cache_headers
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import exceptions, serializers
 from rest_framework.authentication import CSRFCheck
 from rest_framework.permissions import SAFE_METHODS, BasePermission
@@ -216,7 +216,90 @@ EVENT = inline_serializer(
     "EventInput",
     {"item": serializers.IntegerField(), "type": serializers.ChoiceField(list(timing.EVENT_KINDS))},
 )
-JSON_OBJECT = OpenApiResponse(description="JSON object; see the module documentation of annotation.api.session.")
+
+def _obj(name: str, fields: dict, **kwargs):
+    return inline_serializer(name, fields, **kwargs)
+
+
+SPAN_OUT = _obj("SpanOutput", {
+    "start": serializers.IntegerField(help_text="Python str index, inclusive."),
+    "end": serializers.IntegerField(help_text="Python str index, exclusive."),
+    "text": serializers.CharField(),
+    "utf16_start": serializers.IntegerField(help_text="The same offset in UTF-16 code units (JavaScript)."),
+    "utf16_end": serializers.IntegerField(),
+})
+STORED = _obj("StoredAnswer", {
+    "item": serializers.IntegerField(),
+    "phase": serializers.ChoiceField(["training", "test"]),
+    "status": serializers.ChoiceField(["answered", "no_answer", "skipped"]),
+    "label": serializers.CharField(),
+    "answer": serializers.ListField(child=serializers.CharField(), help_text="The answer set as strings."),
+    "spans": SPAN_OUT.__class__(many=True),
+    "confidence": serializers.IntegerField(allow_null=True),
+    "submitted_at": serializers.DateTimeField(),
+})
+PROGRESS = _obj("Progress", {
+    "phase": serializers.CharField(), "done": serializers.IntegerField(), "total": serializers.IntegerField(),
+    "number": serializers.IntegerField(), "finished": serializers.BooleanField(),
+    "text": serializers.CharField(help_text='e.g. "Item 37 of 210".'),
+})
+LABEL = _obj("LabelHelp", {
+    "name": serializers.CharField(), "definition": serializers.CharField(), "example": serializers.CharField(),
+    "key": serializers.CharField(help_text="Keyboard key on the page."),
+})
+TASK = _obj("SessionTask", {
+    "slug": serializers.CharField(), "name": serializers.CharField(), "kind": serializers.CharField(),
+    "description": serializers.CharField(), "instructions": serializers.CharField(),
+    "multiple_spans": serializers.BooleanField(), "labels": LABEL.__class__(many=True),
+})
+ITEM = _obj("SessionItem", {
+    "item": serializers.IntegerField(help_text="Send this id with submit, skip and events."),
+    "phase": serializers.ChoiceField(["training", "test"]),
+    "position": serializers.IntegerField(),
+    "question": serializers.CharField(),
+    "question_type": serializers.CharField(),
+    "question_type_name": serializers.CharField(),
+    "context": serializers.JSONField(help_text="A string, or [sentence 1, sentence 2] for sentence pairs."),
+    "context_kind": serializers.ChoiceField(["text", "pair"]),
+    "answer_kind": serializers.ChoiceField(["label", "spans"]),
+    "multiple_spans": serializers.BooleanField(),
+    "skip_allowed": serializers.BooleanField(),
+    "locked": serializers.BooleanField(),
+    "your_answer": STORED.__class__(required=False, help_text="Only for a locked item."),
+}, allow_null=True)
+COMPLETION = _obj("Completion", {
+    "code": serializers.CharField(),
+    "kind": serializers.ChoiceField(["redirect", "form_post", "code"]),
+    "url": serializers.CharField(), "fields": serializers.DictField(child=serializers.CharField()),
+}, allow_null=True)
+SESSION = _obj("Session", {
+    "state": serializers.CharField(), "shots": serializers.IntegerField(), "task": TASK,
+    "progress": PROGRESS.__class__(allow_null=True), "item": ITEM, "completion": COMPLETION,
+})
+REVEAL = _obj("Reveal", {
+    "item": serializers.IntegerField(),
+    "your_answer": STORED,
+    "gold": _obj("Gold", {
+        "answers": serializers.ListField(child=serializers.CharField()),
+        "spans": SPAN_OUT.__class__(many=True),
+        "empty": serializers.BooleanField(help_text="The gold answer is the empty set."),
+    }),
+    "matches": _obj("Match", {"text": serializers.CharField(), "in_gold": serializers.BooleanField()}, many=True),
+    "score": serializers.FloatField(help_text="The item's S1."),
+    "verdict": serializers.ChoiceField(["correct", "partly correct", "incorrect"]),
+    "correct": serializers.BooleanField(),
+})
+LOCKED = _obj("Locked", {
+    "answer": STORED,
+    "step_finished": serializers.BooleanField(),
+    "state": serializers.CharField(help_text="The participation's state after this answer."),
+    "reveal": REVEAL.__class__(required=False, help_text="Training items only."),
+})
+PROGRESS_BOTH = _obj("SessionProgress", {
+    "state": serializers.CharField(),
+    "training": PROGRESS.__class__(allow_null=True), "test": PROGRESS.__class__(allow_null=True),
+})
+RECORDED = _obj("EventRecorded", {"recorded": serializers.BooleanField(help_text="False for a locked item.")})
 ERRORS = {400: ERROR, 403: ERROR, 409: ERROR}
 
 
@@ -226,7 +309,7 @@ ERRORS = {400: ERROR, 403: ERROR, 409: ERROR}
 class CurrentView(WorkerSessionView):
     @extend_schema(
         tags=TAGS, summary="The session: state, task, progress and the current item (sets the CSRF cookie)",
-        responses={200: JSON_OBJECT, 403: ERROR},
+        responses={200: SESSION, 403: ERROR},
     )
     def get(self, request):
         get_token(request._request)  # sets the csrftoken cookie for scripted clients
@@ -235,7 +318,7 @@ class CurrentView(WorkerSessionView):
 
 class StartView(WorkerSessionView):
     @extend_schema(tags=TAGS, summary="Start after reading the description (training, or the test step for 0-shot)",
-                   request=None, responses={200: JSON_OBJECT, **ERRORS})
+                   request=None, responses={200: SESSION, **ERRORS})
     def post(self, request):
         participation = self.participation
         if participation.state == Participation.State.CLAIMED:
@@ -252,7 +335,7 @@ class SubmitView(WorkerSessionView):
         tags=TAGS, summary="Submit and lock the answer to the current item",
         description="Training items: the response carries the reveal (gold, verdict, S1). Test items: only the "
         "stored answer. 409 already_locked returns the stored answer and changes nothing.",
-        request=SUBMIT, responses={200: JSON_OBJECT, **ERRORS},
+        request=SUBMIT, responses={200: LOCKED, **ERRORS},
     )
     def post(self, request):
         data = self.body()
@@ -270,7 +353,7 @@ class SubmitView(WorkerSessionView):
 
 class SkipView(WorkerSessionView):
     @extend_schema(tags=TAGS, summary="Skip the current test item (recorded as a skip)",
-                   request=SKIP, responses={200: JSON_OBJECT, **ERRORS})
+                   request=SKIP, responses={200: LOCKED, **ERRORS})
     def post(self, request):
         data = self.body()
         result = answers.skip(
@@ -292,7 +375,7 @@ def _locked_body(result: answers.SubmitResult) -> dict:
 
 class ItemView(WorkerSessionView):
     @extend_schema(tags=TAGS, summary="One of your items: the current one, or a locked one with your answer",
-                   responses={200: JSON_OBJECT, 403: ERROR, 409: ERROR})
+                   responses={200: SESSION, 403: ERROR, 409: ERROR})
     def get(self, request, item_id: int):
         participation = self.participation
         response = Response.objects.select_related("example").filter(pk=item_id, participation=participation).first()
@@ -316,14 +399,14 @@ class ItemView(WorkerSessionView):
 
 class RevealView(WorkerSessionView):
     @extend_schema(tags=TAGS, summary="Gold for one of your locked training items (409 before lock, 403 for test)",
-                   responses={200: JSON_OBJECT, 403: ERROR, 409: ERROR})
+                   responses={200: REVEAL, 403: ERROR, 409: ERROR})
     def get(self, request, item_id: int):
         return JSONResponse(reveal.reveal(participation=self.participation, item_id=item_id))
 
 
 class ProgressView(WorkerSessionView):
     @extend_schema(tags=TAGS, summary="Progress in the training and test steps",
-                   responses={200: JSON_OBJECT, 403: ERROR})
+                   responses={200: PROGRESS_BOTH, 403: ERROR})
     def get(self, request):
         participation = self.participation
         phases = {}
@@ -336,7 +419,7 @@ class ProgressView(WorkerSessionView):
 class EventView(WorkerSessionView):
     @extend_schema(
         tags=TAGS, summary="Heartbeat, focus and blur of the page on an item (time on item, focus losses)",
-        request=EVENT, responses={200: JSON_OBJECT, **ERRORS},
+        request=EVENT, responses={200: RECORDED, **ERRORS},
     )
     def post(self, request):
         data = self.body()

@@ -11,7 +11,9 @@ from django.db import IntegrityError
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view, inline_serializer,
+)
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
@@ -228,7 +230,9 @@ class StudyViewSet(viewsets.ModelViewSet):
 
 
 @extend_schema_view(
-    list=extend_schema(summary="List conditions", parameters=[OpenApiParameter("study", str, description="Study slug")]),
+    list=extend_schema(
+        summary="List conditions", parameters=[OpenApiParameter("study", str, description="Study slug")]
+    ),
     retrieve=extend_schema(summary="A condition"),
 )
 class ConditionViewSet(viewsets.ReadOnlyModelViewSet):

@@ -39,7 +39,7 @@ def _render(fig: Figure, fmt: str, header: dict[str, Any] | None) -> bytes:
         raise ValueError(f"plot format must be one of {', '.join(PLOT_FORMATS)}")
     metadata: dict[str, Any] = {"Date": None} if fmt == "svg" else {}
     if header is not None:
-        metadata["Description"] = json.dumps(header, ensure_ascii=False, separators=(",", ":"))
+        metadata["Description"] = json.dumps(header, separators=(",", ":"))  # ASCII: safe in a PNG text chunk
     buffer = io.BytesIO()
     fig.savefig(buffer, format=fmt, dpi=150, bbox_inches="tight", metadata=metadata)
     return buffer.getvalue()

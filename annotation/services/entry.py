@@ -132,11 +132,9 @@ def _claim(*, study: Study, params: EntryParams) -> JoinResult:
                 lifecycle.record_claim(participation)
         except IntegrityError:
             # Only reachable when a concurrent entry of the same worker into another study of
-            # this task won: the slot itself is protected by the row locks above.
+            # this task won (that study's locks are not ours); our slot is safe under our locks.
             known = _answer_for_known_worker(worker=worker, study=locked)
             return known or JoinResult(Outcome.FULL, locked)
-        # Fetch the condition's study from the locked row, not the caller's copy.
-        participation.study = locked
         return JoinResult(Outcome.JOINED, locked, participation)
 
 

@@ -70,6 +70,10 @@ def join(request: HttpRequest, slug: str) -> HttpResponse:
     if result.outcome == Outcome.NOT_OPEN:
         return _not_open(request, result.study)
     if result.admitted:
+        if request.headers.get("Sec-Fetch-Dest") == "iframe":
+            # MTurk shows the HIT in an iframe, where browsers do not send our (SameSite=Lax) session
+            # cookie: the worker continues in a tab of their own, where the same link resumes the slot.
+            return render(request, "entry/open_in_tab.html", {"study": study, "link": request.get_full_path()})
         if request.session.get(SESSION_KEY) != result.participation.pk:
             request.session.cycle_key()  # a new identity in this browser: no session fixation
         request.session[SESSION_KEY] = result.participation.pk

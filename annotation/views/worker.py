@@ -3,16 +3,15 @@
 The pages only frame the work; everything the worker does goes through the
 JSON session API (annotation.api.session), driven by static/worker/worker.js.
 The participation comes from the session key set by the entry link only.
+The pages keep X-Frame-Options DENY (they have actions): MTurk workers are
+sent from the HIT's iframe to a tab of their own by the entry view.
 """
 from __future__ import annotations
-
-from functools import wraps
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
-from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET
 
@@ -22,9 +21,6 @@ from annotation.services import timing
 from tasks_app.models import ExampleSet, ExampleSetItem
 
 State = Participation.State
-
-# MTurk shows an external question inside its own page; only MTurk may frame the worker pages.
-FRAME_ANCESTORS = "frame-ancestors 'self' https://www.mturk.com https://workersandbox.mturk.com"
 
 SHORTCUTS_CLASSIFICATION = [
     ("1 … {n}", "choose a label"),
@@ -48,16 +44,6 @@ CONFIDENCE_SCALE = [
 ]
 
 
-def _frameable_by_mturk(view):
-    @wraps(view)
-    def wrapped(request, *args, **kwargs):
-        response = view(request, *args, **kwargs)
-        response["Content-Security-Policy"] = FRAME_ANCESTORS
-        return response
-
-    return xframe_options_exempt(wrapped)
-
-
 def _item_counts(participation: Participation) -> tuple[int, int]:
     test_set = ExampleSet.objects.filter(task_id=participation.task_id, role=ExampleSet.Role.TEST).first()
     n_test = ExampleSetItem.objects.filter(example_set=test_set).count() if test_set else 0
@@ -66,7 +52,6 @@ def _item_counts(participation: Participation) -> tuple[int, int]:
     return n_train, n_test
 
 
-@_frameable_by_mturk
 @never_cache
 @ensure_csrf_cookie
 @require_GET

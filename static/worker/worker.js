@@ -213,6 +213,9 @@
     });
     document.addEventListener("keydown", function (e) { self.onKey(e); });
     window.addEventListener("popstate", function () { self.load(); });
+    // A drag may end outside the text: listen on the document, fromMouse checks the selection is in the text.
+    document.addEventListener("mouseup", function () { self.fromMouse(); });
+    document.addEventListener("touchend", function () { window.setTimeout(function () { self.fromMouse(); }, 350); });
     ["keydown", "pointerdown", "pointermove", "scroll", "touchstart"].forEach(function (t) {
       window.addEventListener(t, function () { self.lastInput = Date.now(); }, { passive: true });
     });
@@ -313,8 +316,6 @@
     this.view = new ContextView(item.context, wrap);
     this.view.box.setAttribute("tabindex", "0");
     this.view.box.setAttribute("aria-label", "Text: select words with the mouse, or with the arrow keys and A");
-    this.view.box.addEventListener("mouseup", function () { self.fromMouse(); });
-    this.view.box.addEventListener("touchend", function () { window.setTimeout(function () { self.fromMouse(); }, 350); });
   };
 
   ItemPage.prototype.renderAnswerArea = function (task, item) {
@@ -337,9 +338,10 @@
     }
     var tools = el("div", { class: "span-tools" });
     var add = el("button", { type: "button", class: "btn btn-small", id: "add-span" }, [document.createTextNode("Add selection "), el("kbd", { text: "A" })]);
-    add.addEventListener("click", function () { self.addKeyboardSelection(); });
+    add.addEventListener("click", function (e) { self.addKeyboardSelection(); if (e.detail) add.blur(); });
     var none = el("button", { type: "button", class: "btn btn-small", id: "no-answer", "aria-pressed": "false" }, [document.createTextNode("No answer "), el("kbd", { text: "N" })]);
-    none.addEventListener("click", function () { self.toggleNoAnswer(); });
+    // After a mouse click the button lets go of the focus, so that Enter then submits.
+    none.addEventListener("click", function (e) { self.toggleNoAnswer(); if (e.detail) none.blur(); });
     tools.appendChild(el("span", { class: "span-hint", text: item.multiple_spans ? "Select every answer in the text (several allowed)." : "Select the answer in the text (one span)." }));
     tools.appendChild(add);
     tools.appendChild(none);
@@ -579,6 +581,8 @@
     if (data.reveal) {
       window.history.replaceState(null, "", window.location.pathname + "#item=" + this.item.item);
       this.session.state = data.state;
+      var p = this.session.progress;
+      if (p) this.setProgress({ text: p.text, total: p.total, done: Math.min(p.total, p.done + 1) });
       this.showLocked(data.answer, data.reveal);
       return;
     }

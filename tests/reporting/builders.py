@@ -7,7 +7,6 @@ the empty answer).
 from __future__ import annotations
 
 from datetime import timedelta
-from decimal import Decimal
 
 from django.utils import timezone
 
@@ -96,6 +95,3 @@ def wrong(gold: list[str], task: Task) -> list[str]:
     """A wrong label for a classification item."""
     labels = list(task.labels.values_list("name", flat=True))
     return [next(label for label in labels if [label] != gold)]
-
-
-RATE = Decimal("12.00")

@@ -143,6 +143,12 @@ def test_dashboard_queues_an_export(admin_client, study, django_capture_on_commi
     assert job.status == "done" and job.file.read(4) == b"\x89PNG"
 
 
+def test_admin_add_pages_render(admin_client, study):
+    for name in ("admin:annotation_exportjob_add", "admin:annotation_modelrun_add",
+                 "admin:annotation_exportjob_changelist", "admin:annotation_modelrun_changelist"):
+        assert admin_client.get(reverse(name)).status_code == 200, name
+
+
 def test_admin_add_form_queues_an_export_and_lists_it(admin_client, study, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         response = admin_client.post(reverse("admin:annotation_exportjob_add"),
@@ -168,3 +174,20 @@ def test_admin_model_run_upload_validates_the_file(admin_client, study, sst2):
     run = ModelRun.objects.get()
     assert run.name == "m" and len(run.predictions) == 4
     assert "100.0" in admin_client.get(reverse("admin:annotation_modelrun_changelist")).content.decode()
+
+
+def test_admin_shows_a_failed_job_with_its_reason_and_requeues_it(admin_client, study,
+                                                                   django_capture_on_commit_callbacks):
+    from annotation.reporting.exports import export_job_run
+
+    job = ExportJob.objects.create(kind="table-csv", params={"studies": [study.pk + 500]})
+    export_job_run(job_id=job.pk)
+    page = admin_client.get(reverse("admin:annotation_exportjob_change", args=[job.pk])).content.decode()
+    assert "Failed" in page and "unknown study" in page
+    job.params = {"studies": [study.pk]}
+    job.save()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(reverse("admin:annotation_exportjob_changelist"),
+                                     {"action": "requeue", "_selected_action": [job.pk]})
+    assert response.status_code == 302
+    assert ExportJob.objects.exclude(pk=job.pk).get().status == "done"

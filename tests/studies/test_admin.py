@@ -172,3 +172,20 @@ def test_editing_the_conditions_after_workers_joined_is_refused(client, study):
                            _change_data(study, condition_shots=["0", "10"]))
     assert response.status_code == 200 and "already joined" in response.content.decode()
     assert study.conditions.count() == 4
+
+
+def test_every_admin_page_of_the_area_renders(client, study):
+    p = entry.join_study(study=study, params=inhouse("alice")).participation
+    for url in (
+        reverse("admin:annotation_study_add"), reverse("admin:annotation_study_changelist"),
+        reverse("admin:annotation_worker_changelist"), reverse("admin:annotation_worker_change", args=[p.worker_id]),
+        reverse("admin:annotation_participation_changelist") + "?state=claimed",
+    ):
+        assert client.get(url).status_code == 200, url
+
+
+def test_staff_without_permissions_cannot_use_the_area_s_own_views(client, study):
+    staff = get_user_model().objects.create_user("staff", password="pw", is_staff=True)
+    client.force_login(staff)
+    assert client.get(reverse("admin:annotation_study_standard_design")).status_code == 403
+    assert client.get(reverse("admin:annotation_study_participants", args=[study.task_id, "mturk"])).status_code == 403

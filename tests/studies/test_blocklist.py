@@ -58,7 +58,7 @@ def test_mturk_qualification_names_that_break_the_csv_are_refused(took_part, nam
 
 
 def test_export_names_the_file_and_refuses_an_unknown_format(took_part):
-    content, content_type, filename = blocklist.export_participants(task=took_part, fmt="prolific")
+    _, content_type, filename = blocklist.export_participants(task=took_part, fmt="prolific")
     assert (content_type, filename) == ("text/plain; charset=utf-8", "sst2-prolific-blocklist.txt")
     assert blocklist.export_participants(task=took_part, fmt="mturk")[2] == "sst2-mturk-qualification.csv"
     with pytest.raises(ValidationError, match="Unknown format"):

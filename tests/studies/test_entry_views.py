@@ -131,3 +131,14 @@ def test_a_new_identity_in_the_same_browser_gets_a_new_session_key(client, study
     _join(client, study, worker_id="bob")
     assert client.session.session_key != key
     assert client.session["participation_id"] == Participation.objects.get(worker__external_id="bob").pk
+
+
+def test_inside_an_iframe_the_worker_is_sent_to_a_tab_of_their_own_that_resumes_the_slot(client, study):
+    params = {"workerId": "A1", "assignmentId": "ASG", "hitId": "H", "turkSubmitTo": "https://www.mturk.com"}
+    framed = client.get(reverse("entry:join", args=[study.slug]), params, HTTP_SEC_FETCH_DEST="iframe")
+    assert framed.status_code == 200 and b"Open the task in a new tab" in framed.content
+    assert b'target="_blank"' in framed.content and b"workerId=A1" in framed.content
+    participation = Participation.objects.get()
+    in_tab = client.get(reverse("entry:join", args=[study.slug]), params, HTTP_SEC_FETCH_DEST="document")
+    assert in_tab.status_code == 302 and client.session["participation_id"] == participation.pk
+    assert Participation.objects.count() == 1

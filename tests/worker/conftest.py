@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from annotation.models import Participation, Study
+from annotation.models import Participation
 from tasks_app.models import ExampleSet, Task
 from tests.factories import (
     ConditionFactory,
@@ -104,5 +104,3 @@ def worker(client):
     """A function that logs the test client in as a participation and returns the client."""
     return lambda participation: login(client, participation)
 
-
-__all__ = ["located", "login", "make_participation", "make_task_with_items", "Study"]

@@ -41,12 +41,11 @@ def test_span_tasks_list_the_span_shortcuts_and_training_has_no_skip(ner_task, w
     assert "skip this item" not in html
 
 
-def test_the_worker_pages_may_be_framed_by_mechanical_turk_only(sst_task, worker):
+def test_the_worker_pages_cannot_be_framed_or_cached(sst_task, worker):
     p = make_participation(sst_task, state=State.TEST)
     response = worker(p).get("/work/")
-    assert "X-Frame-Options" not in response
-    assert "frame-ancestors 'self' https://www.mturk.com" in response["Content-Security-Policy"]
-    assert "no-cache" in response["Cache-Control"] or "no-store" in response["Cache-Control"]
+    assert response["X-Frame-Options"] == "DENY"
+    assert "no-store" in response["Cache-Control"]
 
 
 def test_an_excluded_worker_is_thanked_and_told_they_are_paid(sst_task, worker):

@@ -126,7 +126,6 @@ def test_the_current_item_records_when_it_was_first_shown(ner_worker):
 
 
 def test_a_sentence_pair_is_sent_as_two_sentences(db, worker):
-    from annotation.models import Study  # noqa: F401
     from tasks_app.models import Task
 
     task = make_task_with_items(

@@ -23,7 +23,8 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         from tasks_app.demo import import_demo_data
 
-        import_demo_data()
+        result = import_demo_data()
+        self.stdout.write(f"Demo data in place for: {', '.join(t.slug for t in result.tasks) or 'no task'}.")
         for definition in CLUES_TASKS:
             task = Task.objects.filter(slug=definition.slug).first()
             if task is None:
