@@ -22,15 +22,19 @@ from __future__ import annotations
 from django.db import transaction
 from django.middleware.csrf import get_token
 from django.utils.cache import add_never_cache_headers
-from drf_spectacular.utils import extend_schema, inline_serializer
-from rest_framework import exceptions, serializers
+from drf_spectacular.utils import extend_schema
+from rest_framework import exceptions
 from rest_framework.authentication import CSRFCheck
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.response import Response as JSONResponse
 from rest_framework.views import APIView
 
+from annotation.api.session_schema import (
+    ERROR, ERRORS, EVENT, LOCKED, PROGRESS_BOTH, RECORDED, REVEAL, SESSION, SKIP, SUBMIT,
+)
 from annotation.models import Participation, Response
 from annotation.services import answers, lifecycle, reveal, steps, timing, training_filter
+from annotation.services.entry import completion_target
 from annotation.services.answers import AnswerError, InvalidAnswer, NotInStep, NotYourItem
 
 SESSION_KEY = "participation_id"
@@ -80,6 +84,8 @@ class WorkerSessionView(APIView):
             if isinstance(exc, answers.AlreadyLocked):
                 body["answer"] = exc.stored
             return JSONResponse(body, status=exc.status)
+        if isinstance(exc, steps.StepUnavailable):
+            return JSONResponse({"error": "step_unavailable", "detail": str(exc)}, status=409)
         if isinstance(exc, exceptions.APIException):
             codes = exc.get_codes()
             code = codes if isinstance(codes, str) else "invalid_payload"
@@ -151,21 +157,24 @@ def item_payload(participation: Participation, response: Response) -> dict:
 def completion_payload(participation: Participation) -> dict | None:
     if participation.state != Participation.State.COMPLETED:
         return None
-    from annotation.services.entry import completion_target  # the cohorts engineer's service
-
     target = completion_target(participation)
     return {"code": target.code, "kind": target.kind, "url": target.url, "fields": dict(target.fields)}
 
 
 def settle(participation: Participation) -> None:
     """A step with no pending item left but not moved on (an interrupted last submit): move it on now."""
-    if participation.state == Participation.State.TRAINING:
-        training_filter.finish_training(participation)
-    elif participation.state == Participation.State.TEST:
-        lifecycle.finish_test(participation)
+    try:
+        if participation.state == Participation.State.TRAINING:
+            training_filter.finish_training(participation)
+        elif participation.state == Participation.State.TEST:
+            lifecycle.finish_test(participation)
+    except lifecycle.InvalidTransition:
+        participation.refresh_from_db()  # a racing request moved it on first
 
 
 def session_payload(participation: Participation) -> dict:
+    if participation.state in Participation.ACTIVE_STATES:
+        lifecycle.touch(participation)
     item = steps.current_item(participation=participation)
     if item is None and steps.phase_for(participation) is not None:
         settle(participation)
@@ -183,132 +192,15 @@ def session_payload(participation: Participation) -> dict:
     }
 
 
-# --- Schema helpers ---------------------------------------------------------------
-
-ERROR = inline_serializer("SessionError", {"error": serializers.CharField(), "detail": serializers.CharField()})
-SPAN = inline_serializer(
-    "SpanInput",
-    {
-        "start": serializers.IntegerField(help_text="Start offset, inclusive."),
-        "end": serializers.IntegerField(help_text="End offset, exclusive."),
-        "text": serializers.CharField(help_text="Must equal context[start:end]."),
-    },
-)
-SUBMIT = inline_serializer(
-    "SubmitInput",
-    {
-        "item": serializers.IntegerField(help_text="The current item's id."),
-        "label": serializers.CharField(required=False, help_text="Classification: one of the task's labels."),
-        "spans": serializers.ListField(child=SPAN, required=False, help_text="Span tasks: the selected spans."),
-        "offset_unit": serializers.ChoiceField(
-            ["codepoint", "utf16"], required=False, default="codepoint",
-            help_text="codepoint: Python str indices (default); utf16: JavaScript string offsets.",
-        ),
-        "no_answer": serializers.BooleanField(required=False, default=False, help_text="Span tasks: the empty answer."),
-        "confidence": serializers.IntegerField(min_value=1, max_value=5, help_text="1 strongly disagree .. 5 strongly agree."),
-    },
-)
-SKIP = inline_serializer(
-    "SkipInput",
-    {"item": serializers.IntegerField(), "confidence": serializers.IntegerField(required=False, min_value=1, max_value=5)},
-)
-EVENT = inline_serializer(
-    "EventInput",
-    {"item": serializers.IntegerField(), "type": serializers.ChoiceField(list(timing.EVENT_KINDS))},
-)
-
-def _obj(name: str, fields: dict, **kwargs):
-    return inline_serializer(name, fields, **kwargs)
-
-
-SPAN_OUT = _obj("SpanOutput", {
-    "start": serializers.IntegerField(help_text="Python str index, inclusive."),
-    "end": serializers.IntegerField(help_text="Python str index, exclusive."),
-    "text": serializers.CharField(),
-    "utf16_start": serializers.IntegerField(help_text="The same offset in UTF-16 code units (JavaScript)."),
-    "utf16_end": serializers.IntegerField(),
-})
-STORED = _obj("StoredAnswer", {
-    "item": serializers.IntegerField(),
-    "phase": serializers.ChoiceField(["training", "test"]),
-    "status": serializers.ChoiceField(["answered", "no_answer", "skipped"]),
-    "label": serializers.CharField(),
-    "answer": serializers.ListField(child=serializers.CharField(), help_text="The answer set as strings."),
-    "spans": SPAN_OUT.__class__(many=True),
-    "confidence": serializers.IntegerField(allow_null=True),
-    "submitted_at": serializers.DateTimeField(),
-})
-PROGRESS = _obj("Progress", {
-    "phase": serializers.CharField(), "done": serializers.IntegerField(), "total": serializers.IntegerField(),
-    "number": serializers.IntegerField(), "finished": serializers.BooleanField(),
-    "text": serializers.CharField(help_text='e.g. "Item 37 of 210".'),
-})
-LABEL = _obj("LabelHelp", {
-    "name": serializers.CharField(), "definition": serializers.CharField(), "example": serializers.CharField(),
-    "key": serializers.CharField(help_text="Keyboard key on the page."),
-})
-TASK = _obj("SessionTask", {
-    "slug": serializers.CharField(), "name": serializers.CharField(), "kind": serializers.CharField(),
-    "description": serializers.CharField(), "instructions": serializers.CharField(),
-    "multiple_spans": serializers.BooleanField(), "labels": LABEL.__class__(many=True),
-})
-ITEM = _obj("SessionItem", {
-    "item": serializers.IntegerField(help_text="Send this id with submit, skip and events."),
-    "phase": serializers.ChoiceField(["training", "test"]),
-    "position": serializers.IntegerField(),
-    "question": serializers.CharField(),
-    "question_type": serializers.CharField(),
-    "question_type_name": serializers.CharField(),
-    "context": serializers.JSONField(help_text="A string, or [sentence 1, sentence 2] for sentence pairs."),
-    "context_kind": serializers.ChoiceField(["text", "pair"]),
-    "answer_kind": serializers.ChoiceField(["label", "spans"]),
-    "multiple_spans": serializers.BooleanField(),
-    "skip_allowed": serializers.BooleanField(),
-    "locked": serializers.BooleanField(),
-    "your_answer": STORED.__class__(required=False, help_text="Only for a locked item."),
-}, allow_null=True)
-COMPLETION = _obj("Completion", {
-    "code": serializers.CharField(),
-    "kind": serializers.ChoiceField(["redirect", "form_post", "code"]),
-    "url": serializers.CharField(), "fields": serializers.DictField(child=serializers.CharField()),
-}, allow_null=True)
-SESSION = _obj("Session", {
-    "state": serializers.CharField(), "shots": serializers.IntegerField(), "task": TASK,
-    "progress": PROGRESS.__class__(allow_null=True), "item": ITEM, "completion": COMPLETION,
-})
-REVEAL = _obj("Reveal", {
-    "item": serializers.IntegerField(),
-    "your_answer": STORED,
-    "gold": _obj("Gold", {
-        "answers": serializers.ListField(child=serializers.CharField()),
-        "spans": SPAN_OUT.__class__(many=True),
-        "empty": serializers.BooleanField(help_text="The gold answer is the empty set."),
-    }),
-    "matches": _obj("Match", {"text": serializers.CharField(), "in_gold": serializers.BooleanField()}, many=True),
-    "score": serializers.FloatField(help_text="The item's S1."),
-    "verdict": serializers.ChoiceField(["correct", "partly correct", "incorrect"]),
-    "correct": serializers.BooleanField(),
-})
-LOCKED = _obj("Locked", {
-    "answer": STORED,
-    "step_finished": serializers.BooleanField(),
-    "state": serializers.CharField(help_text="The participation's state after this answer."),
-    "reveal": REVEAL.__class__(required=False, help_text="Training items only."),
-})
-PROGRESS_BOTH = _obj("SessionProgress", {
-    "state": serializers.CharField(),
-    "training": PROGRESS.__class__(allow_null=True), "test": PROGRESS.__class__(allow_null=True),
-})
-RECORDED = _obj("EventRecorded", {"recorded": serializers.BooleanField(help_text="False for a locked item.")})
-ERRORS = {400: ERROR, 403: ERROR, 409: ERROR}
-
-
 # --- Views ------------------------------------------------------------------------
 
 
 class CurrentView(WorkerSessionView):
     @extend_schema(
         tags=TAGS, summary="The session: state, task, progress and the current item (sets the CSRF cookie)",
+        description="Scripted clients: GET the study's join URL (/join/<slug>/?worker_id=...) to get the session "
+        "cookie, then this route to get the csrftoken cookie, and send its value as X-CSRFToken on every POST. "
+        "Test-step items never carry gold, scores or hints.",
         responses={200: SESSION, 403: ERROR},
     )
     def get(self, request):
@@ -322,10 +214,13 @@ class StartView(WorkerSessionView):
     def post(self, request):
         participation = self.participation
         if participation.state == Participation.State.CLAIMED:
-            with transaction.atomic():
-                lifecycle.begin(participation)
-                steps.lay_out_current(participation=participation)
-        elif steps.phase_for(participation) is None:
+            try:
+                with transaction.atomic():
+                    lifecycle.begin(participation)
+                    steps.lay_out_current(participation=participation)
+            except lifecycle.InvalidTransition:
+                participation.refresh_from_db()  # a double click: the first request started it
+        if steps.phase_for(participation) is None:
             raise NotInStep("not_in_step", f"your participation is {participation.state}")
         return JSONResponse(session_payload(participation))
 

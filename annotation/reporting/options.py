@@ -49,7 +49,7 @@ class MetricOptions:
     def describe(self) -> str:
         """The sentence printed under every table."""
         spread = (
-            "population standard deviation (ddof=0), as in the CLUES paper"
+            "population standard deviation (ddof=0, as in the CLUES paper)"
             if self.ddof == 0
             else "sample standard deviation (ddof=1)"
         )

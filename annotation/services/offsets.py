@@ -11,11 +11,10 @@ A span may only start or end on a boundary between user-perceived characters
 pair, between a letter and its combining accent, inside a ZWJ emoji sequence,
 between the two regional indicators of a flag, before a variation selector or
 skin-tone modifier, or between CR and LF. ``is_grapheme_boundary`` implements
-the UAX #29 rules GB1-GB13 with ``unicodedata``; the Extended_Pictographic and
-Prepend properties (not exposed by ``unicodedata``) are approximated by the
-code point ranges below, and the Indic conjunct rule GB9c of Unicode 15.1 is
-not applied (a virama is an extending mark, so the cut after it is still
-refused).
+the UAX #29 rules GB1-GB13 with ``unicodedata``, plus the Indic conjunct
+rule GB9c of Unicode 15.1 (which browsers' segmenters follow); the
+Extended_Pictographic, Prepend and Indic_Conjunct_Break properties (not
+exposed by ``unicodedata``) are taken from the code point ranges below.
 """
 from __future__ import annotations
 
@@ -122,6 +121,35 @@ _EXTRA_EXTEND = {0x200C, 0x09BE, 0x09D7, 0x0B3E, 0x0B57, 0x0BBE, 0x0BD7, 0x0CC2,
                  0x114BD, 0x115AF, 0x11930, 0x1D165, 0x1D16E, 0x1D16F, 0x1D170, 0x1D171, 0x1D172}
 
 
+# Indic_Conjunct_Break: the viramas that link consonants into one conjunct, and those scripts' consonants.
+_INCB_LINKERS = {0x094D, 0x09CD, 0x0ACD, 0x0B4D, 0x0C4D, 0x0D4D}
+_INCB_CONSONANT_RANGES = [
+    (0x0915, 0x0939), (0x0958, 0x095F), (0x0978, 0x097F),  # Devanagari
+    (0x0995, 0x09A8), (0x09AA, 0x09B0), (0x09B2, 0x09B2), (0x09B6, 0x09B9), (0x09DC, 0x09DD), (0x09DF, 0x09DF),
+    (0x09F0, 0x09F1),  # Bengali
+    (0x0A95, 0x0AA8), (0x0AAA, 0x0AB0), (0x0AB2, 0x0AB3), (0x0AB5, 0x0AB9), (0x0AF9, 0x0AF9),  # Gujarati
+    (0x0B15, 0x0B28), (0x0B2A, 0x0B30), (0x0B32, 0x0B33), (0x0B35, 0x0B39), (0x0B5C, 0x0B5D), (0x0B5F, 0x0B5F),
+    (0x0B71, 0x0B71),  # Oriya
+    (0x0C15, 0x0C28), (0x0C2A, 0x0C39), (0x0C58, 0x0C5A),  # Telugu
+    (0x0D15, 0x0D3A),  # Malayalam
+]
+
+
+def _is_incb_consonant(cp: int) -> bool:
+    return any(lo <= cp <= hi for lo, hi in _INCB_CONSONANT_RANGES)
+
+
+def _in_conjunct(text: str, index: int) -> bool:
+    """GB9c: Consonant [Extend Linker]* Linker [Extend Linker]* × Consonant."""
+    if not _is_incb_consonant(ord(text[index])):
+        return False
+    i, linked = index - 1, False
+    while i >= 0 and (ord(text[i]) in _INCB_LINKERS or _break_property(text[i]) in (_EXTEND, _ZWJ)):
+        linked = linked or ord(text[i]) in _INCB_LINKERS
+        i -= 1
+    return linked and i >= 0 and _is_incb_consonant(ord(text[i]))
+
+
 def _is_pictographic(cp: int) -> bool:
     i = bisect_right(_PICTOGRAPHIC_STARTS, cp) - 1
     return i >= 0 and cp <= _PICTOGRAPHIC_RANGES[i][1]
@@ -188,6 +216,8 @@ def is_grapheme_boundary(text: str, index: int) -> bool:
         return False  # GB9, GB9a
     if prev == _PREPEND:
         return False  # GB9b
+    if _in_conjunct(text, index):
+        return False  # GB9c
     if prev == _ZWJ and _is_pictographic(ord(after)):
         # GB11: ExtPict Extend* ZWJ × ExtPict
         i = index - 2

@@ -16,7 +16,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation.models import ExportJob, Participation, Study
-from annotation.reporting.analyses import majority_and_agreement, training_overlaps
+from annotation.reporting.analyses import (
+    confidence_vs_correctness, item_difficulty, majority_and_agreement, time_per_item, training_overlaps,
+)
 from annotation.reporting.exports import EXPORT_KINDS, export_job_create, export_to_bytes, iter_annotation_lines
 from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.pay import condition_pay
@@ -90,6 +92,9 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "studies_value": study.slug,
         "aggregation": majority_and_agreement(study=study, options=options),
         "overlaps": training_overlaps(study=study, options=options),
+        "hardest": item_difficulty(study=study, limit=10),
+        "confidence": confidence_vs_correctness(study=study),
+        "timing": time_per_item(study=study),
         "kinds": list(EXPORT_KINDS), "jobs": ExportJob.objects.filter(params__studies=[study.pk])[:20],
     })
 

@@ -372,3 +372,25 @@ def test_a_submit_request_runs_a_small_fixed_number_of_queries(db, worker):
         counts.append(len([q for q in ctx.captured_queries if not q["sql"].startswith(("SAVEPOINT", "RELEASE"))]))
     # session, participation, current item (+ is it the last), label check, lock, touch
     assert counts[0] == counts[1] == 6, counts
+
+
+def test_a_task_without_test_items_answers_a_clear_conflict(db, worker):
+    from tasks_app.models import ExampleSetItem
+
+    task = make_task_with_items(slug="empty", test=[("Ada met Bob .", ["Ada"])])
+    ExampleSetItem.objects.filter(example_set__task=task).delete()
+    p = make_participation(task, state=State.CLAIMED)
+    client = worker(p)
+    response = post(client, "start/")
+    assert (response.status_code, response.json()["error"]) == (409, "step_unavailable")
+    p.refresh_from_db()
+    assert p.state == State.CLAIMED and not Response.objects.filter(participation=p).exists()
+
+
+def test_an_interrupted_last_submit_is_settled_by_the_next_read(sst_task, worker):
+    p = make_participation(sst_task, state=State.TEST)
+    client = worker(p)
+    current_item(client)
+    Response.objects.filter(participation=p).update(status="answered", submitted_at=timezone.now(), answer=["x"])
+    body = client.get(API + "current/").json()
+    assert body["state"] == "completed" and body["completion"]["code"] == "C0DE1234"

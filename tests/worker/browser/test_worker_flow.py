@@ -274,3 +274,22 @@ def test_other_page_types(open_as, db):
     shot(open_as(make_participation(task, shots=10, state=State.EXCLUDED)), "excluded")
     page = open_as(make_participation(task, state=State.ABANDONED))
     shot(page, "abandoned")
+
+
+def test_a_partial_mouse_selection_snaps_to_whole_words_without_the_possessive(open_as, db):
+    context = "We saw  Babbage's engine in South\u00a0Kensington today ."
+    task = make_task_with_items(slug="snap", multiple_spans=False, test=[(context, ["Babbage"])])
+    p = make_participation(task, state=State.TEST)
+    page = open_as(p)
+    wait_for_item(page, 0)
+    box = token(page, "Babbage").bounding_box()
+    page.mouse.move(box["x"] + box["width"] * 0.3, box["y"] + box["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] * 0.7, box["y"] + box["height"] / 2, steps=3)
+    page.mouse.up()
+    assert span_texts(page) == ["Babbage"]
+    page.keyboard.press("r")
+    page.keyboard.press("Enter")
+    page.locator("#completion-code").wait_for()
+    stored = AnswerSpan.objects.get(response__participation=p)
+    assert (stored.start, stored.end, stored.text) == (8, 15, "Babbage")
