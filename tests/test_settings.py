@@ -6,8 +6,12 @@ import sys
 from tests.conftest import REPO_ROOT
 
 
+# Variables a production shell would not have (the browser tests set the last one).
+NOT_IN_PRODUCTION = {"DEBUG", "SECRET_KEY", "DATABASE_URL", "DJANGO_ALLOW_ASYNC_UNSAFE"}
+
+
 def run_settings(env: dict) -> subprocess.CompletedProcess:
-    full_env = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECRET_KEY", "DATABASE_URL"}}
+    full_env = {k: v for k, v in os.environ.items() if k not in NOT_IN_PRODUCTION}
     full_env.update(env)
     code = "import django; django.setup(); from django.conf import settings; print(settings.DATABASES['default']['ENGINE'])"
     return subprocess.run(
@@ -35,7 +39,7 @@ def test_default_database_is_sqlite_and_postgres_url_is_parsed():
 
 
 def test_check_deploy_passes_with_production_settings():
-    env = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "DATABASE_URL"}}
+    env = {k: v for k, v in os.environ.items() if k not in NOT_IN_PRODUCTION}
     env.update({"DEBUG": "0", "SECRET_KEY": "x" * 60 + "-production-like-key", "ALLOWED_HOSTS": "example.org"})
     result = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],

@@ -293,3 +293,24 @@ def test_a_partial_mouse_selection_snaps_to_whole_words_without_the_possessive(o
     page.locator("#completion-code").wait_for()
     stored = AnswerSpan.objects.get(response__participation=p)
     assert (stored.start, stored.end, stored.text) == (8, 15, "Babbage")
+
+
+def test_python_grapheme_boundaries_match_the_browsers_segmenter(browser):
+    from annotation.services import offsets
+
+    samples = [
+        "Jose\u0301 e\u0308\u0301 ❤\ufe0f 👍🏽 👨\u200d👩\u200d👧 🏳\ufe0f\u200d🌈 🇫🇷🇩🇪🇮 a\r\nb 한국 \u1100\u1161\u11a8",
+        "क्षत्रिय स्त्री ত্র ক্ষ 東京 café\u00a0au\tlait  😀x",
+    ]
+    page = browser.new_page()
+    try:
+        for text in samples:
+            units = page.evaluate(
+                "t => Array.from(new Intl.Segmenter('en', {granularity: 'grapheme'}).segment(t)).map(s => s.index)",
+                text,
+            )
+            browser_bounds = {offsets.utf16_to_index(text, u) for u in units} | {len(text)}
+            python_bounds = {i for i in range(len(text) + 1) if offsets.is_grapheme_boundary(text, i)}
+            assert python_bounds == browser_bounds, sorted(python_bounds ^ browser_bounds)
+    finally:
+        page.close()
