@@ -49,6 +49,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
+if env_bool("BENCH_COUNT_QUERIES", False):  # X-DB-Queries on every response, for bench/replay.py only
+    MIDDLEWARE.insert(0, "annotation.middleware.QueryCountMiddleware")
 
 ROOT_URLCONF = "annotation.urls"
 WSGI_APPLICATION = "annotation.wsgi.application"

@@ -5,6 +5,8 @@
 - /dashboard/     admins' progress and results (annotation.urls_dashboard)
 - /api/           the JSON API, described at /api/schema/ (annotation.api.urls)
 """
+import os
+
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
@@ -18,3 +20,8 @@ urlpatterns = [
     path("dashboard/", include("annotation.urls_dashboard")),
     path("", include("annotation.urls_entry")),
 ]
+
+if os.environ.get("BENCH_NOOP_ENDPOINT") == "1":  # the replay benchmark's do-nothing ceiling (bench/replay.py)
+    from annotation.views import bench
+
+    urlpatterns.insert(0, path("bench/noop/", bench.noop, name="bench-noop"))
