@@ -115,7 +115,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(env_str("STATIC_ROOT") or BASE_DIR / "staticfiles")
 STATICFILES_DIRS = [BASE_DIR / "static"]
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT") or BASE_DIR / "media")
 MEDIA_URL = "media/"

@@ -10,3 +10,6 @@ from annotation.settings import *  # noqa: E402,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast users in tests
 MEDIA_ROOT = BASE_DIR / "test-artifacts" / "media"  # noqa: F405
+# WhiteNoise warns about a missing STATIC_ROOT; tests serve static files through the finders.
+STATIC_ROOT = BASE_DIR / "test-artifacts" / "static"  # noqa: F405
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)

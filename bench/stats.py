@@ -1,0 +1,42 @@
+"""Figures for the replay's JSON: latency percentiles, query counts, expected S1."""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+from tasks_app import scoring
+
+
+def percentile(sorted_values: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0..100) of already sorted values."""
+    if not sorted_values:
+        return math.nan
+    rank = max(1, math.ceil(q / 100 * len(sorted_values)))
+    return sorted_values[rank - 1]
+
+
+def latency_summary(values: Iterable[float]) -> dict:
+    ordered = sorted(values)
+    if not ordered:
+        return {"n": 0}
+    return {
+        "n": len(ordered),
+        "p50_ms": round(percentile(ordered, 50), 2),
+        "p95_ms": round(percentile(ordered, 95), 2),
+        "p99_ms": round(percentile(ordered, 99), 2),
+        "max_ms": round(ordered[-1], 2),
+    }
+
+
+def count_summary(values: Iterable[int]) -> dict:
+    ordered = sorted(values)
+    if not ordered:
+        return {"n": 0}
+    return {"n": len(ordered), "min": ordered[0], "median": ordered[len(ordered) // 2], "max": ordered[-1],
+            "distinct": sorted(set(ordered))}
+
+
+def expected_s1(answers: Iterable[tuple[frozenset[str], frozenset[str]]]) -> float | None:
+    """Mean per-item S1 of (answer set, gold set) pairs, scored by the project's pure scorer."""
+    scores = [scoring.s1(sorted(answer), sorted(gold)) for answer, gold in answers]
+    return scoring.mean(scores) if scores else None
