@@ -1,5 +1,6 @@
 """Root URLconf.
 
+- /               the front page (annotation.views.home)
 - /join/<slug>/   crowd-platform entry (annotation.urls_entry)
 - /work/          the worker's pages (annotation.urls_worker)
 - /dashboard/     admins' progress and results (annotation.urls_dashboard)
@@ -11,6 +12,8 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from annotation.views.home import home
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
@@ -18,6 +21,7 @@ urlpatterns = [
     path("api/", include("annotation.api.urls")),
     path("work/", include("annotation.urls_worker")),
     path("dashboard/", include("annotation.urls_dashboard")),
+    path("", home, name="home"),
     path("", include("annotation.urls_entry")),
 ]
 
