@@ -12,10 +12,12 @@ Rules worth knowing:
   JSON, missing or mis-shaped field, unknown label, duplicate id in a file,
   empty or unreadable file) rejects the whole run: nothing is written and the
   command exits non-zero. Otherwise everything is written in one transaction.
-- An example is a source line identified by id *and* content (the
-  fingerprint). The same line in several files is one example; the same
-  content under two ids stays two examples (the CoNLL test file has such
-  lines); the same id with other content is reported (``id_reused``).
+- An example is identified by its content without the id (the
+  fingerprint): the same line in several files is one example even when the
+  files number it differently (SST-2 does), so a split's 10-shot items are the
+  very examples of its 20-shot set; a content repeated within one file stays
+  as many examples (the CoNLL test file has such lines); the same id with
+  other content is reported (``id_reused``).
 - Nesting (10 within 20 within 30) is judged per question type on content
   without ids, because SST-2 renumbers every file from 1.
 - Re-importing never deletes examples; set memberships are replaced when a

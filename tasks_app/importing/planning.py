@@ -1,9 +1,10 @@
 """Read and check every file of one task, and plan what to write (no database access).
 
 A plan holds the examples (keyed by fingerprint) and each set as an ordered
-list of fingerprints. An example is one source line, identified by its id and
-content together: the same line in several files is one example; the same
-content under two ids (CoNLL's test file has such lines) is two.
+list of fingerprints. An example is identified by its content without the id
+(see reading.py): the same line in several files is one example even when the
+files number it differently (SST-2); a content repeated within one file
+(CoNLL's test file has such lines) is as many examples.
 """
 from __future__ import annotations
 

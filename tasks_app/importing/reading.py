@@ -26,7 +26,7 @@ class SourceLine:
     context: str | list[str]
     question: str
     answers: list
-    fingerprint: str  # identity: SHA-256 of the canonical line, id included
+    fingerprint: str  # identity: the content key, plus which repeat of that content within its file
     content_key: str  # SHA-256 of the canonical line without its id (nesting compares this)
     question_type: str = ""
     extra: dict = field(default_factory=dict)
@@ -57,12 +57,21 @@ def read_jsonl(path: Path, *, task: str, display: str) -> tuple[list[SourceLine]
     if not text.strip():
         return [], [Finding(task, display, None, "empty_file", "the file holds no lines")]
     records = []
+    repeats: dict[str, int] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         record, problems = parse_line(line, task=task, file=display, line=number)
         findings.extend(problems)
         if record is not None:
+            # Identity is content, not id: SST-2 gives the same sentence other ids in each
+            # file, yet the 10-shot items must be the same examples as in the 20-shot set.
+            # The k-th repeat of a content within one file is its own example (CoNLL's
+            # test file has the same sentence under two ids).
+            seen = repeats.get(record.content_key, 0)
+            repeats[record.content_key] = seen + 1
+            if seen:
+                record.fingerprint = sha256(f"{record.content_key}#{seen}")
             records.append(record)
     return records, findings
 
@@ -95,7 +104,7 @@ def parse_line(text: str, *, task: str, file: str, line: int) -> tuple[SourceLin
         context=raw["context"],
         question=raw["question"],
         answers=raw["answer"],
-        fingerprint=sha256(canonical_json(raw)),
+        fingerprint=sha256(canonical_json(without_id)),
         content_key=sha256(canonical_json(without_id)),
         extra={k: v for k, v in raw.items() if k not in REQUIRED_FIELDS},
     )

@@ -135,6 +135,14 @@ def test_sst_lines_sharing_an_id_stay_separate_examples(imported_release):
     assert Example.objects.filter(task__slug="sst2", source_id="1").count() > 1
 
 
+def test_nested_splits_share_the_very_example_rows_across_shot_levels(imported_release):
+    # SST-2 numbers the same sentence differently in each file; the rows must still be shared,
+    # or a 10-shot and a 20-shot cohort would not train on the same examples.
+    for split in TrainingSplit.objects.filter(is_nested=True).select_related("task"):
+        members = {es.shots: set(es.items.values_list("example_id", flat=True)) for es in split.sets.all()}
+        assert members[10] <= members[20] <= members[30], split
+
+
 def test_identical_conll_test_lines_under_two_ids_are_two_test_items(imported_release):
     assert [(f.line, f.message) for f in findings_of(imported_release, "duplicate_content")] == [
         (463, "same content as line 226 (id '487_1') under id '3313_1'; kept as two examples"),

@@ -6,7 +6,7 @@ import pytest
 from tasks_app.importing.gold import build_gold
 from tasks_app.importing.locating import locate
 from tasks_app.importing.nesting import check_nested, nested_prefixes
-from tasks_app.importing.reading import parse_line
+from tasks_app.importing.reading import parse_line, read_jsonl
 from tasks_app.importing.validation import TaskSpec, find_reused_ids, validate_file
 
 PER_QUESTION = "List all the people names in the context"
@@ -45,12 +45,22 @@ def test_bad_lines_become_error_findings_with_file_and_line(text, kind):
     assert [(f.kind, f.file, f.line, f.is_error) for f in findings] == [(kind, "x/f.jsonl", 7, True)]
 
 
-def test_fingerprint_includes_the_id_and_content_key_does_not():
-    a = record({"id": 1, "context": "good", "question": "q", "answer": ["positive"]})
-    b = record({"id": 2, "context": "good", "question": "q", "answer": ["positive"]})
-    assert a.fingerprint != b.fingerprint
-    assert a.content_key == b.content_key
-    assert a.source_id == "1"
+def test_identity_is_content_so_files_that_renumber_share_examples():
+    # SST-2 gives the same sentence another id in each training file of a split.
+    a = record({"id": 1, "context": "good", "question": "q", "answer": ["positive"]}, file="sst_train_10_1.jsonl")
+    b = record({"id": 7, "context": "good", "question": "q", "answer": ["positive"]}, file="sst_train_20_1.jsonl")
+    assert a.fingerprint == b.fingerprint == a.content_key
+    assert (a.source_id, b.source_id) == ("1", "7")
+
+
+def test_a_content_repeated_within_one_file_stays_as_many_examples(tmp_path):
+    line = {"context": "ATLANTIC DIVISION", "question": "q", "answer": [""]}
+    path = tmp_path / "conll_test.jsonl"
+    path.write_text("\n".join(json.dumps({"id": i, **line}) for i in ("226", "463")) + "\n")
+    records, findings = read_jsonl(path, task="t", display="conll_test.jsonl")
+    assert findings == []
+    assert len({r.fingerprint for r in records}) == 2
+    assert len({r.content_key for r in records}) == 1
 
 
 def test_locate_finds_every_occurrence_on_word_boundaries():
