@@ -65,6 +65,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--gunicorn-workers", type=int, default=4)
     parser.add_argument("--gunicorn-threads", type=int, default=4)
     parser.add_argument("--database", default="bench_replay")
+    parser.add_argument("--tasks", default=",".join(TASKS),
+                        help="comma-separated subset of the six tasks, for quicker experiments")
     args = parser.parse_args(argv)
     problems = []
     if not 1 <= args.concurrency <= 64:
@@ -80,6 +82,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         problems.append("--gunicorn-workers must be 1..16 and --gunicorn-threads 1..32")
     if args.noop_requests < 0 or args.timeout <= 0:
         problems.append("--noop-requests must be >= 0 and --timeout > 0")
+    args.tasks = tuple(t for t in args.tasks.split(",") if t)
+    if not args.tasks or set(args.tasks) - set(TASKS):
+        problems.append(f"--tasks must name some of {', '.join(TASKS)}")
     if not (args.clues / "SST-2").is_dir():
         problems.append(f"no CLUES release at {args.clues} (give --clues PATH)")
     if problems:
@@ -117,7 +122,7 @@ def set_up(stack: Stack, args: argparse.Namespace) -> dict:
     with open(os.devnull, "w") as quiet:
         call_command("create_clues_studies", split=SPLIT, open=True, stdout=quiet, stderr=quiet)
     info = {}
-    for task in TASKS:
+    for task in args.tasks:
         slug = f"clues-{task}-split{SPLIT}"
         study = Study.objects.filter(slug=slug).first()
         if study is None:  # the standard design refused the split: the same four conditions, made directly
@@ -282,7 +287,9 @@ def main(argv: list[str] | None = None) -> int:
         recorder = Recorder()
         sampler = report.RssSampler(stack)
         sampler.start()
+        cpu_before = report.cpu_seconds(stack)
         result = asyncio.run(replay(stack, setup["studies"], args, recorder))
+        result["cpu_seconds"] = report.cpu_delta(cpu_before, report.cpu_seconds(stack))
         noop_recorder = Recorder()
         noop = asyncio.run(hammer_noop(stack, args, noop_recorder)) if args.noop_requests else None
         sampler.stop()

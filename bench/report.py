@@ -20,16 +20,51 @@ class RssSampler(threading.Thread):
         super().__init__(daemon=True)
         self.stack = stack
         self.peak_total_kb: dict[str, int] = {}
-        self._stop = threading.Event()
+        self._halt = threading.Event()
 
     def run(self) -> None:
-        while not self._stop.wait(0.2):
+        while not self._halt.wait(0.2):
             for name, kb in self.stack.current_rss_kb().items():
                 self.peak_total_kb[name] = max(self.peak_total_kb.get(name, 0), kb)
 
     def stop(self) -> None:
-        self._stop.set()
+        self._halt.set()
         self.join(timeout=2)
+
+
+def _ticks(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])  # utime + stime
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def cpu_seconds(stack) -> dict[str, float]:
+    """CPU time so far of the harness itself, each server, and every postgres process on the machine."""
+    from bench.stack import descendants
+
+    hz = os.sysconf("SC_CLK_TCK")
+    usage = os.times()
+    result = {"client (this process)": usage.user + usage.system}
+    for name, process in stack.processes.items():
+        result[name] = sum(_ticks(pid) for pid in descendants(process.pid)) / hz
+    postgres = 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/comm") as f:
+                    if f.read().startswith("postgres"):
+                        postgres += _ticks(int(entry))
+            except OSError:
+                continue
+    result["postgres (all backends)"] = postgres / hz
+    return result
+
+
+def cpu_delta(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    return {name: round(after[name] - before.get(name, 0.0), 1) for name in after}
 
 
 def machine() -> dict:
@@ -80,6 +115,7 @@ def build(*, args, stack, setup, result, recorder, noop, noop_recorder, sampler)
             "workers": dict(Counter(o.state for o in outcomes)),
             "replacements": sum(1 for o in outcomes if o.state in ("excluded", "abandoned")),
             "abandon_releases": result["releases"],
+            "cpu_seconds": result["cpu_seconds"],
         },
         "latency": {kind: latency_summary(recorder.latencies.get(kind, [])) for kind in LATENCY_KINDS
                     if kind in recorder.latencies},
