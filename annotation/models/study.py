@@ -1,6 +1,8 @@
 """Studies and their conditions (the cohorts of 0/10/20/30 shots)."""
+import math
 from decimal import Decimal
 
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
@@ -67,6 +69,15 @@ class Study(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self) -> None:
+        # Training S1 lies in 0..1, and so do its minimum and any distance below a mean: a threshold
+        # outside that range would silently let everyone through or nobody.
+        threshold = self.filter_threshold
+        if threshold is not None and (not math.isfinite(threshold) or not 0.0 <= threshold <= 1.0):
+            raise ValidationError(
+                {"filter_threshold": f"The training filter's threshold is an S1 value from 0 to 1; got {threshold}."}
+            )
 
     @property
     def is_open(self) -> bool:

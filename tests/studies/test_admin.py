@@ -77,6 +77,9 @@ def test_add_form_creates_the_chosen_conditions_and_refuses_missing_levels(clien
     response = client.post(url, {**data, "slug": "other", "split_number": 2})
     assert response.status_code == 200 and "no training split 2" in response.content.decode()
     assert not Study.objects.filter(slug="other").exists()
+    response = client.post(url, {**data, "slug": "strict", "filter_rule": "absolute", "filter_threshold": 80})
+    assert response.status_code == 200 and "from 0 to 1" in response.content.decode()
+    assert not Study.objects.filter(slug="strict").exists()
 
 
 def test_status_actions_apply_the_rules(client, task, make_study):

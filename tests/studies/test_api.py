@@ -209,3 +209,11 @@ def test_the_endpoints_are_in_the_openapi_schema(admin_client):
                  "/api/studies/standard-design/", "/api/conditions/", "/api/participations/{id}/override/",
                  "/api/workers/{id}/block/", "/api/participants/export/"):
         assert path in (paths or text), path
+
+
+def test_a_filter_threshold_outside_0_to_1_is_a_400_under_its_field(admin_client, study):
+    response = admin_client.patch(f"/api/studies/{study.pk}/", {"filter_threshold": 2},
+                                  content_type="application/json")
+    assert response.status_code == 400 and "from 0 to 1" in response.json()["filter_threshold"][0]
+    study.refresh_from_db()
+    assert study.filter_threshold == 0.0

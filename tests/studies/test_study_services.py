@@ -224,3 +224,16 @@ def test_counts_per_condition_in_one_query(study):
     assert (ten.filled, ten.claimed, ten.in_training, ten.in_test, ten.free) == (3, 1, 1, 1, 0)
     assert (twenty.filled, twenty.completed, twenty.excluded, twenty.abandoned, twenty.free) == (1, 1, 1, 1, 2)
     assert (zero.filled, zero.free, zero.slots) == (0, 3, 3)
+
+
+@pytest.mark.parametrize("threshold", [-0.1, 1.5, float("nan"), float("inf")])
+def test_a_filter_threshold_outside_0_to_1_is_refused_and_nothing_is_saved(task, threshold):
+    with pytest.raises(ValidationError) as exc_info:
+        studies.study_create(task=task, slug="bad", filter_rule="absolute", filter_threshold=threshold)
+    assert "from 0 to 1" in _messages(exc_info)["filter_threshold"][0]
+    assert not Study.objects.filter(slug="bad").exists()
+    study = studies.study_create(task=task, slug="good", filter_rule="relative", filter_threshold=0.2)
+    with pytest.raises(ValidationError):
+        studies.study_update(study=study, filter_threshold=threshold)
+    study.refresh_from_db()
+    assert study.filter_threshold == 0.2
