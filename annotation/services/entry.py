@@ -29,6 +29,9 @@ from annotation.services import lifecycle
 from annotation.services.platforms import CompletionTarget, EntryParams, completion_target_for
 
 _random = random.SystemRandom()
+# What a returning worker of the same study gets back to: their slot, their finish page, or (excluded)
+# the kind page with the code that gets them paid. Abandoned workers have lost their place.
+_RESUMABLE = (*Participation.HOLDING_STATES, Participation.State.EXCLUDED)
 
 
 class Outcome(enum.StrEnum):
@@ -65,7 +68,7 @@ def _answer_for_known_worker(*, worker: Worker | None, study: Study) -> JoinResu
     existing = _existing(worker=worker, study=study)
     if existing is None:
         return None
-    if existing.study_id == study.pk and existing.state in Participation.HOLDING_STATES:
+    if existing.study_id == study.pk and existing.state in _RESUMABLE:
         return JoinResult(Outcome.RESUMED, study, existing)
     return JoinResult(Outcome.ALREADY_TOOK_PART, study)
 
@@ -143,9 +146,10 @@ def join_study(*, study: Study, params: EntryParams) -> JoinResult:
 
     - MTurk preview: only the task description, nothing stored.
     - A returning worker of this study whose slot is still theirs resumes it
-      (also while the study is paused, so nobody loses work already done).
-    - A worker who has taken part in the task before, in any study, condition
-      or state (abandoned and excluded included), is refused, as is a blocked one.
+      (also while the study is paused, so nobody loses work already done); an
+      excluded one gets back to the page that tells them so, with their code.
+    - A worker who has taken part in the task before, in any other study or
+      condition, or who abandoned their slot, is refused, as is a blocked one.
     - Otherwise an open study with a free slot gives them one.
     """
     if study.status in (Study.Status.DRAFT, Study.Status.CLOSED):

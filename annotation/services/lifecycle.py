@@ -89,13 +89,30 @@ def begin(participation: Participation, *, at: datetime | None = None) -> None:
     transition(participation, to_state=first, reason="started", at=at)
 
 
-def finish_test(participation: Participation, *, at: datetime | None = None) -> None:
-    """All test items are locked: complete the participation and give its completion code."""
-    code = participation.study.completion_code or secrets.token_hex(4).upper()
-    transition(participation, to_state=State.COMPLETED, reason="finished the test step", at=at)
+def give_completion_code(participation: Participation) -> str:
+    """The code the worker enters on their platform to be paid: the study's, else one of their own (kept)."""
+    code = participation.study.completion_code or participation.completion_code or secrets.token_hex(4).upper()
     if participation.completion_code != code:
         participation.completion_code = code
         Participation.objects.filter(pk=participation.pk).update(completion_code=code)
+    return code
+
+
+def finish_test(participation: Participation, *, at: datetime | None = None) -> None:
+    """All test items are locked: complete the participation and give its completion code."""
+    transition(participation, to_state=State.COMPLETED, reason="finished the test step", at=at)
+    give_completion_code(participation)
+
+
+def exclude(
+    participation: Participation, *, reason: str, actor: AbstractBaseUser | None = None, at: datetime | None = None
+) -> ParticipationEvent:
+    """Take the worker out of the study (training filter or an admin). Their slot reopens, and they get
+    a completion code all the same: an excluded worker is paid for the time spent, which on the
+    platforms means submitting with a code (MTurk cannot even pay a bonus on an unsubmitted assignment)."""
+    event = transition(participation, to_state=State.EXCLUDED, reason=reason, actor=actor, at=at)
+    give_completion_code(participation)
+    return event
 
 
 def touch(participation: Participation, *, at: datetime | None = None) -> None:

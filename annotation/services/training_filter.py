@@ -84,10 +84,29 @@ def finish_training(participation: Participation) -> FilterDecision:
         if decision.passed:
             lifecycle.transition(participation, to_state=State.TEST, reason=f"passed training filter: {decision.reason}")
         else:
-            lifecycle.transition(
-                participation, to_state=State.EXCLUDED, reason=f"failed training filter: {decision.reason}"
-            )
+            lifecycle.exclude(participation, reason=f"failed training filter: {decision.reason}")
     return decision
+
+
+def _free_slot_for(locked: Participation) -> int:
+    """The slot number a readmitted worker takes: their own if still free, else the lowest free one.
+
+    Called with the study and its conditions locked (in the entry's order), so
+    no entry can take the slot between this choice and the update.
+    """
+    held = set(
+        Participation.objects.filter(condition_id=locked.condition_id, state__in=Participation.HOLDING_STATES)
+        .exclude(pk=locked.pk)
+        .values_list("slot_index", flat=True)
+    )
+    if locked.slot_index not in held:
+        return locked.slot_index
+    free = [i for i in range(locked.study.workers_per_condition) if i not in held]
+    if not free:
+        raise lifecycle.InvalidTransition(
+            "the worker's slot has been given to another worker meanwhile and the condition is full; cannot readmit"
+        )
+    return free[0]
 
 
 def override(
@@ -95,17 +114,32 @@ def override(
 ) -> FilterDecision:
     """An admin's verdict over the filter's: readmit an excluded worker, or exclude one.
 
-    Readmitting needs the worker's slot to be free again (it may have been
-    given to a fresh worker meanwhile); the database's one-active-per-slot
-    constraint refuses it otherwise.
+    An excluded worker's slot may have gone to a fresh worker meanwhile: the
+    readmitted worker then takes another free slot of the condition, and is
+    refused when it is full (never more than N; the database's
+    one-active-per-slot constraint has the last word).
     """
     if not reason.strip():
         raise ValueError("an override needs a reason")
     with transaction.atomic():
-        locked = Participation.objects.select_for_update().get(pk=participation.pk)
-        target = State.TEST if admit else State.EXCLUDED
+        # Lock in the entry's order (study, its conditions by id, then the participation): no deadlock.
+        Study.objects.select_for_update().filter(pk=participation.study_id).first()
+        list(participation.study.conditions.select_for_update().order_by("id").values_list("id", flat=True))
+        locked = Participation.objects.select_for_update().select_related("study").get(pk=participation.pk)
+        why = f"admin override: {reason}"
         try:
-            lifecycle.transition(locked, to_state=target, reason=f"admin override: {reason}", actor=actor)
+            if admit:
+                if State.TEST not in lifecycle.ALLOWED_TRANSITIONS.get(locked.state, set()):
+                    raise lifecycle.InvalidTransition(f"cannot go from {locked.state} to {State.TEST}")
+                if locked.state == State.EXCLUDED:
+                    slot = _free_slot_for(locked)
+                    if slot != locked.slot_index:
+                        Participation.objects.filter(pk=locked.pk).update(slot_index=slot)
+                        why += f" (slot {locked.slot_index} was taken meanwhile: now slot {slot})"
+                        locked.slot_index = slot
+                lifecycle.transition(locked, to_state=State.TEST, reason=why, actor=actor)
+            else:
+                lifecycle.exclude(locked, reason=why, actor=actor)
         except IntegrityError:
             raise lifecycle.InvalidTransition(
                 "the worker's slot has been given to another worker meanwhile; cannot readmit"

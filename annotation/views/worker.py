@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET
 from annotation.api.session import completion_payload, load_participation
 from annotation.models import Participation
 from annotation.services import timing
+from annotation.services.entry import completion_target
 from tasks_app.models import ExampleSet, ExampleSetItem
 
 State = Participation.State
@@ -79,6 +80,10 @@ def home(request: HttpRequest) -> HttpResponse:
         )
         return render(request, "worker/item.html", context)
     if state == State.EXCLUDED:
+        # Excluded workers are paid for their time: they submit on their platform with a code too.
+        target = completion_target(participation)
+        context["completion"] = {"code": target.code, "kind": target.kind, "url": target.url,
+                                 "fields": dict(target.fields)}
         return render(request, "worker/excluded.html", context)
     if state == State.COMPLETED:
         context["completion"] = completion_payload(participation)

@@ -93,11 +93,22 @@ def test_a_completed_worker_resumes_to_see_the_finish_page(study):
     assert entry.join_study(study=study, params=inhouse("alice")).outcome == Outcome.RESUMED
 
 
-@pytest.mark.parametrize("state", [State.ABANDONED, State.EXCLUDED])
-def test_an_abandoned_or_excluded_worker_of_this_study_has_already_taken_part(study, state):
+def test_an_abandoned_worker_of_this_study_has_already_taken_part(study):
     first = entry.join_study(study=study, params=inhouse("alice")).participation
-    Participation.objects.filter(pk=first.pk).update(state=state)
+    Participation.objects.filter(pk=first.pk).update(state=State.ABANDONED)
+    before = _rows()
     assert entry.join_study(study=study, params=inhouse("alice")).outcome == Outcome.ALREADY_TOOK_PART
+    assert _rows() == before
+
+
+def test_an_excluded_worker_of_this_study_gets_back_to_their_own_participation_and_no_new_slot(study):
+    first = entry.join_study(study=study, params=inhouse("alice")).participation
+    Participation.objects.filter(pk=first.pk).update(state=State.EXCLUDED)
+    before = _rows()
+    again = entry.join_study(study=study, params=inhouse("alice"))
+    assert again.outcome == Outcome.RESUMED and again.participation.pk == first.pk
+    assert again.participation.state == State.EXCLUDED
+    assert _rows() == before
 
 
 @pytest.mark.parametrize("state", list(State))

@@ -3,6 +3,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Participation, ParticipationEvent, Study, Worker
+from annotation.services import lifecycle
 from tests.factories import ParticipationFactory, WorkerFactory
 
 pytestmark = pytest.mark.django_db
@@ -142,3 +143,30 @@ def test_inside_an_iframe_the_worker_is_sent_to_a_tab_of_their_own_that_resumes_
     in_tab = client.get(reverse("entry:join", args=[study.slug]), params, HTTP_SEC_FETCH_DEST="document")
     assert in_tab.status_code == 302 and client.session["participation_id"] == participation.pk
     assert Participation.objects.count() == 1
+
+
+def test_an_excluded_mturk_worker_reopening_the_link_sees_the_kind_page_with_the_hit_submit_form(client, study):
+    params = {"workerId": "A1", "assignmentId": "ASG", "hitId": "H", "turkSubmitTo": "https://www.mturk.com"}
+    _join(client, study, **params)
+    participation = Participation.objects.get()
+    lifecycle.begin(participation)
+    lifecycle.exclude(participation, reason="failed training filter")
+    client.logout()  # a new browser
+    before = _rows()
+    response = _join(client, study, **params)
+    assert response.status_code == 302 and response["Location"] == "/work/"
+    html = client.get("/work/").content.decode()
+    assert "You will be paid for the time you have spent" in html
+    assert 'action="https://www.mturk.com/mturk/externalSubmit"' in html
+    assert 'name="assignmentId" value="ASG"' in html and participation.completion_code in html
+    assert _rows() == before
+
+
+def test_an_excluded_prolific_worker_is_given_the_way_back_to_prolific_with_the_code(client, make_study):
+    study = make_study(prolific_completion_url="https://app.prolific.com/submissions/complete", completion_code="CC7")
+    _join(client, study, PROLIFIC_PID="pp1", STUDY_ID="s", SESSION_ID="x")
+    participation = Participation.objects.get()
+    lifecycle.begin(participation)
+    lifecycle.exclude(participation, reason="failed training filter")
+    html = client.get("/work/").content.decode()
+    assert "CC7" in html and 'href="https://app.prolific.com/submissions/complete?cc=CC7"' in html

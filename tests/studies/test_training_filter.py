@@ -78,7 +78,7 @@ def test_relative_rule_compares_with_the_condition_s_other_workers_so_far(condit
     assert "(others' mean 0.500 - 0.200)" in decision.reason
 
 
-def test_an_excluded_worker_s_slot_reopens_for_a_fresh_worker_and_they_stay_ineligible(condition):
+def test_an_excluded_worker_s_slot_reopens_for_a_fresh_worker_and_they_stay_ineligible(condition, make_study):
     c = condition(Study.FilterRule.ABSOLUTE, 1.0, workers=1)
     study = c.study
     joined = entry.join_study(study=study, params=inhouse("weak")).participation
@@ -88,7 +88,11 @@ def test_an_excluded_worker_s_slot_reopens_for_a_fresh_worker_and_they_stay_inel
     assert joined.state == State.EXCLUDED
     fresh = entry.join_study(study=study, params=inhouse("fresh"))
     assert fresh.outcome == entry.Outcome.JOINED and fresh.participation.slot_index == joined.slot_index
-    assert entry.join_study(study=study, params=inhouse("weak")).outcome == entry.Outcome.ALREADY_TOOK_PART
+    back = entry.join_study(study=study, params=inhouse("weak"))  # back to the kind page, not to a slot
+    assert back.outcome == entry.Outcome.RESUMED and back.participation.pk == joined.pk
+    assert back.participation.state == State.EXCLUDED
+    other = make_study(shots=[10], workers=1)
+    assert entry.join_study(study=other, params=inhouse("weak")).outcome == entry.Outcome.ALREADY_TOOK_PART
 
 
 def test_an_admin_can_readmit_an_excluded_worker_with_a_logged_reason(condition):
@@ -113,16 +117,50 @@ def test_an_admin_can_exclude_a_worker_who_passed(condition):
     assert not decision.passed and p.state == State.EXCLUDED
 
 
-def test_readmitting_is_refused_once_the_slot_went_to_someone_else(condition):
+def test_readmitting_is_refused_once_the_slot_went_to_someone_else_and_the_condition_is_full(condition):
+    c = condition(Study.FilterRule.ABSOLUTE, 0.9)
+    p = _trained(c, [0.0], slot=0)
+    training_filter.finish_training(p)
+    for slot in range(3):  # fresh workers took slot 0 and the two others
+        ParticipationFactory(condition=c, slot_index=slot, state=State.TRAINING)
+    with pytest.raises(lifecycle.InvalidTransition, match="slot has been given to another worker"):
+        training_filter.override(p, admit=True, reason="sorry", actor=None)
+    p.refresh_from_db()
+    assert (p.state, p.slot_index) == (State.EXCLUDED, 0)
+    assert not FilterDecision.objects.filter(is_override=True).exists()
+    assert not p.events.filter(reason__startswith="admin override").exists()
+
+
+def test_a_readmitted_worker_whose_slot_was_retaken_gets_another_free_slot_and_the_log_says_so(condition):
     c = condition(Study.FilterRule.ABSOLUTE, 0.9)
     p = _trained(c, [0.0], slot=0)
     training_filter.finish_training(p)
     ParticipationFactory(condition=c, slot_index=0, state=State.TRAINING)  # a fresh worker took slot 0
-    with pytest.raises(lifecycle.InvalidTransition, match="slot has been given to another worker"):
-        training_filter.override(p, admit=True, reason="sorry", actor=None)
+    training_filter.override(p, admit=True, reason="sorry", actor=None)
+    assert (p.state, p.slot_index) == (State.TEST, 1)
+    assert p.events.get(to_state=State.TEST).reason == "admin override: sorry (slot 0 was taken meanwhile: now slot 1)"
+    held = Participation.objects.filter(condition=c, state__in=Participation.HOLDING_STATES)
+    assert sorted(held.values_list("slot_index", flat=True)) == [0, 1]
+
+
+def test_an_excluded_worker_gets_a_completion_code_so_the_platform_pays_them(condition):
+    c = condition(Study.FilterRule.ABSOLUTE, 0.9)
+    p = _trained(c, [0.0])
+    training_filter.finish_training(p)
     p.refresh_from_db()
-    assert p.state == State.EXCLUDED
-    assert not FilterDecision.objects.filter(is_override=True).exists()
+    assert p.state == State.EXCLUDED and len(p.completion_code) == 8
+    passed = _trained(c, [1.0], slot=1)
+    training_filter.override(passed, admit=False, reason="copied answers", actor=None)
+    assert passed.completion_code and passed.completion_code != p.completion_code
+
+
+def test_an_excluded_worker_gets_the_study_s_completion_code_when_it_has_one(make_study):
+    study = make_study(shots=[10], filter_rule=Study.FilterRule.ABSOLUTE, filter_threshold=0.9,
+                       completion_code="PAYME")
+    p = _trained(study.conditions.get(), [0.0])
+    training_filter.finish_training(p)
+    p.refresh_from_db()
+    assert p.completion_code == "PAYME"
 
 
 def test_an_override_needs_a_reason(condition):
