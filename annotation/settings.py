@@ -5,6 +5,7 @@ environment (see README "Configuration"). With no environment at all the app
 runs on an SQLite file in the project folder with Celery tasks executed
 eagerly in-process, which is what the one-command demo uses.
 """
+import re
 from pathlib import Path
 
 import dj_database_url
@@ -76,8 +77,9 @@ TEMPLATES = [
 # Default: an SQLite file beside manage.py, with a busy timeout so that the
 # dev server and an in-process Celery task do not trip over each other.
 _database_url = env_str("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}"
+_conn_max_age = env_int("DB_CONN_MAX_AGE", 0)
 try:
-    _db = dj_database_url.parse(_database_url, conn_max_age=env_int("DB_CONN_MAX_AGE", 0))
+    _db = dj_database_url.parse(_database_url, conn_max_age=_conn_max_age)
 except Exception as exc:  # dj-database-url raises several types for bad URLs
     raise ImproperlyConfigured(f"DATABASE_URL is not a valid database URL: {exc}") from None
 if _db["ENGINE"] == "django.db.backends.sqlite3":
@@ -89,6 +91,10 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # --- Celery -------------------------------------------------------------------
 # No broker configured: tasks run eagerly in the calling process.
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or None
+if CELERY_BROKER_URL and not re.match(r"^[a-z][a-z0-9+.-]*://", CELERY_BROKER_URL):
+    raise ImproperlyConfigured(
+        f"CELERY_BROKER_URL must be a URL such as redis://127.0.0.1:6379/0; got {CELERY_BROKER_URL!r}"
+    )
 CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND") or None
 CELERY_TASK_ALWAYS_EAGER = CELERY_BROKER_URL is None
 CELERY_TASK_EAGER_PROPAGATES = True

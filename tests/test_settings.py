@@ -46,3 +46,17 @@ def test_check_deploy_passes_with_production_settings():
         cwd=REPO_ROOT, env=env, capture_output=True, text=True,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_malformed_connection_age_names_its_own_variable():
+    result = run_settings({"DEBUG": "1", "DB_CONN_MAX_AGE": "forever"})
+    assert result.returncode != 0
+    assert "DB_CONN_MAX_AGE must be an integer" in result.stderr
+    assert "DATABASE_URL" not in result.stderr.strip().splitlines()[-1]
+
+
+def test_a_broker_that_is_not_a_url_names_the_variable():
+    result = run_settings({"DEBUG": "1", "CELERY_BROKER_URL": "127.0.0.1:6379"})
+    assert result.returncode != 0
+    assert "CELERY_BROKER_URL must be a URL" in result.stderr
+    assert run_settings({"DEBUG": "1", "CELERY_BROKER_URL": "redis://127.0.0.1:6379/0"}).returncode == 0
