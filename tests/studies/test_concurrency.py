@@ -70,7 +70,12 @@ def test_two_hundred_simultaneous_entries_fill_exactly_n_per_condition():
     rng = random.Random(7)
     fresh_ids = [f"w{i:02d}" for i in range(45)]
     entries = [(main.pk, rng.choice(fresh_ids + veteran_ids)) for _ in range(ENTRIES - 40)]
-    entries += [(twin.pk, rng.choice(fresh_ids[:20])) for _ in range(40)]  # the same people, the other study
+    # The same people, into the other study: 24 of them, each at least once. Whichever 12 the main study
+    # takes first, 12 are left for the twin, so both must fill whatever the interleaving.
+    twin_ids = fresh_ids[:24]
+    entries += [(twin.pk, wid) for wid in twin_ids] + [(twin.pk, rng.choice(twin_ids)) for _ in range(16)]
+    assert len(entries) == ENTRIES
+    assert len({wid for sid, wid in entries if sid == main.pk and wid in fresh_ids}) >= 24
     rng.shuffle(entries)
 
     results = _run_concurrently(entries)
@@ -87,7 +92,7 @@ def test_two_hundred_simultaneous_entries_fill_exactly_n_per_condition():
 
     # No worker in two conditions or studies of the task; no duplicate workers; one claim event each.
     in_task = list(Participation.objects.filter(task=task).values_list("worker_id", flat=True))
-    assert len(in_task) == len(set(in_task))
+    assert len(in_task) == len(set(in_task)) == 24 + len(veteran_ids)
     assert Worker.objects.count() == Worker.objects.values("platform", "external_id").distinct().count()
     claims = Counter(ParticipationEvent.objects.filter(to_state=State.CLAIMED).values_list("participation_id",
                                                                                             flat=True))
