@@ -45,8 +45,16 @@ def task_files(folder: Path, *, slug: str, prefix: str | None = None, split: int
         if not match or match["prefix"] != test_prefix:
             continue
         key = (int(match["split"]), int(match["shots"]))
+        if key[0] not in SPLITS or key[1] < 1:
+            raise LayoutError(
+                f"{path.name}: a training file is <prefix>_train_<shots>_<split>.jsonl with "
+                f"split {SPLITS[0]}-{SPLITS[-1]} and at least 1 shot"
+            )
         if split is None or key[0] == split:
             files.train[key] = path
+    if split is not None and not files.train:
+        expected = f"{test_prefix}_train_<shots>_{split}.jsonl"
+        raise LayoutError(f"no training files of split {split} in {folder} (expected {expected})")
     return files
 
 
@@ -56,6 +64,8 @@ def task_files_for_file(path: Path, *, slug: str, split: int | None = None) -> T
         raise LayoutError(f"no such file: {path}")
     match = _TEST.match(path.name)
     if not match:
+        if split is not None:
+            raise LayoutError(f"{path.name} is a single file without training files; --split needs a *_test.jsonl")
         return TaskFiles(slug=slug, folder=path.parent, test=path)
     return task_files(path.parent, slug=slug, prefix=match["prefix"], split=split)
 

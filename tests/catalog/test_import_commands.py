@@ -175,3 +175,28 @@ def test_malformed_copy_of_the_real_release_rolls_back_every_task(clues_dir, tmp
     assert "CoNLL2003/conll_train_30_5.jsonl:41  error" in out.getvalue()
     assert "missing field(s): answer" in out.getvalue()
     assert counts() == (0, 0, 0)
+
+
+@pytest.mark.parametrize("value", ["0", "6", "two"])
+def test_a_split_outside_1_to_5_is_refused_before_reading_anything(demo_copy, value):
+    with pytest.raises(CommandError, match=r"a split is a number from 1 to 5"):
+        run("import_clues", str(demo_copy), "--split", value)
+
+
+def test_a_split_without_training_files_is_an_error_not_a_silent_test_only_import(demo_copy):
+    clear_imported_data()
+    with pytest.raises(CommandError, match=r"no training files of split 3 in .*SST-2 \(expected sst_train_<shots>_3"):
+        run("import_clues", str(demo_copy), "--split", "3")
+    assert counts() == (0, 0, 0)
+
+
+@pytest.mark.parametrize("name", ["sst_train_10_0.jsonl", "sst_train_10_6.jsonl", "sst_train_0_1.jsonl"])
+def test_a_training_file_named_outside_the_release_scheme_is_a_one_line_error(demo_copy, name):
+    clear_imported_data()
+    shutil.copy(demo_copy / "SST-2" / "sst_train_10_1.jsonl", demo_copy / "SST-2" / name)
+    with pytest.raises(CommandError) as info:
+        run("import_clues", str(demo_copy))
+    assert str(info.value) == (
+        f"{name}: a training file is <prefix>_train_<shots>_<split>.jsonl with split 1-5 and at least 1 shot"
+    )
+    assert counts() == (0, 0, 0)

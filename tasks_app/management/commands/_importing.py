@@ -1,24 +1,32 @@
 """What import_clues and import_tasks share: options, error handling, output."""
 from __future__ import annotations
 
+import argparse
+
 from django.core.management.base import CommandError
 from django.db import DatabaseError
 
 from tasks_app.importing.findings import findings_to_json
-from tasks_app.importing.layout import LayoutError
+from tasks_app.importing.layout import SPLITS, LayoutError
 from tasks_app.importing.report import render_report
 from tasks_app.importing.service import ImportRejected, TaskDefinitionError
 
 
 def add_common_arguments(parser) -> None:
-    parser.add_argument(
-        "--split", type=int, choices=range(1, 100), metavar="N", help="Import only training split N (and the test set)."
-    )
+    parser.add_argument("--split", type=split_number, metavar="N",
+                        help="Import only training split N (1-5) and the test set.")
     parser.add_argument("--build-nested", action="store_true",
                         help="When a split's files are not nested, build its 10/20 sets as prefixes "
                              "(per question type) of the 30-shot file, and say so in the report.")
     parser.add_argument("--json", action="store_true", help="Print the findings as a JSON list instead of the report.")
     parser.add_argument("--dry-run", action="store_true", help="Read and check everything, write nothing.")
+
+
+def split_number(text: str) -> int:
+    """argparse type for --split: a training split number 1..5."""
+    if text.strip().isdigit() and int(text) in SPLITS:
+        return int(text)
+    raise argparse.ArgumentTypeError(f"a split is a number from {SPLITS[0]} to {SPLITS[-1]}, got {text!r}")
 
 
 def run_import(command, options, do_import) -> None:
