@@ -87,6 +87,8 @@ def parse_line(text: str, *, task: str, file: str, line: int) -> tuple[SourceLin
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
         return problem("malformed_json", f"invalid JSON: {exc.msg} (column {exc.colno})")
+    except RecursionError:
+        return problem("malformed_json", "invalid JSON: nested too deeply")
     if not isinstance(raw, dict):
         return problem("malformed_json", f"a line must be a JSON object, got {type(raw).__name__}")
     missing = [name for name in REQUIRED_FIELDS if name not in raw]
@@ -139,6 +141,9 @@ def _shape_error(raw: dict) -> str:
         return 'each answer must be a string or a {"text", "answer_start"} object'
     if any(isinstance(a, dict) for a in answers) and not isinstance(context, str):
         return "answers with offsets need a string context"
+    problem = _content_problem(raw)
+    if problem:
+        return problem
     entities = raw.get("entities")
     if entities is not None:
         ok = isinstance(entities, list) and all(
@@ -146,4 +151,22 @@ def _shape_error(raw: dict) -> str:
         )
         if not ok:
             return 'entities must be a list of {"start", "end"} integer objects'
+    return ""
+
+
+MAX_DEPTH = 50  # far deeper than any release line; keeps every later json.dumps well inside the recursion limit
+
+
+def _content_problem(value, depth: int = 0) -> str:
+    """A NUL character (PostgreSQL refuses those) or nesting beyond MAX_DEPTH anywhere in ``value``."""
+    if depth > MAX_DEPTH:
+        return f"a field is nested more than {MAX_DEPTH} levels deep"
+    if isinstance(value, str):
+        return "the line holds a NUL character (\\u0000), which the database cannot store" if "\x00" in value else ""
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        problem = _content_problem(key, depth) if isinstance(key, str) else ""
+        problem = problem or _content_problem(item, depth + 1)
+        if problem:
+            return problem
     return ""

@@ -37,12 +37,26 @@ def gold(data, locate_spans=True):
         ('{"id": 1, "context": "c", "question": "q", "answer": [{"text": "c", "answer_start": "0"}]}', "bad_field"),
         ('{"id": null, "context": "c", "question": "q", "answer": []}', "bad_field"),
         ('{"id": 1, "context": "c", "question": "q", "answer": [], "entities": [{"start": 0}]}', "bad_field"),
+        ('{"id": 1, "context": "a\\u0000b", "question": "q", "answer": []}', "bad_field"),
+        ('{"id": 1, "context": "c", "question": "q", "answer": ["\\u0000"]}', "bad_field"),
+        ("[" * 100_000 + "]" * 100_000, "malformed_json"),
     ],
 )
 def test_bad_lines_become_error_findings_with_file_and_line(text, kind):
     parsed, findings = parse_line(text, task="t", file="x/f.jsonl", line=7)
     assert parsed is None
     assert [(f.kind, f.file, f.line, f.is_error) for f in findings] == [(kind, "x/f.jsonl", 7, True)]
+
+
+def test_fields_nested_beyond_the_limit_are_refused_and_never_raise():
+    def line(depth):
+        return '{"id": 1, "context": "c", "question": "q", "answer": [], "x": ' + "[" * depth + "]" * depth + "}"
+
+    assert parse_line(line(40), task="t", file="f.jsonl", line=1)[1] == []
+    for depth in (60, 900, 990, 1100):  # around the recursion limit, json or the check gives up: a finding either way
+        parsed, findings = parse_line(line(depth), task="t", file="f.jsonl", line=1)
+        assert parsed is None and [f.kind for f in findings] in (["bad_field"], ["malformed_json"])
+    assert "nested more than 50 levels" in parse_line(line(60), task="t", file="f.jsonl", line=1)[1][0].message
 
 
 def test_identity_is_content_so_files_that_renumber_share_examples():
