@@ -88,6 +88,8 @@ def import_task_files(
     existing = Task.objects.filter(slug=slug).first()
     if existing is None:
         _check_new_task(slug, new_task)
+    elif new_task is not None:
+        _check_same_definition(existing, new_task)
     if path.is_file():
         files = task_files_for_file(path, slug=slug, split=split)
     else:
@@ -124,11 +126,25 @@ def _check_new_task(slug: str, new_task: NewTask | None) -> None:
         raise TaskDefinitionError("the task name must be 1-100 characters")
     if new_task.kind == Task.Kind.CLASSIFICATION and not new_task.labels:
         raise TaskDefinitionError("a new classification task needs its label set (--labels a,b,c)")
+    if new_task.kind == Task.Kind.SPAN and new_task.labels:
+        raise TaskDefinitionError("labels are for classification tasks; a span task's answers are spans")
     if len(set(new_task.labels)) != len(new_task.labels) or any(len(label) > 50 for label in new_task.labels):
         raise TaskDefinitionError("labels must be distinct and at most 50 characters each")
     codes = [qt["code"] for qt in new_task.question_types]
     if len(set(codes)) != len(codes) or any(len(code) > 20 for code in codes):
         raise TaskDefinitionError("question type codes must be distinct and at most 20 characters each")
+
+
+def _check_same_definition(task: Task, new_task: NewTask) -> None:
+    """Re-running a creating command is fine; a definition that contradicts the existing task is not."""
+    if new_task.kind != task.kind:
+        raise TaskDefinitionError(f"task {task.slug!r} exists as a {task.kind} task, not {new_task.kind}")
+    labels = set(task.labels.values_list("name", flat=True))
+    if new_task.labels and set(new_task.labels) != labels:
+        raise TaskDefinitionError(
+            f"task {task.slug!r} exists with the labels {', '.join(sorted(labels)) or '(none)'}; "
+            "edit its labels in the admin, not here"
+        )
 
 
 def _finish(plans: list[tuple[TaskFiles, TaskPlan]], *, task_for, dry_run: bool) -> ImportResult:

@@ -139,3 +139,27 @@ def test_a_file_that_is_not_utf8_is_reported(tmp_path):
     with pytest.raises(CommandError):
         call_command("import_tasks", str(tmp_path), "--task", "sst2", "--json", stdout=out)
     assert [f["kind"] for f in json.loads(out.getvalue())] == ["unreadable_file"]
+
+
+def test_rerunning_with_a_contradicting_definition_is_refused(tmp_path):
+    write_jsonl(tmp_path / "topics_test.jsonl", topic_rows(3))
+    run(str(tmp_path), "--task", "topics", "--name", "Topics", "--kind", "classification", "--labels", "sport,weather,music")
+    with pytest.raises(CommandError, match="task 'topics' exists as a classification task, not span"):
+        run(str(tmp_path), "--task", "topics", "--name", "Topics", "--kind", "span")
+    with pytest.raises(CommandError, match="exists with the labels music, sport, weather"):
+        run(str(tmp_path), "--task", "topics", "--name", "Topics", "--kind", "classification", "--labels", "sport,art")
+    assert list(Label.objects.filter(task__slug="topics").values_list("name", flat=True)) == ["sport", "weather", "music"]
+
+
+def test_labels_for_a_new_span_task_are_refused(tmp_path):
+    rows = [{"id": "1", "context": "Rex barked .", "question": "Which dog?", "answer": ["Rex"]}]
+    write_jsonl(tmp_path / "dogs_test.jsonl", rows)
+    with pytest.raises(CommandError, match="labels are for classification tasks"):
+        run(str(tmp_path), "--task", "dogs", "--name", "Dogs", "--kind", "span", "--labels", "Rex")
+    assert not Task.objects.filter(slug="dogs").exists()
+
+
+def test_split_on_a_single_file_is_a_one_line_error(tmp_path):
+    path = write_jsonl(tmp_path / "rows.jsonl", topic_rows(2))
+    with pytest.raises(CommandError, match="rows.jsonl is a single file without training files"):
+        run(str(path), "--task", "sst2", "--split", "1")
