@@ -3,8 +3,10 @@
     .venv/bin/python bench/import_release.py [PATH_TO_RELEASE]
 
 Migrations run first and are not timed. Prints one JSON object: the wall time
-of the first import (6 tasks, test set + 5 splits x 3 shot levels), of a
-second, idempotent re-import, and the row counts.
+of the first import (6 tasks, test set + 5 splits x 3 shot levels) and of a
+second, idempotent re-import, the CPU seconds this process spent on each (a
+steadier figure when other work shares the machine), the load average before
+the run, and the row counts.
 """
 import json
 import os
@@ -35,17 +37,21 @@ def main() -> int:
         from tasks_app.models import Example, ExampleSet, ExampleSetItem
 
         call_command("migrate", verbosity=0)
-        started = time.perf_counter()
+        load_before = os.getloadavg()[0]
+        started, cpu = time.perf_counter(), time.process_time()
         result = import_clues(path=release)
-        first = time.perf_counter() - started
-        started = time.perf_counter()
+        first, first_cpu = time.perf_counter() - started, time.process_time() - cpu
+        started, cpu = time.perf_counter(), time.process_time()
         import_clues(path=release)
-        again = time.perf_counter() - started
+        again, again_cpu = time.perf_counter() - started, time.process_time() - cpu
         print(json.dumps({
             "release": str(release),
             "database": "sqlite (fresh file)",
             "import_seconds": round(first, 3),
+            "import_cpu_seconds": round(first_cpu, 3),
             "reimport_seconds": round(again, 3),
+            "reimport_cpu_seconds": round(again_cpu, 3),
+            "load_average_1min_before": round(load_before, 2),
             "tasks": len(result.tasks),
             "examples": Example.objects.count(),
             "example_sets": ExampleSet.objects.count(),
