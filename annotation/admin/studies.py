@@ -18,7 +18,7 @@ from django.utils.html import format_html, format_html_join
 
 from annotation.models import Condition, FilterDecision, Participation, ParticipationEvent, Study, Worker
 from annotation.services import blocklist, lifecycle, platforms, studies, training_filter
-from tasks_app.models import Task
+from tasks_app.models import ExampleSet, Task
 
 SHOT_CHOICES = [(s, f"{s}-shot") for s in studies.STANDARD_SHOTS]
 
@@ -47,6 +47,11 @@ class StudyForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        # Any shot level a split has (a task imported in the unified format may have others than 10/20/30).
+        levels = set(studies.STANDARD_SHOTS) | set(
+            ExampleSet.objects.filter(role=ExampleSet.Role.TRAIN).values_list("shots", flat=True).distinct()
+        )
+        self.fields["condition_shots"].choices = [(s, f"{s}-shot") for s in sorted(levels)]
         if self.instance.pk:
             self.fields["condition_shots"].initial = list(self.instance.conditions.values_list("shots", flat=True))
 
@@ -61,6 +66,7 @@ class StudyForm(forms.ModelForm):
                 studies.validate_change(
                     study=self.instance, split_number=split, shots=shots,
                     workers_per_condition=cleaned.get("workers_per_condition"),
+                    test_order=cleaned.get("test_order"),
                 )
             studies.validate_design(task=task, split_number=split, shots=shots)
         except ValidationError as exc:

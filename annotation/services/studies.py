@@ -161,9 +161,10 @@ def validate_design(*, task: Task, split_number: int, shots: Iterable[int]) -> N
 
 def validate_change(
     *, study: Study, split_number: int | None = None, shots: Iterable[int] | None = None,
-    workers_per_condition: int | None = None,
+    workers_per_condition: int | None = None, test_order: str | None = None,
 ) -> None:
-    """What may change once a study exists: the design only while nobody has joined, N never below the slots held."""
+    """What may change once a study exists: the design and the test order only while nobody has joined,
+    N never below the slots held."""
     current = sorted(study.conditions.values_list("shots", flat=True))
     changes_design = (split_number is not None and split_number != study.split_number) or (
         shots is not None and sorted(set(shots)) != current
@@ -171,6 +172,11 @@ def validate_change(
     if changes_design and _has_participants(study):
         raise ValidationError(
             {"shots": "Workers have already joined this study: its split and conditions can no longer change."}
+        )
+    if test_order is not None and test_order != study.test_order and _has_participants(study):
+        raise ValidationError(
+            {"test_order": "Workers have already joined this study: changing the test order would reorder the "
+             "items of workers in the middle of their test step."}
         )
     if workers_per_condition is not None:
         held = max((c.filled for c in condition_counts(study=study)), default=0)
@@ -200,7 +206,8 @@ def study_update(
     with transaction.atomic():
         study = Study.objects.select_for_update().get(pk=study.pk)
         validate_change(study=study, split_number=split_number, shots=shots,
-                        workers_per_condition=options.get("workers_per_condition"))
+                        workers_per_condition=options.get("workers_per_condition"),
+                        test_order=options.get("test_order"))
         for field, value in options.items():
             setattr(study, field, value)
         if split_number is not None:

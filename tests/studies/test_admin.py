@@ -1,11 +1,13 @@
 """The Django admin for studies, workers and participations."""
+import re
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from annotation.models import FilterDecision, Participation, Study, Worker
 from annotation.services import entry
-from tests.factories import ParticipationFactory, WorkerFactory
+from tests.factories import ExampleSetFactory, ParticipationFactory, WorkerFactory
 from tests.studies.conftest import inhouse
 
 pytestmark = pytest.mark.django_db
@@ -175,6 +177,23 @@ def test_editing_the_conditions_after_workers_joined_is_refused(client, study):
                            _change_data(study, condition_shots=["0", "10"]))
     assert response.status_code == 200 and "already joined" in response.content.decode()
     assert study.conditions.count() == 4
+
+
+def test_changing_the_test_order_after_workers_joined_is_refused(client, study):
+    entry.join_study(study=study, params=inhouse("alice"))
+    response = client.post(reverse("admin:annotation_study_change", args=[study.pk]),
+                           _change_data(study, test_order="shuffled"))
+    assert response.status_code == 200 and "reorder the items" in response.content.decode()
+    study.refresh_from_db()
+    assert study.test_order == "fixed"
+
+
+def test_the_conditions_offer_every_shot_level_a_split_has(client, task):
+    split = task.splits.get(number=1)
+    ExampleSetFactory(task=task, role="train", split=split, shots=5)
+    html = client.get(reverse("admin:annotation_study_add")).content.decode()
+    offered = re.findall(r'name="condition_shots" value="(\d+)"', html)
+    assert offered == ["0", "5", "10", "20", "30"]
 
 
 def test_every_admin_page_of_the_area_renders(client, study):

@@ -130,6 +130,8 @@ def test_patch_refuses_design_changes_after_workers_joined_and_slug_changes(admi
     url = f"/api/studies/{study.pk}/"
     response = admin_client.patch(url, {"shots": [0]}, content_type="application/json")
     assert response.status_code == 400 and "already joined" in response.json()["shots"][0]
+    response = admin_client.patch(url, {"test_order": "shuffled"}, content_type="application/json")
+    assert response.status_code == 400 and "reorder the items" in response.json()["test_order"][0]
     response = admin_client.patch(url, {"slug": "renamed"}, content_type="application/json")
     assert response.status_code == 400 and "slug" in response.json()
     assert admin_client.delete(url).status_code == 400

@@ -237,3 +237,15 @@ def test_a_filter_threshold_outside_0_to_1_is_refused_and_nothing_is_saved(task,
         studies.study_update(study=study, filter_threshold=threshold)
     study.refresh_from_db()
     assert study.filter_threshold == 0.2
+
+
+def test_the_test_order_is_fixed_once_workers_joined(study):
+    studies.study_update(study=study, test_order="shuffled")  # nobody yet: allowed
+    studies.study_update(study=study, test_order="fixed")
+    ParticipationFactory(condition=study.conditions.get(shots=0), state=State.TEST)
+    with pytest.raises(ValidationError) as exc_info:
+        studies.study_update(study=study, test_order="shuffled")
+    assert "reorder the items" in _messages(exc_info)["test_order"][0]
+    study.refresh_from_db()
+    assert study.test_order == "fixed"
+    studies.study_update(study=study, test_order="fixed", hourly_rate="13.00")  # unchanged: fine
