@@ -9,8 +9,8 @@ answer span's text. The paper scores one item as
 
 with P = |pred ∩ gold| / |pred| and R = |pred ∩ gold| / |gold| under exact
 string match. A system's (or annotator's) score on a test set is the mean of
-the item scores, and a condition's human score is the mean and standard
-deviation of its annotators' scores.
+the item scores (``mean_s1``), and a condition's human score is the mean and
+standard deviation of its annotators' scores (``mean_and_std``).
 
 Standard deviation: the paper's "±" figures match the *population* standard
 deviation (ddof = 0) over the annotators, which is the default here. Pass
@@ -35,6 +35,7 @@ __all__ = [
     "s1",
     "s1_best_of",
     "mean",
+    "mean_s1",
     "std",
     "mean_and_std",
 ]
@@ -113,6 +114,19 @@ def mean(values: Iterable[float]) -> float:
     if not values:
         return math.nan
     return math.fsum(values) / len(values)
+
+
+def mean_s1(
+    predictions: Iterable[Iterable[str]], golds: Iterable[Iterable[str]], *, normalize: bool = False
+) -> float:
+    """One annotator's (or system's) score on a test set: the mean item S1 over aligned answer lists.
+
+    ``mean_s1([["positive"], []], [["positive"], ["Paris"]]) == 0.5``. NaN for no items.
+    """
+    predictions, golds = list(predictions), list(golds)
+    if len(predictions) != len(golds):
+        raise ValueError(f"{len(predictions)} predictions for {len(golds)} gold answers")
+    return mean(s1(p, g, normalize=normalize) for p, g in zip(predictions, golds))
 
 
 def std(values: Iterable[float], ddof: int = 0) -> float:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tasks_app.scoring import answer_set, mean, mean_and_std, normalize_answer, s1, s1_best_of, std
+from tasks_app.scoring import answer_set, mean, mean_and_std, mean_s1, normalize_answer, s1, s1_best_of, std
 
 SCORING_PY = Path(__file__).resolve().parents[2] / "tasks_app" / "scoring.py"
 
@@ -103,6 +103,19 @@ def test_best_of_rejects_a_flat_list_of_strings():
 
 def test_best_of_with_normalisation():
     assert s1_best_of(["the Eiffel Tower"], [["Eiffel Tower."], ["tower"]], normalize=True) == 1.0
+
+
+def test_an_annotators_score_is_the_mean_item_s1():
+    predictions = [["positive"], [], ["a", "b"], ["Paris"]]
+    golds = [["positive"], [""], ["a"], ["Lyon"]]
+    assert mean_s1(predictions, golds) == pytest.approx((1 + 1 + 2 / 3 + 0) / 4)
+    assert mean_s1([["the Paris"]], [["paris"]], normalize=True) == 1.0
+
+
+def test_mean_s1_refuses_misaligned_lists_and_is_missing_for_no_items():
+    with pytest.raises(ValueError, match="2 predictions for 1 gold answers"):
+        mean_s1([["a"], ["b"]], [["a"]])
+    assert math.isnan(mean_s1([], []))
 
 
 def test_mean_and_population_std_of_annotator_scores():
