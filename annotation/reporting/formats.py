@@ -48,8 +48,13 @@ def _md_escape(text: str) -> str:
     return text.replace("|", "\\|")
 
 
+def _html_comment(lines: list[str]) -> list[str]:
+    """Header lines inside an HTML comment; a "-->" in a value (always inside a JSON string) is escaped."""
+    return ["<!--"] + [line.replace("-->", "--\\u003e") for line in lines] + ["-->"]
+
+
 def table_markdown(table: Table, header: dict[str, Any]) -> str:
-    lines = ["<!--"] + header_lines(header, prefix="") + ["-->", ""]
+    lines = _html_comment(header_lines(header, prefix="")) + [""]
     groups = "; ".join(
         f"**{_md_escape(label)}**: "
         + ", ".join(_md_escape(t.name) for t in table.tasks if t.get_group_display() == label)
@@ -63,6 +68,13 @@ def table_markdown(table: Table, header: dict[str, Any]) -> str:
         label = f"*{_md_escape(row.label)}*" if row.is_model else _md_escape(row.label)
         lines.append("| " + " | ".join([label] + [c.text() for c in row.cells]) + " |")
     lines += ["", f"_{table.note}_", ""]
+    if table.shows_coverage:
+        lines += ["Coverage: share of test items answered (not skipped), mean over the completed annotators.", ""]
+        lines.append("| " + " | ".join(_md_escape(h) for h in head) + " |")
+        lines.append("|" + "|".join([":---"] + [":---:"] * (len(head) - 1)) + "|")
+        for row in table.human_rows():
+            lines.append("| " + " | ".join([_md_escape(row.label)] + [c.coverage_text() for c in row.cells]) + " |")
+        lines.append("")
     if table.set_apart_text():
         lines += [f"_{_md_escape(table.set_apart_text())}_", ""]
     return "\n".join(lines)
@@ -71,6 +83,8 @@ def table_markdown(table: Table, header: dict[str, Any]) -> str:
 _LATEX_SPECIAL = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
     "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+    # Non-ASCII characters the notes use, so that the file compiles without a Unicode setup.
+    "±": r"$\pm$", "–": "--", "—": "---",
 }
 
 
@@ -97,10 +111,15 @@ def table_latex(table: Table, header: dict[str, Any]) -> str:
     lines.append(" & ".join([""] + group_cells) + r" \\")
     lines.append(" & ".join(latex_escape(h) for h in table.header()) + r" \\")
     lines.append(r"\hline")
-    human = [r for r in table.rows if not r.is_model]
-    models = [r for r in table.rows if r.is_model]
+    human, models = table.human_rows(), table.model_rows()
     for row in human:
         lines.append(" & ".join([latex_escape(row.label)] + [_latex_cell(c) for c in row.cells]) + r" \\")
+    if table.shows_coverage:
+        lines.append(r"\hline")
+        lines.append(rf"\multicolumn{{{1 + len(table.tasks)}}}{{l}}{{Coverage (\% of test items answered)}} \\")
+        for row in human:
+            cells = [c.coverage_text(missing="--").replace("%", r"\%") for c in row.cells]
+            lines.append(" & ".join([latex_escape(row.label)] + cells) + r" \\")
     if models:
         lines.append(r"\hline")
         for row in models:

@@ -22,16 +22,17 @@ PLOT_FORMATS = ("png", "svg")
 _MARKERS = "osD^v<>ph*"
 
 
-def _series(table: Table, column: int) -> tuple[list[int], list[float], list[float]]:
-    xs, ys, errs = [], [], []
-    for row in table.rows:
+def _series(table: Table, column: int) -> tuple[list[int], list[float], list[float], list[int]]:
+    xs, ys, errs, ns = [], [], [], []
+    for row in table.human_rows():
         cell = row.cells[column]
-        if row.is_model or cell.is_missing:
+        if cell.is_missing:
             continue
         xs.append(row.shots)
         ys.append(cell.mean)
         errs.append(cell.std or 0.0)
-    return xs, ys, errs
+        ns.append(cell.n)
+    return xs, ys, errs, ns
 
 
 def _render(fig: Figure, fmt: str, header: dict[str, Any] | None) -> bytes:
@@ -45,37 +46,70 @@ def _render(fig: Figure, fmt: str, header: dict[str, Any] | None) -> bytes:
     return buffer.getvalue()
 
 
+def _shot_levels(table: Table) -> list[int]:
+    return sorted({r.shots for r in table.human_rows()})
+
+
 def _decorate(ax, table: Table, title: str) -> None:
-    ax.set_xlabel("shots per question type")
+    ax.set_xlabel("number of shots (k)")
     ax.set_ylabel("S1 (0-100)")
     ax.set_ylim(0, 105)
-    ax.set_xticks(sorted({r.shots for r in table.rows if not r.is_model}))
+    levels = _shot_levels(table)
+    ax.set_xticks(levels)
+    if levels:
+        margin = max(2.0, (max(levels) - min(levels)) * 0.08)
+        ax.set_xlim(min(levels) - margin, max(levels) + margin)
     ax.set_title(title)
     ax.grid(alpha=0.3)
+
+
+def _caption(ax, table: Table) -> None:
+    """What the points and bars are, under the x-axis label."""
+    spread = "population" if table.options.ddof == 0 else "sample"
+    skips = "skips excluded" if table.options.exclude_skips else "a skip counts as an empty answer"
+    ax.annotate(f"mean ± {spread} std over completed annotators; {skips}", xy=(0, 0), xycoords="axes fraction",
+                xytext=(0, -36), textcoords="offset points", va="top", fontsize=7, color="0.3")
+
+
+def _no_data(ax) -> None:
+    ax.text(0.5, 0.5, "no completed annotators yet", transform=ax.transAxes, ha="center", va="center",
+            color="0.45")
 
 
 def task_plot(table: Table, task_index: int, fmt: str = "png", header: dict[str, Any] | None = None) -> bytes:
     task = table.tasks[task_index]
     fig = Figure(figsize=(4.5, 3.4))
     ax = fig.add_subplot()
-    xs, ys, errs = _series(table, task_index)
-    ax.errorbar(xs, ys, yerr=errs, marker="o", capsize=4)
+    xs, ys, errs, ns = _series(table, task_index)
+    if xs:
+        ax.errorbar(xs, ys, yerr=errs, marker="o", capsize=4)
+        for x, n in zip(xs, ns):  # annotators behind each point, along the bottom of the axes
+            ax.text(x, 3, f"n={n}", ha="center", va="bottom", fontsize=7, color="0.3")
+    else:
+        _no_data(ax)
     _decorate(ax, table, f"{task.name}: human S1")
-    fig.text(0.01, -0.02, "error bars: " + ("population" if table.options.ddof == 0 else "sample") + " std",
-             fontsize=7)
+    _caption(ax, table)
     return _render(fig, fmt, header)
 
 
 def all_tasks_plot(table: Table, fmt: str = "png", header: dict[str, Any] | None = None) -> bytes:
-    fig = Figure(figsize=(6.5, 4.2))
+    fig = Figure(figsize=(7.5, 4.2))
     ax = fig.add_subplot()
+    levels = _shot_levels(table)
+    gap = min((b - a for a, b in zip(levels, levels[1:])), default=10)
+    step = gap * 0.3 / max(1, len(table.tasks))  # spread the tasks over a third of the gap so error bars do not overlap
     for index, task in enumerate(table.tasks):
-        xs, ys, errs = _series(table, index)
+        xs, ys, errs, _ = _series(table, index)
         if xs:
-            ax.errorbar(xs, ys, yerr=errs, marker=_MARKERS[index % len(_MARKERS)], capsize=3, label=task.name)
+            dodge = (index - (len(table.tasks) - 1) / 2) * step
+            ax.errorbar([x + dodge for x in xs], ys, yerr=errs, marker=_MARKERS[index % len(_MARKERS)],
+                        capsize=3, label=task.name)
     _decorate(ax, table, "Human S1 by number of shots")
     if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=8, loc="lower right")
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    else:
+        _no_data(ax)
+    _caption(ax, table)
     return _render(fig, fmt, header)
 
 

@@ -41,6 +41,10 @@ class Cell:
             return f"{self.mean:.1f}"
         return f"{self.mean:.1f} ± {self.std:.1f}"
 
+    def coverage_text(self, missing: str = MISSING) -> str:
+        """The share of test items answered (not skipped), as a percentage with one decimal."""
+        return missing if self.coverage is None else f"{self.coverage * 100:.1f}%"
+
 
 @dataclass
 class Row:
@@ -63,6 +67,17 @@ class Table:
     @property
     def note(self) -> str:
         return self.options.describe()
+
+    @property
+    def shows_coverage(self) -> bool:
+        """With skips excluded, every rendering prints the coverage behind each cell."""
+        return self.options.exclude_skips
+
+    def human_rows(self) -> list[Row]:
+        return [row for row in self.rows if not row.is_model]
+
+    def model_rows(self) -> list[Row]:
+        return [row for row in self.rows if row.is_model]
 
     def set_apart(self) -> list[dict[str, Any]]:
         """Per condition, who was not averaged in: excluded, abandoned and still-running workers."""

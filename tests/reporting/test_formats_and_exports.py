@@ -166,3 +166,42 @@ def test_plot_exports_carry_the_header_and_the_zip_holds_every_plot(studies):
                                               for f in ("png", "svg")])
     assert json.loads(archive.read("README.json"))["app_version"]
     assert all(len(archive.read(n)) > 1000 for n in names if n != "README.json")
+
+
+def test_latex_body_is_plain_ascii_so_it_compiles_without_a_unicode_setup(studies):
+    tex = table_latex(build_table(studies=studies), _header(studies))
+    body = "\n".join(line for line in tex.splitlines() if not line.startswith("%"))
+    assert body.isascii(), [ch for ch in body if not ch.isascii()]
+    assert r"mean $\pm$ population standard deviation" in body
+
+
+def test_with_skips_excluded_markdown_and_latex_print_the_coverage_of_every_cell(sst2):
+    study = make_study(sst2, shots=(0,), slug="skips")
+    gold = gold_answers(sst2)
+    add_annotator(study, 0, answers=[gold[0], gold[1], None, wrong(gold[3], sst2)])  # coverage 3/4
+    add_annotator(study, 0, answers=gold)  # coverage 4/4 -> mean 87.5%
+    table = build_table(studies=[study], options=MetricOptions(exclude_skips=True))
+    header = reproducibility_header(studies=[study], options=MetricOptions(exclude_skips=True), export="t")
+    md = table_markdown(table, header)
+    assert "| 0 | 87.5% |" in md and "| 10 | – |" in md
+    pipe_lines = [line for line in md.splitlines() if line.startswith("|")]
+    assert {len(re.findall(r"(?<!\\)\|", line)) for line in pipe_lines} == {3}
+    tex = table_latex(table, header)
+    assert r"0 & 87.5\% \\" in tex and r"\multicolumn{2}{l}{Coverage (\% of test items answered)} \\" in tex
+    assert "87.5%" not in table_markdown(build_table(studies=[study]), _header([study]))  # default: no coverage
+
+
+def test_a_header_value_cannot_close_the_markdown_comment(studies):
+    studies[0].name = "evil --> name"
+    studies[0].save()
+    md = table_markdown(build_table(studies=studies), _header(studies))
+    comment = md[: md.index("\n-->\n")]
+    assert "-->" not in comment[4:]
+    line = next(line for line in comment.splitlines() if line.startswith("studies: "))
+    assert json.loads(line.removeprefix("studies: "))[0]["name"] == "evil --> name"
+
+
+def test_a_plot_without_any_completed_annotator_says_so(sst2):
+    study = make_study(sst2, shots=(0, 10), slug="empty-plot")
+    svg = all_tasks_plot(build_table(studies=[study]), "svg").decode()
+    assert "no completed annotators yet" in svg
