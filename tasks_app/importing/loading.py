@@ -3,7 +3,9 @@
 Examples are matched by (task, fingerprint): new ones are inserted, existing
 ones get their derived fields refreshed, none is ever deleted (answers may
 point at them). Each set's membership is replaced when its content hash
-changed. Call inside ``transaction.atomic()``; the service does.
+changed, unless workers' answers already point at the set's examples: then
+``SetInUse`` is raised and, the run being one transaction, nothing is written.
+Call inside ``transaction.atomic()``; the service does.
 """
 from __future__ import annotations
 
@@ -15,6 +17,10 @@ from tasks_app.models import Example, ExampleSet, ExampleSetItem, Task, Training
 
 _DERIVED_FIELDS = ("source_id", "question_type", "gold_answers", "gold_spans", "alternative_answers", "extra")
 _CHUNK = 500
+
+
+class SetInUse(Exception):
+    """A set that would change already has answers recorded against its examples; the message is one line."""
 
 
 @dataclass
@@ -75,6 +81,11 @@ def _write_set(*, task: Task, set_plan: SetPlan, split: TrainingSplit | None, id
     if example_set.content_hash == content_hash and example_set.source_file == set_plan.source_file:
         stats.sets_unchanged += 1
         return
+    if example_set.content_hash != content_hash and _has_answers(example_set):
+        raise SetInUse(
+            f"the {example_set} set already has answers recorded against its examples and {set_plan.source_file} "
+            "would change it; nothing was imported (use a fresh database, or import into a new task)"
+        )
     ExampleSetItem.objects.filter(example_set=example_set).delete()
     ExampleSetItem.objects.bulk_create(
         [
@@ -87,3 +98,18 @@ def _write_set(*, task: Task, set_plan: SetPlan, split: TrainingSplit | None, id
     example_set.source_file = set_plan.source_file
     example_set.save(update_fields=["content_hash", "source_file"])
     stats.sets_written += 1
+
+
+def _has_answers(example_set: ExampleSet) -> bool:
+    """Do rows of another app (e.g. workers' responses) point at any example of this set?
+
+    Asked through Django's relation metadata, so the catalog never imports the apps built on it.
+    """
+    example_ids = ExampleSetItem.objects.filter(example_set=example_set).values("example_id")
+    for relation in Example._meta.related_objects:
+        model = relation.related_model
+        if model._meta.app_label == Example._meta.app_label:
+            continue
+        if model._default_manager.filter(**{f"{relation.field.name}__in": example_ids}).exists():
+            return True
+    return False

@@ -148,6 +148,7 @@ def _check_same_definition(task: Task, new_task: NewTask) -> None:
 
 
 def _finish(plans: list[tuple[TaskFiles, TaskPlan]], *, task_for, dry_run: bool) -> ImportResult:
+    """Write every plan in one transaction; raises ImportRejected (errors found) or SetInUse (answered set)."""
     result = ImportResult(findings=[f for _, plan in plans for f in plan.findings])
     result.tasks = [_outcome(files.slug, plan) for files, plan in plans]
     if any(plan.has_errors for _, plan in plans):

@@ -200,3 +200,28 @@ def test_a_training_file_named_outside_the_release_scheme_is_a_one_line_error(de
         f"{name}: a training file is <prefix>_train_<shots>_<split>.jsonl with split 1-5 and at least 1 shot"
     )
     assert counts() == (0, 0, 0)
+
+
+def test_a_set_with_recorded_answers_is_never_changed_by_a_reimport(demo_copy):
+    from tests.factories import ResponseFactory
+
+    run("import_clues", str(demo_copy), "--task", "sst2")
+    test_set = ExampleSet.objects.get(task__slug="sst2", role="test")
+    answered = test_set.ordered_examples().first()
+    ResponseFactory(example=answered)
+    before = list(test_set.items.values_list("example_id", "position"))
+    test_file = demo_copy / "SST-2" / "sst_test.jsonl"
+    test_file.write_text("\n".join(test_file.read_text(encoding="utf-8").splitlines()[1:]) + "\n", encoding="utf-8")
+    with pytest.raises(CommandError) as info:
+        run("import_clues", str(demo_copy), "--task", "sst2")
+    assert str(info.value).startswith("the sst2 test set already has answers recorded against its examples")
+    assert "\n" not in str(info.value)
+    assert list(test_set.items.values_list("example_id", "position")) == before
+
+
+def test_unchanged_sets_with_answers_import_again_without_complaint(demo_copy):
+    from tests.factories import ResponseFactory
+
+    run("import_clues", str(demo_copy), "--task", "sst2")
+    ResponseFactory(example=ExampleSet.objects.get(task__slug="sst2", role="test").ordered_examples().first())
+    assert "sets 0 written, 4 unchanged" in run("import_clues", str(demo_copy), "--task", "sst2")

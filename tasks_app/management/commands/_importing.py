@@ -8,6 +8,7 @@ from django.db import DatabaseError
 
 from tasks_app.importing.findings import findings_to_json
 from tasks_app.importing.layout import SPLITS, LayoutError
+from tasks_app.importing.loading import SetInUse
 from tasks_app.importing.report import render_report
 from tasks_app.importing.service import ImportRejected, TaskDefinitionError
 
@@ -33,7 +34,7 @@ def run_import(command, options, do_import) -> None:
     """Run ``do_import()``, print its report, and turn failures into one-line CommandErrors."""
     try:
         result = do_import()
-    except (LayoutError, TaskDefinitionError) as exc:
+    except (LayoutError, TaskDefinitionError, SetInUse) as exc:
         raise CommandError(str(exc)) from None
     except DatabaseError as exc:
         first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
