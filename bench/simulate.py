@@ -2,9 +2,10 @@
 
 A ``SimulatedWorker`` does what the worker pages' JavaScript does: open the
 entry link, load the pages (and, once per browser, their static files), start,
-then for every item GET the current item, POST the answer (training answers
-come back with the reveal; some workers reload a revealed item, which GETs the
-item and its reveal), and finally load the finish page. Answers come from
+then GET the current item and POST each answer: a test answer's response
+carries the next item, a training answer's carries the reveal, after which
+"Next" GETs the current item (some workers reload a revealed item, which GETs
+the item and its reveal); finally load the finish page. Answers come from
 ``Policy``: the gold answer (read from the release files, never from the app)
 with probability ``p_gold``, otherwise a wrong label, a shifted span or a
 wrong "no answer"; spans are sent with valid Python offsets.
@@ -207,18 +208,22 @@ class SimulatedWorker:
                 if self.abandon_after is not None and answered >= self.abandon_after:
                     self.outcome.state = "abandoning"
                     return  # closes the tab: the slot is released later by the Celery task
-                await self._answer(item, labels)
+                following = await self._answer(item, labels)
                 answered += 1
                 if self.outcome.state != item["phase"]:
                     break  # the step is over: the browser navigates to /work/
-                session = await self._api("item", "GET", "/api/session/current/")
+                if following is not None:  # a test answer's response carries the next item, as the page uses it
+                    session = {**session, **following, "state": self.outcome.state}
+                else:  # after a training reveal, "Next" asks for the current item
+                    session = await self._api("item", "GET", "/api/session/current/")
             if self.outcome.state not in ("training", "test"):
                 html = await self._page()
                 break
         if self.outcome.state == "completed" and 'id="completion-code"' not in html:
             raise ProtocolError("the finish page shows no completion code")
 
-    async def _answer(self, item: dict, labels: list[str]) -> None:
+    async def _answer(self, item: dict, labels: list[str]) -> dict | None:
+        """Answer the item; return the next item the response carries (test step), if any."""
         key = item_key(item["context"], item["question"])
         gold = self.gold.get(key)
         if gold is None:
@@ -243,3 +248,4 @@ class SimulatedWorker:
                 await self._api("reveal", "GET", f"/api/session/items/{item['item']}/reveal/")
         elif "reveal" in body or "gold" in body or "score" in body["answer"]:
             raise ProtocolError("a test submit response carries gold or a score")
+        return body.get("next")

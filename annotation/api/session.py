@@ -181,7 +181,9 @@ def session_payload(participation: Participation) -> dict:
         item = steps.current_item(participation=participation)
     if item is not None:
         timing.mark_shown(item)
-    progress = steps.progress(participation=participation)
+        progress = steps.progress_at(item)
+    else:
+        progress = steps.progress(participation=participation)
     return {
         "state": participation.state,
         "shots": participation.condition.shots,
@@ -243,7 +245,7 @@ class SubmitView(WorkerSessionView):
             confidence=data.get("confidence"),
             no_answer=data.get("no_answer", False),
         )
-        return JSONResponse(_locked_body(result))
+        return JSONResponse(_locked_body(self.participation, result))
 
 
 class SkipView(WorkerSessionView):
@@ -254,10 +256,10 @@ class SkipView(WorkerSessionView):
         result = answers.skip(
             participation=self.participation, item_id=self.item_id(data), confidence=data.get("confidence")
         )
-        return JSONResponse(_locked_body(result))
+        return JSONResponse(_locked_body(self.participation, result))
 
 
-def _locked_body(result: answers.SubmitResult) -> dict:
+def _locked_body(participation: Participation, result: answers.SubmitResult) -> dict:
     body = {
         "answer": answers.stored_answer(result.response, result.spans),
         "step_finished": result.step_finished,
@@ -265,6 +267,12 @@ def _locked_body(result: answers.SubmitResult) -> dict:
     }
     if result.response.phase == Response.Phase.TRAINING:
         body["reveal"] = reveal.reveal_payload(result.response, result.spans)
+    elif result.next_item is not None:
+        following = result.next_item
+        body["next"] = {
+            "progress": steps.progress_at(following).as_dict(),
+            "item": item_payload(participation, following),
+        }
     return body
 
 

@@ -118,6 +118,9 @@ LOCKED = _obj("Locked", {
     "step_finished": serializers.BooleanField(),
     "state": serializers.CharField(help_text="The participation's state after this answer."),
     "reveal": REVEAL.__class__(required=False, help_text="Training items only."),
+    "next": _obj("NextItem", {"progress": PROGRESS, "item": ITEM}, required=False,
+                 help_text="Test items only, unless it was the last: the next item, already marked as shown "
+                 "(the page renders it without another request)."),
 })
 PROGRESS_BOTH = _obj("SessionProgress", {
     "state": serializers.CharField(),

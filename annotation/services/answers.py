@@ -8,8 +8,10 @@ stored answer and changes nothing; there is no update or delete.
 Every rejection raises an ``AnswerError`` with a stable ``code`` and an HTTP
 ``status``, before anything is written. The happy path runs a fixed number of
 queries whatever the size of the study: the first two pending rows (the
-current item and whether it is the last), the label check for classification,
-the lock UPDATE, one INSERT of the spans, and the activity touch.
+current item and the next, with the step's size), the label check for
+classification, the lock UPDATE, one INSERT of the spans, the activity touch
+(at most every few seconds) and, in the test step, marking the next item shown
+(the response carries it, so the page needs no second request per item).
 """
 from __future__ import annotations
 
@@ -83,6 +85,7 @@ class SubmitResult:
     spans: list[AnswerSpan] = field(default_factory=list)
     step_finished: bool = False
     state: str = ""
+    next_item: Response | None = None  # the test step's next item, already marked shown
 
 
 # --- Reading back ---------------------------------------------------------------
@@ -224,20 +227,20 @@ def _refuse_non_current(participation: Participation, item_id: int) -> AnswerErr
     return NotCurrentItem("not_current_item", "answer the items in order: this is not your current item")
 
 
-def _current(participation: Participation, item_id: Any) -> tuple[Response, bool]:
-    """The current item if ``item_id`` names it, and whether it is the step's last pending item."""
+def _current(participation: Participation, item_id: Any) -> tuple[Response, Response | None]:
+    """The current item if ``item_id`` names it, and the step's next pending item (None if it is the last)."""
     if isinstance(item_id, bool) or not isinstance(item_id, int):
         raise InvalidAnswer("invalid_item", "item must be the integer id of your current item")
     phase = steps.phase_for(participation)
     rows = steps.pending_items(participation=participation, phase=phase, limit=2) if phase else []
     if not rows or rows[0].pk != item_id:
         raise _refuse_non_current(participation, item_id)
-    return rows[0], len(rows) == 1
+    return rows[0], rows[1] if len(rows) == 2 else None
 
 
 def _lock(
-    *, participation: Participation, response: Response, is_last: bool, now: datetime, changes: dict,
-    spans: list[ValidSpan],
+    *, participation: Participation, response: Response, following: Response | None, now: datetime,
+    changes: dict, spans: list[ValidSpan],
 ) -> SubmitResult:
     changes = {
         **changes,
@@ -257,12 +260,18 @@ def _lock(
         if rows:
             AnswerSpan.objects.bulk_create(rows)
         lifecycle.touch(participation, at=now)
-        if is_last:
+        if following is None:
             if response.phase == Response.Phase.TRAINING:
                 training_filter.finish_training(participation)
             else:
                 lifecycle.finish_test(participation, at=now)
-    return SubmitResult(response=response, spans=rows, step_finished=is_last, state=participation.state)
+    result = SubmitResult(response=response, spans=rows, step_finished=following is None, state=participation.state)
+    if following is not None and response.phase == Response.Phase.TEST:
+        # The page shows the next test item as soon as this answer is saved: it travels in the same
+        # response (one round trip per item). A training answer is followed by its reveal instead.
+        timing.mark_shown(following, now=now)
+        result.next_item = following
+    return result
 
 
 def submit(
@@ -277,7 +286,7 @@ def submit(
     now: datetime | None = None,
 ) -> SubmitResult:
     """Validate the worker's answer to their current item and lock it, scored with S1."""
-    response, is_last = _current(participation, item_id)
+    response, following = _current(participation, item_id)
     if offset_unit not in OFFSET_UNITS:
         raise InvalidAnswer("invalid_offset_unit", f"offset_unit must be one of {', '.join(OFFSET_UNITS)}")
     if not isinstance(no_answer, bool):
@@ -295,7 +304,7 @@ def submit(
         "score": scoring.s1(answer, response.example.gold_answers),
     }
     return _lock(
-        participation=participation, response=response, is_last=is_last, now=now or timezone.now(),
+        participation=participation, response=response, following=following, now=now or timezone.now(),
         changes=changes, spans=valid_spans,
     )
 
@@ -304,7 +313,7 @@ def skip(
     *, participation: Participation, item_id: int, confidence: int | None = None, now: datetime | None = None
 ) -> SubmitResult:
     """Record a skip of the current test item (the empty answer, scored as such)."""
-    response, is_last = _current(participation, item_id)
+    response, following = _current(participation, item_id)
     if response.phase != Response.Phase.TEST:
         raise SkipNotAllowed("skip_not_allowed", "training items cannot be skipped")
     confidence = _check_confidence(confidence, required=False)
@@ -316,6 +325,6 @@ def skip(
         "score": scoring.s1([], response.example.gold_answers),
     }
     return _lock(
-        participation=participation, response=response, is_last=is_last, now=now or timezone.now(),
+        participation=participation, response=response, following=following, now=now or timezone.now(),
         changes=changes, spans=[],
     )

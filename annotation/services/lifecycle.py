@@ -12,7 +12,7 @@ its timestamp (pay is computed from these).
 from __future__ import annotations
 
 import secrets
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
@@ -115,8 +115,16 @@ def exclude(
     return event
 
 
+# Activity is written at most this often per participation: the abandonment timeout is at least a
+# minute, so a later write by a few seconds changes no decision, and most requests write nothing.
+TOUCH_INTERVAL = timedelta(seconds=10)
+
+
 def touch(participation: Participation, *, at: datetime | None = None) -> None:
     """Record activity, so that a working participant is not released as abandoned."""
     at = at or timezone.now()
+    last = participation.last_activity_at
+    if last is not None and timedelta(0) <= at - last < TOUCH_INTERVAL:
+        return
     Participation.objects.filter(pk=participation.pk).update(last_activity_at=at)
     participation.last_activity_at = at

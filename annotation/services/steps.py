@@ -17,7 +17,7 @@ import random
 import secrets
 from dataclasses import dataclass
 
-from django.db.models import Count, Q
+from django.db.models import Count, OuterRef, Q, Subquery
 
 from annotation.models import Participation, Response, Study
 from tasks_app.models import ExampleSet, ExampleSetItem
@@ -118,13 +118,36 @@ def lay_out_current(*, participation: Participation) -> int:
     return lay_out(participation=participation, phase=phase)
 
 
+def _step_size(phase: str) -> Subquery:
+    """The number of rows in the outer row's step, computed in the same query."""
+    rows = (
+        Response.objects.filter(participation=OuterRef("participation"), phase=phase)
+        .order_by()
+        .values("participation")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    return Subquery(rows)
+
+
 def pending_items(*, participation: Participation, phase: str, limit: int = 2) -> list[Response]:
-    """The first pending rows by position (the current item first), with their examples."""
+    """The first pending rows by position (the current item first), with their examples.
+
+    Each row carries ``step_size``, the number of items in its step, so that
+    ``progress_at`` needs no query of its own.
+    """
     return list(
         Response.objects.filter(participation=participation, phase=phase, status=Response.Status.PENDING)
         .select_related("example")
+        .annotate(step_size=_step_size(phase))
         .order_by("position")[:limit]
     )
+
+
+def progress_at(item: Response) -> Progress:
+    """Progress when ``item`` is the current one: items are locked strictly in order, so the
+    ``position`` items before it are the ones done."""
+    return Progress(phase=item.phase, done=item.position, total=item.step_size)
 
 
 def current_item(*, participation: Participation) -> Response | None:

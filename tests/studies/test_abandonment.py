@@ -65,8 +65,24 @@ def test_now_can_be_given(make_study):
 def test_activity_keeps_a_worker_in(make_study):
     study = make_study(abandon_after_minutes=5)
     p = _idle(study.conditions.get(shots=0), 10)
+    p.refresh_from_db()  # as each request loads it
     lifecycle.touch(p)
     assert release_abandoned() == 0
+
+
+def test_activity_is_written_at_most_every_few_seconds(make_study, django_assert_num_queries):
+    study = make_study(abandon_after_minutes=5)
+    p = _idle(study.conditions.get(shots=0), 10)
+    p.refresh_from_db()
+    now = timezone.now()
+    with django_assert_num_queries(1):
+        lifecycle.touch(p, at=now)
+    with django_assert_num_queries(0):  # a request right after: nothing to write
+        lifecycle.touch(p, at=now + lifecycle.TOUCH_INTERVAL - timedelta(seconds=1))
+    with django_assert_num_queries(1):
+        lifecycle.touch(p, at=now + lifecycle.TOUCH_INTERVAL)
+    p.refresh_from_db()
+    assert p.last_activity_at == now + lifecycle.TOUCH_INTERVAL
 
 
 def test_the_freed_slot_goes_to_a_fresh_worker_and_the_idle_one_stays_out(make_study):

@@ -157,9 +157,46 @@ def test_a_test_submit_answers_with_the_stored_answer_only(ner_worker):
     _, client = ner_worker
     item = current_item(client)
     body = post(client, "submit/", {"item": item["item"], "no_answer": True, "confidence": 3}).json()
-    assert set(body) == {"answer", "step_finished", "state"}
+    assert set(body) == {"answer", "step_finished", "state", "next"}
     assert set(body["answer"]) == {"item", "phase", "status", "label", "answer", "spans", "confidence", "submitted_at"}
     assert body["answer"]["status"] == "no_answer"
+    assert set(body["next"]) == {"progress", "item"}  # the next item to show: no gold, no score, no reveal
+
+
+def test_a_test_submit_carries_the_next_item_marked_shown_so_the_page_needs_no_second_request(ner_worker):
+    _, client = ner_worker
+    item = current_item(client)
+    body = post(client, "submit/", {"item": item["item"], "no_answer": True, "confidence": 3}).json()
+    following = body["next"]["item"]
+    assert following["position"] == item["position"] + 1 and not following["locked"]
+    assert body["next"]["progress"]["done"] == 1
+    assert body["next"]["progress"]["text"].startswith("Item 2 of ")
+    assert Response.objects.get(pk=following["item"]).shown_at is not None
+    # What GET current/ would have said, so scripted clients may use either.
+    session = client.get("/api/session/current/").json()
+    assert session["item"] == following and session["progress"] == body["next"]["progress"]
+
+
+def test_the_last_test_submit_carries_no_next_item(ner_worker):
+    p, client = ner_worker
+    body = {}
+    while True:
+        item = current_item(client)
+        if item is None:
+            break
+        body = post(client, "submit/", {"item": item["item"], "no_answer": True, "confidence": 3}).json()
+        if body["step_finished"]:
+            break
+        assert body["next"]["item"]["item"] != item["item"]
+    assert body["step_finished"] and "next" not in body and body["state"] == "completed"
+
+
+def test_a_training_submit_carries_the_reveal_and_no_next_item(sst_task, worker):
+    p = make_participation(sst_task, shots=10, state=State.TRAINING)
+    client = worker(p)
+    item = current_item(client)
+    body = post(client, "submit/", {"item": item["item"], "label": "positive", "confidence": 3}).json()
+    assert "reveal" in body and "next" not in body
 
 
 def test_skip_records_a_skip_and_moves_on(ner_worker):
