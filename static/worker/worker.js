@@ -10,6 +10,7 @@
   "use strict";
 
   var IDLE_MS = 60000;
+  var TOUCH_HINT = "Press and hold a word, drag the handles over the answer, then tap \u201cAdd selection\u201d.";
   var ContextView = window.WorkerContext && window.WorkerContext.ContextView;
 
   function $(id) { return document.getElementById(id); }
@@ -89,6 +90,7 @@
     this.cursor = null;
     this.anchor = null;
     this.focusSpan = null;
+    this.pending = null;  // a touch selection waiting for "Add selection"
   };
 
   ItemPage.prototype.bind = function () {
@@ -102,8 +104,14 @@
     document.addEventListener("keydown", function (e) { self.onKey(e); });
     window.addEventListener("popstate", function () { self.load(); });
     // A drag may end outside the text: listen on the document, fromMouse checks the selection is in the text.
-    document.addEventListener("mouseup", function () { self.fromMouse(); });
-    document.addEventListener("touchend", function () { window.setTimeout(function () { self.fromMouse(); }, 350); });
+    // A mouse selection is added on release. A touch selection (press and hold, then drag the handles) is
+    // kept as pending, shown, and added with "Add selection": on release it may still be one word.
+    document.addEventListener("pointerdown", function (e) {
+      self.touch = e.pointerType !== "mouse";
+      if (self.touch && self.view && self.view.box.contains(e.target)) { self.pending = null; self.paintContext(); }
+    }, true);
+    document.addEventListener("mouseup", function () { if (!self.touch) self.fromMouse(); });
+    document.addEventListener("selectionchange", function () { if (self.touch) self.trackSelection(); });
     ["keydown", "pointerdown", "pointermove", "scroll", "touchstart"].forEach(function (t) {
       window.addEventListener(t, function () { self.lastInput = Date.now(); }, { passive: true });
     });
@@ -161,7 +169,7 @@
     var qtype = $("question-type");
     qtype.hidden = !item.question_type_name;
     qtype.textContent = item.question_type_name || "";
-    $("question").textContent = item.question;
+    this.renderQuestion(item.question);
     this.renderContext(item);
     this.renderAnswerArea(task, item);
     document.querySelectorAll("input[name=confidence]").forEach(function (i) { i.checked = false; i.disabled = false; });
@@ -174,7 +182,21 @@
     $("skip-button").disabled = false;
     $("next-button").hidden = true;
     this.hideMessage();
-    window.scrollTo(0, 0);
+    // On a phone the description and instructions fill the first screen: after the first item, go to the item.
+    var narrow = window.matchMedia && window.matchMedia("(max-width: 860px)").matches;
+    if (this.shownOnce && narrow) $("item-main").scrollIntoView({ block: "start" });
+    else window.scrollTo(0, 0);
+    this.shownOnce = true;
+  };
+
+  // ReCoRD's "@placeholder" is marked so that the blank to fill stands out.
+  ItemPage.prototype.renderQuestion = function (text) {
+    var q = $("question");
+    q.textContent = "";
+    text.split(/(@placeholder)/).forEach(function (part) {
+      if (part === "@placeholder") q.appendChild(el("mark", { class: "placeholder", text: part }));
+      else if (part) q.appendChild(document.createTextNode(part));
+    });
   };
 
   ItemPage.prototype.setProgress = function (p) {
@@ -230,7 +252,9 @@
     var none = el("button", { type: "button", class: "btn btn-small", id: "no-answer", "aria-pressed": "false" }, [document.createTextNode("No answer "), el("kbd", { text: "N" })]);
     // After a mouse click the button lets go of the focus, so that Enter then submits.
     none.addEventListener("click", function (e) { self.toggleNoAnswer(); if (e.detail) none.blur(); });
-    tools.appendChild(el("span", { class: "span-hint", text: item.multiple_spans ? "Select every answer in the text (several allowed)." : "Select the answer in the text (one span)." }));
+    var hint = item.multiple_spans ? "Select every answer in the text (several allowed)." : "Select the answer in the text (one span).";
+    if (window.matchMedia && window.matchMedia("(pointer: coarse)").matches) hint += " " + TOUCH_HINT;
+    tools.appendChild(el("span", { class: "span-hint", text: hint }));
     tools.appendChild(add);
     tools.appendChild(none);
     area.appendChild(tools);
@@ -240,18 +264,32 @@
 
   /* -------------------------------------------------------------- spans */
 
-  ItemPage.prototype.fromMouse = function () {
-    if (this.locked || !this.view) return;
+  // The browser's selection in the context, snapped to whole words; null if there is none there.
+  ItemPage.prototype.selectedRange = function () {
+    if (this.locked || !this.view) return null;
     var sel = window.getSelection();
-    if (!sel || !sel.rangeCount || sel.isCollapsed) return;
+    if (!sel || !sel.rangeCount || sel.isCollapsed) return null;
     var range = sel.getRangeAt(0);
-    if (!this.view.box.contains(range.startContainer) && !this.view.box.contains(range.endContainer)) return;
+    if (!this.view.box.contains(range.startContainer) && !this.view.box.contains(range.endContainer)) return null;
     var s = this.view.box.contains(range.startContainer) ? this.view.offsetOf(range.startContainer, range.startOffset, false) : 0;
     var e = this.view.box.contains(range.endContainer) ? this.view.offsetOf(range.endContainer, range.endOffset, true) : this.view.text.length;
-    sel.removeAllRanges();
-    if (s === null || e === null) return;
-    var snapped = this.view.snap(s, e);
-    if (snapped) this.addSpan(snapped);
+    if (s === null || e === null) return null;
+    return this.view.snap(s, e);
+  };
+
+  ItemPage.prototype.fromMouse = function () {
+    var snapped = this.selectedRange();
+    if (!snapped) return;
+    window.getSelection().removeAllRanges();
+    this.addSpan(snapped);
+  };
+
+  // Touch: follow the selection as the handles move; "Add selection" adds it.
+  ItemPage.prototype.trackSelection = function () {
+    var snapped = this.selectedRange();
+    if (!snapped) return;  // a collapse (e.g. tapping the button) keeps the pending selection
+    this.pending = snapped;
+    this.paintContext();
   };
 
   ItemPage.prototype.addSpan = function (span) {
@@ -262,6 +300,7 @@
     this.spans.push(span);
     this.spans.sort(function (a, b) { return a.s - b.s || a.e - b.e; });
     this.noAnswer = false;
+    this.pending = null;
     this.hideMessage();
     this.paintSpans();
   };
@@ -288,8 +327,18 @@
   };
 
   ItemPage.prototype.addKeyboardSelection = function () {
+    if (this.locked) return;
+    if (this.pending) {
+      var pending = this.pending;
+      if (window.getSelection()) window.getSelection().removeAllRanges();
+      this.addSpan(pending);
+      return;
+    }
     var sel = this.keyboardSelection();
-    if (!sel) { this.showMessage("Move the word cursor with the arrow keys first (Shift extends), then press A."); return; }
+    if (!sel) {
+      this.showMessage(this.touch ? TOUCH_HINT : "Move the word cursor with the arrow keys first (Shift extends), then press A.");
+      return;
+    }
     this.addSpan(sel);
     this.anchor = this.cursor;
     this.paintSpans();
@@ -310,7 +359,7 @@
 
   ItemPage.prototype.paintContext = function () {
     this.view.paint(this.spans, "mine", {
-      sel: this.locked ? null : this.keyboardSelection(),
+      sel: this.locked ? null : this.pending || this.keyboardSelection(),
       cursor: this.cursor === null || this.locked ? null : this.view.tokens[this.cursor],
       focus: this.focusSpan,
     });
@@ -475,6 +524,13 @@
       return;
     }
     if (data.state !== "test") { window.location.assign(this.urls.home); return; }
+    // The response carries the next test item: show it without another round trip.
+    if (data.next) {
+      var s = this.session;
+      this.render({ state: data.state, shots: s.shots, task: s.task, progress: data.next.progress,
+                    item: data.next.item, completion: null });
+      return;
+    }
     this.load();
   };
 
@@ -526,6 +582,10 @@
         var name = c.dataset.label;
         c.classList.toggle("is-gold", gold.indexOf(name) >= 0);
         c.classList.toggle("is-wrong", name === rv.your_answer.label && gold.indexOf(name) < 0);
+        var old = c.querySelector(".verdict-tag");
+        if (old) old.remove();
+        var tag = c.classList.contains("is-gold") ? "\u2713 correct" : c.classList.contains("is-wrong") ? "\u2717 your answer" : "";
+        if (tag) c.insertBefore(el("span", { class: "verdict-tag", text: tag }), c.querySelector(".help-link"));
       });
       return;
     }

@@ -34,17 +34,23 @@ def browser():
 
 @pytest.fixture
 def open_as(browser, live_server):
-    """open_as(participation, viewport=None) -> a page logged in as that worker, on /work/."""
+    """open_as(participation, viewport=None, touch=False) -> a page logged in as that worker, on /work/.
+
+    ``touch=True`` makes a phone-like context (touch screen, coarse pointer); ``participation=None`` opens
+    the page without a worker session.
+    """
     from django.contrib.sessions.backends.db import SessionStore
 
     contexts = []
 
-    def _open(participation, *, viewport=None, path="/work/"):
-        session = SessionStore()
-        session["participation_id"] = participation.pk
-        session.create()
-        context = browser.new_context(viewport=viewport or {"width": 1280, "height": 900})
-        context.add_cookies([{"name": "sessionid", "value": session.session_key, "url": live_server.url}])
+    def _open(participation, *, viewport=None, path="/work/", touch=False):
+        context = browser.new_context(viewport=viewport or {"width": 1280, "height": 900},
+                                      has_touch=touch, is_mobile=touch)
+        if participation is not None:
+            session = SessionStore()
+            session["participation_id"] = participation.pk
+            session.create()
+            context.add_cookies([{"name": "sessionid", "value": session.session_key, "url": live_server.url}])
         contexts.append(context)
         page = context.new_page()
         page.set_default_timeout(10_000)

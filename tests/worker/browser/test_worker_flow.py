@@ -247,6 +247,8 @@ def test_sentence_pairs_and_record_highlights_render_as_stored(open_as, db):
     p = make_participation(record, state=State.TEST)
     page = open_as(p)
     wait_for_item(page, 0)
+    assert page.locator("#question mark.placeholder").inner_text() == "@placeholder"
+    assert page.locator("#question").inner_text() == "He flew to @placeholder"
     bullets = page.locator(".ctx-highlights li").all_inner_texts()
     assert bullets == ["Mayor Smith spoke on Monday", "He left for Rome"]
     assert page.locator(".ctx-body").inner_text() == "(CNN) The  mayor   spoke.\tThen left."
@@ -314,3 +316,67 @@ def test_python_grapheme_boundaries_match_the_browsers_segmenter(browser):
             assert python_bounds == browser_bounds, sorted(python_bounds ^ browser_bounds)
     finally:
         page.close()
+
+
+def test_a_wrong_training_label_is_shown_red_beside_the_gold_in_green(open_as, db):
+    task = make_classification_task(slug="wrong", labels=("positive", "negative"), n_test=2, n_train=10)
+    p = make_participation(task, shots=10, state=State.TRAINING)
+    page = open_as(p)
+    wait_for_item(page, 0)
+    gold = Response.objects.get(participation=p, phase="training", position=0).example.gold_answers[0]
+    wrong_key = "2" if gold == "positive" else "1"
+    page.keyboard.press(wrong_key)
+    page.keyboard.press("w")
+    page.keyboard.press("Enter")
+    page.locator("#reveal .verdict").wait_for()
+    wrong = page.locator(".label-choice.is-wrong")
+    right = page.locator(".label-choice.is-gold")
+    assert right.get_attribute("data-label") == gold and wrong.count() == 1
+    # the worker's (checked) choice must not keep the blue "chosen" look once the reveal marks it wrong
+    assert wrong.evaluate("e => getComputedStyle(e).backgroundColor") == "rgb(253, 236, 234)"
+    assert right.evaluate("e => getComputedStyle(e).backgroundColor") == "rgb(231, 246, 238)"
+    assert wrong.locator(".verdict-tag").inner_text() == "✗ your answer"
+    assert right.locator(".verdict-tag").inner_text() == "✓ correct"
+    shot(page, "training-reveal-label-wrong")
+    page.reload()  # the locked state again, tags not doubled
+    page.locator("#reveal .verdict").wait_for()
+    assert page.locator(".verdict-tag").count() == 2
+    assert not page.js_errors
+
+
+def test_on_a_touch_screen_a_selection_is_adjusted_then_added_with_the_button(open_as, db):
+    task = make_task_with_items(slug="touch", test=NER_TEST)
+    p = make_participation(task, state=State.TEST)
+    page = open_as(p, viewport={"width": 390, "height": 640}, touch=True)
+    wait_for_item(page, 0)
+    assert "Press and hold a word" in page.locator(".span-hint").inner_text()
+    token(page, "Ada").tap()
+    # What a long press then dragging the handles leaves: a selection from inside "Ada" to inside "Lovelace".
+    page.evaluate("""() => {
+        const toks = [...document.querySelectorAll('#context-wrap .tok')];
+        const a = toks.find(t => t.textContent === 'Ada').firstChild;
+        const b = toks.find(t => t.textContent === 'Lovelace').firstChild;
+        getSelection().setBaseAndExtent(a, 1, b, 4);
+    }""")
+    page.wait_for_function("window.workerPage.pending !== null")
+    assert span_texts(page) == []  # not added until the worker says so
+    assert "kbd-sel" in token(page, "Lovelace").get_attribute("class")
+    page.locator("#add-span").tap()
+    assert span_texts(page) == ["Ada Lovelace"]
+    page.get_by_text("Agree", exact=True).tap()
+    page.locator("#submit-button").tap()
+    wait_for_item(page, 1)
+    row = Response.objects.get(participation=p, position=0)
+    assert [(s.start, s.end, s.text) for s in row.spans.all()] == [(0, 12, "Ada Lovelace")]
+    # The next item on a phone: scrolled to the question, not back to the description at the top.
+    assert page.evaluate("window.scrollY") > 0
+    top = page.evaluate("document.getElementById('question').getBoundingClientRect().top")
+    assert 0 <= top < 640
+    shot(page, "item-phone-touch")
+    assert not page.js_errors
+
+
+def test_the_no_session_page(open_as, db):
+    page = open_as(None)
+    assert "No study session" in page.locator("h1").inner_text()
+    shot(page, "no-session")
