@@ -23,7 +23,8 @@ from annotation.reporting.agreement import (
     as_answer, fleiss_kappa, majority_label, majority_spans, pairwise_s1,
 )
 from annotation.reporting.options import MetricOptions
-from tasks_app.models import ExampleSetItem
+from annotation.reporting.pay import condition_pay
+from tasks_app.models import Example, ExampleSetItem
 from tasks_app.scoring import mean, s1, std
 
 Status = Response.Status
@@ -57,7 +58,9 @@ def _training_scores(participation_ids: list[int], example_ids: set[int]) -> lis
     return [r["avg"] for r in rows if r["avg"] is not None]
 
 
-def training_overlaps(*, study: Study, options: MetricOptions) -> list[dict[str, Any]]:
+def training_overlap_values(*, study: Study) -> list[dict[str, Any]]:
+    """Per pair of few-shot groups (smaller, larger): each completed annotator's S1 (0..1) on the training
+    examples both sets hold, for both groups, and the larger group's on the examples only its set holds."""
     conditions = [c for c in study.conditions.order_by("shots") if c.training_set_id]
     sets = {
         c.pk: set(ExampleSetItem.objects.filter(example_set_id=c.training_set_id).values_list("example_id", flat=True))
@@ -68,19 +71,23 @@ def training_overlaps(*, study: Study, options: MetricOptions) -> list[dict[str,
     for small, large in combinations(conditions, 2):
         shared = sets[small.pk] & sets[large.pk]
         extra = sets[large.pk] - sets[small.pk]
-        pair = f"{small.shots} vs {large.shots}"
+        base = {"pair": f"{small.shots} vs {large.shots}", "small_shots": small.shots, "large_shots": large.shots}
         for group in (small, large):
-            result.append({
-                "pair": pair, "subset": "shared", "examples": len(shared), "group_shots": group.shots,
-                **_spread(_training_scores(completed[group.pk], shared), options.ddof),
-            })
+            result.append({**base, "subset": "shared", "examples": len(shared), "group_shots": group.shots,
+                           "values": _training_scores(completed[group.pk], shared)})
         if extra:
-            result.append({
-                "pair": pair, "subset": f"only in the {large.shots}-shot set", "examples": len(extra),
-                "group_shots": large.shots,
-                **_spread(_training_scores(completed[large.pk], extra), options.ddof),
-            })
+            result.append({**base, "subset": f"only in the {large.shots}-shot set", "examples": len(extra),
+                           "group_shots": large.shots, "values": _training_scores(completed[large.pk], extra)})
     return result
+
+
+def training_overlaps(*, study: Study, options: MetricOptions) -> list[dict[str, Any]]:
+    """The appendix analysis for one study, each row as mean ± std (0-100) over the group's annotators."""
+    return [
+        {"pair": row["pair"], "subset": row["subset"], "examples": row["examples"], "group_shots": row["group_shots"],
+         **_spread(row["values"], options.ddof)}
+        for row in training_overlap_values(study=study)
+    ]
 
 
 def _test_answers(condition: Condition, options: MetricOptions):
@@ -148,18 +155,28 @@ def _completed_test(study: Study):
 
 def item_difficulty(*, study: Study, limit: int = 20) -> list[dict[str, Any]]:
     """The test items with the lowest mean S1 over all completed annotators of the study."""
-    rows = (
+    rows = list(
         _completed_test(study)
         .values("example_id", "example__source_id")
         .annotate(mean_s1=Avg("score"), annotators=Count("id"), wrong=Count("id", filter=Q(score=0)),
                   skips=Count("id", filter=Q(status=Status.SKIPPED)))
         .order_by("mean_s1", "-wrong", "example_id")[:limit]
     )
+    examples = {e.pk: e for e in Example.objects.filter(pk__in=[r["example_id"] for r in rows])
+                .only("id", "context", "question", "gold_answers")}
     return [
         {"item": r["example__source_id"], "example_id": r["example_id"], "mean_s1": _pct(r["mean_s1"]),
-         "annotators": r["annotators"], "wrong": r["wrong"], "skips": r["skips"]}
+         "annotators": r["annotators"], "wrong": r["wrong"], "skips": r["skips"],
+         "context": _snippet(examples[r["example_id"]].context), "question": examples[r["example_id"]].question,
+         "gold": examples[r["example_id"]].gold_answers}
         for r in rows
     ]
+
+
+def _snippet(context, length: int = 120) -> str:
+    """The start of a context (a sentence pair joined with " / "), for listing an item."""
+    text = " / ".join(context) if isinstance(context, list) else str(context)
+    return text if len(text) <= length else text[: length - 1].rstrip() + "…"
 
 
 def confidence_vs_correctness(*, study: Study) -> dict[str, Any]:
@@ -205,6 +222,16 @@ def time_per_item(*, study: Study) -> list[dict[str, Any]]:
     ]
 
 
+def pay_fairness(*, study: Study) -> list[dict[str, Any]]:
+    """Per condition: workers paid, median effective hourly pay, whether it is below the rate, totals."""
+    return [
+        {"shots": c.shots, "workers": c.n_workers, "hourly_rate": str(study.hourly_rate), "currency": study.currency,
+         "median_effective_hourly": None if c.median_effective_hourly is None else str(c.median_effective_hourly),
+         "below_rate": c.below_rate, "total_amount": str(c.total_amount), "total_bonus": str(c.total_bonus)}
+        for c in condition_pay(study=study)
+    ]
+
+
 def study_analyses(*, study: Study, options: MetricOptions) -> dict[str, Any]:
     return {
         "study": study.slug,
@@ -214,4 +241,5 @@ def study_analyses(*, study: Study, options: MetricOptions) -> dict[str, Any]:
         "hardest_items": item_difficulty(study=study),
         "confidence": confidence_vs_correctness(study=study),
         "time_per_item": time_per_item(study=study),
+        "pay_fairness": pay_fairness(study=study),
     }

@@ -1,8 +1,10 @@
 """Every export, as one function per kind writing to a binary file, and the ExportJob runner.
 
-Kinds: table-csv, table-json, table-markdown, table-latex, annotations-jsonl,
-payments-csv, analyses-json, plot-png, plot-svg (all tasks together) and
-plots-zip (every per-task and all-task plot, PNG and SVG). Each starts with the
+Kinds: table-csv, table-json, table-markdown, table-latex, training-csv,
+training-json, training-markdown, training-latex (the training analyses in the
+appendix's shape), annotators-csv (per-annotator scores, time and pay),
+annotations-jsonl, payments-csv, analyses-json, plot-png, plot-svg (all tasks
+together) and plots-zip (every per-task and all-task plot, PNG and SVG). Each starts with the
 reproducibility header (see provenance.py). The raw annotations are streamed
 from a server-side cursor in chunks, so memory stays flat whatever the size.
 """
@@ -23,17 +25,24 @@ from annotation.models import AnswerSpan, ExportJob, Response, Study
 from annotation.reporting.analyses import study_analyses
 from annotation.reporting.formats import TABLE_FORMATS
 from annotation.reporting.options import MetricOptions, ReportError
-from annotation.reporting.pay import pay_lines
+from annotation.reporting.pay import condition_pay, pay_lines
 from annotation.reporting.plots import all_tasks_plot, plots_zip
 from annotation.reporting.provenance import header_lines, reproducibility_header
 from annotation.reporting.selection import select_studies
+from annotation.reporting.scores import annotator_rows
 from annotation.reporting.tables import build_table
+from annotation.reporting.training_table import TRAINING_FORMATS, build_training_table
 
 EXPORT_KINDS: dict[str, tuple[str, str]] = {
     "table-csv": ("text/csv", "csv"),
     "table-json": ("application/json", "json"),
     "table-markdown": ("text/markdown", "md"),
     "table-latex": ("application/x-latex", "tex"),
+    "training-csv": ("text/csv", "csv"),
+    "training-json": ("application/json", "json"),
+    "training-markdown": ("text/markdown", "md"),
+    "training-latex": ("application/x-latex", "tex"),
+    "annotators-csv": ("text/csv", "csv"),
     "annotations-jsonl": ("application/x-ndjson", "jsonl"),
     "payments-csv": ("text/csv", "csv"),
     "analyses-json": ("application/json", "json"),
@@ -122,23 +131,68 @@ def _annotation_batch(batch: list[tuple]) -> Iterator[str]:
 
 
 def payments_csv(*, studies: list[Study], options: MetricOptions) -> str:
+    """One line per worker: platform, worker id, paid minutes, amount; and the pay-fairness columns.
+
+    ``effective_hourly`` is what the worker earned per paid hour, ``below_rate``
+    flags it under the study's rate, ``bonus`` is what makes it up (included in
+    ``amount``); the condition's median effective hourly pay and its flag repeat
+    on each of its workers' lines.
+    """
     out = io.StringIO()
     for line in header_lines(reproducibility_header(studies=studies, options=options, export="payments-csv")):
         out.write(line + "\n")
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["platform", "worker_id", "study", "shots", "state", "minutes", "amount", "currency",
-                     "base_reward", "bonus", "effective_hourly", "below_rate"])
+                     "base_reward", "bonus", "effective_hourly", "below_rate", "hourly_rate",
+                     "condition_median_effective_hourly", "condition_below_rate"])
     for study in studies:
         participations = list(study.participations.select_related("worker", "condition").order_by(
             "condition__shots", "slot_index", "created_at"))
         lines = pay_lines(study=study, participations=participations)
+        medians = {c.shots: c for c in condition_pay(study=study)}
         for p in participations:
             line = lines[p.pk]
+            median = medians[p.condition.shots]
             writer.writerow([
                 p.worker.platform, p.worker.external_id, study.slug, p.condition.shots, p.state,
                 f"{line.minutes:.2f}", f"{line.amount:.2f}", study.currency, f"{line.base:.2f}", f"{line.bonus:.2f}",
                 "" if line.effective_hourly is None else f"{line.effective_hourly:.2f}", int(line.below_rate),
+                f"{study.hourly_rate:.2f}",
+                "" if median.median_effective_hourly is None else f"{median.median_effective_hourly:.2f}",
+                int(median.below_rate),
             ])
+    return out.getvalue()
+
+
+ANNOTATOR_COLUMNS = [
+    "study", "task", "shots", "platform", "worker_id", "state", "averaged_in", "test_s1", "test_items", "test_total",
+    "skips", "coverage", "training_s1", "training_items", "active_minutes", "paid_minutes", "pay", "bonus",
+    "currency", "effective_hourly", "below_rate",
+]
+
+
+def _pct(value: float | None) -> str:
+    return "" if value is None else f"{value * 100:.2f}"
+
+
+def annotators_csv(*, studies: list[Study], options: MetricOptions) -> str:
+    """Every participation (all states) with its test and training S1 (0-100), items, skips, time and pay."""
+    out = io.StringIO()
+    for line in header_lines(reproducibility_header(studies=studies, options=options, export="annotators-csv")):
+        out.write(line + "\n")
+    out.write(f"# note: {options.describe()} averaged_in=1 marks the annotators a table cell averages.\n")
+    currency = {s.slug: s.currency for s in studies}
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(ANNOTATOR_COLUMNS)
+    for row in annotator_rows(studies=studies, options=options):
+        writer.writerow([
+            row.study_slug, row.task_slug, row.shots, row.platform, row.worker_id, row.state, int(row.is_completed),
+            _pct(row.test_s1), row.test_items, row.test_total, row.skips,
+            "" if row.coverage is None else f"{row.coverage:.4f}", _pct(row.training_s1), row.training_items,
+            f"{row.active_ms / 60000:.2f}", f"{row.paid_seconds / 60:.2f}", f"{row.pay:.2f}", f"{row.bonus:.2f}",
+            currency[row.study_slug], "" if row.effective_hourly is None else f"{row.effective_hourly:.2f}",
+            int(row.below_rate),
+        ])
     return out.getvalue()
 
 
@@ -152,10 +206,17 @@ def write_export(*, kind: str, studies: list[Study], options: MetricOptions, out
     if kind == "payments-csv":
         out.write(payments_csv(studies=studies, options=options).encode())
         return
+    if kind == "annotators-csv":
+        out.write(annotators_csv(studies=studies, options=options).encode())
+        return
     header = reproducibility_header(studies=studies, options=options, export=kind)
     if kind == "analyses-json":
         payload = {"meta": header, "studies": [study_analyses(study=s, options=options) for s in studies]}
         out.write(json.dumps(payload, ensure_ascii=False, indent=2, default=str).encode())
+        return
+    if kind.startswith("training-"):
+        render_training = TRAINING_FORMATS[kind.removeprefix("training-")]
+        out.write(render_training(build_training_table(studies=studies, options=options), header).encode())
         return
     table = build_table(studies=studies, options=options, include_models=not kind.startswith("plot"))
     if kind == "plots-zip":

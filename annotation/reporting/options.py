@@ -46,13 +46,17 @@ class MetricOptions:
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
-    def describe(self) -> str:
-        """The sentence printed under every table."""
-        spread = (
+    @property
+    def spread(self) -> str:
+        return (
             "population standard deviation (ddof=0, as in the CLUES paper)"
             if self.ddof == 0
             else "sample standard deviation (ddof=1)"
         )
+
+    def describe(self) -> str:
+        """The sentence printed under every table."""
+        spread = self.spread
         skips = (
             "skipped items are excluded (coverage reported per annotator)"
             if self.exclude_skips

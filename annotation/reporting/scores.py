@@ -58,6 +58,23 @@ class AnnotatorRow:
     def is_completed(self) -> bool:
         return self.state == State.COMPLETED
 
+    # On the table's scale (0-100) and in minutes, for pages.
+    @property
+    def test_s1_pct(self) -> float | None:
+        return None if self.test_s1 is None else self.test_s1 * 100
+
+    @property
+    def training_s1_pct(self) -> float | None:
+        return None if self.training_s1 is None else self.training_s1 * 100
+
+    @property
+    def active_minutes(self) -> float:
+        return self.active_ms / 60000
+
+    @property
+    def paid_minutes(self) -> float:
+        return self.paid_seconds / 60
+
 
 @dataclass
 class ConditionSummary:

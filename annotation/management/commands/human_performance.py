@@ -2,6 +2,8 @@
 
     human_performance --study sst2-a --study mnli-a --format latex --output table.tex
     human_performance --all --format markdown --exclude-skips --ddof 1
+    human_performance --all --training --format latex   (training analyses in the appendix's shape)
+    human_performance --study sst2-a --per-annotator --output annotators.csv
     human_performance --study sst2-a --annotations --output raw.jsonl
     human_performance --study sst2-a --payments --output pay.csv
     human_performance --study sst2-a --analyses --output analyses.json
@@ -10,6 +12,8 @@
 """
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -32,8 +36,13 @@ class Command(BaseCommand):
         parser.add_argument("--study", action="append", default=[], metavar="SLUG",
                             help="A study slug or id; repeat to combine studies into one table.")
         parser.add_argument("--all", action="store_true", help="Every study.")
-        parser.add_argument("--format", choices=FORMATS, default="markdown", help="Table format.")
+        parser.add_argument("--format", choices=FORMATS, default="markdown",
+                            help="Format of the table (and of --training).")
         what = parser.add_mutually_exclusive_group()
+        what.add_argument("--training", action="store_true",
+                          help="The training analyses (shared and extra training examples) as a table in --format.")
+        what.add_argument("--per-annotator", action="store_true",
+                          help="Per-annotator CSV: test and training S1, items, skips, time, pay (every state).")
         what.add_argument("--annotations", action="store_true", help="Raw annotations as JSONL instead of the table.")
         what.add_argument("--payments", action="store_true", help="Payments CSV instead of the table.")
         what.add_argument("--analyses", action="store_true", help="Training analyses etc. as JSON.")
@@ -55,7 +64,11 @@ class Command(BaseCommand):
                 return self._recompute(studies, fix=opts["fix"])
             if opts["plots"]:
                 return self._plots(studies, options, Path(opts["plots"]))
-            if opts["annotations"]:
+            if opts["training"]:
+                kind = f"training-{opts['format']}"
+            elif opts["per_annotator"]:
+                kind = "annotators-csv"
+            elif opts["annotations"]:
                 kind = "annotations-jsonl"
             elif opts["payments"]:
                 kind = "payments-csv"
@@ -72,8 +85,15 @@ class Command(BaseCommand):
             path = Path(output)
             if not path.parent.is_dir():
                 raise CommandError(f"the folder of {output} does not exist")
-            with path.open("wb") as out:
-                write_export(kind=kind, studies=studies, options=options, out=out)
+            # Write next to the target and rename at the end: a failure leaves any earlier file as it was.
+            handle, partial = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+            try:
+                with os.fdopen(handle, "wb") as out:
+                    write_export(kind=kind, studies=studies, options=options, out=out)
+                os.replace(partial, path)
+            except BaseException:
+                Path(partial).unlink(missing_ok=True)
+                raise
             self.stderr.write(f"wrote {kind} to {path}")
         elif kind == "annotations-jsonl":
             for line in iter_annotation_lines(studies=studies, options=options):
