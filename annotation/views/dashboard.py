@@ -52,6 +52,22 @@ def _progress(studies: list[Study]) -> dict[int, list[dict]]:
     return result
 
 
+def _option_links(studies_raw: str | None, options: MetricOptions) -> dict[str, str]:
+    """Query strings that change one metric option and keep the other (and the study selection)."""
+    def query(exclude_skips: bool, ddof: int) -> str:
+        parts = [f"studies={studies_raw}"] if studies_raw else []
+        if exclude_skips:
+            parts.append("exclude_skips=1")
+        if ddof:
+            parts.append(f"ddof={ddof}")
+        return "&".join(parts)
+
+    return {
+        "skips_empty": query(False, options.ddof), "skips_excluded": query(True, options.ddof),
+        "population": query(options.exclude_skips, 0), "sample": query(options.exclude_skips, 1),
+    }
+
+
 def _query(studies_raw: str, options: MetricOptions) -> str:
     query = f"studies={studies_raw}"
     if options.exclude_skips:
@@ -74,6 +90,7 @@ def index(request: HttpRequest) -> HttpResponse:
         "overview": [{"study": s, "conditions": c} for s, c in zip(studies, _progress(studies).values())],
         "states": STATES, "studies_value": raw,
         "table": build_table(studies=studies, options=options), "query": _query(raw, options),
+        "options": options, "option_links": _option_links(None if raw == "all" else raw, options),
         "kinds": list(EXPORT_KINDS), "jobs": ExportJob.objects.all()[:20],
     })
 
@@ -89,7 +106,7 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "dashboard/study.html", {
         "study": study, "progress": _progress([study])[study.pk], "states": STATES, "table": table,
         "annotators": table.annotators, "pay": condition_pay(study=study), "query": _query(study.slug, options),
-        "studies_value": study.slug,
+        "studies_value": study.slug, "options": options, "option_links": _option_links(None, options),
         "aggregation": majority_and_agreement(study=study, options=options),
         "overlaps": training_overlaps(study=study, options=options),
         "hardest": item_difficulty(study=study, limit=10),

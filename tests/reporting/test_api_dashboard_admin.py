@@ -192,3 +192,17 @@ def test_admin_shows_a_failed_job_with_its_reason_and_requeues_it(admin_client, 
                                      {"action": "requeue", "_selected_action": [job.pk]})
     assert response.status_code == 302
     assert ExportJob.objects.exclude(pk=job.pk).get().status == "done"
+
+
+def test_dashboard_options_keep_each_other_and_show_coverage_and_items(admin_client, study):
+    page = admin_client.get("/dashboard/study/api-study/?ddof=1").content.decode()
+    assert 'href="?exclude_skips=1&amp;ddof=1"' in page and "<strong>sample</strong>" in page
+    assert "answered</small>" not in page  # coverage only when skips are excluded
+    page = admin_client.get("/dashboard/study/api-study/?exclude_skips=1").content.decode()
+    assert "100.0% answered" in page and 'name="exclude_skips" value="1" checked' in page
+    # workers on the table's 0-100 scale; the hardest item listed with its question and gold
+    assert "<td>75.0</td>" in page and "<td>50.0</td>" in page
+    assert "<td>0.500</td>" not in page
+    assert "Sentence" in page and "<th>Question</th>" in page
+    index = admin_client.get("/dashboard/?ddof=1").content.decode()
+    assert 'href="?exclude_skips=1&amp;ddof=1"' in index and "75.0 ± 25.0" in index
