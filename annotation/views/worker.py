@@ -30,7 +30,7 @@ SHORTCUTS_CLASSIFICATION = [
     ("Enter", "submit / next"),
 ]
 SHORTCUTS_SPANS = [
-    ("← →", "move the word cursor"),
+    ("← →", "move the word cursor (or click a word)"),
     ("Shift + ← →", "extend the selection"),
     ("A", "add the selection as a span"),
     ("Backspace", "remove the last span"),

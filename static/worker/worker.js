@@ -110,7 +110,7 @@
       self.touch = e.pointerType !== "mouse";
       if (self.touch && self.view && self.view.box.contains(e.target)) { self.pending = null; self.paintContext(); }
     }, true);
-    document.addEventListener("mouseup", function () { if (!self.touch) self.fromMouse(); });
+    document.addEventListener("mouseup", function (e) { if (!self.touch) self.fromMouse(e); });
     document.addEventListener("selectionchange", function () { if (self.touch) self.trackSelection(); });
     ["keydown", "pointerdown", "pointermove", "scroll", "touchstart"].forEach(function (t) {
       window.addEventListener(t, function () { self.lastInput = Date.now(); }, { passive: true });
@@ -277,11 +277,23 @@
     return this.view.snap(s, e);
   };
 
-  ItemPage.prototype.fromMouse = function () {
+  ItemPage.prototype.fromMouse = function (e) {
     var snapped = this.selectedRange();
-    if (!snapped) return;
+    if (!snapped) { if (e) this.placeCursor(e.target); return; }
     window.getSelection().removeAllRanges();
     this.addSpan(snapped);
+  };
+
+  // A plain click on a word puts the word cursor there (then Shift + arrows extend it, A adds it).
+  ItemPage.prototype.placeCursor = function (target) {
+    if (this.locked || !this.view || !target || !target.closest) return;
+    var node = target.closest(".tok");
+    if (!node || !this.view.box.contains(node)) return;
+    var s = Number(node.dataset.s), found = null;
+    this.view.tokens.forEach(function (t) { if (t.s === s) found = t; });
+    if (!found) return;
+    this.cursor = this.anchor = found.index;
+    this.paintContext();
   };
 
   // Touch: follow the selection as the handles move; "Add selection" adds it.

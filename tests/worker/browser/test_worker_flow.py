@@ -371,7 +371,9 @@ def test_on_a_touch_screen_a_selection_is_adjusted_then_added_with_the_button(op
     # The next item on a phone: scrolled to the question, not back to the description at the top.
     assert page.evaluate("window.scrollY") > 0
     top = page.evaluate("document.getElementById('question').getBoundingClientRect().top")
-    assert 0 <= top < 640
+    header = page.evaluate("document.querySelector('.site-header').getBoundingClientRect().bottom")
+    assert 0 < header <= top < 640  # the progress bar (sticky header) stays in sight, above the question
+    assert page.locator("#progress-text").is_visible() and page.locator("#progress-text").inner_text() == "Item 2 of 3"
     shot(page, "item-phone-touch")
     assert not page.js_errors
 
@@ -380,3 +382,19 @@ def test_the_no_session_page(open_as, db):
     page = open_as(None)
     assert "No study session" in page.locator("h1").inner_text()
     shot(page, "no-session")
+
+
+def test_a_click_on_a_word_puts_the_word_cursor_there_for_the_keyboard(open_as, db):
+    task = make_task_with_items(slug="click", test=NER_TEST)
+    p = make_participation(task, state=State.TEST)
+    page = open_as(p)
+    wait_for_item(page, 0)
+    token(page, "Charles").click()
+    assert "kbd-cursor" in token(page, "Charles").get_attribute("class")
+    assert span_texts(page) == []  # a click alone adds nothing
+    page.keyboard.press("Shift+ArrowRight")
+    page.keyboard.press("a")
+    assert span_texts(page) == ["Charles Babbage"]
+    token(page, "Ada").dblclick()  # a double click selects the word: added at once
+    assert span_texts(page) == ["Ada", "Charles Babbage"]
+    assert not page.js_errors
