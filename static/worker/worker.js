@@ -107,7 +107,7 @@
     // A mouse selection is added on release. A touch selection (press and hold, then drag the handles) is
     // kept as pending, shown, and added with "Add selection": on release it may still be one word.
     document.addEventListener("pointerdown", function (e) {
-      self.touch = e.pointerType !== "mouse";
+      self.touch = e.pointerType === "touch";  // a pen drags a selection like a mouse
       if (self.touch && self.view && self.view.box.contains(e.target)) { self.pending = null; self.paintContext(); }
     }, true);
     document.addEventListener("mouseup", function (e) { if (!self.touch) self.fromMouse(e); });
