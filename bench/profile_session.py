@@ -115,6 +115,8 @@ def main() -> int:
         for _ in range(args.items):
             round_trip()
         profiler.disable()
+        if os.environ.get("PROFILE_OUT"):
+            profiler.dump_stats(os.environ["PROFILE_OUT"])
         elapsed = time.perf_counter() - started
         out = io.StringIO()
         pstats.Stats(profiler, stream=out).sort_stats(args.sort).print_stats(args.top)

@@ -60,3 +60,27 @@ def test_a_broker_that_is_not_a_url_names_the_variable():
     assert result.returncode != 0
     assert "CELERY_BROKER_URL must be a URL" in result.stderr
     assert run_settings({"DEBUG": "1", "CELERY_BROKER_URL": "redis://127.0.0.1:6379/0"}).returncode == 0
+
+
+def _print(env: dict, expression: str) -> subprocess.CompletedProcess:
+    full_env = {k: v for k, v in os.environ.items() if k not in NOT_IN_PRODUCTION}
+    full_env.update(env, DJANGO_SETTINGS_MODULE="annotation.settings")
+    code = f"import django; django.setup(); from django.conf import settings; print({expression})"
+    return subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, env=full_env, capture_output=True, text=True)
+
+
+def test_sessions_stay_in_the_database_without_a_shared_cache():
+    result = _print({"DEBUG": "1"}, "settings.SESSION_ENGINE, settings.CACHES['default']['BACKEND']")
+    assert result.stdout.split() == ["django.contrib.sessions.backends.db", "django.core.cache.backends.locmem.LocMemCache"]
+
+
+def test_a_redis_cache_url_holds_the_sessions_too():
+    result = _print({"DEBUG": "1", "CACHE_URL": "redis://127.0.0.1:6379/3"},
+                    "settings.SESSION_ENGINE, settings.CACHES['default']['LOCATION']")
+    assert "cached_db" in result.stdout and "redis://127.0.0.1:6379/3" in result.stdout
+
+
+def test_a_cache_url_that_is_not_redis_names_the_variable():
+    result = _print({"DEBUG": "1", "CACHE_URL": "memcached://127.0.0.1:11211"}, "1")
+    assert result.returncode != 0
+    assert "CACHE_URL must be a redis://" in result.stderr

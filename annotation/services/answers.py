@@ -265,11 +265,12 @@ def _lock(
                 training_filter.finish_training(participation)
             else:
                 lifecycle.finish_test(participation, at=now)
+        elif response.phase == Response.Phase.TEST:
+            # The page shows the next test item as soon as this answer is saved: it travels in the same
+            # response (one round trip per item). A training answer is followed by its reveal instead.
+            timing.mark_shown(following, now=now)
     result = SubmitResult(response=response, spans=rows, step_finished=following is None, state=participation.state)
     if following is not None and response.phase == Response.Phase.TEST:
-        # The page shows the next test item as soon as this answer is saved: it travels in the same
-        # response (one round trip per item). A training answer is followed by its reveal instead.
-        timing.mark_shown(following, now=now)
         result.next_item = following
     return result
 

@@ -17,9 +17,10 @@ import random
 import secrets
 from dataclasses import dataclass
 
-from django.db.models import Count, OuterRef, Q, Subquery
+from django.db.models import Count, Q
 
 from annotation.models import Participation, Response, Study
+from annotation.services import worker_reads
 from tasks_app.models import ExampleSet, ExampleSetItem
 
 State = Participation.State
@@ -118,30 +119,13 @@ def lay_out_current(*, participation: Participation) -> int:
     return lay_out(participation=participation, phase=phase)
 
 
-def _step_size(phase: str) -> Subquery:
-    """The number of rows in the outer row's step, computed in the same query."""
-    rows = (
-        Response.objects.filter(participation=OuterRef("participation"), phase=phase)
-        .order_by()
-        .values("participation")
-        .annotate(n=Count("id"))
-        .values("n")
-    )
-    return Subquery(rows)
-
-
 def pending_items(*, participation: Participation, phase: str, limit: int = 2) -> list[Response]:
     """The first pending rows by position (the current item first), with their examples.
 
     Each row carries ``step_size``, the number of items in its step, so that
     ``progress_at`` needs no query of its own.
     """
-    return list(
-        Response.objects.filter(participation=participation, phase=phase, status=Response.Status.PENDING)
-        .select_related("example")
-        .annotate(step_size=_step_size(phase))
-        .order_by("position")[:limit]
-    )
+    return worker_reads.pending_rows(participation_id=participation.pk, phase=phase, limit=limit)
 
 
 def progress_at(item: Response) -> Progress:
