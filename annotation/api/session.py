@@ -33,7 +33,7 @@ from annotation.api.session_schema import (
     ERROR, ERRORS, EVENT, LOCKED, PROGRESS_BOTH, RECORDED, REVEAL, SESSION, SKIP, SUBMIT,
 )
 from annotation.models import Participation, Response
-from annotation.services import answers, lifecycle, reveal, steps, timing, training_filter, worker_reads
+from annotation.services import answers, lifecycle, reveal, steps, timing, training_filter, worker_sql
 from annotation.services.entry import completion_target
 from annotation.services.answers import AnswerError, InvalidAnswer, NotInStep, NotYourItem
 
@@ -58,7 +58,7 @@ def load_participation(session) -> Participation | None:
     participation_id = session.get(SESSION_KEY)
     if not isinstance(participation_id, int):
         return None
-    return worker_reads.participation(participation_id)
+    return worker_sql.participation(participation_id)
 
 
 class WorkerSessionView(APIView):

@@ -23,7 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import AnswerSpan, Participation, Response
-from annotation.services import lifecycle, offsets, steps, timing, training_filter
+from annotation.services import lifecycle, offsets, steps, timing, training_filter, worker_sql
 from tasks_app import scoring
 from tasks_app.models import Label
 
@@ -252,13 +252,12 @@ def _lock(
     if response.phase == Response.Phase.TRAINING:
         changes["revealed_at"] = now  # the submit response carries the reveal
     with transaction.atomic():
-        if not Response.objects.filter(pk=response.pk, status=Status.PENDING).update(**changes):
+        if not worker_sql.lock_response(response.pk, changes):  # UPDATE ... WHERE status = 'pending'
             raise _refuse_non_current(participation, response.pk)  # lost a race: now locked
         for name, value in changes.items():
             setattr(response, name, value)
         rows = [AnswerSpan(response=response, start=s.start, end=s.end, text=s.text) for s in spans]
-        if rows:
-            AnswerSpan.objects.bulk_create(rows)
+        worker_sql.insert_spans(rows)
         lifecycle.touch(participation, at=now)
         if following is None:
             if response.phase == Response.Phase.TRAINING:

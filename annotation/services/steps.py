@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from django.db.models import Count, Q
 
 from annotation.models import Participation, Response, Study
-from annotation.services import worker_reads
+from annotation.services import worker_sql
 from tasks_app.models import ExampleSet, ExampleSetItem
 
 State = Participation.State
@@ -125,7 +125,7 @@ def pending_items(*, participation: Participation, phase: str, limit: int = 2) -
     Each row carries ``step_size``, the number of items in its step, so that
     ``progress_at`` needs no query of its own.
     """
-    return worker_reads.pending_rows(participation_id=participation.pk, phase=phase, limit=limit)
+    return worker_sql.pending_rows(participation_id=participation.pk, phase=phase, limit=limit)
 
 
 def progress_at(item: Response) -> Progress:

@@ -16,7 +16,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotation.models import Participation, Response
-from annotation.services import lifecycle
+from annotation.services import lifecycle, worker_sql
 
 IDLE_CAP_MS = 60_000
 HEARTBEAT_SECONDS = 15
@@ -42,7 +42,7 @@ def mark_shown(response: Response, *, now: datetime | None = None) -> None:
     if response.shown_at is not None or response.is_locked:
         return
     now = now or timezone.now()
-    if Response.objects.filter(pk=response.pk, shown_at__isnull=True).update(shown_at=now, last_seen_at=now):
+    if worker_sql.mark_response_shown(response.pk, now):
         response.shown_at = response.last_seen_at = now
 
 
