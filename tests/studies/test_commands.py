@@ -75,3 +75,18 @@ def test_export_participants_to_stdout_and_to_a_file(tmp_path, make_study):
     assert target.read_text() == ""
     with pytest.raises(CommandError, match="No task with slug 'nope'"):
         _run("export_participants", "--task", "nope", "--format", "mturk")
+
+
+def test_load_demo_keeps_a_database_whose_sets_have_answers_and_says_so():
+    from annotation.models import Response
+    from annotation.services import steps
+    from tests.worker.conftest import make_participation
+
+    task = make_classification_task(slug="sst2")  # stands for a real release imported and annotated here
+    p = make_participation(task, state="test")
+    steps.lay_out(participation=p, phase=Response.Phase.TEST)
+    answered = Response.objects.filter(participation=p).count()
+    out, err = _run("load_demo")
+    assert "Demo data not imported" in err and "Traceback" not in err
+    assert Response.objects.filter(participation=p).count() == answered
+    assert "/join/demo-" in out
