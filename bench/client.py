@@ -31,11 +31,12 @@ class Reply:
 
 @dataclass
 class Recorder:
-    """Latencies in ms by request kind, and the X-DB-Queries header of each."""
+    """Latencies in ms by request kind, and the X-DB-Queries and X-Thread-CPU-us headers of each."""
 
     latencies: dict[str, list[float]] = field(default_factory=dict)
     queries: dict[str, list[int]] = field(default_factory=dict)
     statuses: dict[str, dict[int, int]] = field(default_factory=dict)
+    server_cpu_us: dict[str, list[int]] = field(default_factory=dict)  # X-Thread-CPU-us of each reply
 
     def add(self, kind: str, ms: float, reply: Reply) -> None:
         self.latencies.setdefault(kind, []).append(ms)
@@ -44,6 +45,9 @@ class Recorder:
         count = reply.headers.get("x-db-queries")
         if count is not None:
             self.queries.setdefault(kind, []).append(int(count))
+        cpu = reply.headers.get("x-thread-cpu-us")
+        if cpu is not None:
+            self.server_cpu_us.setdefault(kind, []).append(int(cpu))
 
 
 class Connection:

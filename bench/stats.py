@@ -36,6 +36,15 @@ def count_summary(values: Iterable[int]) -> dict:
             "distinct": sorted(set(ordered))}
 
 
+def cpu_summary(values_us: Iterable[int]) -> dict:
+    """Mean and median of the server's CPU per request, in ms, and the total in s."""
+    ordered = sorted(values_us)
+    if not ordered:
+        return {"n": 0}
+    return {"n": len(ordered), "mean_ms": round(sum(ordered) / len(ordered) / 1000, 3),
+            "median_ms": round(ordered[len(ordered) // 2] / 1000, 3), "total_s": round(sum(ordered) / 1e6, 2)}
+
+
 def expected_s1(answers: Iterable[tuple[frozenset[str], frozenset[str]]]) -> float | None:
     """Mean per-item S1 of (answer set, gold set) pairs, scored by the project's pure scorer."""
     scores = [scoring.s1(sorted(answer), sorted(gold)) for answer, gold in answers]
