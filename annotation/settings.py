@@ -118,7 +118,7 @@ CACHE_URL = env_str("CACHE_URL") or None
 if CACHE_URL:
     if not re.match(r"^rediss?://", CACHE_URL):
         raise ImproperlyConfigured(f"CACHE_URL must be a redis:// or rediss:// URL; got {CACHE_URL!r}")
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}}
+    CACHES = {"default": {"BACKEND": "annotation.cache.SharedClientRedisCache", "LOCATION": CACHE_URL}}
     SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
