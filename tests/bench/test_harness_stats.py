@@ -1,0 +1,25 @@
+"""The replay harness checks the app with an S1 of its own: it must agree with the app's scorer."""
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bench.stats import expected_s1, latency_summary, percentile
+from tasks_app import scoring
+
+answer_sets = st.frozensets(st.sampled_from(["a", "b", "c", "New York", ""]), max_size=4)
+
+
+@given(answer_sets, answer_sets)
+def test_the_harness_s1_equals_the_scorer_s1(answer, gold):
+    assert expected_s1([(answer, gold)]) == scoring.s1(sorted(answer), sorted(gold))
+
+
+def test_the_harness_mean_is_worked_by_hand():
+    pairs = [(frozenset(), frozenset()), (frozenset({"a", "b"}), frozenset({"a"})), (frozenset({"x"}), frozenset())]
+    assert abs(expected_s1(pairs) - (1 + 2 / 3 + 0) / 3) < 1e-12
+    assert expected_s1([]) is None
+
+
+def test_percentiles_are_nearest_rank():
+    values = list(range(1, 101))
+    assert (percentile(values, 50), percentile(values, 99), percentile(values, 100)) == (50, 99, 100)
+    assert latency_summary([])["n"] == 0
