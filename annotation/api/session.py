@@ -151,7 +151,8 @@ def item_payload(participation: Participation, response: Response) -> dict:
 
 
 def completion_payload(participation: Participation) -> dict | None:
-    if participation.state != Participation.State.COMPLETED:
+    """The completion code and where to send it: for finished workers, and for excluded ones (paid too)."""
+    if participation.state not in (Participation.State.COMPLETED, Participation.State.EXCLUDED):
         return None
     target = completion_target(participation)
     return {"code": target.code, "kind": target.kind, "url": target.url, "fields": dict(target.fields)}

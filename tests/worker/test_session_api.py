@@ -431,3 +431,14 @@ def test_an_interrupted_last_submit_is_settled_by_the_next_read(sst_task, worker
     Response.objects.filter(participation=p).update(status="answered", submitted_at=timezone.now(), answer=["x"])
     body = client.get(API + "current/").json()
     assert body["state"] == "completed" and body["completion"]["code"] == "C0DE1234"
+
+
+def test_an_excluded_worker_gets_the_completion_code_through_the_api_too(sst_task, worker):
+    from annotation.services import lifecycle
+
+    p = make_participation(sst_task, shots=10, state=State.TRAINING)
+    lifecycle.exclude(p, reason="training S1 below the study's minimum")
+    session = worker(p).get(API + "current/").json()
+    assert session["state"] == "excluded" and session["item"] is None
+    p.refresh_from_db()
+    assert session["completion"]["code"] == p.completion_code != ""
