@@ -41,6 +41,7 @@ class Outcome(enum.StrEnum):
     NOT_OPEN = "not_open"  # draft, paused or closed
     FULL = "full"
     ALREADY_TOOK_PART = "already_took_part"
+    SLOT_RELEASED = "slot_released"  # this study's slot was released after inactivity; still ineligible
     BLOCKED = "blocked"
 
 
@@ -70,6 +71,8 @@ def _answer_for_known_worker(*, worker: Worker | None, study: Study) -> JoinResu
         return None
     if existing.study_id == study.pk and existing.state in _RESUMABLE:
         return JoinResult(Outcome.RESUMED, study, existing)
+    if existing.study_id == study.pk and existing.state == Participation.State.ABANDONED:
+        return JoinResult(Outcome.SLOT_RELEASED, study)
     return JoinResult(Outcome.ALREADY_TOOK_PART, study)
 
 

@@ -32,6 +32,12 @@ _REFUSALS: dict[Outcome, tuple[int, str, str]] = {
         "Our records show that you have already taken part in this task. Each person can take part only "
         "once, so that the results stay valid. Thank you for your help: please return the study on your platform.",
     ),
+    Outcome.SLOT_RELEASED: (
+        403, "Your place in this study was released",
+        "Your place in this study was given to another participant after a long time without activity, "
+        "and each person can take part in this task only once, so you cannot continue. If you think this is "
+        "a mistake, please contact the researchers through your platform.",
+    ),
     Outcome.BLOCKED: (
         403, "You cannot take part in this study",
         "This account cannot take part in our studies. If you think this is a mistake, please contact the researchers.",

@@ -93,7 +93,7 @@ def test_the_freed_slot_goes_to_a_fresh_worker_and_the_idle_one_stays_out(make_s
     release_abandoned()
     fresh = entry.join_study(study=study, params=inhouse("next"))
     assert fresh.outcome == entry.Outcome.JOINED and fresh.participation.slot_index == 0
-    assert entry.join_study(study=study, params=inhouse("gone")).outcome == entry.Outcome.ALREADY_TOOK_PART
+    assert entry.join_study(study=study, params=inhouse("gone")).outcome == entry.Outcome.SLOT_RELEASED
 
 
 def test_the_periodic_task_is_registered_under_its_beat_name_and_releases_slots(make_study, settings):

@@ -93,12 +93,19 @@ def test_a_completed_worker_resumes_to_see_the_finish_page(study):
     assert entry.join_study(study=study, params=inhouse("alice")).outcome == Outcome.RESUMED
 
 
-def test_an_abandoned_worker_of_this_study_has_already_taken_part(study):
+def test_an_abandoned_worker_of_this_study_is_told_their_slot_was_released_and_gets_no_new_one(study):
     first = entry.join_study(study=study, params=inhouse("alice")).participation
     Participation.objects.filter(pk=first.pk).update(state=State.ABANDONED)
     before = _rows()
-    assert entry.join_study(study=study, params=inhouse("alice")).outcome == Outcome.ALREADY_TOOK_PART
+    assert entry.join_study(study=study, params=inhouse("alice")).outcome == Outcome.SLOT_RELEASED
     assert _rows() == before
+
+
+def test_a_worker_who_abandoned_another_study_of_the_task_has_already_taken_part(make_study):
+    study, other = make_study(), make_study()
+    first = entry.join_study(study=study, params=inhouse("alice")).participation
+    Participation.objects.filter(pk=first.pk).update(state=State.ABANDONED)
+    assert entry.join_study(study=other, params=inhouse("alice")).outcome == Outcome.ALREADY_TOOK_PART
 
 
 def test_an_excluded_worker_of_this_study_gets_back_to_their_own_participation_and_no_new_slot(study):

@@ -100,6 +100,17 @@ def test_a_worker_who_took_part_in_the_task_is_told_so_with_403(client, make_stu
     assert _rows() == before
 
 
+def test_an_abandoned_worker_reopening_the_link_is_told_their_place_was_released(client, study):
+    ParticipationFactory(condition=study.conditions.get(shots=10), worker=WorkerFactory(external_id="alice"),
+                         state=Participation.State.ABANDONED)
+    before = _rows()
+    response = _join(client, study, worker_id="alice")
+    assert response.status_code == 403
+    assert b"Your place in this study was released" in response.content
+    assert "participation_id" not in client.session
+    assert _rows() == before
+
+
 def test_a_blocked_worker_gets_403_and_nothing_is_created(client, study):
     WorkerFactory(external_id="mallory", blocked=True)
     response = _join(client, study, worker_id="mallory")
