@@ -194,7 +194,9 @@ def _validate(
             raise InvalidAnswer("no_answer_not_allowed", "a classification item needs one of its labels")
         if not isinstance(label, str) or not label:
             raise InvalidAnswer("label_required", "choose one of the labels")
-        if not Label.objects.filter(task_id=task.pk, name=label).exists():
+        names = getattr(task, "label_names", None)  # read with the participation by worker_sql
+        known = label in names if names is not None else Label.objects.filter(task_id=task.pk, name=label).exists()
+        if not known:
             raise InvalidAnswer("unknown_label", f"{label!r} is not a label of this task")
         return Status.ANSWERED, label, [label], []
     if label not in (None, ""):
@@ -251,23 +253,27 @@ def _lock(
     }
     if response.phase == Response.Phase.TRAINING:
         changes["revealed_at"] = now  # the submit response carries the reveal
+    rows = [AnswerSpan(response=response, start=s.start, end=s.end, text=s.text) for s in spans]
+    # The page shows the next test item as soon as this answer is saved: it travels in the same
+    # response (one round trip per item), so it is marked shown with the lock. A training answer
+    # is followed by its reveal instead.
+    show = None
+    if following is not None and response.phase == Response.Phase.TEST and following.shown_at is None:
+        show = (following.pk, now)
     with transaction.atomic():
-        if not worker_sql.lock_response(response.pk, changes):  # UPDATE ... WHERE status = 'pending'
+        locked, shown = worker_sql.lock_response(response.pk, changes, spans=rows, show=show)
+        if not locked:  # the UPDATE found the row no longer pending
             raise _refuse_non_current(participation, response.pk)  # lost a race: now locked
         for name, value in changes.items():
             setattr(response, name, value)
-        rows = [AnswerSpan(response=response, start=s.start, end=s.end, text=s.text) for s in spans]
-        worker_sql.insert_spans(rows)
+        if shown:
+            following.shown_at = following.last_seen_at = now
         lifecycle.touch(participation, at=now)
         if following is None:
             if response.phase == Response.Phase.TRAINING:
                 training_filter.finish_training(participation)
             else:
                 lifecycle.finish_test(participation, at=now)
-        elif response.phase == Response.Phase.TEST:
-            # The page shows the next test item as soon as this answer is saved: it travels in the same
-            # response (one round trip per item). A training answer is followed by its reveal instead.
-            timing.mark_shown(following, now=now)
     result = SubmitResult(response=response, spans=rows, step_finished=following is None, state=participation.state)
     if following is not None and response.phase == Response.Phase.TEST:
         result.next_item = following

@@ -56,8 +56,11 @@ def _is_astral(ch: str) -> bool:
 
 
 def utf16_length(text: str) -> int:
-    """Length of ``text`` in UTF-16 code units (JavaScript's ``text.length``)."""
-    return len(text) + sum(1 for ch in text if _is_astral(ch))
+    """Length of ``text`` in UTF-16 code units (JavaScript's ``text.length``).
+
+    Encoded in C rather than counted in a Python loop; ``surrogatepass`` counts a lone surrogate
+    as the one unit it is in JavaScript."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def utf16_to_index(text: str, offset: int) -> int:
@@ -84,7 +87,7 @@ def index_to_utf16(text: str, index: int) -> int:
         raise OffsetError(f"index {index!r} is not an integer")
     if not 0 <= index <= len(text):
         raise OffsetError(f"index {index} is outside 0..{len(text)}")
-    return index + sum(1 for ch in text[:index] if _is_astral(ch))
+    return utf16_length(text[:index])
 
 
 # --- Grapheme cluster boundaries (UAX #29) -----------------------------------

@@ -25,7 +25,7 @@ from tasks_app.models import ExampleSet, ExampleSetItem
 
 State = Participation.State
 Phase = Response.Phase
-PHASE_OF_STATE = {State.TRAINING: Phase.TRAINING, State.TEST: Phase.TEST}
+PHASE_OF_STATE = worker_sql._PHASE_OF_STATE
 
 
 class StepUnavailable(Exception):
@@ -125,6 +125,11 @@ def pending_items(*, participation: Participation, phase: str, limit: int = 2) -
     Each row carries ``step_size``, the number of items in its step, so that
     ``progress_at`` needs no query of its own.
     """
+    # The rows read with the participation at the start of the request, used once: any later read
+    # (after a write of this request) goes to the database.
+    prefetched = participation.__dict__.pop("pending_prefetch", None)
+    if prefetched is not None and prefetched[0] == phase and limit <= worker_sql.PENDING_PREFETCH:
+        return prefetched[1][:limit]
     return worker_sql.pending_rows(participation_id=participation.pk, phase=phase, limit=limit)
 
 

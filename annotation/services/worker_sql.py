@@ -1,8 +1,9 @@
 """The statements every request of a working crowd worker runs, as SQL written once.
 
 Each worker request loads its participation (with condition, study, task and
-worker) and the first pending rows of its step (with their examples); a
-submission then locks its row, stores its spans and marks the next item shown.
+worker, the task's label words and the first pending rows of its step with
+their examples) in one statement; a submission then locks its row, stores its
+spans and marks the next item shown, in one statement on PostgreSQL.
 Built as ORM querysets, compiling these statements cost about 2 ms each for
 the two reads and a few tenths of a millisecond for each write on the 2-core
 reference machine (bench/profile_session.py, py-spy on the replay's server),
@@ -18,15 +19,20 @@ every request.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import weakref
 from datetime import datetime
 from functools import cache
 
 from django.db import connection, models
+from django.db.models.base import ModelState
 
 from annotation.models import AnswerSpan, Condition, Participation, Response, Study, Worker
-from tasks_app.models import Example, Task
+from tasks_app.models import Example, Label, Task
+
+# Which step each state works in (steps.PHASE_OF_STATE, which imports this module).
+_PHASE_OF_STATE = {Participation.State.TRAINING: Response.Phase.TRAINING, Participation.State.TEST: Response.Phase.TEST}
 
 
 class _Columns:
@@ -37,6 +43,7 @@ class _Columns:
         fields = model._meta.concrete_fields
         self.attnames = [f.attname for f in fields]
         self.sql = ", ".join(f'{alias}."{f.column}"' for f in fields)
+        self.aliased_sql = ", ".join(f'{alias}."{f.column}" AS {alias}_{f.column}' for f in fields)
         self.converters = []  # per column: (converters, the column expression they are called with)
         for f in fields:
             column = f.get_col(alias)
@@ -49,7 +56,14 @@ class _Columns:
         for i, (converters, column) in enumerate(self.converters):
             for convert in converters:
                 values[i] = convert(values[i], column, connection)
-        return self.model.from_db(connection.alias, self.attnames, values), end
+        # What Model.from_db does, without Model.__init__'s per-field descriptor work: these models
+        # define no __init__, no init signals and no properties over their columns (tested against
+        # the ORM's instances field by field).
+        instance = self.model.__new__(self.model)
+        instance.__dict__.update(zip(self.attnames, values))
+        instance._state = ModelState()
+        instance._state.adding, instance._state.db = False, connection.alias
+        return instance, end
 
 
 # The PostgreSQL connections (the driver's own objects) each statement is prepared on, by name.
@@ -71,38 +85,73 @@ def _run(cursor, sql: str, params: list) -> None:
     cursor.execute(f"EXECUTE {name} ({', '.join(['%s'] * len(params))})", params)
 
 
+PENDING_PREFETCH = 2  # the current item and the one after it: what a submission needs
+
+
 @cache
-def _participation_statement() -> tuple[str, tuple[_Columns, ...]]:
+def _participation_statement() -> tuple[str, tuple[_Columns, ...], _Columns, _Columns]:
     parts = (
         _Columns(Participation, "p"), _Columns(Condition, "c"), _Columns(Study, "s"),
         _Columns(Task, "t"), _Columns(Worker, "w"),
     )
+    response, example = _Columns(Response, "r"), _Columns(Example, "e")
+    table = Response._meta.db_table
+    phase_of_state = " ".join(f"WHEN '{state}' THEN '{phase}'" for state, phase in _PHASE_OF_STATE.items())
+    label_names = "json_agg" if connection.vendor == "postgresql" else "json_group_array"
+    # One round trip for what every worker request starts with: the participation and its relations,
+    # the task's label words, and the first pending rows of the step its state is in (none outside a
+    # step; the derived table is joined to every participation row, so its rows repeat the participation).
     sql = (
-        f"SELECT {', '.join(part.sql for part in parts)} FROM {Participation._meta.db_table} p"
+        f"SELECT {', '.join(part.sql for part in parts)},"
+        f" (SELECT {label_names}(l.\"name\") FROM {Label._meta.db_table} l WHERE l.task_id = t.id),"
+        f" x.* FROM {Participation._meta.db_table} p"
         f" JOIN {Condition._meta.db_table} c ON c.id = p.condition_id"
         f" JOIN {Study._meta.db_table} s ON s.id = p.study_id"
         f" JOIN {Task._meta.db_table} t ON t.id = p.task_id"
         f" JOIN {Worker._meta.db_table} w ON w.id = p.worker_id"
-        " WHERE p.id = %s"
+        f" LEFT JOIN (SELECT {response.aliased_sql}, {example.aliased_sql},"
+        f" (SELECT MAX(n.position) FROM {table} n WHERE n.participation_id = r.participation_id"
+        f" AND n.phase = r.phase) + 1 AS step_size"
+        f" FROM {table} r JOIN {Example._meta.db_table} e ON e.id = r.example_id"
+        f" WHERE r.participation_id = %s AND r.status = 'pending' AND r.phase = (SELECT CASE q.state"
+        f" {phase_of_state} END FROM {Participation._meta.db_table} q WHERE q.id = %s)"
+        f" ORDER BY r.position LIMIT {PENDING_PREFETCH}) x ON 1 = 1"
+        " WHERE p.id = %s ORDER BY x.r_position"
     )
-    return sql, parts
+    return sql, parts, response, example
 
 
 def participation(pk: int) -> Participation | None:
-    """The participation with its condition, study, task and worker loaded, or None."""
-    sql, parts = _participation_statement()
+    """The participation with its condition, study, task and worker loaded, or None.
+
+    The task carries ``label_names`` (its label words), and the participation ``pending_prefetch``:
+    (phase, rows) with the first PENDING_PREFETCH pending rows of its current step, which
+    ``steps.pending_items`` uses once instead of reading them again.
+    """
+    sql, parts, response_columns, example_columns = _participation_statement()
     with connection.cursor() as cursor:
-        _run(cursor, sql, [pk])
-        row = cursor.fetchone()
-    if row is None:
+        _run(cursor, sql, [pk, pk, pk])
+        rows = cursor.fetchall()
+    if not rows:
         return None
     instances, start = [], 0
     for part in parts:
-        instance, start = part.build(row, start)
+        instance, start = part.build(rows[0], start)
         instances.append(instance)
     result, condition, study, task, worker = instances
     condition.study = study
     result.condition, result.study, result.task, result.worker = condition, study, task, worker
+    names = rows[0][start]
+    task.label_names = frozenset(json.loads(names) if isinstance(names, str) else names or ())
+    pending = []
+    for row in rows:
+        if row[start + 1] is None:  # no pending row: the derived table's columns are NULL
+            break
+        response, after = response_columns.build(row, start + 1)
+        response.example, after = example_columns.build(row, after)
+        response.step_size = row[after]
+        pending.append(response)
+    result.pending_prefetch = (_PHASE_OF_STATE.get(result.state), pending)
     return result
 
 
@@ -152,9 +201,54 @@ def _update_statement(model: type[models.Model], columns: tuple[str, ...], condi
     return f'UPDATE {meta.db_table} SET {assignments} WHERE "id" = %s AND {condition}'
 
 
-def lock_response(pk: int, changes: dict) -> bool:
-    """Write ``changes`` to a pending response (the lock); False if it is no longer pending."""
-    sql = _update_statement(Response, tuple(changes), '"status" = \'pending\'')
+_PENDING = '"status" = \'pending\''
+
+
+def lock_response(
+    pk: int, changes: dict, *, spans: list[AnswerSpan] = (), show: tuple[int, datetime] | None = None,
+) -> tuple[bool, bool]:
+    """Lock a pending response: write ``changes``, store its ``spans`` and, with ``show=(next_pk, at)``,
+    record when the next item was first shown. Returns (locked, next shown); nothing is written
+    unless the response was still pending.
+
+    On PostgreSQL the three writes are one statement (data-modifying CTEs, the spans as arrays),
+    so a submission costs one round trip to the server instead of three.
+    """
+    if connection.vendor != "postgresql":
+        locked = _lock_only(pk, changes)
+        if locked:
+            insert_spans(list(spans))
+        return locked, bool(locked and show and mark_response_shown(*show))
+    sql = _lock_statement(tuple(changes))
+    next_pk, shown_at = show or (None, None)
+    params = [
+        *_prepared_values(Response, changes), pk,
+        [span.start for span in spans], [span.end for span in spans], [span.text for span in spans],
+        shown_at, shown_at, next_pk,
+    ]
+    with connection.cursor() as cursor:
+        _run(cursor, sql, params)
+        locked, shown = cursor.fetchone()
+    return locked == 1, shown == 1
+
+
+@cache
+def _lock_statement(columns: tuple[str, ...]) -> str:
+    table, span = Response._meta.db_table, AnswerSpan._meta
+    span_columns = ", ".join(f'"{span.get_field(name).column}"' for name in ("response", "start", "end", "text"))
+    return (
+        f"WITH locked AS ({_update_statement(Response, columns, _PENDING)} RETURNING \"id\"),"
+        f" spans AS (INSERT INTO {span.db_table} ({span_columns})"
+        " SELECT locked.\"id\", s.a, s.b, s.t FROM locked,"
+        " unnest(%s::integer[], %s::integer[], %s::text[]) AS s (a, b, t)),"
+        f" shown AS (UPDATE {table} SET \"shown_at\" = %s, \"last_seen_at\" = %s"
+        ' WHERE "id" = %s AND "shown_at" IS NULL AND EXISTS (SELECT 1 FROM locked) RETURNING "id")'
+        " SELECT (SELECT COUNT(*) FROM locked), (SELECT COUNT(*) FROM shown)"
+    )
+
+
+def _lock_only(pk: int, changes: dict) -> bool:
+    sql = _update_statement(Response, tuple(changes), _PENDING)
     with connection.cursor() as cursor:
         _run(cursor, sql, [*_prepared_values(Response, changes), pk])
         return cursor.rowcount == 1

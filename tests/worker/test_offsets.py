@@ -116,6 +116,12 @@ def test_every_python_index_round_trips_through_utf16(text):
     assert offsets.utf16_length(text) == len(text.encode("utf-16-le")) // 2
 
 
+def test_a_lone_surrogate_counts_as_the_one_utf16_unit_it_is_in_javascript():
+    text = "a\ud800b😀c"  # what json.loads makes of an unpaired "\ud800" escape
+    assert offsets.utf16_length(text) == 6
+    assert [offsets.index_to_utf16(text, i) for i in range(len(text) + 1)] == [0, 1, 2, 3, 5, 6]
+
+
 @given(st.text(min_size=1, max_size=40))
 def test_every_utf16_offset_is_either_a_character_start_or_refused(text):
     starts = {js_offset(text, i): i for i in range(len(text) + 1)}

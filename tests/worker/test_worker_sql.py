@@ -32,6 +32,53 @@ def test_a_participation_is_read_with_every_field_and_its_relations_as_the_orm_r
     assert isinstance(read.platform_data, dict) and isinstance(read.task.question_types, list)
 
 
+def test_instances_read_by_hand_save_like_orm_instances(ner_task):
+    p = make_participation(ner_task, state=State.TEST)
+    read = worker_sql.participation(p.pk)
+    assert (read._state.adding, read._state.db) == (False, "default")
+    read.platform_data = {"k": "v"}
+    read.save(update_fields=["platform_data"])
+    assert Participation.objects.get(pk=p.pk).platform_data == {"k": "v"} and Participation.objects.count() == 1
+
+
+def test_the_participation_comes_with_its_first_pending_rows_and_the_tasks_label_words(sst_task, ner_task):
+    p = make_participation(sst_task, state=State.TEST)
+    steps.lay_out(participation=p, phase=Response.Phase.TEST)
+    Response.objects.filter(participation=p, position=0).update(status="skipped", submitted_at=timezone.now())
+    read = worker_sql.participation(p.pk)
+    phase, rows = read.pending_prefetch
+    assert phase == "test" and [r.position for r in rows] == [1, 2]
+    expected = worker_sql.pending_rows(participation_id=p.pk, phase="test", limit=2)
+    assert [fields(r) for r in rows] == [fields(r) for r in expected]
+    assert [fields(r.example) for r in rows] == [fields(r.example) for r in expected]
+    assert [r.step_size for r in rows] == [r.step_size for r in expected]
+    assert read.task.label_names == set(sst_task.labels.values_list("name", flat=True)) and read.task.label_names
+    assert worker_sql.participation(make_participation(ner_task, state=State.TEST).pk).task.label_names == set()
+
+
+def test_outside_a_step_or_once_it_is_done_nothing_pending_is_prefetched(ner_task):
+    claimed = make_participation(ner_task, state=State.CLAIMED)
+    assert worker_sql.participation(claimed.pk).pending_prefetch == (None, [])
+    done = make_participation(ner_task, state=State.TEST)
+    steps.lay_out(participation=done, phase=Response.Phase.TEST)
+    Response.objects.filter(participation=done).update(status="skipped", submitted_at=timezone.now())
+    assert worker_sql.participation(done.pk).pending_prefetch == ("test", [])
+
+
+def test_the_prefetched_rows_are_used_once_then_read_again(ner_task, django_assert_num_queries):
+    p = make_participation(ner_task, state=State.TEST)
+    steps.lay_out(participation=p, phase=Response.Phase.TEST)
+    read = worker_sql.participation(p.pk)
+    with django_assert_num_queries(0):
+        assert [r.position for r in steps.pending_items(participation=read, phase="test", limit=2)] == [0, 1]
+    Response.objects.filter(participation=p, position=0).update(status="skipped", submitted_at=timezone.now())
+    with django_assert_num_queries(1):  # after a write of the same request: read from the database
+        assert [r.position for r in steps.pending_items(participation=read, phase="test", limit=2)] == [1, 2]
+    other = worker_sql.participation(p.pk)
+    with django_assert_num_queries(1):  # another phase than the one prefetched
+        assert steps.pending_items(participation=other, phase="training", limit=2) == []
+
+
 def test_reading_the_relations_runs_no_further_query(ner_task, django_assert_num_queries):
     p = make_participation(ner_task, shots=10, state=State.TRAINING)
     with django_assert_num_queries(1):
@@ -79,11 +126,52 @@ def test_the_lock_writes_a_pending_row_once_and_reports_a_lost_race(ner_task):
     now = timezone.now()
     changes = {"status": "answered", "label": "", "answer": ["Ada Lovelace", "é ✓"], "confidence": 4, "score": 0.5,
                "submitted_at": now}
-    assert worker_sql.lock_response(first.pk, changes) is True
-    assert worker_sql.lock_response(first.pk, {**changes, "answer": ["changed"]}) is False
+    assert worker_sql.lock_response(first.pk, changes) == (True, False)
+    assert worker_sql.lock_response(first.pk, {**changes, "answer": ["changed"]}) == (False, False)
     first.refresh_from_db()
     assert (first.status, first.answer, first.confidence, first.score, first.submitted_at) == (
         "answered", ["Ada Lovelace", "é ✓"], 4, 0.5, now)
+
+
+def test_the_lock_stores_the_spans_and_marks_the_next_item_shown_in_the_same_write(ner_task):
+    from annotation.models import AnswerSpan
+
+    _, rows = _laid_out(ner_task)
+    first, second = rows[0], rows[1]
+    now = timezone.now()
+    changes = {"status": "answered", "answer": ["Ada", "Lovelace 😀"], "confidence": 3, "submitted_at": now}
+    spans = [AnswerSpan(response=first, start=0, end=3, text="Ada"),
+             AnswerSpan(response=first, start=4, end=14, text="Lovelace 😀")]
+    assert worker_sql.lock_response(first.pk, changes, spans=spans, show=(second.pk, now)) == (True, True)
+    assert list(AnswerSpan.objects.filter(response=first).order_by("start").values_list("start", "end", "text")) == [
+        (0, 3, "Ada"), (4, 14, "Lovelace 😀")]
+    second.refresh_from_db()
+    assert second.shown_at == second.last_seen_at == now
+
+
+def test_a_lost_lock_stores_no_spans_and_marks_nothing_shown(ner_task):
+    from annotation.models import AnswerSpan
+
+    _, rows = _laid_out(ner_task)
+    first, second = rows[0], rows[1]
+    Response.objects.filter(pk=first.pk).update(status="skipped", submitted_at=timezone.now(), answer=[])
+    spans = [AnswerSpan(response=first, start=0, end=3, text="Ada")]
+    result = worker_sql.lock_response(first.pk, {"status": "answered", "submitted_at": timezone.now()},
+                                      spans=spans, show=(second.pk, timezone.now()))
+    assert result == (False, False)
+    assert not AnswerSpan.objects.filter(response=first).exists()
+    assert Response.objects.get(pk=second.pk).shown_at is None
+
+
+def test_an_item_already_shown_keeps_its_first_time_when_the_lock_would_mark_it(ner_task):
+    _, rows = _laid_out(ner_task)
+    first, second = rows[0], rows[1]
+    earlier = timezone.now() - timedelta(seconds=30)
+    assert worker_sql.mark_response_shown(second.pk, earlier) is True
+    result = worker_sql.lock_response(first.pk, {"status": "skipped", "answer": [], "submitted_at": timezone.now()},
+                                      show=(second.pk, timezone.now()))
+    assert result == (True, False)
+    assert Response.objects.get(pk=second.pk).shown_at == earlier
 
 
 def test_an_item_is_marked_shown_only_the_first_time(ner_task):
