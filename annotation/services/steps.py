@@ -25,7 +25,7 @@ from tasks_app.models import ExampleSet, ExampleSetItem
 
 State = Participation.State
 Phase = Response.Phase
-PHASE_OF_STATE = worker_sql._PHASE_OF_STATE
+PHASE_OF_STATE = worker_sql.PHASE_OF_STATE
 
 
 class StepUnavailable(Exception):

@@ -31,8 +31,8 @@ from django.db.models.base import ModelState
 from annotation.models import AnswerSpan, Condition, Participation, Response, Study, Worker
 from tasks_app.models import Example, Label, Task
 
-# Which step each state works in (steps.PHASE_OF_STATE, which imports this module).
-_PHASE_OF_STATE = {Participation.State.TRAINING: Response.Phase.TRAINING, Participation.State.TEST: Response.Phase.TEST}
+# Which step each state works in (steps.phase_for reads it too: steps imports this module).
+PHASE_OF_STATE = {Participation.State.TRAINING: Response.Phase.TRAINING, Participation.State.TEST: Response.Phase.TEST}
 
 
 class _Columns:
@@ -89,14 +89,43 @@ PENDING_PREFETCH = 2  # the current item and the one after it: what a submission
 
 
 @cache
-def _participation_statement() -> tuple[str, tuple[_Columns, ...], _Columns, _Columns]:
+def _pending_columns() -> tuple[_Columns, _Columns]:
+    return _Columns(Response, "r"), _Columns(Example, "e")
+
+
+def _pending_select(*, phase: str, limit: str) -> str:
+    """The first pending rows of one participation's step by position, with their examples and the step's
+    size; ``phase`` and ``limit`` are SQL (placeholders or expressions), the participation a placeholder."""
+    response, example = _pending_columns()
+    table = Response._meta.db_table
+    # The step's size is its last position + 1: one probe of the unique (participation, phase, position) index.
+    return (
+        f"SELECT {response.aliased_sql}, {example.aliased_sql},"
+        f" (SELECT MAX(n.position) FROM {table} n WHERE n.participation_id = r.participation_id"
+        f" AND n.phase = r.phase) + 1 AS step_size"
+        f" FROM {table} r JOIN {Example._meta.db_table} e ON e.id = r.example_id"
+        f" WHERE r.participation_id = %s AND r.status = 'pending' AND r.phase = {phase}"
+        f" ORDER BY r.position LIMIT {limit}"
+    )
+
+
+def _pending_row(row: tuple, start: int) -> Response:
+    """The response (with ``example`` and ``step_size``) whose columns begin at ``row[start]``."""
+    response_columns, example_columns = _pending_columns()
+    response, start = response_columns.build(row, start)
+    response.example, start = example_columns.build(row, start)
+    response.step_size = row[start]
+    return response
+
+
+@cache
+def _participation_statement() -> tuple[str, tuple[_Columns, ...]]:
     parts = (
         _Columns(Participation, "p"), _Columns(Condition, "c"), _Columns(Study, "s"),
         _Columns(Task, "t"), _Columns(Worker, "w"),
     )
-    response, example = _Columns(Response, "r"), _Columns(Example, "e")
-    table = Response._meta.db_table
-    phase_of_state = " ".join(f"WHEN '{state}' THEN '{phase}'" for state, phase in _PHASE_OF_STATE.items())
+    phase_of_state = " ".join(f"WHEN '{state}' THEN '{phase}'" for state, phase in PHASE_OF_STATE.items())
+    phase = f"(SELECT CASE q.state {phase_of_state} END FROM {Participation._meta.db_table} q WHERE q.id = %s)"
     label_names = "json_agg" if connection.vendor == "postgresql" else "json_group_array"
     # One round trip for what every worker request starts with: the participation and its relations,
     # the task's label words, and the first pending rows of the step its state is in (none outside a
@@ -109,16 +138,10 @@ def _participation_statement() -> tuple[str, tuple[_Columns, ...], _Columns, _Co
         f" JOIN {Study._meta.db_table} s ON s.id = p.study_id"
         f" JOIN {Task._meta.db_table} t ON t.id = p.task_id"
         f" JOIN {Worker._meta.db_table} w ON w.id = p.worker_id"
-        f" LEFT JOIN (SELECT {response.aliased_sql}, {example.aliased_sql},"
-        f" (SELECT MAX(n.position) FROM {table} n WHERE n.participation_id = r.participation_id"
-        f" AND n.phase = r.phase) + 1 AS step_size"
-        f" FROM {table} r JOIN {Example._meta.db_table} e ON e.id = r.example_id"
-        f" WHERE r.participation_id = %s AND r.status = 'pending' AND r.phase = (SELECT CASE q.state"
-        f" {phase_of_state} END FROM {Participation._meta.db_table} q WHERE q.id = %s)"
-        f" ORDER BY r.position LIMIT {PENDING_PREFETCH}) x ON 1 = 1"
+        f" LEFT JOIN ({_pending_select(phase=phase, limit=str(PENDING_PREFETCH))}) x ON 1 = 1"
         " WHERE p.id = %s ORDER BY x.r_position"
     )
-    return sql, parts, response, example
+    return sql, parts
 
 
 def participation(pk: int) -> Participation | None:
@@ -128,7 +151,7 @@ def participation(pk: int) -> Participation | None:
     (phase, rows) with the first PENDING_PREFETCH pending rows of its current step, which
     ``steps.pending_items`` uses once instead of reading them again.
     """
-    sql, parts, response_columns, example_columns = _participation_statement()
+    sql, parts = _participation_statement()
     with connection.cursor() as cursor:
         _run(cursor, sql, [pk, pk, pk])
         rows = cursor.fetchall()
@@ -143,48 +166,17 @@ def participation(pk: int) -> Participation | None:
     result.condition, result.study, result.task, result.worker = condition, study, task, worker
     names = rows[0][start]
     task.label_names = frozenset(json.loads(names) if isinstance(names, str) else names or ())
-    pending = []
-    for row in rows:
-        if row[start + 1] is None:  # no pending row: the derived table's columns are NULL
-            break
-        response, after = response_columns.build(row, start + 1)
-        response.example, after = example_columns.build(row, after)
-        response.step_size = row[after]
-        pending.append(response)
-    result.pending_prefetch = (_PHASE_OF_STATE.get(result.state), pending)
+    # No pending row: one row whose derived-table columns are NULL.
+    pending = [_pending_row(row, start + 1) for row in rows if row[start + 1] is not None]
+    result.pending_prefetch = (PHASE_OF_STATE.get(result.state), pending)
     return result
-
-
-@cache
-def _pending_statement() -> tuple[str, _Columns, _Columns]:
-    response, example = _Columns(Response, "r"), _Columns(Example, "e")
-    table = Response._meta.db_table
-    # The step's size is its last position + 1: one probe of the unique (participation, phase, position) index.
-    sql = (
-        f"SELECT {response.sql}, {example.sql},"
-        f" (SELECT MAX(n.position) FROM {table} n WHERE n.participation_id = r.participation_id"
-        f" AND n.phase = r.phase) + 1"
-        f" FROM {table} r JOIN {Example._meta.db_table} e ON e.id = r.example_id"
-        " WHERE r.participation_id = %s AND r.phase = %s AND r.status = %s"
-        " ORDER BY r.position LIMIT %s"
-    )
-    return sql, response, example
 
 
 def pending_rows(*, participation_id: int, phase: str, limit: int) -> list[Response]:
     """The first ``limit`` pending rows of a step by position, each with its example and ``step_size``."""
-    sql, response_columns, example_columns = _pending_statement()
     with connection.cursor() as cursor:
-        _run(cursor, sql, [participation_id, phase, Response.Status.PENDING, limit])
-        rows = cursor.fetchall()
-    result = []
-    for row in rows:
-        response, start = response_columns.build(row, 0)
-        example, start = example_columns.build(row, start)
-        response.example = example
-        response.step_size = row[start]
-        result.append(response)
-    return result
+        _run(cursor, _pending_select(phase="%s", limit="%s"), [participation_id, phase, limit])
+        return [_pending_row(row, 0) for row in cursor.fetchall()]
 
 
 # --- Writes ---------------------------------------------------------------------------
