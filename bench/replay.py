@@ -64,6 +64,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--timeout", type=float, default=900, help="give up the replay after this many seconds")
     parser.add_argument("--gunicorn-workers", type=int, default=4)
     parser.add_argument("--gunicorn-threads", type=int, default=4)
+    parser.add_argument("--gunicorn-worker-class", choices=["gthread", "sync"], default="gthread")
     parser.add_argument("--database", default="bench_replay")
     parser.add_argument("--tasks", default=",".join(TASKS),
                         help="comma-separated subset of the six tasks, for quicker experiments")
@@ -276,7 +277,7 @@ async def hammer_noop(stack: Stack, args: argparse.Namespace, recorder: Recorder
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     stack = Stack(database=args.database, gunicorn_workers=args.gunicorn_workers,
-                  gunicorn_threads=args.gunicorn_threads)
+                  gunicorn_threads=args.gunicorn_threads, gunicorn_worker_class=args.gunicorn_worker_class)
 
     def terminate(signum, frame):
         raise KeyboardInterrupt

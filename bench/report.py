@@ -98,7 +98,8 @@ def build(*, args, stack, setup, result, recorder, noop, noop_recorder, sampler)
         "command": "bench/replay.py " + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in sorted(vars(args).items())
                                                  if k in ("concurrency", "p_gold", "seed")),
         "machine": machine(),
-        "server": {"gunicorn": f"gthread, {stack.gunicorn_workers} workers x {stack.gunicorn_threads} threads",
+        "server": {"gunicorn": f"gthread, {stack.gunicorn_workers} workers x {stack.gunicorn_threads} threads"
+                   if stack.gunicorn_worker_class == "gthread" else f"sync, {stack.gunicorn_workers} workers",
                    "database": "PostgreSQL (fresh database)", "celery": "solo pool on Redis",
                    "settings": "DEBUG=0, DB_CONN_MAX_AGE=600"},
         "setup_seconds": setup["seconds"],

@@ -91,6 +91,7 @@ class Stack:
     database: str = "bench_replay"
     gunicorn_workers: int = 4
     gunicorn_threads: int = 4
+    gunicorn_worker_class: str = "gthread"  # or "sync": one request at a time per process, no keep-alive
     log_dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="bench-replay-")))
     port: int = field(default_factory=free_port)
     started_services: list[str] = field(default_factory=list)
@@ -168,11 +169,12 @@ class Stack:
     def start_gunicorn(self) -> None:
         # gthread keeps browsers' connections alive (the sync worker closes each one); a few
         # processes with a few threads each overlap the database round trips on 2 cores.
+        threads = ["--threads", str(self.gunicorn_threads), "--keep-alive", "120"]
         self._spawn("gunicorn", [
             PYTHON, "-m", "gunicorn", "annotation.wsgi:application",
             "--bind", f"127.0.0.1:{self.port}",
-            "--worker-class", "gthread", "--workers", str(self.gunicorn_workers),
-            "--threads", str(self.gunicorn_threads), "--keep-alive", "120", "--backlog", "512",
+            "--worker-class", self.gunicorn_worker_class, "--workers", str(self.gunicorn_workers),
+            *(threads if self.gunicorn_worker_class == "gthread" else []), "--backlog", "512",
             *(["--access-logfile", "-"] if os.environ.get("BENCH_ACCESS_LOG") else []),  # none: no line per request
             "--error-logfile", "-",
         ])

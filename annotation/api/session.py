@@ -1,9 +1,9 @@
 """The worker's session as JSON: what the worker page does, scripted clients can do.
 
-Authentication is the worker's Django session: the entry link
-(``GET /join/<slug>/?worker_id=...``) stores ``participation_id`` in it, and
-every route here acts on that participation only. Without it, every route
-answers 403 ``no_session``. Unsafe methods need the CSRF token: a scripted
+Authentication is the worker's signed cookie (annotation.worker_cookie): the
+entry link (``GET /join/<slug>/?worker_id=...``) sets it to the worker's
+participation, and every route here acts on that participation only. Without
+it, every route answers 403 ``no_session``. Unsafe methods need the CSRF token: a scripted
 client GETs the join URL (session cookie), then ``GET /api/session/current/``
 (sets the ``csrftoken`` cookie), and sends the cookie's value back in the
 ``X-CSRFToken`` header.
@@ -29,6 +29,7 @@ from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.response import Response as JSONResponse
 from rest_framework.views import APIView
 
+from annotation import worker_cookie
 from annotation.api.session_schema import (
     ERROR, ERRORS, EVENT, LOCKED, PROGRESS_BOTH, RECORDED, REVEAL, SESSION, SKIP, SUBMIT,
 )
@@ -37,7 +38,6 @@ from annotation.services import answers, lifecycle, reveal, steps, timing, train
 from annotation.services.entry import completion_target
 from annotation.services.answers import AnswerError, InvalidAnswer, NotInStep, NotYourItem
 
-SESSION_KEY = "participation_id"
 TAGS = ["worker session"]
 
 
@@ -54,9 +54,9 @@ class HasWorkerSession(BasePermission):
         return view.participation is not None
 
 
-def load_participation(session) -> Participation | None:
-    participation_id = session.get(SESSION_KEY)
-    if not isinstance(participation_id, int):
+def load_participation(request) -> Participation | None:
+    participation_id = worker_cookie.participation_id(request)
+    if participation_id is None:
         return None
     return worker_sql.participation(participation_id)
 
@@ -71,7 +71,7 @@ class WorkerSessionView(APIView):
             reason = CSRFCheck(lambda _request: None).process_view(request._request, None, (), {})
             if reason:
                 raise exceptions.PermissionDenied(f"CSRF failed: {reason}", code="csrf_failed")
-        self.participation = load_participation(request.session)
+        self.participation = load_participation(request._request)
         super().initial(request, *args, **kwargs)
 
     def handle_exception(self, exc):

@@ -120,11 +120,16 @@ def exclude(
 TOUCH_INTERVAL = timedelta(seconds=10)
 
 
+def touch_due(participation: Participation, at: datetime) -> bool:
+    """Whether ``touch`` at ``at`` writes (activity is recorded at most every TOUCH_INTERVAL)."""
+    last = participation.last_activity_at
+    return last is None or not timedelta(0) <= at - last < TOUCH_INTERVAL
+
+
 def touch(participation: Participation, *, at: datetime | None = None) -> None:
     """Record activity, so that a working participant is not released as abandoned."""
     at = at or timezone.now()
-    last = participation.last_activity_at
-    if last is not None and timedelta(0) <= at - last < TOUCH_INTERVAL:
+    if not touch_due(participation, at):
         return
     Participation.objects.filter(pk=participation.pk).update(last_activity_at=at)
     participation.last_activity_at = at

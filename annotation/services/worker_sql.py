@@ -44,16 +44,19 @@ class _Columns:
         self.attnames = [f.attname for f in fields]
         self.sql = ", ".join(f'{alias}."{f.column}"' for f in fields)
         self.aliased_sql = ", ".join(f'{alias}."{f.column}" AS {alias}_{f.column}' for f in fields)
-        self.converters = []  # per column: (converters, the column expression they are called with)
-        for f in fields:
+        # The columns that have converters: (index, converters, the column expression they are called with).
+        self.converters = []
+        for i, f in enumerate(fields):
             column = f.get_col(alias)
-            self.converters.append((connection.ops.get_db_converters(column) + f.get_db_converters(connection), column))
+            converters = connection.ops.get_db_converters(column) + f.get_db_converters(connection)
+            if converters:
+                self.converters.append((i, converters, column))
 
     def build(self, row: tuple, start: int) -> tuple[models.Model, int]:
         """The instance made of ``row[start:]``, and where the next model's columns begin."""
         end = start + len(self.attnames)
         values = list(row[start:end])
-        for i, (converters, column) in enumerate(self.converters):
+        for i, converters, column in self.converters:
             for convert in converters:
                 values[i] = convert(values[i], column, connection)
         # What Model.from_db does, without Model.__init__'s per-field descriptor work: these models
@@ -98,11 +101,13 @@ def _pending_select(*, phase: str, limit: str) -> str:
     size; ``phase`` and ``limit`` are SQL (placeholders or expressions), the participation a placeholder."""
     response, example = _pending_columns()
     table = Response._meta.db_table
-    # The step's size is its last position + 1: one probe of the unique (participation, phase, position) index.
+    # The step's size is its last position + 1: written as ORDER BY ... DESC LIMIT 1, it is one backward
+    # probe of the unique (participation, phase, position) index whatever the statistics say (MAX() was
+    # planned as a walk over all the participation's rows on a freshly filled table).
     return (
         f"SELECT {response.aliased_sql}, {example.aliased_sql},"
-        f" (SELECT MAX(n.position) FROM {table} n WHERE n.participation_id = r.participation_id"
-        f" AND n.phase = r.phase) + 1 AS step_size"
+        f" (SELECT n.position FROM {table} n WHERE n.participation_id = r.participation_id"
+        f" AND n.phase = r.phase ORDER BY n.position DESC LIMIT 1) + 1 AS step_size"
         f" FROM {table} r JOIN {Example._meta.db_table} e ON e.id = r.example_id"
         f" WHERE r.participation_id = %s AND r.status = 'pending' AND r.phase = {phase}"
         f" ORDER BY r.position LIMIT {limit}"
@@ -196,6 +201,11 @@ def _update_statement(model: type[models.Model], columns: tuple[str, ...], condi
 _PENDING = '"status" = \'pending\''
 
 
+def lock_is_one_statement() -> bool:
+    """Whether ``lock_response`` is a single statement (atomic without a transaction around it)."""
+    return connection.vendor == "postgresql"
+
+
 def lock_response(
     pk: int, changes: dict, *, spans: list[AnswerSpan] = (), show: tuple[int, datetime] | None = None,
 ) -> tuple[bool, bool]:
@@ -206,7 +216,7 @@ def lock_response(
     On PostgreSQL the three writes are one statement (data-modifying CTEs, the spans as arrays),
     so a submission costs one round trip to the server instead of three.
     """
-    if connection.vendor != "postgresql":
+    if not lock_is_one_statement():
         locked = _lock_only(pk, changes)
         if locked:
             insert_spans(list(spans))

@@ -1,7 +1,7 @@
 """The entry link crowd platforms call: ``GET /join/<slug>/?<platform parameters>``.
 
-An admitted worker's participation id goes into the session and the browser
-moves on to the worker pages at /work/. Every refusal is a page that says
+An admitted worker's participation id goes into a signed cookie
+(annotation.worker_cookie) and the browser moves on to the worker pages at /work/. Every refusal is a page that says
 why, with a status code to match, and writes nothing.
 """
 from __future__ import annotations
@@ -12,12 +12,12 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET
 
+from annotation import worker_cookie
 from annotation.models import Study
 from annotation.services import entry
 from annotation.services.entry import Outcome
 from annotation.services.platforms import BadEntry, parse_entry
 
-SESSION_KEY = "participation_id"
 WORKER_HOME = "/work/"  # the worker pages (URL name "worker:home"), by path so entry does not depend on them
 
 # outcome -> (HTTP status, page title, message)
@@ -77,12 +77,11 @@ def join(request: HttpRequest, slug: str) -> HttpResponse:
         return _not_open(request, result.study)
     if result.admitted:
         if request.headers.get("Sec-Fetch-Dest") == "iframe":
-            # MTurk shows the HIT in an iframe, where browsers do not send our (SameSite=Lax) session
+            # MTurk shows the HIT in an iframe, where browsers do not send our (SameSite=Lax) worker
             # cookie: the worker continues in a tab of their own, where the same link resumes the slot.
             return render(request, "entry/open_in_tab.html", {"study": study, "link": request.get_full_path()})
-        if request.session.get(SESSION_KEY) != result.participation.pk:
-            request.session.cycle_key()  # a new identity in this browser: no session fixation
-        request.session[SESSION_KEY] = result.participation.pk
-        return HttpResponseRedirect(WORKER_HOME)
+        response = HttpResponseRedirect(WORKER_HOME)
+        worker_cookie.remember(response, result.participation.pk)
+        return response
     status, title, message = _REFUSALS[result.outcome]
     return _message(request, study, status=status, title=title, message=message)

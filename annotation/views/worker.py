@@ -2,7 +2,7 @@
 
 The pages only frame the work; everything the worker does goes through the
 JSON session API (annotation.api.session), driven by static/worker/worker.js.
-The participation comes from the session key set by the entry link only.
+The participation comes from the worker cookie set by the entry link only.
 The pages keep X-Frame-Options DENY (they have actions): MTurk workers are
 sent from the HIT's iframe to a tab of their own by the entry view.
 """
@@ -57,7 +57,7 @@ def _item_counts(participation: Participation) -> tuple[int, int]:
 @ensure_csrf_cookie
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
-    participation = load_participation(request.session)
+    participation = load_participation(request)
     if participation is None:
         return render(request, "worker/no_session.html", status=403)
     context = {"participation": participation, "task": participation.task, "study": participation.study}

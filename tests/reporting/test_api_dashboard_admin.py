@@ -28,11 +28,10 @@ def admin_client(client, db):
 
 @pytest.fixture
 def worker_client(client, study):
-    """A crowd worker's browser: a session with a participation, no staff user."""
-    session = client.session
-    session["participation_id"] = study.participations.first().pk
-    session.save()
-    return client
+    """A crowd worker's browser: the worker cookie of a participation, no staff user."""
+    from tests.worker.conftest import login
+
+    return login(client, study.participations.first())
 
 
 @pytest.fixture

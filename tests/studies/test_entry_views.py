@@ -1,7 +1,9 @@
 """GET /join/<slug>/: the redirect into the worker pages, and every refusal's page and status."""
 import pytest
+from django.core import signing
 from django.urls import reverse
 
+from annotation import worker_cookie
 from annotation.models import Participation, ParticipationEvent, Study, Worker
 from annotation.services import lifecycle
 from tests.factories import ParticipationFactory, WorkerFactory
@@ -13,6 +15,14 @@ def _rows():
     return Worker.objects.count(), Participation.objects.count(), ParticipationEvent.objects.count()
 
 
+def _worker_of(client) -> int | None:
+    """The participation the browser's worker cookie names (None without one)."""
+    morsel = client.cookies.get(worker_cookie.COOKIE)
+    if morsel is None or not morsel.value:
+        return None
+    return int(signing.get_cookie_signer(salt=worker_cookie.COOKIE + worker_cookie.SALT).unsign(morsel.value))
+
+
 def _join(client, study_or_slug, **params):
     slug = study_or_slug if isinstance(study_or_slug, str) else study_or_slug.slug
     return client.get(reverse("entry:join", args=[slug]), params)
@@ -22,11 +32,14 @@ def test_the_entry_url_is_named_entry_join():
     assert reverse("entry:join", args=["demo-sst2"]) == "/join/demo-sst2/"
 
 
-def test_a_new_worker_is_redirected_to_the_worker_pages_with_the_participation_in_the_session(client, study):
+def test_a_new_worker_is_redirected_to_the_worker_pages_with_the_participation_in_the_cookie(client, study):
     response = _join(client, study, worker_id="alice")
     assert response.status_code == 302 and response["Location"] == "/work/"
     participation = Participation.objects.get()
-    assert client.session["participation_id"] == participation.pk
+    assert _worker_of(client) == participation.pk
+    cookie = response.cookies[worker_cookie.COOKIE]
+    assert cookie["httponly"] and cookie["samesite"] == "Lax" and cookie["max-age"] > 0
+    assert str(participation.pk) in cookie.value  # signed, not encrypted: it names the participation only
     assert participation.worker.external_id == "alice"
 
 
@@ -40,10 +53,10 @@ def test_prolific_and_mturk_entries_keep_their_platform_data(client, study):
 
 def test_opening_the_link_again_resumes_in_a_new_browser_too(client, study):
     _join(client, study, worker_id="alice")
-    first = client.session["participation_id"]
-    client.logout()
+    first = _worker_of(client)
+    client.cookies.clear()
     response = _join(client, study, worker_id="alice")
-    assert response.status_code == 302 and client.session["participation_id"] == first
+    assert response.status_code == 302 and _worker_of(client) == first
     assert Participation.objects.count() == 1
 
 
@@ -62,7 +75,7 @@ def test_a_link_without_a_usable_worker_id_is_400_and_creates_nothing(client, st
     assert response.status_code == 400
     assert b"This link is incomplete" in response.content
     assert _rows() == (0, 0, 0)
-    assert "participation_id" not in client.session
+    assert _worker_of(client) is None
 
 
 @pytest.mark.parametrize(
@@ -107,7 +120,7 @@ def test_an_abandoned_worker_reopening_the_link_is_told_their_place_was_released
     response = _join(client, study, worker_id="alice")
     assert response.status_code == 403
     assert b"Your place in this study was released" in response.content
-    assert "participation_id" not in client.session
+    assert _worker_of(client) is None
     assert _rows() == before
 
 
@@ -137,12 +150,10 @@ def test_only_get_is_allowed(client, study):
     assert _rows() == (0, 0, 0)
 
 
-def test_a_new_identity_in_the_same_browser_gets_a_new_session_key(client, study):
+def test_a_new_identity_in_the_same_browser_replaces_the_cookie(client, study):
     _join(client, study, worker_id="alice")
-    key = client.session.session_key
     _join(client, study, worker_id="bob")
-    assert client.session.session_key != key
-    assert client.session["participation_id"] == Participation.objects.get(worker__external_id="bob").pk
+    assert _worker_of(client) == Participation.objects.get(worker__external_id="bob").pk
 
 
 def test_inside_an_iframe_the_worker_is_sent_to_a_tab_of_their_own_that_resumes_the_slot(client, study):
@@ -152,7 +163,7 @@ def test_inside_an_iframe_the_worker_is_sent_to_a_tab_of_their_own_that_resumes_
     assert b'target="_blank"' in framed.content and b"workerId=A1" in framed.content
     participation = Participation.objects.get()
     in_tab = client.get(reverse("entry:join", args=[study.slug]), params, HTTP_SEC_FETCH_DEST="document")
-    assert in_tab.status_code == 302 and client.session["participation_id"] == participation.pk
+    assert in_tab.status_code == 302 and _worker_of(client) == participation.pk
     assert Participation.objects.count() == 1
 
 

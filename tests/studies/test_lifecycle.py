@@ -98,6 +98,23 @@ def test_touch_records_activity(zero_shot):
     assert p.last_activity_at == later
 
 
+def test_touch_writes_at_most_once_per_interval_and_says_when_it_will(zero_shot):
+    p = ParticipationFactory(condition=zero_shot, state=State.TEST)
+    lifecycle.touch(p, at=timezone.now() + timedelta(hours=1))
+    p.refresh_from_db()
+    now = p.last_activity_at
+    soon, later = now + lifecycle.TOUCH_INTERVAL / 2, now + lifecycle.TOUCH_INTERVAL
+    assert not lifecycle.touch_due(p, soon)
+    lifecycle.touch(p, at=soon)
+    p.refresh_from_db()
+    assert p.last_activity_at == now  # not written
+    assert lifecycle.touch_due(p, later)
+    assert lifecycle.touch_due(p, now - timedelta(seconds=1))  # a clock that went back writes too
+    lifecycle.touch(p, at=later)
+    p.refresh_from_db()
+    assert p.last_activity_at == later
+
+
 def test_the_events_give_the_time_spent_for_pay(zero_shot):
     start = timezone.now() - timedelta(minutes=30)
     p = ParticipationFactory(condition=zero_shot, state=State.CLAIMED)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
+from annotation import worker_cookie
 from annotation.models import Participation
 from tasks_app.models import ExampleSet, Task
 from tests.factories import (
@@ -72,9 +73,8 @@ def make_participation(task: Task, *, shots: int = 0, state: str = State.CLAIMED
 
 
 def login(client: Client, participation: Participation) -> Client:
-    session = client.session
-    session["participation_id"] = participation.pk
-    session.save()
+    """The browser of the participation's worker: the cookie the entry link sets."""
+    client.cookies[worker_cookie.COOKIE] = worker_cookie.signed_value(participation.pk)
     return client
 
 

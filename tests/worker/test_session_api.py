@@ -8,6 +8,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from annotation import worker_cookie
 from annotation.models import AnswerSpan, Participation, Response
 from annotation.services import steps
 from tests.worker.conftest import login, make_participation, make_task_with_items
@@ -60,11 +61,31 @@ def test_every_route_needs_a_worker_session(client, method, path):
     assert response.json()["error"] == "no_session"
 
 
-def test_a_session_naming_a_missing_participation_is_refused(client):
-    session = client.session
-    session["participation_id"] = 999999
-    session.save()
+def test_a_cookie_naming_a_missing_participation_is_refused(client):
+    client.cookies[worker_cookie.COOKIE] = worker_cookie.signed_value(999999)
     assert client.get(API + "current/").status_code == 403
+
+
+@pytest.mark.parametrize("tamper", [
+    lambda value: "999:" + value.split(":", 1)[1],  # another participation, the old signature
+    lambda value: value[:-1] + ("A" if value[-1] != "A" else "B"),  # a broken signature
+    lambda value: "1",  # no signature at all
+])
+def test_a_forged_or_altered_worker_cookie_is_no_session_and_names_nobody(sst_worker, tamper):
+    _, client = sst_worker
+    value = client.cookies[worker_cookie.COOKIE].value
+    client.cookies[worker_cookie.COOKIE] = tamper(value)
+    for page in (API + "current/", "/work/"):
+        response = client.get(page)
+        assert response.status_code == 403
+    assert client.get(API + "current/").json()["error"] == "no_session"
+
+
+def test_an_expired_worker_cookie_is_no_session(sst_worker, settings):
+    _, client = sst_worker
+    assert client.get(API + "current/").status_code == 200
+    settings.SESSION_COOKIE_AGE = -1  # every signature is now older than the cookie's age
+    assert client.get(API + "current/").json()["error"] == "no_session"
 
 
 def test_unsafe_requests_need_the_csrf_token_which_current_hands_out(sst_worker):

@@ -39,7 +39,7 @@ def open_as(browser, live_server):
     ``touch=True`` makes a phone-like context (touch screen, coarse pointer); ``participation=None`` opens
     the page without a worker session.
     """
-    from django.contrib.sessions.backends.db import SessionStore
+    from annotation import worker_cookie
 
     contexts = []
 
@@ -47,10 +47,8 @@ def open_as(browser, live_server):
         context = browser.new_context(viewport=viewport or {"width": 1280, "height": 900},
                                       has_touch=touch, is_mobile=touch)
         if participation is not None:
-            session = SessionStore()
-            session["participation_id"] = participation.pk
-            session.create()
-            context.add_cookies([{"name": "sessionid", "value": session.session_key, "url": live_server.url}])
+            context.add_cookies([{"name": worker_cookie.COOKIE, "value": worker_cookie.signed_value(participation.pk),
+                                  "url": live_server.url}])
         contexts.append(context)
         page = context.new_page()
         page.set_default_timeout(10_000)
