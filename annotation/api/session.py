@@ -3,10 +3,10 @@
 Authentication is the worker's signed cookie (annotation.worker_cookie): the
 entry link (``GET /join/<slug>/?worker_id=...``) sets it to the worker's
 participation, and every route here acts on that participation only. Without
-it, every route answers 403 ``no_session``. Unsafe methods need the CSRF token: a scripted
-client GETs the join URL (session cookie), then ``GET /api/session/current/``
-(sets the ``csrftoken`` cookie), and sends the cookie's value back in the
-``X-CSRFToken`` header.
+it, every route answers 403 ``no_session``. Unsafe methods need the CSRF
+token: a scripted client GETs the join URL (the worker cookie), then ``GET
+/api/session/current/`` (sets the ``csrftoken`` cookie), and sends the
+cookie's value back in the ``X-CSRFToken`` header.
 
 Errors are ``{"error": code, "detail": message}`` with 400 (invalid answer),
 403 (no session, not your item, no reveal for it) or 409 (not your current
@@ -197,7 +197,7 @@ def session_payload(participation: Participation) -> dict:
 class CurrentView(WorkerSessionView):
     @extend_schema(
         tags=TAGS, summary="The session: state, task, progress and the current item (sets the CSRF cookie)",
-        description="Scripted clients: GET the study's join URL (/join/<slug>/?worker_id=...) to get the session "
+        description="Scripted clients: GET the study's join URL (/join/<slug>/?worker_id=...) to get the worker "
         "cookie, then this route to get the csrftoken cookie, and send its value as X-CSRFToken on every POST. "
         "Test-step items never carry gold, scores or hints.",
         responses={200: SESSION, 403: ERROR},
