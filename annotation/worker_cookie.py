@@ -16,9 +16,22 @@ COOKIE = "worker"
 SALT = "annotation.worker"
 
 
+def _signer() -> signing.TimestampSigner:
+    return signing.get_cookie_signer(salt=SALT)
+
+
 def signed_value(participation_id: int) -> str:
-    """The cookie's value for a participation (what ``HttpResponse.set_signed_cookie`` would store)."""
-    return signing.get_cookie_signer(salt=COOKIE + SALT).sign(str(participation_id))
+    """The cookie's value for a participation."""
+    return _signer().sign(str(participation_id))
+
+
+def read(value: str) -> int | None:
+    """The participation a cookie value names; None if it is forged, altered or expired."""
+    try:
+        unsigned = _signer().unsign(value, max_age=settings.SESSION_COOKIE_AGE)
+    except signing.BadSignature:  # SignatureExpired is one
+        return None
+    return int(unsigned) if unsigned.isdigit() else None
 
 
 def remember(response: HttpResponse, participation_id: int) -> None:
@@ -31,5 +44,5 @@ def remember(response: HttpResponse, participation_id: int) -> None:
 
 def participation_id(request: HttpRequest) -> int | None:
     """The participation this browser works for; None without a valid, unexpired cookie."""
-    value = request.get_signed_cookie(COOKIE, default=None, salt=SALT, max_age=settings.SESSION_COOKIE_AGE)
-    return int(value) if value is not None and value.isdigit() else None
+    value = request.COOKIES.get(COOKIE)
+    return read(value) if value else None

@@ -1,6 +1,5 @@
 """GET /join/<slug>/: the redirect into the worker pages, and every refusal's page and status."""
 import pytest
-from django.core import signing
 from django.urls import reverse
 
 from annotation import worker_cookie
@@ -18,9 +17,7 @@ def _rows():
 def _worker_of(client) -> int | None:
     """The participation the browser's worker cookie names (None without one)."""
     morsel = client.cookies.get(worker_cookie.COOKIE)
-    if morsel is None or not morsel.value:
-        return None
-    return int(signing.get_cookie_signer(salt=worker_cookie.COOKIE + worker_cookie.SALT).unsign(morsel.value))
+    return worker_cookie.read(morsel.value) if morsel is not None and morsel.value else None
 
 
 def _join(client, study_or_slug, **params):
