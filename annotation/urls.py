@@ -4,7 +4,8 @@
 - /join/<slug>/   crowd-platform entry (annotation.urls_entry)
 - /work/          the worker's pages (annotation.urls_worker)
 - /dashboard/     admins' progress and results (annotation.urls_dashboard)
-- /api/           the JSON API, described at /api/schema/ (annotation.api.urls)
+- /api/session/   the worker's session API (annotation.api.session_urls), first: every worker request
+- /api/           the rest of the JSON API, described at /api/schema/ (annotation.api.urls)
 """
 import os
 
@@ -15,6 +16,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from annotation.views.home import home
 
 urlpatterns = [
+    # First: URLs resolve by trying patterns in order, and these are a crowd worker's every request.
+    path("api/session/", include("annotation.api.session_urls")),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),

@@ -31,12 +31,13 @@ class Reply:
 
 @dataclass
 class Recorder:
-    """Latencies in ms by request kind, and the X-DB-Queries and X-Thread-CPU-us headers of each."""
+    """Latencies in ms by request kind, and the X-DB-Queries, X-Thread-CPU-us and X-GC-us headers of each."""
 
     latencies: dict[str, list[float]] = field(default_factory=dict)
     queries: dict[str, list[int]] = field(default_factory=dict)
     statuses: dict[str, dict[int, int]] = field(default_factory=dict)
     server_cpu_us: dict[str, list[int]] = field(default_factory=dict)  # X-Thread-CPU-us of each reply
+    gc_us: list[int] = field(default_factory=list)  # X-GC-us of every reply
 
     def add(self, kind: str, ms: float, reply: Reply) -> None:
         self.latencies.setdefault(kind, []).append(ms)
@@ -48,6 +49,9 @@ class Recorder:
         cpu = reply.headers.get("x-thread-cpu-us")
         if cpu is not None:
             self.server_cpu_us.setdefault(kind, []).append(int(cpu))
+        collected = reply.headers.get("x-gc-us")
+        if collected is not None:
+            self.gc_us.append(int(collected))
 
 
 class Connection:

@@ -1,6 +1,6 @@
 """Profile the worker's hot path (GET current, POST submit) in-process with cProfile.
 
-    .venv/bin/python bench/profile_session.py [--task conll03] [--items 300] [--sort cumulative] [--clock cpu]
+    .venv/bin/python bench/profile_session.py [--task conll03] [--items 300] [--timed 50] [--sort cumulative] [--clock cpu]
 
 Creates a fresh PostgreSQL database (bench_profile, dropped at the end),
 imports the task from the CLUES release, opens one study, lets one worker in
@@ -35,6 +35,7 @@ def main() -> int:
     parser.add_argument("--sort", default="cumulative")
     parser.add_argument("--clues", type=Path, default=REPO.parent / "shared" / "clues")
     parser.add_argument("--top", type=int, default=45)
+    parser.add_argument("--timed", type=int, default=50, help="rounds timed without the profiler")
     parser.add_argument("--clock", choices=["wall", "cpu"], default="wall",
                         help="cpu: attribute this thread's CPU time only (waits on the database count as nothing)")
     args = parser.parse_args()
@@ -107,10 +108,11 @@ def main() -> int:
         for sql, times in sorted(per_sql.items(), key=lambda kv: -sum(kv[1])):
             print(f"  {len(times) / 50:4.1f} x {sum(times) / len(times):6.3f} ms  {sql}")
         started, cpu = time.perf_counter(), time.process_time()
-        for _ in range(50):
+        for _ in range(args.timed):
             round_trip()
-        print(f"{(time.perf_counter() - started) / 50 * 1000:.2f} ms wall, "
-              f"{(time.process_time() - cpu) / 50 * 1000:.2f} ms CPU of this process per round (no profiler)")
+        print(f"{(time.perf_counter() - started) / args.timed * 1000:.2f} ms wall, "
+              f"{(time.process_time() - cpu) / args.timed * 1000:.2f} ms CPU of this process per round"
+              f" over {args.timed} (no profiler)")
         profiler = cProfile.Profile(time.thread_time) if args.clock == "cpu" else cProfile.Profile()
         started = time.perf_counter()
         profiler.enable()

@@ -8,7 +8,7 @@ import threading
 from collections import Counter
 
 from bench import verify
-from bench.stats import count_summary, cpu_summary, latency_summary
+from bench.stats import count_summary, cpu_summary, gc_summary, latency_summary
 
 LATENCY_KINDS = ("entry", "page", "static", "start", "item", "submit", "skip", "reveal")
 
@@ -132,6 +132,7 @@ def build(*, args, stack, setup, result, recorder, noop, noop_recorder, sampler)
         },
         "db_queries_per_request": {kind: count_summary(v) for kind, v in sorted(recorder.queries.items())},
         "server_cpu_ms_per_request": {kind: cpu_summary(v) for kind, v in sorted(recorder.server_cpu_us.items())},
+        "garbage_collection": gc_summary(recorder.gc_us),  # in the replay's requests (X-GC-us)
         "peak_rss_mb": {
             "sum_of_process_peaks": {k: round(v / 1024, 1) for k, v in hwm.items()},
             "peak_of_sampled_total": {k: round(v / 1024, 1) for k, v in sampler.peak_total_kb.items()},

@@ -43,6 +43,13 @@ def cpu_summary(values_us: Iterable[int]) -> dict:
             "median_ms": round(ordered[len(ordered) // 2] / 1000, 3), "total_s": round(sum(ordered) / 1e6, 2)}
 
 
+def gc_summary(values_us: Sequence[int]) -> dict:
+    """Of these requests, how many ran a garbage collection, its total time in s and the longest, in ms."""
+    pauses = [v for v in values_us if v > 0]
+    return {"requests": len(values_us), "requests_with_gc": len(pauses), "total_s": round(sum(pauses) / 1e6, 2),
+            "max_ms": round(max(pauses, default=0) / 1000, 1)}
+
+
 def _s1(answer: frozenset[str], gold: frozenset[str]) -> float:
     """The paper's per-item S1, written here again on purpose: the check must not share the app's scorer.
     An empty string is no answer (the release writes the empty set as [""])."""

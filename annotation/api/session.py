@@ -19,13 +19,18 @@ leaves the server through ``reveal`` and the training-step submit response.
 """
 from __future__ import annotations
 
+import time
+
 from django.db import transaction
 from django.middleware.csrf import get_token
-from django.utils.cache import add_never_cache_headers
+from django.utils.http import http_date
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions
 from rest_framework.authentication import CSRFCheck
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.parsers import JSONParser
 from rest_framework.permissions import SAFE_METHODS, BasePermission
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response as JSONResponse
 from rest_framework.views import APIView
 
@@ -61,9 +66,23 @@ def load_participation(request) -> Participation | None:
     return worker_sql.participation(participation_id)
 
 
+class JSONAlways(DefaultContentNegotiation):
+    """The session API answers JSON whatever the Accept header says (one renderer: nothing to choose)."""
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+# What django.utils.cache.add_never_cache_headers writes, set directly (it parses the header back).
+NEVER_CACHE = "max-age=0, no-cache, no-store, must-revalidate, private"
+
+
 class WorkerSessionView(APIView):
     authentication_classes: list = []
     permission_classes = [HasWorkerSession]
+    parser_classes = [JSONParser]  # anything else is 415 unsupported_media_type
+    renderer_classes = [JSONRenderer]
+    content_negotiation_class = JSONAlways
     participation: Participation | None = None
 
     def initial(self, request, *args, **kwargs):
@@ -91,7 +110,9 @@ class WorkerSessionView(APIView):
 
     def finalize_response(self, request, response, *args, **kwargs):
         response = super().finalize_response(request, response, *args, **kwargs)
-        add_never_cache_headers(response)  # a worker's items and answers are never cached
+        # A worker's items and answers are never cached.
+        response.headers["Cache-Control"] = NEVER_CACHE
+        response.headers["Expires"] = http_date(time.time())
         return response
 
     def body(self) -> dict:

@@ -1,8 +1,8 @@
-"""The JSON API: studies (admins), the worker's session, reports (researchers)."""
+"""The JSON API: studies (admins) and reports (researchers); the worker's session is mounted first in
+the root URLconf (annotation.urls)."""
 from django.urls import include, path
 
 urlpatterns = [
     path("", include("annotation.api.study_urls")),
-    path("session/", include("annotation.api.session_urls")),
     path("reports/", include("annotation.api.report_urls")),
 ]

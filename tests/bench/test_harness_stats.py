@@ -2,7 +2,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bench.stats import expected_s1, latency_summary, percentile
+from bench.stats import expected_s1, gc_summary, latency_summary, percentile
 from tasks_app import scoring
 
 answer_sets = st.frozensets(st.sampled_from(["a", "b", "c", "New York", ""]), max_size=4)
@@ -23,3 +23,8 @@ def test_percentiles_are_nearest_rank():
     values = list(range(1, 101))
     assert (percentile(values, 50), percentile(values, 99), percentile(values, 100)) == (50, 99, 100)
     assert latency_summary([])["n"] == 0
+
+
+def test_the_gc_summary_counts_only_requests_that_collected():
+    assert gc_summary([0, 1500, 0, 250_000]) == {"requests": 4, "requests_with_gc": 2, "total_s": 0.25, "max_ms": 250.0}
+    assert gc_summary([]) == {"requests": 0, "requests_with_gc": 0, "total_s": 0.0, "max_ms": 0.0}

@@ -118,7 +118,27 @@ def test_the_session_api_is_in_the_openapi_schema(client):
 
 def test_responses_are_never_cached(ner_worker):
     _, client = ner_worker
-    assert "no-store" in client.get(API + "current/")["Cache-Control"]
+    response = client.get(API + "current/")
+    assert response["Cache-Control"] == "max-age=0, no-cache, no-store, must-revalidate, private"
+    assert response["Expires"]  # already stale
+
+
+def test_the_session_api_answers_json_whatever_the_accept_header(ner_worker):
+    _, client = ner_worker
+    for accept in ("text/html", "application/xml", "*/*", "nonsense"):
+        response = client.get(API + "current/", HTTP_ACCEPT=accept)
+        assert response.status_code == 200 and response["Content-Type"] == "application/json"
+        assert response.json()["state"] == "test"
+
+
+def test_a_form_encoded_submission_is_refused_as_unsupported_and_stores_nothing(ner_worker):
+    p, client = ner_worker
+    item = current_item(client)
+    before = stored(p)
+    response = client.post(API + "submit/", data={"item": item["item"], "no_answer": "true", "confidence": 3})
+    assert response.status_code == 415
+    assert response.json()["error"] == "unsupported_media_type"
+    assert stored(p) == before
 
 
 # --- The flow ----------------------------------------------------------------------------
