@@ -6,7 +6,8 @@ participation, and every route here acts on that participation only. Without
 it, every route answers 403 ``no_session``. Unsafe methods need the CSRF
 token: a scripted client GETs the join URL (the worker cookie), then ``GET
 /api/session/current/`` (sets the ``csrftoken`` cookie), and sends the
-cookie's value back in the ``X-CSRFToken`` header.
+cookie's value back in the ``X-CSRFToken`` header. Bodies are JSON (anything
+else is 415 ``unsupported_media_type``); answers are JSON whatever ``Accept``.
 
 Errors are ``{"error": code, "detail": message}`` with 400 (invalid answer),
 403 (no session, not your item, no reveal for it) or 409 (not your current
