@@ -1,7 +1,9 @@
 """A worker's request leaves no reference cycle behind (annotation.request_cycles).
 
 Requests go straight through Django's WSGI handler, as under gunicorn: the
-test client keeps references of its own to every request and response.
+test client keeps references of its own to every request and response. Like
+the test client, the fixture keeps the handler's signals from closing the
+database connection, which holds the test's transaction.
 """
 import gc
 import io
@@ -9,7 +11,9 @@ import json
 import sys
 
 import pytest
+from django.core import signals
 from django.core.handlers.wsgi import WSGIHandler
+from django.db import close_old_connections
 from django.middleware.csrf import get_token
 from django.test import RequestFactory
 
@@ -34,6 +38,18 @@ def call(handler, method: str, path: str, cookies: dict, body: dict | None = Non
     return status[0], content
 
 
+@pytest.fixture
+def handler():
+    connected = [signals.request_started, signals.request_finished]
+    for signal in connected:
+        signal.disconnect(close_old_connections)
+    try:
+        yield WSGIHandler()
+    finally:
+        for signal in connected:
+            signal.connect(close_old_connections)
+
+
 def cyclic_garbage(request) -> list[str]:
     """The type names of what only the cyclic collector would free after ``request()``."""
     gc.collect()
@@ -47,11 +63,10 @@ def cyclic_garbage(request) -> list[str]:
         gc.garbage.clear()
 
 
-def test_reading_and_submitting_leave_no_reference_cycle(ner_task):
+def test_reading_and_submitting_leave_no_reference_cycle(ner_task, handler):
     participation = make_participation(ner_task, state=Participation.State.TEST)
     token = get_token(RequestFactory().get("/"))
     cookies = {worker_cookie.COOKIE: worker_cookie.signed_value(participation.pk), "csrftoken": token}
-    handler = WSGIHandler()
     status, content = call(handler, "GET", "/api/session/current/", cookies)  # warm up: imports, caches
     assert status == 200
     item = json.loads(content)["item"]
