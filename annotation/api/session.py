@@ -20,11 +20,9 @@ leaves the server through ``reveal`` and the training-step submit response.
 """
 from __future__ import annotations
 
-import time
-
 from django.db import transaction
 from django.middleware.csrf import get_token
-from django.utils.http import http_date
+from django.utils.cache import add_never_cache_headers
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions
 from rest_framework.authentication import CSRFCheck
@@ -74,10 +72,6 @@ class JSONAlways(DefaultContentNegotiation):
         return renderers[0], renderers[0].media_type
 
 
-# What django.utils.cache.add_never_cache_headers writes, set directly (it parses the header back).
-NEVER_CACHE = "max-age=0, no-cache, no-store, must-revalidate, private"
-
-
 class WorkerSessionView(APIView):
     authentication_classes: list = []
     permission_classes = [HasWorkerSession]
@@ -111,9 +105,7 @@ class WorkerSessionView(APIView):
 
     def finalize_response(self, request, response, *args, **kwargs):
         response = super().finalize_response(request, response, *args, **kwargs)
-        # A worker's items and answers are never cached.
-        response.headers["Cache-Control"] = NEVER_CACHE
-        response.headers["Expires"] = http_date(time.time())
+        add_never_cache_headers(response)  # a worker's items and answers are never cached
         return response
 
     def body(self) -> dict:
