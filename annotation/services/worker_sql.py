@@ -198,7 +198,11 @@ def _update_statement(model: type[models.Model], columns: tuple[str, ...], condi
     return f'UPDATE {meta.db_table} SET {assignments} WHERE "id" = %s AND {condition}'
 
 
-_PENDING = '"status" = \'pending\''
+# The lock's guard takes 'pending' as a parameter, not a literal: with the literal, the predicate of the
+# partial index response_pending is implied, and a generic plan made while the table was small (or never
+# analysed) walked that whole index, every worker's pending rows, to find one id. With a parameter the
+# only index that can serve is the primary key.
+_PENDING = '"status" = %s'
 
 
 def lock_is_one_statement() -> bool:
@@ -224,7 +228,7 @@ def lock_response(
     sql = _lock_statement(tuple(changes))
     next_pk, shown_at = show or (None, None)
     params = [
-        *_prepared_values(Response, changes), pk,
+        *_prepared_values(Response, changes), pk, Response.Status.PENDING,
         [span.start for span in spans], [span.end for span in spans], [span.text for span in spans],
         shown_at, shown_at, next_pk,
     ]
@@ -252,7 +256,7 @@ def _lock_statement(columns: tuple[str, ...]) -> str:
 def _lock_only(pk: int, changes: dict) -> bool:
     sql = _update_statement(Response, tuple(changes), _PENDING)
     with connection.cursor() as cursor:
-        _run(cursor, sql, [*_prepared_values(Response, changes), pk])
+        _run(cursor, sql, [*_prepared_values(Response, changes), pk, Response.Status.PENDING])
         return cursor.rowcount == 1
 
 

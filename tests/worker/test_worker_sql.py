@@ -205,3 +205,35 @@ def test_statements_are_prepared_again_on_a_new_connection(ner_task):
     worker_sql._prepared.clear()  # ... and what a new connection object looks like to the module
     assert worker_sql.participation(p.pk).pk == p.pk
     assert [r.position for r in worker_sql.pending_rows(participation_id=p.pk, phase="test", limit=2)] == [0, 1]
+
+
+
+@pytest.mark.postgres
+def test_the_lock_finds_its_row_by_primary_key_whatever_the_statistics_say(db):
+    """With statistics taken while the table was empty, the generic plan PostgreSQL caches for the prepared
+    lock walked the partial index of pending rows (every worker's) filtering by id; it must probe the key."""
+    from django.db import connection
+
+    from tests.worker.conftest import make_task_with_items
+
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE annotation_response")  # empty now: a database analysed before its studies opened
+    task = make_task_with_items(slug="many", test=[(f"Text number {i}.", []) for i in range(600)])
+    p = make_participation(task, state=State.TEST)
+    steps.lay_out(participation=p, phase=Response.Phase.TEST)
+    row = Response.objects.filter(participation=p).order_by("position").first()
+    statements = []
+
+    def capture(execute, sql, params, many, context):
+        statements.append((sql, params))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(capture):
+        assert worker_sql.lock_response(row.pk, {"status": "skipped", "answer": [], "submitted_at": timezone.now()})
+    sql, params = statements[-1]
+    assert sql.startswith("EXECUTE")
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")  # the plan reused after 5 executions
+        cursor.execute("EXPLAIN " + sql, params)
+        plan = "\n".join(line for (line,) in cursor.fetchall())
+    assert "response_pending" not in plan and "annotation_response_pkey" in plan, plan
