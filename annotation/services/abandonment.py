@@ -13,14 +13,17 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import Participation
+from annotation.models import Participation, Study
 from annotation.services import lifecycle
 
 
-def release_abandoned(*, now: datetime | None = None) -> int:
-    """Abandon every idle active participation; returns how many slots were released."""
+def release_abandoned(*, now: datetime | None = None, study: Study | None = None) -> int:
+    """Abandon every idle active participation (of ``study`` only, if given); returns how many slots
+    were released."""
     now = now or timezone.now()
     active = Participation.objects.filter(state__in=Participation.ACTIVE_STATES)
+    if study is not None:
+        active = active.filter(study=study)
     timeouts = active.values_list("study__abandon_after_minutes", flat=True).distinct()
     released = 0
     for minutes in sorted(set(timeouts)):

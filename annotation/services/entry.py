@@ -5,7 +5,8 @@ conditions' rows are locked (``SELECT ... FOR UPDATE``, conditions in id
 order, so two entries can never deadlock), which serialises the entries of a
 study; the holding participations are counted, the worker goes to the
 condition with the most free slots (ties at random) and takes its lowest free
-slot number below N. The database has the last word: the partial unique
+slot number below N. A full study first releases its idle slots (those
+past the study's inactivity timeout, as the periodic sweep would). The database has the last word: the partial unique
 constraint on (condition, slot_index) for holding states and the unique
 (worker, task) refuse whatever slipped through (e.g. the same worker entering
 two studies of one task at once), and such a refusal becomes the right polite
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 from django.db import IntegrityError, transaction
 
 from annotation.models import Condition, Participation, Study, Worker
-from annotation.services import lifecycle
+from annotation.services import abandonment, lifecycle
 from annotation.services.platforms import CompletionTarget, EntryParams, completion_target_for
 
 _random = random.SystemRandom()
@@ -121,6 +122,9 @@ def _claim(*, study: Study, params: EntryParams) -> JoinResult:
             return JoinResult(Outcome.NOT_OPEN, locked)
         free = _free_slots(conditions, locked.workers_per_condition)
         condition_id = choose_condition(free)
+        if condition_id is None and abandonment.release_abandoned(study=locked):
+            free = _free_slots(conditions, locked.workers_per_condition)  # idle slots just released
+            condition_id = choose_condition(free)
         if condition_id is None:
             return JoinResult(Outcome.FULL, locked)
         condition = next(c for c in conditions if c.pk == condition_id)

@@ -101,3 +101,25 @@ def test_the_periodic_task_is_registered_under_its_beat_name_and_releases_slots(
     study = make_study(abandon_after_minutes=1)
     _idle(study.conditions.get(shots=0), 2)
     assert release_abandoned_slots.apply().get() == 1  # eager: runs in this process
+
+
+def test_a_full_study_releases_its_idle_slots_for_a_newcomer_without_the_periodic_task(make_study):
+    study = make_study(shots=[0], workers=1, abandon_after_minutes=5)
+    gone = entry.join_study(study=study, params=inhouse("gone")).participation
+    Participation.objects.filter(pk=gone.pk).update(last_activity_at=timezone.now() - timedelta(minutes=6))
+    fresh = entry.join_study(study=study, params=inhouse("next"))  # no sweep ran
+    assert fresh.outcome == entry.Outcome.JOINED and fresh.participation.slot_index == 0
+    gone.refresh_from_db()
+    assert gone.state == State.ABANDONED and gone.events.get(to_state=State.ABANDONED).reason == "no activity for 5 minutes"
+    assert entry.join_study(study=study, params=inhouse("gone")).outcome == entry.Outcome.SLOT_RELEASED
+
+
+def test_a_full_study_keeps_its_workers_who_are_still_within_the_timeout_and_other_studies_are_untouched(make_study):
+    study, other = make_study(shots=[0], workers=1, abandon_after_minutes=5), make_study(abandon_after_minutes=5)
+    busy = entry.join_study(study=study, params=inhouse("busy")).participation
+    Participation.objects.filter(pk=busy.pk).update(last_activity_at=timezone.now() - timedelta(minutes=4))
+    elsewhere = _idle(other.conditions.get(shots=0), 60)
+    assert entry.join_study(study=study, params=inhouse("next")).outcome == entry.Outcome.FULL
+    busy.refresh_from_db(), elsewhere.refresh_from_db()
+    assert (busy.state, elsewhere.state) == (State.CLAIMED, State.TEST)
+    assert release_abandoned(study=other) == 1
