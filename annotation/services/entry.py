@@ -5,12 +5,12 @@ conditions' rows are locked (``SELECT ... FOR UPDATE``, conditions in id
 order, so two entries can never deadlock), which serialises the entries of a
 study; the holding participations are counted, the worker goes to the
 condition with the most free slots (ties at random) and takes its lowest free
-slot number below N. A full study first releases its idle slots (those
-past the study's inactivity timeout, as the periodic sweep would). The database has the last word: the partial unique
-constraint on (condition, slot_index) for holding states and the unique
-(worker, task) refuse whatever slipped through (e.g. the same worker entering
-two studies of one task at once), and such a refusal becomes the right polite
-answer instead of an error. On SQLite, whose transactions here begin
+slot number below N. A full study first releases its idle slots (those past
+the study's inactivity timeout, as the periodic sweep would). The database
+has the last word: the partial unique constraint on (condition, slot_index)
+for holding states and the unique (worker, task) refuse whatever slipped
+through (e.g. the same worker entering two studies of one task at once), and
+such a refusal becomes the right polite answer instead of an error. On SQLite, whose transactions here begin
 IMMEDIATE, the whole transaction is serialised instead of the rows.
 
 Nothing is written unless the worker gets a slot: refused entries leave no

@@ -73,12 +73,17 @@ class _Columns:
 _prepared: dict[str, weakref.WeakSet] = {}
 
 
+@cache
+def _statement_name(sql: str) -> str:
+    return "worker_" + hashlib.sha1(sql.encode()).hexdigest()[:20]  # the same in every thread and process
+
+
 def _run(cursor, sql: str, params: list) -> None:
     """Execute ``sql`` (with %s placeholders); on PostgreSQL as a statement prepared once per connection."""
     if connection.vendor != "postgresql":
         cursor.execute(sql, params)
         return
-    name = "worker_" + hashlib.sha1(sql.encode()).hexdigest()[:20]  # the same in every thread and process
+    name = _statement_name(sql)
     raw = connection.connection  # a new connection (after a reconnect) prepares anew
     done = _prepared.setdefault(name, weakref.WeakSet())
     if raw not in done:
@@ -177,10 +182,15 @@ def participation(pk: int) -> Participation | None:
     return result
 
 
+@cache
+def _pending_rows_statement() -> str:
+    return _pending_select(phase="%s", limit="%s")
+
+
 def pending_rows(*, participation_id: int, phase: str, limit: int) -> list[Response]:
     """The first ``limit`` pending rows of a step by position, each with its example and ``step_size``."""
     with connection.cursor() as cursor:
-        _run(cursor, _pending_select(phase="%s", limit="%s"), [participation_id, phase, limit])
+        _run(cursor, _pending_rows_statement(), [participation_id, phase, limit])
         return [_pending_row(row, 0) for row in cursor.fetchall()]
 
 

@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from annotation.models import Participation, Response
 from annotation.services import steps, worker_sql
-from tests.worker.conftest import make_participation
+from tests.worker.conftest import make_participation, make_task_with_items
 
 pytestmark = pytest.mark.django_db
 State = Participation.State
@@ -213,8 +213,6 @@ def test_the_lock_finds_its_row_by_primary_key_whatever_the_statistics_say(db):
     """With statistics taken while the table was empty, the generic plan PostgreSQL caches for the prepared
     lock walked the partial index of pending rows (every worker's) filtering by id; it must probe the key."""
     from django.db import connection
-
-    from tests.worker.conftest import make_task_with_items
 
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE annotation_response")  # empty now: a database analysed before its studies opened
