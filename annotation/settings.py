@@ -102,10 +102,12 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A queue of its own lets two deployments (or test runs) share one broker without taking each other's tasks.
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE") or "celery"
 CELERY_BEAT_SCHEDULE = {
     "release-abandoned-slots": {
         "task": "annotation.release_abandoned_slots",
-        "schedule": env_int("ABANDON_SWEEP_SECONDS", 60),
+        "schedule": env_int("ABANDON_SWEEP_SECONDS", 60, minimum=1),
     },
 }
 

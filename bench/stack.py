@@ -127,6 +127,7 @@ class Stack:
             "DB_CONN_MAX_AGE": "600",
             "CELERY_BROKER_URL": self.broker_url,
             "CELERY_RESULT_BACKEND": self.broker_url,
+            "CELERY_QUEUE": self.queue,  # what the server sends goes to this run's worker
             "CACHE_URL": f"redis://127.0.0.1:6379/{REDIS_DB + 1}",
             "BENCH_NOOP_ENDPOINT": "1",
             "BENCH_COUNT_QUERIES": "1",

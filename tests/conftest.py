@@ -39,6 +39,30 @@ def _database_url(settings_dict: dict) -> str:
     return f"postgres://{auth}{'@' if auth else ''}{host}{port}/{settings_dict['NAME']}"
 
 
+def _celery_env(queue: str, **extra: str) -> dict:
+    from django.db import connection
+
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "annotation.settings_test",
+        "DATABASE_URL": _database_url(connection.settings_dict),
+        "CELERY_QUEUE": queue,
+        **extra,
+    }
+
+
+def _stop(process, log) -> None:
+    import subprocess
+
+    process.terminate()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    log.close()
+
+
 @pytest.fixture(scope="session")
 def celery_worker_process(django_db_setup, tmp_path_factory):
     """A real ``celery -A annotation worker`` on the broker, using pytest's test database.
@@ -59,17 +83,12 @@ def celery_worker_process(django_db_setup, tmp_path_factory):
         pytest.skip("the Celery integration tests need PostgreSQL (set DATABASE_URL)")
     queue = f"pytest-{os.getpid()}"
     node = f"{queue}@localhost"
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "annotation.settings_test",
-        "DATABASE_URL": _database_url(connection.settings_dict),
-    }
     log_path = tmp_path_factory.mktemp("celery") / "worker.log"
     log = open(log_path, "w")  # noqa: SIM115 - closed at teardown
     process = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "annotation", "worker", "--pool=solo", "--loglevel=INFO",
          "-n", node, "-Q", queue, "--without-mingle", "--without-gossip"],
-        cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        cwd=REPO_ROOT, env=_celery_env(queue), stdout=log, stderr=subprocess.STDOUT,
     )
     previous_queue = app.conf.task_default_queue
     app.conf.task_default_queue = queue
@@ -81,10 +100,27 @@ def celery_worker_process(django_db_setup, tmp_path_factory):
         yield process
     finally:
         app.conf.task_default_queue = previous_queue
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
+        _stop(process, log)
+
+
+@pytest.fixture
+def celery_beat_process(celery_worker_process, tmp_path):
+    """A real ``celery -A annotation beat`` sending the periodic tasks to the worker's queue every second."""
+    import subprocess
+    import sys
+
+    from annotation.celery import app
+
+    log_path = tmp_path / "beat.log"
+    log = open(log_path, "w")  # noqa: SIM115 - closed at teardown
+    process = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "annotation", "beat", "--loglevel=INFO",
+         "--schedule", str(tmp_path / "beat-schedule")],
+        cwd=REPO_ROOT, env=_celery_env(app.conf.task_default_queue, ABANDON_SWEEP_SECONDS="1"),
+        stdout=log, stderr=subprocess.STDOUT,
+    )
+    process.log_path = log_path
+    try:
+        yield process
+    finally:
+        _stop(process, log)

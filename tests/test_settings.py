@@ -55,6 +55,25 @@ def test_a_malformed_connection_age_names_its_own_variable():
     assert "DATABASE_URL" not in result.stderr.strip().splitlines()[-1]
 
 
+def test_the_sweep_interval_must_be_a_positive_number_of_seconds():
+    for value, message in (("0", "must be at least 1"), ("often", "must be an integer")):
+        result = run_settings({"DEBUG": "1", "ABANDON_SWEEP_SECONDS": value})
+        assert result.returncode != 0
+        assert f"ABANDON_SWEEP_SECONDS {message}" in result.stderr
+
+
+def test_the_celery_queue_comes_from_the_environment():
+    code = "import django; django.setup(); from annotation.celery import app; print(app.conf.task_default_queue)"
+    env = {k: v for k, v in os.environ.items() if k not in NOT_IN_PRODUCTION}
+    env.update({"DEBUG": "1", "DJANGO_SETTINGS_MODULE": "annotation.settings"})
+    for queue, expected in ((None, "celery"), ("study-eu", "study-eu")):
+        env.pop("CELERY_QUEUE", None)
+        if queue:
+            env["CELERY_QUEUE"] = queue
+        result = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, env=env, capture_output=True, text=True)
+        assert result.stdout.strip() == expected, result.stderr
+
+
 def test_a_broker_that_is_not_a_url_names_the_variable():
     result = run_settings({"DEBUG": "1", "CELERY_BROKER_URL": "127.0.0.1:6379"})
     assert result.returncode != 0
