@@ -60,7 +60,7 @@ ASGI_APPLICATION = "annotation.asgi.application"
 
 TEMPLATES = [
     {
-        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "BACKEND": "annotation.template_backend.DjangoTemplates",  # frees each page's context at once
         "DIRS": [BASE_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
