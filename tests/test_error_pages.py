@@ -38,4 +38,3 @@ def test_a_form_sent_without_its_token_gets_a_page_that_says_what_to_do(settings
     page = response.content.decode()
     assert "<h1>Please reload the page</h1>" in page and 'class="site-header"' in page
     assert "nothing was changed" in page and "allow cookies" in page
-

@@ -10,10 +10,14 @@ from tests.conftest import REPO_ROOT
 NOT_IN_PRODUCTION = {"DEBUG", "SECRET_KEY", "DATABASE_URL", "DJANGO_ALLOW_ASYNC_UNSAFE"}
 
 
-def run_settings(env: dict) -> subprocess.CompletedProcess:
+PRINT_DATABASE_ENGINE = (
+    "import django; django.setup(); from django.conf import settings; print(settings.DATABASES['default']['ENGINE'])"
+)
+
+
+def run_settings(env: dict, code: str = PRINT_DATABASE_ENGINE) -> subprocess.CompletedProcess:
     full_env = {k: v for k, v in os.environ.items() if k not in NOT_IN_PRODUCTION}
     full_env.update(env)
-    code = "import django; django.setup(); from django.conf import settings; print(settings.DATABASES['default']['ENGINE'])"
     return subprocess.run(
         [sys.executable, "-c", code], cwd=REPO_ROOT, env={**full_env, "DJANGO_SETTINGS_MODULE": "annotation.settings"},
         capture_output=True, text=True,
@@ -64,13 +68,8 @@ def test_the_sweep_interval_must_be_a_positive_number_of_seconds():
 
 def test_the_celery_queue_comes_from_the_environment():
     code = "import django; django.setup(); from annotation.celery import app; print(app.conf.task_default_queue)"
-    env = {k: v for k, v in os.environ.items() if k not in NOT_IN_PRODUCTION}
-    env.update({"DEBUG": "1", "DJANGO_SETTINGS_MODULE": "annotation.settings"})
-    for queue, expected in ((None, "celery"), ("study-eu", "study-eu")):
-        env.pop("CELERY_QUEUE", None)
-        if queue:
-            env["CELERY_QUEUE"] = queue
-        result = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, env=env, capture_output=True, text=True)
+    for queue, expected in (("", "celery"), ("study-eu", "study-eu")):
+        result = run_settings({"DEBUG": "1", "CELERY_QUEUE": queue}, code)
         assert result.stdout.strip() == expected, result.stderr
 
 
