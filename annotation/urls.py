@@ -28,7 +28,10 @@ urlpatterns = [
     path("", include("annotation.urls_entry")),
 ]
 
-if os.environ.get("BENCH_NOOP_ENDPOINT") == "1":  # the replay benchmark's do-nothing ceiling (bench/replay.py)
+if os.environ.get("BENCH_NOOP_ENDPOINT") == "1":  # the replay benchmark's reference endpoints
     from annotation.views import bench
 
-    urlpatterns.insert(0, path("bench/noop/", bench.noop, name="bench-noop"))
+    urlpatterns[:0] = [
+        path("bench/noop/", bench.noop, name="bench-noop"),
+        path("bench/write/<int:row>/", bench.one_write, name="bench-one-write"),
+    ]

@@ -60,7 +60,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--fail-per-study", type=int, default=1,
                         help="workers per study who answer training wrong (excluded in few-shot conditions)")
     parser.add_argument("--filter-threshold", type=float, default=0.5, help="absolute minimum training S1")
-    parser.add_argument("--noop-requests", type=int, default=12000, help="requests to the do-nothing endpoint")
+    parser.add_argument("--noop-requests", type=int, default=12000, help="requests to each reference endpoint (do-nothing, one write)")
     parser.add_argument("--timeout", type=float, default=900, help="give up the replay after this many seconds")
     parser.add_argument("--gunicorn-workers", type=int, default=4)
     parser.add_argument("--gunicorn-threads", type=int, default=4)
@@ -115,6 +115,9 @@ def set_up(stack: Stack, args: argparse.Namespace) -> dict:
     from tasks_app.models import ExampleSet, ExampleSetItem
 
     call_command("migrate", verbosity=0)
+    from annotation.views.bench import create_floor_table
+
+    create_floor_table()
     call_command("collectstatic", verbosity=0, interactive=False)
     from tasks_app.models import Task
 
@@ -254,22 +257,26 @@ async def replay(stack: Stack, info: dict, args: argparse.Namespace, recorder: R
     return {"wall_seconds": wall, "outcomes": outcomes, "releases": releases}
 
 
-async def hammer_noop(stack: Stack, args: argparse.Namespace, recorder: Recorder) -> dict:
-    """The do-nothing endpoint under the same server and the same number of keep-alive connections."""
+async def hammer(stack: Stack, args: argparse.Namespace, recorder: Recorder, kind: str) -> dict:
+    """A reference endpoint (``noop`` or ``one_write``) under the same server and the same number of
+    keep-alive connections as the replay; each connection its own row for ``one_write``."""
     per_connection = max(1, args.noop_requests // args.concurrency)
 
-    async def client() -> None:
+    async def client(index: int) -> None:
         browser = Browser(stack.port, recorder)
         try:
             for _ in range(per_connection):
-                reply = await browser.request("noop", "GET", "/bench/noop/", accept="text/plain")
+                if kind == "noop":
+                    reply = await browser.request(kind, "GET", "/bench/noop/", accept="text/plain")
+                else:
+                    reply = await browser.api(kind, "POST", f"/bench/write/{index}/", {})
                 if reply.status != 200:
-                    raise RuntimeError(f"/bench/noop/ answered {reply.status}")
+                    raise RuntimeError(f"the {kind} endpoint answered {reply.status}")
         finally:
             browser.close()
 
     started = time.perf_counter()
-    await asyncio.gather(*(client() for _ in range(args.concurrency)))
+    await asyncio.gather(*(client(i) for i in range(args.concurrency)))
     wall = time.perf_counter() - started
     return {"requests": per_connection * args.concurrency, "seconds": wall}
 
@@ -291,11 +298,12 @@ def main(argv: list[str] | None = None) -> int:
         cpu_before = report.cpu_seconds(stack)
         result = asyncio.run(replay(stack, setup["studies"], args, recorder))
         result["cpu_seconds"] = report.cpu_delta(cpu_before, report.cpu_seconds(stack))
-        noop_recorder = Recorder()
-        noop = asyncio.run(hammer_noop(stack, args, noop_recorder)) if args.noop_requests else None
+        references, reference_recorder = {}, Recorder()
+        for kind in ("noop", "one_write") if args.noop_requests else ():
+            references[kind] = asyncio.run(hammer(stack, args, reference_recorder, kind))
         sampler.stop()
         figures = report.build(args=args, stack=stack, setup=setup, result=result, recorder=recorder,
-                               noop=noop, noop_recorder=noop_recorder, sampler=sampler)
+                               references=references, reference_recorder=reference_recorder, sampler=sampler)
     except KeyboardInterrupt:
         print("interrupted: stopping the stack", file=sys.stderr)
         return 130

@@ -80,12 +80,13 @@ def machine() -> dict:
             "python": platform.python_version()}
 
 
-def build(*, args, stack, setup, result, recorder, noop, noop_recorder, sampler) -> dict:
+def build(*, args, stack, setup, result, recorder, references, reference_recorder, sampler) -> dict:
     outcomes = result["outcomes"]
     wall = result["wall_seconds"]
     submissions = sum(len(recorder.latencies.get(kind, [])) for kind in ("submit", "skip"))
     requests = sum(len(v) for v in recorder.latencies.values())
-    noop_rate = noop["requests"] / noop["seconds"] if noop else None
+    rates = {kind: ref["requests"] / ref["seconds"] for kind, ref in references.items()}
+    noop_rate = rates.get("noop")
     submit_rate = submissions / wall
     check = verify.check(outcomes=outcomes, study_slugs=[s["study"] for s in setup["studies"].values()])
     errors = [f"{o.worker_id}: {e}" for o in outcomes for e in o.errors]
@@ -120,15 +121,17 @@ def build(*, args, stack, setup, result, recorder, noop, noop_recorder, sampler)
         },
         "latency": {kind: latency_summary(recorder.latencies.get(kind, [])) for kind in LATENCY_KINDS
                     if kind in recorder.latencies},
-        "noop": None if noop is None else {
-            "requests": noop["requests"],
-            "requests_per_second": round(noop_rate, 1),
-            "latency": latency_summary(noop_recorder.latencies.get("noop", [])),
-            "queries": count_summary(noop_recorder.queries.get("noop", [])),
-        },
-        "submit_vs_noop": None if noop is None else {
+        **{kind: {
+            "requests": references[kind]["requests"],
+            "requests_per_second": round(rate, 1),
+            "latency": latency_summary(reference_recorder.latencies.get(kind, [])),
+            "queries": count_summary(reference_recorder.queries.get(kind, [])),
+        } for kind, rate in rates.items()},
+        "submit_vs_noop": None if noop_rate is None else {
             "submissions_per_second_over_noop": round(submit_rate / noop_rate, 3),
             "replay_requests_per_second_over_noop": round(requests / wall / noop_rate, 3),
+            # the most any submission could reach: the cheapest durable write over doing nothing
+            "one_write_over_noop": round(rates["one_write"] / noop_rate, 3) if "one_write" in rates else None,
         },
         "db_queries_per_request": {kind: count_summary(v) for kind, v in sorted(recorder.queries.items())},
         "server_cpu_ms_per_request": {kind: cpu_summary(v) for kind, v in sorted(recorder.server_cpu_us.items())},
