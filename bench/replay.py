@@ -60,7 +60,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--fail-per-study", type=int, default=1,
                         help="workers per study who answer training wrong (excluded in few-shot conditions)")
     parser.add_argument("--filter-threshold", type=float, default=0.5, help="absolute minimum training S1")
-    parser.add_argument("--noop-requests", type=int, default=12000, help="requests to each reference endpoint (do-nothing, one write)")
+    parser.add_argument("--noop-requests", type=int, default=12000, help="requests to each reference endpoint (do-nothing, one write), half before the replay and half after")
     parser.add_argument("--timeout", type=float, default=900, help="give up the replay after this many seconds")
     parser.add_argument("--gunicorn-workers", type=int, default=4)
     parser.add_argument("--gunicorn-threads", type=int, default=4)
@@ -257,10 +257,13 @@ async def replay(stack: Stack, info: dict, args: argparse.Namespace, recorder: R
     return {"wall_seconds": wall, "outcomes": outcomes, "releases": releases}
 
 
-async def hammer(stack: Stack, args: argparse.Namespace, recorder: Recorder, kind: str) -> dict:
+REFERENCES = ("noop", "one_write")
+
+
+async def hammer(stack: Stack, args: argparse.Namespace, recorder: Recorder, kind: str, requests: int) -> dict:
     """A reference endpoint (``noop`` or ``one_write``) under the same server and the same number of
     keep-alive connections as the replay; each connection its own row for ``one_write``."""
-    per_connection = max(1, args.noop_requests // args.concurrency)
+    per_connection = max(1, requests // args.concurrency)
 
     async def client(index: int) -> None:
         browser = Browser(stack.port, recorder)
@@ -295,12 +298,21 @@ def main(argv: list[str] | None = None) -> int:
         recorder = Recorder()
         sampler = report.RssSampler(stack)
         sampler.start()
+        # The reference endpoints are measured in two rounds, just before and just after the replay: the
+        # host's speed drifts from minute to minute, and one round after the replay alone made the same
+        # code's submit/do-nothing ratio anything from 0.14 to 0.31.
+        references, reference_recorder = {kind: [] for kind in REFERENCES}, Recorder()
+
+        def measure_references() -> None:
+            for kind in REFERENCES if args.noop_requests else ():
+                references[kind].append(
+                    asyncio.run(hammer(stack, args, reference_recorder, kind, args.noop_requests // 2)))
+
+        measure_references()
         cpu_before = report.cpu_seconds(stack)
         result = asyncio.run(replay(stack, setup["studies"], args, recorder))
         result["cpu_seconds"] = report.cpu_delta(cpu_before, report.cpu_seconds(stack))
-        references, reference_recorder = {}, Recorder()
-        for kind in ("noop", "one_write") if args.noop_requests else ():
-            references[kind] = asyncio.run(hammer(stack, args, reference_recorder, kind))
+        measure_references()
         sampler.stop()
         figures = report.build(args=args, stack=stack, setup=setup, result=result, recorder=recorder,
                                references=references, reference_recorder=reference_recorder, sampler=sampler)

@@ -26,6 +26,12 @@ def latency_summary(values: Iterable[float]) -> dict:
     }
 
 
+def pooled_rate(rounds: Sequence[dict]) -> float:
+    """Requests per second over rounds of ``{"requests", "seconds"}`` taken together (not the mean of
+    their rates, which would weigh a short fast round like a long slow one)."""
+    return sum(r["requests"] for r in rounds) / sum(r["seconds"] for r in rounds)
+
+
 def count_summary(values: Iterable[int]) -> dict:
     ordered = sorted(values)
     if not ordered:

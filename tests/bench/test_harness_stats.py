@@ -2,7 +2,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bench.stats import expected_s1, gc_summary, latency_summary, percentile
+from bench.stats import expected_s1, gc_summary, latency_summary, percentile, pooled_rate
 from tasks_app import scoring
 
 answer_sets = st.frozensets(st.sampled_from(["a", "b", "c", "New York", ""]), max_size=4)
@@ -28,3 +28,9 @@ def test_percentiles_are_nearest_rank():
 def test_the_gc_summary_counts_only_requests_that_collected():
     assert gc_summary([0, 1500, 0, 250_000]) == {"requests": 4, "requests_with_gc": 2, "total_s": 0.25, "max_ms": 250.0}
     assert gc_summary([]) == {"requests": 0, "requests_with_gc": 0, "total_s": 0.0, "max_ms": 0.0}
+
+
+def test_reference_rounds_pool_their_requests_and_seconds():
+    # 6,000 requests in 2 s and 6,000 in 6 s: 1,500/s over the 8 s, not the mean rate 2,000/s
+    assert pooled_rate([{"requests": 6000, "seconds": 2.0}, {"requests": 6000, "seconds": 6.0}]) == 1500
+    assert pooled_rate([{"requests": 10, "seconds": 4.0}]) == 2.5
