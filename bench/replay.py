@@ -140,11 +140,14 @@ def set_up(stack: Stack, args: argparse.Namespace) -> dict:
         test_set = ExampleSet.objects.get(task=study.task, role=ExampleSet.Role.TEST)
         info[task] = {"study": study.slug, "test_items": ExampleSetItem.objects.filter(example_set=test_set).count(),
                       "slots": study.conditions.count() * study.workers_per_condition}
-    from django.db import connections
+    from django.db import connection, connections
 
+    with connection.cursor() as cursor:  # write out the import's pages now, not while anything is measured
+        cursor.execute("CHECKPOINT")
     connections.close_all()
     stack.start_celery()
     stack.start_gunicorn()
+    stack.wait_for_celery(celery_app(stack))  # its start-up would otherwise share the cores with the first round
     return {"seconds": round(time.perf_counter() - started, 2), "studies": info, "notes": setup_notes}
 
 
@@ -308,6 +311,8 @@ def main(argv: list[str] | None = None) -> int:
                 references[kind].append(
                     asyncio.run(hammer(stack, args, reference_recorder, kind, args.noop_requests // 2)))
 
+        if args.noop_requests:  # a warm-up, not recorded: every server process up, its connections open
+            asyncio.run(hammer(stack, args, Recorder(), "noop", 1000))
         measure_references()
         cpu_before = report.cpu_seconds(stack)
         result = asyncio.run(replay(stack, setup["studies"], args, recorder))
