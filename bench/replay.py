@@ -60,7 +60,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--fail-per-study", type=int, default=1,
                         help="workers per study who answer training wrong (excluded in few-shot conditions)")
     parser.add_argument("--filter-threshold", type=float, default=0.5, help="absolute minimum training S1")
-    parser.add_argument("--noop-requests", type=int, default=12000, help="requests to each reference endpoint (do-nothing, one write), half before the replay and half after")
+    parser.add_argument("--noop-requests", type=int, default=12000,
+                        help="requests to each reference endpoint (do-nothing, one write): half before the replay, "
+                        "half after")
     parser.add_argument("--timeout", type=float, default=900, help="give up the replay after this many seconds")
     parser.add_argument("--gunicorn-workers", type=int, default=4)
     parser.add_argument("--gunicorn-threads", type=int, default=4)
