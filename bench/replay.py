@@ -309,12 +309,14 @@ def main(argv: list[str] | None = None) -> int:
         references, reference_recorder = {kind: [] for kind in REFERENCES}, Recorder()
 
         def measure_references() -> None:
-            for kind in REFERENCES if args.noop_requests else ():
+            if not args.noop_requests:
+                return
+            if not references["noop"]:  # the first round: a warm-up, not recorded, with every process up
+                asyncio.run(hammer(stack, args, Recorder(), "noop", 1000))
+            for kind in REFERENCES:
                 references[kind].append(
                     asyncio.run(hammer(stack, args, reference_recorder, kind, args.noop_requests // 2)))
 
-        if args.noop_requests:  # a warm-up, not recorded: every server process up, its connections open
-            asyncio.run(hammer(stack, args, Recorder(), "noop", 1000))
         measure_references()
         cpu_before = report.cpu_seconds(stack)
         result = asyncio.run(replay(stack, setup["studies"], args, recorder))

@@ -85,6 +85,7 @@ def build(*, args, stack, setup, result, recorder, references, reference_recorde
     wall = result["wall_seconds"]
     submissions = sum(len(recorder.latencies.get(kind, [])) for kind in ("submit", "skip"))
     requests = sum(len(v) for v in recorder.latencies.values())
+    # Both reference endpoints are measured, or neither (--noop-requests 0).
     rates = {kind: pooled_rate(rounds) for kind, rounds in references.items() if rounds}
     noop_rate = rates.get("noop")
     submit_rate = submissions / wall
@@ -121,20 +122,19 @@ def build(*, args, stack, setup, result, recorder, references, reference_recorde
         },
         "latency": {kind: latency_summary(recorder.latencies.get(kind, [])) for kind in LATENCY_KINDS
                     if kind in recorder.latencies},
-        **{kind: {
-            "requests": sum(r["requests"] for r in references[kind]),
-            "requests_per_second": round(rate, 1),
-            "before_and_after_the_replay": [round(r["requests"] / r["seconds"], 1) for r in references[kind]],
+        **{kind: None if kind not in rates else {
+            "requests": sum(r["requests"] for r in rounds),
+            "requests_per_second": round(rates[kind], 1),
+            "before_and_after_the_replay": [round(r["requests"] / r["seconds"], 1) for r in rounds],
             "latency": latency_summary(reference_recorder.latencies.get(kind, [])),
             "queries": count_summary(reference_recorder.queries.get(kind, [])),
-        } for kind, rate in rates.items()},
+        } for kind, rounds in references.items()},
         "submit_vs_noop": None if noop_rate is None else {
             "submissions_per_second_over_noop": round(submit_rate / noop_rate, 3),
             "replay_requests_per_second_over_noop": round(requests / wall / noop_rate, 3),
             # the most any submission could reach: the cheapest durable write over doing nothing
-            "one_write_over_noop": round(rates["one_write"] / noop_rate, 3) if "one_write" in rates else None,
-            "submissions_per_second_over_one_write":
-                round(submit_rate / rates["one_write"], 3) if "one_write" in rates else None,
+            "one_write_over_noop": round(rates["one_write"] / noop_rate, 3),
+            "submissions_per_second_over_one_write": round(submit_rate / rates["one_write"], 3),
         },
         "db_queries_per_request": {kind: count_summary(v) for kind, v in sorted(recorder.queries.items())},
         "server_cpu_ms_per_request": {kind: cpu_summary(v) for kind, v in sorted(recorder.server_cpu_us.items())},
