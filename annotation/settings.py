@@ -86,6 +86,16 @@ except Exception as exc:  # dj-database-url raises several types for bad URLs
 if _db["ENGINE"] == "django.db.backends.sqlite3":
     _db.setdefault("OPTIONS", {})["timeout"] = 20
     _db["OPTIONS"]["transaction_mode"] = "IMMEDIATE"
+elif _db["ENGINE"] == "django.db.backends.postgresql":
+    # psycopg 3 prepares a statement on the server once a connection has run it DB_PREPARE_THRESHOLD
+    # times (the worker's few statements run thousands of times); that needs server-side binding.
+    # DB_PREPARE_THRESHOLD=none turns preparation off, for a pooler that cannot keep prepared statements.
+    _db.setdefault("OPTIONS", {})["server_side_binding"] = True
+    _threshold = env_str("DB_PREPARE_THRESHOLD", "2")
+    if _threshold.lower() == "none":
+        _db["OPTIONS"]["prepare_threshold"] = None
+    else:
+        _db["OPTIONS"]["prepare_threshold"] = env_int("DB_PREPARE_THRESHOLD", 2, minimum=0)
 DATABASES = {"default": _db}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

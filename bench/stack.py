@@ -44,10 +44,9 @@ def redis_is_up() -> bool:
 
 
 def _admin_sql(sql: str) -> None:
-    import psycopg2
+    import psycopg
 
-    connection = psycopg2.connect(dbname="postgres", user="postgres", host="127.0.0.1", port=5432)
-    connection.autocommit = True
+    connection = psycopg.connect(dbname="postgres", user="postgres", host="127.0.0.1", port=5432, autocommit=True)
     try:
         with connection.cursor() as cursor:
             cursor.execute(sql)

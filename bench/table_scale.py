@@ -40,16 +40,15 @@ def rss_kb() -> int:
 
 
 def recreate_database(url: str, *, drop_only: bool = False) -> None:
-    import psycopg2
-    from psycopg2 import sql
+    import psycopg
+    from psycopg import sql
 
     parsed = urlparse(url)
     name = parsed.path.lstrip("/")
     if not name or parsed.scheme not in ("postgres", "postgresql", "pgsql"):
         raise SystemExit(f"DATABASE_URL must be a PostgreSQL URL with a database name, not {url!r}")
-    admin = psycopg2.connect(host=parsed.hostname, port=parsed.port or 5432, user=parsed.username,
-                             password=parsed.password, dbname="postgres")
-    admin.autocommit = True
+    admin = psycopg.connect(host=parsed.hostname, port=parsed.port or 5432, user=parsed.username,
+                            password=parsed.password, dbname="postgres", autocommit=True)
     with admin.cursor() as cursor:
         cursor.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
         if not drop_only:

@@ -4,7 +4,7 @@
 # Extra arguments go to pytest. Exit 5 (no tests collected) counts as failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/bootstrap.sh
+bash scripts/bootstrap.sh requirements-dev.txt
 if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1; then
     SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
     $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
