@@ -6,6 +6,7 @@ each time: on the worker's hot path (the session read of every request) that
 was most of the session's cost (bench/profile_session.py). A ``redis.Redis``
 is safe to share, so one per pool is enough.
 """
+
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 
 

@@ -1,4 +1,5 @@
 """The Celery application. Without CELERY_BROKER_URL tasks run eagerly."""
+
 import os
 
 from celery import Celery

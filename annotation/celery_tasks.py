@@ -1,4 +1,5 @@
 """Celery entry points of the study machinery: each takes ids (or nothing) and calls one service."""
+
 from celery import shared_task
 
 from annotation.services import abandonment

@@ -4,6 +4,7 @@ A value that is present but malformed raises ImproperlyConfigured naming the
 variable, so a typo in a deployment fails loudly at start-up instead of
 silently falling back to a default.
 """
+
 import os
 
 from django.core.exceptions import ImproperlyConfigured

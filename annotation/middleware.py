@@ -9,6 +9,7 @@ or Redis is not CPU time), and ``X-GC-us``: the time the garbage collector ran
 in the request's thread (a collection holds the GIL: every other thread of the
 process waits for it too).
 """
+
 import gc
 import threading
 import time

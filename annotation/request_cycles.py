@@ -9,6 +9,7 @@ while they ran (up to a third of a second each in the replay benchmark).
 ``BreakRequestCycles``, the outermost middleware, cuts those links once the
 response is complete (DRF responses are rendered by then).
 """
+
 from __future__ import annotations
 
 

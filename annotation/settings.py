@@ -5,6 +5,7 @@ environment (see README "Configuration"). With no environment at all the app
 runs on an SQLite file in the project folder with Celery tasks executed
 eagerly in-process, which is what the one-command demo uses.
 """
+
 import re
 from pathlib import Path
 

@@ -2,6 +2,7 @@
 
 The environment still chooses the database (DATABASE_URL) and the broker.
 """
+
 import os
 
 os.environ.setdefault("DEBUG", "1")

@@ -6,6 +6,7 @@ and what the view loaded in a reference cycle that only the garbage
 collector could free (57 objects per worker page). After rendering, the
 context drops its layers (copies, such as the test client's, keep theirs).
 """
+
 from __future__ import annotations
 
 from django.template import TemplateDoesNotExist

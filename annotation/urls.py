@@ -7,6 +7,7 @@
 - /api/session/   the worker's session API (annotation.api.session_urls), first: every worker request
 - /api/           the rest of the JSON API, described at /api/schema/ (annotation.api.urls)
 """
+
 import os
 
 from django.contrib import admin

@@ -1,4 +1,5 @@
 """/dashboard/: staff-only progress, tables, plots and exports."""
+
 from django.urls import path
 
 from annotation.views import dashboard

@@ -1,4 +1,5 @@
 """Crowd-platform entry: /join/<study slug>/?<platform parameters>."""
+
 from django.urls import path
 
 from annotation.views import entry

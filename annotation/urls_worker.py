@@ -1,4 +1,5 @@
 """The worker's pages: /work/ routes to the page the participation's state calls for."""
+
 from django.urls import path
 
 from annotation.views import worker

@@ -6,6 +6,7 @@ cookie's age), so it can be neither forged nor altered, and it holds the
 participation id only. Reading it needs no round trip to a session store, once
 per answer on the worker's hot path; admins keep Django's server-side sessions.
 """
+
 from __future__ import annotations
 
 from django.conf import settings
@@ -37,8 +38,12 @@ def read(value: str) -> int | None:
 def remember(response: HttpResponse, participation_id: int) -> None:
     """Make this browser the participation's worker (replacing any earlier identity)."""
     response.set_cookie(
-        COOKIE, signed_value(participation_id), max_age=settings.SESSION_COOKIE_AGE,
-        secure=settings.SESSION_COOKIE_SECURE, httponly=True, samesite=settings.SESSION_COOKIE_SAMESITE,
+        COOKIE,
+        signed_value(participation_id),
+        max_age=settings.SESSION_COOKIE_AGE,
+        secure=settings.SESSION_COOKIE_SECURE,
+        httponly=True,
+        samesite=settings.SESSION_COOKIE_SAMESITE,
     )
 
 

@@ -5,6 +5,7 @@ One ``Browser`` is one simulated worker's browser: one keep-alive connection to
 followed like ``fetch`` and page navigations do. Each request's latency (from
 writing the request to the last byte of the body) is recorded under a name.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -146,8 +147,9 @@ class Browser:
             else:
                 self.cookies[name.strip()] = value.strip().strip('"')
 
-    async def request(self, kind: str, method: str, path: str, body: dict | None = None,
-                      accept: str = "text/html") -> Reply:
+    async def request(
+        self, kind: str, method: str, path: str, body: dict | None = None, accept: str = "text/html"
+    ) -> Reply:
         head = [f"{method} {path} HTTP/1.1", f"Host: {HOST}:{self.port}", f"Accept: {accept}"]
         if self.cookies:
             head.append("Cookie: " + "; ".join(f"{k}={v}" for k, v in self.cookies.items()))

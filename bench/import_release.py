@@ -8,6 +8,7 @@ second, idempotent re-import, the CPU seconds this process spent on each (a
 steadier figure when other work shares the machine), the load average before
 the run, and the row counts.
 """
+
 import json
 import os
 import sys
@@ -44,20 +45,25 @@ def main() -> int:
         started, cpu = time.perf_counter(), time.process_time()
         import_clues(path=release)
         again, again_cpu = time.perf_counter() - started, time.process_time() - cpu
-        print(json.dumps({
-            "release": str(release),
-            "database": "sqlite (fresh file)",
-            "import_seconds": round(first, 3),
-            "import_cpu_seconds": round(first_cpu, 3),
-            "reimport_seconds": round(again, 3),
-            "reimport_cpu_seconds": round(again_cpu, 3),
-            "load_average_1min_before": round(load_before, 2),
-            "tasks": len(result.tasks),
-            "examples": Example.objects.count(),
-            "example_sets": ExampleSet.objects.count(),
-            "set_items": ExampleSetItem.objects.count(),
-            "findings": len(result.findings),
-        }, indent=2))
+        print(
+            json.dumps(
+                {
+                    "release": str(release),
+                    "database": "sqlite (fresh file)",
+                    "import_seconds": round(first, 3),
+                    "import_cpu_seconds": round(first_cpu, 3),
+                    "reimport_seconds": round(again, 3),
+                    "reimport_cpu_seconds": round(again_cpu, 3),
+                    "load_average_1min_before": round(load_before, 2),
+                    "tasks": len(result.tasks),
+                    "examples": Example.objects.count(),
+                    "example_sets": ExampleSet.objects.count(),
+                    "set_items": ExampleSetItem.objects.count(),
+                    "findings": len(result.findings),
+                },
+                indent=2,
+            )
+        )
     return 0
 
 

@@ -10,6 +10,7 @@ item: POST /api/session/submit/, whose response carries the next item.
 Prints the SQL of a round, the top of the profile, and the milliseconds
 (wall and this process's CPU) per round.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,8 +37,12 @@ def main() -> int:
     parser.add_argument("--clues", type=Path, default=REPO.parent / "shared" / "clues")
     parser.add_argument("--top", type=int, default=45)
     parser.add_argument("--timed", type=int, default=50, help="rounds timed without the profiler")
-    parser.add_argument("--clock", choices=["wall", "cpu"], default="wall",
-                        help="cpu: attribute this thread's CPU time only (waits on the database count as nothing)")
+    parser.add_argument(
+        "--clock",
+        choices=["wall", "cpu"],
+        default="wall",
+        help="cpu: attribute this thread's CPU time only (waits on the database count as nothing)",
+    )
     args = parser.parse_args()
     stack = Stack(database="bench_profile")
     try:
@@ -110,9 +115,11 @@ def main() -> int:
         started, cpu = time.perf_counter(), time.process_time()
         for _ in range(args.timed):
             round_trip()
-        print(f"{(time.perf_counter() - started) / args.timed * 1000:.2f} ms wall, "
-              f"{(time.process_time() - cpu) / args.timed * 1000:.2f} ms CPU of this process per round"
-              f" over {args.timed} (no profiler)")
+        print(
+            f"{(time.perf_counter() - started) / args.timed * 1000:.2f} ms wall, "
+            f"{(time.process_time() - cpu) / args.timed * 1000:.2f} ms CPU of this process per round"
+            f" over {args.timed} (no profiler)"
+        )
         profiler = cProfile.Profile(time.thread_time) if args.clock == "cpu" else cProfile.Profile()
         started = time.perf_counter()
         profiler.enable()

@@ -14,6 +14,7 @@ endpoint under the same load, the resulting tables are checked against the
 S1 the harness expects from the answers it gave, everything it started is
 stopped, and one JSON object is printed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -53,23 +54,35 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--clues", type=Path, default=REPO.parent / "shared" / "clues", help="the CLUES release")
     parser.add_argument("--p-gold", type=float, default=0.8, help="probability of answering with the gold")
     parser.add_argument("--p-skip", type=float, default=0.02, help="probability of skipping a test item")
-    parser.add_argument("--p-reload", type=float, default=0.25,
-                        help="probability of reloading a revealed training item (GETs the item and its reveal)")
+    parser.add_argument(
+        "--p-reload",
+        type=float,
+        default=0.25,
+        help="probability of reloading a revealed training item (GETs the item and its reveal)",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--abandon-per-study", type=int, default=1, help="workers per study who walk away")
-    parser.add_argument("--fail-per-study", type=int, default=1,
-                        help="workers per study who answer training wrong (excluded in few-shot conditions)")
+    parser.add_argument(
+        "--fail-per-study",
+        type=int,
+        default=1,
+        help="workers per study who answer training wrong (excluded in few-shot conditions)",
+    )
     parser.add_argument("--filter-threshold", type=float, default=0.5, help="absolute minimum training S1")
-    parser.add_argument("--noop-requests", type=int, default=12000,
-                        help="requests to each reference endpoint (do-nothing, one write): half before the replay, "
-                        "half after")
+    parser.add_argument(
+        "--noop-requests",
+        type=int,
+        default=12000,
+        help="requests to each reference endpoint (do-nothing, one write): half before the replay, half after",
+    )
     parser.add_argument("--timeout", type=float, default=900, help="give up the replay after this many seconds")
     parser.add_argument("--gunicorn-workers", type=int, default=4)
     parser.add_argument("--gunicorn-threads", type=int, default=4)
     parser.add_argument("--gunicorn-worker-class", choices=["gthread", "sync"], default="gthread")
     parser.add_argument("--database", default="bench_replay")
-    parser.add_argument("--tasks", default=",".join(TASKS),
-                        help="comma-separated subset of the six tasks, for quicker experiments")
+    parser.add_argument(
+        "--tasks", default=",".join(TASKS), help="comma-separated subset of the six tasks, for quicker experiments"
+    )
     args = parser.parse_args(argv)
     problems = []
     if not 1 <= args.concurrency <= 64:
@@ -132,16 +145,24 @@ def set_up(stack: Stack, args: argparse.Namespace) -> dict:
         slug = f"clues-{task}-split{SPLIT}"
         study = Study.objects.filter(slug=slug).first()
         if study is None:  # the standard design refused the split: the same four conditions, made directly
-            study = studies.study_create(task=Task.objects.get(slug=task), slug=slug, split_number=SPLIT,
-                                         name=f"CLUES {task}, split {SPLIT}")
+            study = studies.study_create(
+                task=Task.objects.get(slug=task), slug=slug, split_number=SPLIT, name=f"CLUES {task}, split {SPLIT}"
+            )
             studies.change_status(study=study, to_status=Study.Status.OPEN)
             setup_notes.append(f"{task}: create_clues_studies refused split {SPLIT}; study_create used")
         # The shortest timeout the model allows; the harness ages an abandoner's last activity past it.
-        studies.study_update(study=study, abandon_after_minutes=1, filter_rule=Study.FilterRule.ABSOLUTE,
-                             filter_threshold=args.filter_threshold)
+        studies.study_update(
+            study=study,
+            abandon_after_minutes=1,
+            filter_rule=Study.FilterRule.ABSOLUTE,
+            filter_threshold=args.filter_threshold,
+        )
         test_set = ExampleSet.objects.get(task=study.task, role=ExampleSet.Role.TEST)
-        info[task] = {"study": study.slug, "test_items": ExampleSetItem.objects.filter(example_set=test_set).count(),
-                      "slots": study.conditions.count() * study.workers_per_condition}
+        info[task] = {
+            "study": study.slug,
+            "test_items": ExampleSetItem.objects.filter(example_set=test_set).count(),
+            "slots": study.conditions.count() * study.workers_per_condition,
+        }
     from django.db import connection, connections
 
     with connection.cursor() as cursor:  # write out the import's pages now, not while anything is measured
@@ -209,9 +230,18 @@ async def replay(stack: Stack, info: dict, args: argparse.Namespace, recorder: R
         counter += 1
         worker_id = f"sim-{job.task}-{counter:04d}"
         worker = SimulatedWorker(
-            port=stack.port, recorder=recorder, study=job.study, worker_id=worker_id, kind=job.kind,
-            gold=gold[job.task], rng=random.Random(rng.random()), p_gold=args.p_gold, p_skip=args.p_skip,
-            p_reload=args.p_reload, abandon_after=5, max_requests=5000,
+            port=stack.port,
+            recorder=recorder,
+            study=job.study,
+            worker_id=worker_id,
+            kind=job.kind,
+            gold=gold[job.task],
+            rng=random.Random(rng.random()),
+            p_gold=args.p_gold,
+            p_skip=args.p_skip,
+            p_reload=args.p_reload,
+            abandon_after=5,
+            max_requests=5000,
         )
         outcome = await worker.run()
         outcome.task = job.task
@@ -220,8 +250,9 @@ async def replay(stack: Stack, info: dict, args: argparse.Namespace, recorder: R
             async with release_lock:
                 released = time.perf_counter()
                 state = await loop.run_in_executor(None, release_abandoned, worker_id, app, stack)
-                releases.append({"worker": worker_id, "state": state,
-                                 "ms": round((time.perf_counter() - released) * 1000, 1)})
+                releases.append(
+                    {"worker": worker_id, "state": state, "ms": round((time.perf_counter() - released) * 1000, 1)}
+                )
             outcome.state = state
             return Job(job.study, job.task, "normal") if state == "abandoned" else None
         if outcome.state == "excluded":
@@ -291,8 +322,12 @@ async def hammer(stack: Stack, args: argparse.Namespace, recorder: Recorder, kin
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    stack = Stack(database=args.database, gunicorn_workers=args.gunicorn_workers,
-                  gunicorn_threads=args.gunicorn_threads, gunicorn_worker_class=args.gunicorn_worker_class)
+    stack = Stack(
+        database=args.database,
+        gunicorn_workers=args.gunicorn_workers,
+        gunicorn_threads=args.gunicorn_threads,
+        gunicorn_worker_class=args.gunicorn_worker_class,
+    )
 
     def terminate(signum, frame):
         raise KeyboardInterrupt
@@ -315,7 +350,8 @@ def main(argv: list[str] | None = None) -> int:
                 asyncio.run(hammer(stack, args, Recorder(), "noop", 1000))
             for kind in REFERENCES:
                 references[kind].append(
-                    asyncio.run(hammer(stack, args, reference_recorder, kind, args.noop_requests // 2)))
+                    asyncio.run(hammer(stack, args, reference_recorder, kind, args.noop_requests // 2))
+                )
 
         measure_references()
         cpu_before = report.cpu_seconds(stack)
@@ -323,8 +359,16 @@ def main(argv: list[str] | None = None) -> int:
         result["cpu_seconds"] = report.cpu_delta(cpu_before, report.cpu_seconds(stack))
         measure_references()
         sampler.stop()
-        figures = report.build(args=args, stack=stack, setup=setup, result=result, recorder=recorder,
-                               references=references, reference_recorder=reference_recorder, sampler=sampler)
+        figures = report.build(
+            args=args,
+            stack=stack,
+            setup=setup,
+            result=result,
+            recorder=recorder,
+            references=references,
+            reference_recorder=reference_recorder,
+            sampler=sampler,
+        )
     except KeyboardInterrupt:
         print("interrupted: stopping the stack", file=sys.stderr)
         return 130

@@ -1,4 +1,5 @@
 """The replay's one JSON object: throughput, latencies, memory, queries and the check."""
+
 from __future__ import annotations
 
 import json
@@ -76,8 +77,12 @@ def machine() -> dict:
             mem_kb = int(next(line.split()[1] for line in f if line.startswith("MemTotal")))
     except OSError:
         mem_kb = 0
-    return {"nproc": os.cpu_count(), "cpu": model, "ram_gb": round(mem_kb / 1024 / 1024, 1),
-            "python": platform.python_version()}
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": model,
+        "ram_gb": round(mem_kb / 1024 / 1024, 1),
+        "python": platform.python_version(),
+    }
 
 
 def build(*, args, stack, setup, result, recorder, references, reference_recorder, sampler) -> dict:
@@ -97,13 +102,21 @@ def build(*, args, stack, setup, result, recorder, references, reference_recorde
     statuses = {kind: dict(sorted(by.items())) for kind, by in recorder.statuses.items()}
     hwm = stack.peak_rss_kb()
     return {
-        "command": "bench/replay.py " + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in sorted(vars(args).items())
-                                                 if k in ("concurrency", "p_gold", "seed")),
+        "command": "bench/replay.py "
+        + " ".join(
+            f"--{k.replace('_', '-')} {v}"
+            for k, v in sorted(vars(args).items())
+            if k in ("concurrency", "p_gold", "seed")
+        ),
         "machine": machine(),
-        "server": {"gunicorn": f"gthread, {stack.gunicorn_workers} workers x {stack.gunicorn_threads} threads"
-                   if stack.gunicorn_worker_class == "gthread" else f"sync, {stack.gunicorn_workers} workers",
-                   "database": "PostgreSQL (fresh database)", "celery": "solo pool on Redis",
-                   "settings": "DEBUG=0, DB_CONN_MAX_AGE=600"},
+        "server": {
+            "gunicorn": f"gthread, {stack.gunicorn_workers} workers x {stack.gunicorn_threads} threads"
+            if stack.gunicorn_worker_class == "gthread"
+            else f"sync, {stack.gunicorn_workers} workers",
+            "database": "PostgreSQL (fresh database)",
+            "celery": "solo pool on Redis",
+            "settings": "DEBUG=0, DB_CONN_MAX_AGE=600",
+        },
         "setup_seconds": setup["seconds"],
         "setup_notes": setup["notes"],
         "concurrency": args.concurrency,
@@ -120,16 +133,26 @@ def build(*, args, stack, setup, result, recorder, references, reference_recorde
             "abandon_releases": result["releases"],
             "cpu_seconds": result["cpu_seconds"],
         },
-        "latency": {kind: latency_summary(recorder.latencies.get(kind, [])) for kind in LATENCY_KINDS
-                    if kind in recorder.latencies},
-        **{kind: None if kind not in rates else {
-            "requests": sum(r["requests"] for r in rounds),
-            "requests_per_second": round(rates[kind], 1),
-            "before_and_after_the_replay": [round(r["requests"] / r["seconds"], 1) for r in rounds],
-            "latency": latency_summary(reference_recorder.latencies.get(kind, [])),
-            "queries": count_summary(reference_recorder.queries.get(kind, [])),
-        } for kind, rounds in references.items()},
-        "submit_vs_noop": None if noop_rate is None else {
+        "latency": {
+            kind: latency_summary(recorder.latencies.get(kind, []))
+            for kind in LATENCY_KINDS
+            if kind in recorder.latencies
+        },
+        **{
+            kind: None
+            if kind not in rates
+            else {
+                "requests": sum(r["requests"] for r in rounds),
+                "requests_per_second": round(rates[kind], 1),
+                "before_and_after_the_replay": [round(r["requests"] / r["seconds"], 1) for r in rounds],
+                "latency": latency_summary(reference_recorder.latencies.get(kind, [])),
+                "queries": count_summary(reference_recorder.queries.get(kind, [])),
+            }
+            for kind, rounds in references.items()
+        },
+        "submit_vs_noop": None
+        if noop_rate is None
+        else {
             "submissions_per_second_over_noop": round(submit_rate / noop_rate, 3),
             "replay_requests_per_second_over_noop": round(requests / wall / noop_rate, 3),
             # the most any submission could reach: the cheapest durable write over doing nothing

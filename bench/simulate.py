@@ -13,6 +13,7 @@ wrong "no answer"; spans are sent with valid Python offsets.
 Every answer given is recorded so that the harness can compute each
 annotator's expected S1 independently of the app.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,12 @@ from pathlib import Path
 from bench.client import Browser, Recorder
 
 FOLDERS = {  # task slug -> release folder
-    "sst2": "SST-2", "mnli": "MNLI", "conll03": "CoNLL2003", "wikiann": "WikiANN_EN",
-    "squad2": "SQuAD-v2", "record": "ReCoRD",
+    "sst2": "SST-2",
+    "mnli": "MNLI",
+    "conll03": "CoNLL2003",
+    "wikiann": "WikiANN_EN",
+    "squad2": "SQuAD-v2",
+    "record": "ReCoRD",
 }
 STATIC_URL = re.compile(r'(?:src|href)="(/static/[^"]+)"')
 WORD = re.compile(r"\w+")
@@ -103,7 +108,7 @@ class Policy:
         return spans if multiple else spans[:1]
 
     def _wrong_spans(self, context: str, gold: frozenset[str]) -> list[tuple[int, int]]:
-        words = [m.span() for m in WORD.finditer(context) if context[m.start():m.end()] not in gold]
+        words = [m.span() for m in WORD.finditer(context) if context[m.start() : m.end()] not in gold]
         if gold and (not words or self.rng.random() < 0.3):
             return []  # a wrong "no answer"
         if not words:
@@ -133,9 +138,22 @@ class ProtocolError(Exception):
 
 
 class SimulatedWorker:
-    def __init__(self, *, port: int, recorder: Recorder, study: str, worker_id: str, kind: str,
-                 gold: dict[Key, frozenset[str]], rng: random.Random, p_gold: float, p_skip: float,
-                 p_reload: float, abandon_after: int, max_requests: int):
+    def __init__(
+        self,
+        *,
+        port: int,
+        recorder: Recorder,
+        study: str,
+        worker_id: str,
+        kind: str,
+        gold: dict[Key, frozenset[str]],
+        rng: random.Random,
+        p_gold: float,
+        p_skip: float,
+        p_reload: float,
+        abandon_after: int,
+        max_requests: int,
+    ):
         self.browser = Browser(port, recorder)
         self.study = study
         self.outcome = Outcome(worker_id=worker_id, study=study, kind=kind)
@@ -233,7 +251,9 @@ class SimulatedWorker:
         answer = policy.answer(item, labels, gold)
         confidence = self.rng.randint(1, 5)
         if answer.skipped:
-            body = await self._api("skip", "POST", "/api/session/skip/", {"item": item["item"], "confidence": confidence})
+            body = await self._api(
+                "skip", "POST", "/api/session/skip/", {"item": item["item"], "confidence": confidence}
+            )
         else:
             payload = {"item": item["item"], "confidence": confidence, **answer.body}
             body = await self._api("submit", "POST", "/api/session/submit/", payload)

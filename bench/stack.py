@@ -5,6 +5,7 @@ only if this run started them); a fresh database is created and dropped at
 the end; the Celery worker and gunicorn are child processes in their own
 process groups, stopped by id. Everything listens on 127.0.0.1 only.
 """
+
 from __future__ import annotations
 
 import os
@@ -137,8 +138,9 @@ class Stack:
 
     def start_services(self) -> None:
         before = {"postgres": pg_is_up(), "redis": redis_is_up()}
-        subprocess.run([str(REPO / "scripts" / "services.sh"), "postgres", "redis"], check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [str(REPO / "scripts" / "services.sh"), "postgres", "redis"], check=True, stdout=subprocess.DEVNULL
+        )
         self.started_services = [name for name, was_up in before.items() if not was_up]
 
     def create_database(self) -> None:
@@ -147,37 +149,67 @@ class Stack:
         self.database_created = True
 
     def manage(self, *args: str) -> None:
-        subprocess.run([PYTHON, "manage.py", *args], cwd=REPO, env=self.environment(), check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [PYTHON, "manage.py", *args], cwd=REPO, env=self.environment(), check=True, stdout=subprocess.DEVNULL
+        )
 
     # --- servers -----------------------------------------------------------------
 
     def _spawn(self, name: str, command: list[str]) -> subprocess.Popen:
         log = open(self.log_dir / f"{name}.log", "wb")  # noqa: SIM115 - the child keeps it
-        process = subprocess.Popen(command, cwd=REPO, env=self.environment(), stdout=log, stderr=subprocess.STDOUT,
-                                   start_new_session=True)
+        process = subprocess.Popen(
+            command, cwd=REPO, env=self.environment(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
         self.processes[name] = process
         return process
 
     def start_celery(self) -> None:
-        self._spawn("celery", [
-            PYTHON, "-m", "celery", "-A", "annotation", "worker", "--pool=solo", "--loglevel=WARNING",
-            "-Q", self.queue, "-n", f"{self.queue}@localhost", "--without-mingle", "--without-gossip",
-            "--without-heartbeat",
-        ])
+        self._spawn(
+            "celery",
+            [
+                PYTHON,
+                "-m",
+                "celery",
+                "-A",
+                "annotation",
+                "worker",
+                "--pool=solo",
+                "--loglevel=WARNING",
+                "-Q",
+                self.queue,
+                "-n",
+                f"{self.queue}@localhost",
+                "--without-mingle",
+                "--without-gossip",
+                "--without-heartbeat",
+            ],
+        )
 
     def start_gunicorn(self) -> None:
         # gthread keeps browsers' connections alive (the sync worker closes each one); a few
         # processes with a few threads each overlap the database round trips on 2 cores.
         threads = ["--threads", str(self.gunicorn_threads), "--keep-alive", "120"]
-        self._spawn("gunicorn", [
-            PYTHON, "-m", "gunicorn", "annotation.wsgi:application",
-            "--bind", f"127.0.0.1:{self.port}",
-            "--worker-class", self.gunicorn_worker_class, "--workers", str(self.gunicorn_workers),
-            *(threads if self.gunicorn_worker_class == "gthread" else []), "--backlog", "512",
-            *(["--access-logfile", "-"] if os.environ.get("BENCH_ACCESS_LOG") else []),  # none: no line per request
-            "--error-logfile", "-",
-        ])
+        self._spawn(
+            "gunicorn",
+            [
+                PYTHON,
+                "-m",
+                "gunicorn",
+                "annotation.wsgi:application",
+                "--bind",
+                f"127.0.0.1:{self.port}",
+                "--worker-class",
+                self.gunicorn_worker_class,
+                "--workers",
+                str(self.gunicorn_workers),
+                *(threads if self.gunicorn_worker_class == "gthread" else []),
+                "--backlog",
+                "512",
+                *(["--access-logfile", "-"] if os.environ.get("BENCH_ACCESS_LOG") else []),  # none: no line per request
+                "--error-logfile",
+                "-",
+            ],
+        )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
@@ -239,10 +271,8 @@ class Stack:
                 print(f"could not drop database {self.database}: {exc}", file=sys.stderr)
             self.database_created = False
         if "redis" in self.started_services:
-            subprocess.run(["redis-cli", "-h", "127.0.0.1", "-p", "6379", "shutdown", "nosave"],
-                           capture_output=True)
+            subprocess.run(["redis-cli", "-h", "127.0.0.1", "-p", "6379", "shutdown", "nosave"], capture_output=True)
         if "postgres" in self.started_services:
             version = sorted(os.listdir("/etc/postgresql"))[0]
-            subprocess.run(["pg_ctlcluster", "--skip-systemctl-redirect", version, "main", "stop"],
-                           capture_output=True)
+            subprocess.run(["pg_ctlcluster", "--skip-systemctl-redirect", version, "main", "stop"], capture_output=True)
         self.started_services = []

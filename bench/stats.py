@@ -1,4 +1,5 @@
 """Figures for the replay's JSON: latency percentiles, query counts, expected S1."""
+
 from __future__ import annotations
 
 import math
@@ -36,8 +37,13 @@ def count_summary(values: Iterable[int]) -> dict:
     ordered = sorted(values)
     if not ordered:
         return {"n": 0}
-    return {"n": len(ordered), "min": ordered[0], "median": ordered[len(ordered) // 2], "max": ordered[-1],
-            "distinct": sorted(set(ordered))}
+    return {
+        "n": len(ordered),
+        "min": ordered[0],
+        "median": ordered[len(ordered) // 2],
+        "max": ordered[-1],
+        "distinct": sorted(set(ordered)),
+    }
 
 
 def cpu_summary(values_us: Iterable[int]) -> dict:
@@ -45,15 +51,23 @@ def cpu_summary(values_us: Iterable[int]) -> dict:
     ordered = sorted(values_us)
     if not ordered:
         return {"n": 0}
-    return {"n": len(ordered), "mean_ms": round(sum(ordered) / len(ordered) / 1000, 3),
-            "median_ms": round(ordered[len(ordered) // 2] / 1000, 3), "total_s": round(sum(ordered) / 1e6, 2)}
+    return {
+        "n": len(ordered),
+        "mean_ms": round(sum(ordered) / len(ordered) / 1000, 3),
+        "median_ms": round(ordered[len(ordered) // 2] / 1000, 3),
+        "total_s": round(sum(ordered) / 1e6, 2),
+    }
 
 
 def gc_summary(values_us: Sequence[int]) -> dict:
     """Of these requests, how many ran a garbage collection, its total time in s and the longest, in ms."""
     pauses = [v for v in values_us if v > 0]
-    return {"requests": len(values_us), "requests_with_gc": len(pauses), "total_s": round(sum(pauses) / 1e6, 2),
-            "max_ms": round(max(pauses, default=0) / 1000, 1)}
+    return {
+        "requests": len(values_us),
+        "requests_with_gc": len(pauses),
+        "total_s": round(sum(pauses) / 1e6, 2),
+        "max_ms": round(max(pauses, default=0) / 1000, 1),
+    }
 
 
 def _s1(answer: frozenset[str], gold: frozenset[str]) -> float:

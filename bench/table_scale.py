@@ -12,6 +12,7 @@ six studies (the same build_table the app uses), and streams the raw
 annotations JSONL export to a file, sampling the process RSS at intervals.
 Prints one JSON object; drops the database at the end unless --keep.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,8 +48,14 @@ def recreate_database(url: str, *, drop_only: bool = False) -> None:
     name = parsed.path.lstrip("/")
     if not name or parsed.scheme not in ("postgres", "postgresql", "pgsql"):
         raise SystemExit(f"DATABASE_URL must be a PostgreSQL URL with a database name, not {url!r}")
-    admin = psycopg.connect(host=parsed.hostname, port=parsed.port or 5432, user=parsed.username,
-                            password=parsed.password, dbname="postgres", autocommit=True)
+    admin = psycopg.connect(
+        host=parsed.hostname,
+        port=parsed.port or 5432,
+        user=parsed.username,
+        password=parsed.password,
+        dbname="postgres",
+        autocommit=True,
+    )
     with admin.cursor() as cursor:
         cursor.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
         if not drop_only:
@@ -79,14 +86,20 @@ def generate(*, annotations: int, workers: int, seed: int) -> dict:
     for t_index, task in enumerate(tasks):
         labels = list(task.labels.values_list("name", flat=True)) or ["Alpha", "Beta"]
         examples = Example.objects.bulk_create(
-            Example(task=task, source_id=f"b{i}", fingerprint=f"{task.slug}-{i:064d}"[-64:],
-                    context=f"{labels[i % len(labels)]} and {labels[(i + 1) % len(labels)]} here ({i})",
-                    question="q", gold_answers=[labels[i % len(labels)]])
+            Example(
+                task=task,
+                source_id=f"b{i}",
+                fingerprint=f"{task.slug}-{i:064d}"[-64:],
+                context=f"{labels[i % len(labels)]} and {labels[(i + 1) % len(labels)]} here ({i})",
+                question="q",
+                gold_answers=[labels[i % len(labels)]],
+            )
             for i in range(n_test + 30)
         )
         test_set = ExampleSet.objects.create(task=task, role="test")
         ExampleSetItem.objects.bulk_create(
-            ExampleSetItem(example_set=test_set, example=e, position=i) for i, e in enumerate(examples[:n_test]))
+            ExampleSetItem(example_set=test_set, example=e, position=i) for i, e in enumerate(examples[:n_test])
+        )
         gold_of[t_index] = [(e.pk, e.gold_answers[0]) for e in examples[:n_test]]
         split = TrainingSplit.objects.create(task=task, number=1, is_nested=True)
         training_sets = {}
@@ -94,24 +107,48 @@ def generate(*, annotations: int, workers: int, seed: int) -> dict:
             es = ExampleSet.objects.create(task=task, role="train", split=split, shots=shots)
             ExampleSetItem.objects.bulk_create(
                 ExampleSetItem(example_set=es, example=e, position=i)
-                for i, e in enumerate(examples[n_test:n_test + shots]))
+                for i, e in enumerate(examples[n_test : n_test + shots])
+            )
             training_sets[shots] = es
-        study = Study.objects.create(slug=f"bench-{task.slug}", name=f"Bench {task.name}", task=task,
-                                     workers_per_condition=workers, status="closed")
+        study = Study.objects.create(
+            slug=f"bench-{task.slug}",
+            name=f"Bench {task.name}",
+            task=task,
+            workers_per_condition=workers,
+            status="closed",
+        )
         for shots in shots_levels:
             condition = Condition.objects.create(study=study, shots=shots, training_set=training_sets.get(shots))
             for slot in range(workers):
                 worker = Worker.objects.create(platform="prolific", external_id=f"{task.slug}-{shots}-{slot}")
-                p = Participation.objects.create(study=study, condition=condition, task=task, worker=worker,
-                                                 slot_index=slot, state="completed")
-                ParticipationEvent.objects.bulk_create([
-                    ParticipationEvent(participation=p, from_state="", to_state="claimed", at=now - timedelta(hours=1)),
-                    ParticipationEvent(participation=p, from_state="test", to_state="completed", at=now),
-                ])
+                p = Participation.objects.create(
+                    study=study, condition=condition, task=task, worker=worker, slot_index=slot, state="completed"
+                )
+                ParticipationEvent.objects.bulk_create(
+                    [
+                        ParticipationEvent(
+                            participation=p, from_state="", to_state="claimed", at=now - timedelta(hours=1)
+                        ),
+                        ParticipationEvent(participation=p, from_state="test", to_state="completed", at=now),
+                    ]
+                )
                 participations.append((p.pk, t_index))
 
-    columns = ("participation_id", "example_id", "phase", "position", "status", "label", "answer", "confidence",
-               "score", "shown_at", "submitted_at", "active_ms", "blur_count")
+    columns = (
+        "participation_id",
+        "example_id",
+        "phase",
+        "position",
+        "status",
+        "label",
+        "answer",
+        "confidence",
+        "score",
+        "shown_at",
+        "submitted_at",
+        "active_ms",
+        "blur_count",
+    )
     stamp = now.isoformat()
     started = time.perf_counter()
     written = 0
@@ -129,8 +166,10 @@ def generate(*, annotations: int, workers: int, seed: int) -> dict:
                     status, answer, label, score, confidence = "answered", json.dumps([gold]), gold, 1.0, "5"
                 else:
                     status, answer, label, score, confidence = "answered", '["wrong"]', "wrong", 0.0, "2"
-                buffer.write(f"{pid}\t{example_id}\ttest\t{position}\t{status}\t{label}\t{answer}\t{confidence}\t"
-                             f"{score}\t{stamp}\t{stamp}\t{rng.randint(800, 9000)}\t0\n")
+                buffer.write(
+                    f"{pid}\t{example_id}\ttest\t{position}\t{status}\t{label}\t{answer}\t{confidence}\t"
+                    f"{score}\t{stamp}\t{stamp}\t{rng.randint(800, 9000)}\t0\n"
+                )
             buffer.seek(0)
             raw.copy_from(buffer, "annotation_response", columns=columns)
             written += items
@@ -147,9 +186,14 @@ def generate(*, annotations: int, workers: int, seed: int) -> dict:
         spans = cursor.rowcount
         span_seconds = time.perf_counter() - started
         cursor.execute("ANALYZE")
-    return {"participations": len(participations), "annotations": written, "spans": spans,
-            "test_items_per_task": n_test, "copy_seconds": round(copy_seconds, 2),
-            "span_insert_seconds": round(span_seconds, 2)}
+    return {
+        "participations": len(participations),
+        "annotations": written,
+        "spans": spans,
+        "test_items_per_task": n_test,
+        "copy_seconds": round(copy_seconds, 2),
+        "span_insert_seconds": round(span_seconds, 2),
+    }
 
 
 def time_table(repeats: int) -> dict:
@@ -163,9 +207,12 @@ def time_table(repeats: int) -> dict:
         table = build_table(studies=studies)
         timings.append(time.perf_counter() - started)
     cells = {t.slug: table.rows[0].cells[i].text() for i, t in enumerate(table.tasks)}
-    return {"table_seconds_runs": [round(t, 3) for t in timings],
-            "table_seconds_median": round(statistics.median(timings), 3),
-            "table_seconds_max": round(max(timings), 3), "zero_shot_cells": cells}
+    return {
+        "table_seconds_runs": [round(t, 3) for t in timings],
+        "table_seconds_median": round(statistics.median(timings), 3),
+        "table_seconds_max": round(max(timings), 3),
+        "zero_shot_cells": cells,
+    }
 
 
 def stream_export(sample_every: int) -> dict:
@@ -188,8 +235,12 @@ def stream_export(sample_every: int) -> dict:
     samples.append(rss_kb())
     after_warmup = samples[2:] or samples
     return {
-        "export_lines": lines, "export_bytes": size, "export_seconds": round(time.perf_counter() - started, 2),
-        "rss_kb_samples": samples, "rss_kb_before": samples[0], "rss_kb_max": max(samples),
+        "export_lines": lines,
+        "export_bytes": size,
+        "export_seconds": round(time.perf_counter() - started, 2),
+        "rss_kb_samples": samples,
+        "rss_kb_before": samples[0],
+        "rss_kb_max": max(samples),
         "rss_kb_growth_after_first_samples": max(after_warmup) - min(after_warmup),
     }
 
@@ -218,8 +269,10 @@ def main() -> int:
     try:
         call_command("migrate", verbosity=0)
         parsed = urlparse(url)
-        result = {"database": f"{parsed.hostname}:{parsed.port or 5432}{parsed.path}",
-                  **generate(annotations=args.annotations, workers=args.workers, seed=args.seed)}
+        result = {
+            "database": f"{parsed.hostname}:{parsed.port or 5432}{parsed.path}",
+            **generate(annotations=args.annotations, workers=args.workers, seed=args.seed),
+        }
         result.update(time_table(args.repeats))
         result.update(stream_export(sample_every=max(1, args.annotations // 20)))
         result["table_target_met"] = result["table_seconds_max"] < 2.0

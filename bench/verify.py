@@ -7,6 +7,7 @@ the states must be what the server told the simulated browser (completed,
 excluded) or what the release task made of an abandoner, and each condition
 must end with exactly N completed workers.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -34,8 +35,10 @@ def check(*, outcomes: list, study_slugs: list[str]) -> dict:
             mismatches.append(f"{worker_id}: state {row.state} in the app, {outcome.state} in the simulation")
         if outcome.state == "completed":
             if row.test_items != len(outcome.test) or row.test_total != len(outcome.test):
-                mismatches.append(f"{worker_id}: {row.test_items}/{row.test_total} test items in the app, "
-                                  f"{len(outcome.test)} answered")
+                mismatches.append(
+                    f"{worker_id}: {row.test_items}/{row.test_total} test items in the app, "
+                    f"{len(outcome.test)} answered"
+                )
             expected = expected_s1(outcome.test.values())
             compared += 1
             if row.test_s1 is None or abs(row.test_s1 - expected) > TOLERANCE:
@@ -51,8 +54,10 @@ def check(*, outcomes: list, study_slugs: list[str]) -> dict:
         for condition in study.conditions.all():
             n = completed.get((study.slug, condition.shots), 0)
             if n != study.workers_per_condition:
-                mismatches.append(f"{study.slug} {condition.shots}-shot: {n} completed workers, "
-                                  f"expected {study.workers_per_condition}")
+                mismatches.append(
+                    f"{study.slug} {condition.shots}-shot: {n} completed workers, "
+                    f"expected {study.workers_per_condition}"
+                )
     states = Counter(row.state for row in rows.values())
     return {
         "match": not mismatches,

@@ -1,4 +1,5 @@
 """Admin for the catalog: tasks and labels are editable; imported data is read-only."""
+
 from django.contrib import admin
 from django.db.models import Count
 
@@ -17,8 +18,17 @@ class TaskAdmin(admin.ModelAdmin):
     list_filter = ("kind", "group")
     search_fields = ("name", "slug")
     inlines = [LabelInline]
-    fields = ("slug", "name", "kind", "group", "description", "instructions", "multiple_spans", "question_types",
-              "display_order")
+    fields = (
+        "slug",
+        "name",
+        "kind",
+        "group",
+        "description",
+        "instructions",
+        "multiple_spans",
+        "question_types",
+        "display_order",
+    )
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(_examples=Count("examples"))
@@ -38,8 +48,18 @@ class ExampleAdmin(admin.ModelAdmin):
     list_filter = ("task", "question_type")
     search_fields = ("=source_id", "source_id")
     list_select_related = ("task",)
-    readonly_fields = ("task", "source_id", "fingerprint", "context", "question", "question_type", "gold_answers",
-                       "gold_spans", "alternative_answers", "extra")
+    readonly_fields = (
+        "task",
+        "source_id",
+        "fingerprint",
+        "context",
+        "question",
+        "question_type",
+        "gold_answers",
+        "gold_spans",
+        "alternative_answers",
+        "extra",
+    )
 
     @admin.display(description="question")
     def short_question(self, obj):

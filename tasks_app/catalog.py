@@ -9,6 +9,7 @@ them), so a missing label is always added back.
 The function takes the model classes so the data migration can pass its
 historical models.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -60,11 +61,13 @@ CLUES_TASKS: tuple[TaskDefinition, ...] = (
         ),
         labels=(
             LabelDefinition(
-                "positive", "The text praises the film or expresses enjoyment.",
+                "positive",
+                "The text praises the film or expresses enjoyment.",
                 "a warm, funny story that stayed with me for days",
             ),
             LabelDefinition(
-                "negative", "The text criticises the film or expresses disappointment.",
+                "negative",
+                "The text criticises the film or expresses disappointment.",
                 "two hours of tired jokes and wooden acting",
             ),
         ),
@@ -87,15 +90,18 @@ CLUES_TASKS: tuple[TaskDefinition, ...] = (
         ),
         labels=(
             LabelDefinition(
-                "entailment", "If the premise is true, the hypothesis must be true as well.",
+                "entailment",
+                "If the premise is true, the hypothesis must be true as well.",
                 "Premise: The shop closes at six every evening. Hypothesis: The shop is not open at midnight.",
             ),
             LabelDefinition(
-                "neutral", "The hypothesis might be true or false; the premise does not decide it.",
+                "neutral",
+                "The hypothesis might be true or false; the premise does not decide it.",
                 "Premise: Maya took the early train to work. Hypothesis: Maya enjoys her job.",
             ),
             LabelDefinition(
-                "contradiction", "If the premise is true, the hypothesis must be false.",
+                "contradiction",
+                "If the premise is true, the hypothesis must be false.",
                 "Premise: The lake froze solid last night. Hypothesis: The lake has never frozen.",
             ),
         ),
@@ -178,8 +184,16 @@ BY_SLUG = {t.slug: t for t in CLUES_TASKS}
 FOLDER_TO_SLUG = {t.folder: t.slug for t in CLUES_TASKS}
 SLUG_TO_FOLDER = {t.slug: t.folder for t in CLUES_TASKS}
 
-_TASK_FIELDS = ("name", "kind", "group", "description", "instructions", "multiple_spans", "question_types",
-                "display_order")
+_TASK_FIELDS = (
+    "name",
+    "kind",
+    "group",
+    "description",
+    "instructions",
+    "multiple_spans",
+    "question_types",
+    "display_order",
+)
 
 
 def install_clues_tasks(*, task_model=None, label_model=None, overwrite: bool = False, slugs=None) -> list:

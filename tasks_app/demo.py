@@ -5,6 +5,7 @@ split 1 only, nested 10/20/30 shots; NER files hold k lines per question
 type). Sentences are original; some contexts carry accents and emoji to
 exercise offsets.
 """
+
 from pathlib import Path
 
 from tasks_app.importing.service import ImportResult, import_clues

@@ -4,6 +4,7 @@ Offsets convention, used everywhere in the project: a span is
 ``(start, end)`` with Python string indices into the example's context,
 ``start`` inclusive and ``end`` exclusive, so ``context[start:end] == text``.
 """
+
 from django.db import models
 from django.db.models import Q
 

@@ -22,6 +22,7 @@ Options beyond the paper's definition (all off by default):
 - ``s1_best_of``: score against each alternative gold set and keep the best,
   for data where several annotators gave different gold answers (SQuAD).
 """
+
 from __future__ import annotations
 
 import math
@@ -116,9 +117,7 @@ def mean(values: Iterable[float]) -> float:
     return math.fsum(values) / len(values)
 
 
-def mean_s1(
-    predictions: Iterable[Iterable[str]], golds: Iterable[Iterable[str]], *, normalize: bool = False
-) -> float:
+def mean_s1(predictions: Iterable[Iterable[str]], golds: Iterable[Iterable[str]], *, normalize: bool = False) -> float:
     """One annotator's (or system's) score on a test set: the mean item S1 over aligned answer lists.
 
     ``mean_s1([["positive"], []], [["positive"], ["Paris"]]) == 0.5``. NaN for no items.

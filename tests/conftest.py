@@ -1,4 +1,5 @@
 """Shared fixtures. Tests run on SQLite by default; set DATABASE_URL for PostgreSQL."""
+
 import os
 from pathlib import Path
 
@@ -86,9 +87,26 @@ def celery_worker_process(django_db_setup, tmp_path_factory):
     log_path = tmp_path_factory.mktemp("celery") / "worker.log"
     log = open(log_path, "w")  # noqa: SIM115 - closed at teardown
     process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "annotation", "worker", "--pool=solo", "--loglevel=INFO",
-         "-n", node, "-Q", queue, "--without-mingle", "--without-gossip"],
-        cwd=REPO_ROOT, env=_celery_env(queue), stdout=log, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "annotation",
+            "worker",
+            "--pool=solo",
+            "--loglevel=INFO",
+            "-n",
+            node,
+            "-Q",
+            queue,
+            "--without-mingle",
+            "--without-gossip",
+        ],
+        cwd=REPO_ROOT,
+        env=_celery_env(queue),
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     previous_queue = app.conf.task_default_queue
     app.conf.task_default_queue = queue
@@ -114,10 +132,21 @@ def celery_beat_process(celery_worker_process, tmp_path):
     log_path = tmp_path / "beat.log"
     log = open(log_path, "w")  # noqa: SIM115 - closed at teardown
     process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "annotation", "beat", "--loglevel=INFO",
-         "--schedule", str(tmp_path / "beat-schedule")],
-        cwd=REPO_ROOT, env=_celery_env(app.conf.task_default_queue, ABANDON_SWEEP_SECONDS="1"),
-        stdout=log, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "annotation",
+            "beat",
+            "--loglevel=INFO",
+            "--schedule",
+            str(tmp_path / "beat-schedule"),
+        ],
+        cwd=REPO_ROOT,
+        env=_celery_env(app.conf.task_default_queue, ABANDON_SWEEP_SECONDS="1"),
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     process.log_path = log_path
     try:

@@ -3,6 +3,7 @@
 Helpers at the bottom build whole small fixtures (a classification task with
 its labels, test set and nested training split) in one call.
 """
+
 import hashlib
 import json
 
@@ -150,7 +151,11 @@ def make_classification_task(slug="sst2", labels=("positive", "negative"), n_tes
 def make_span_task(slug="conll", multiple_spans=True, n_test=4) -> Task:
     """A span task whose examples have located gold spans."""
     task = TaskFactory(
-        slug=slug, name=slug.upper(), kind=Task.Kind.SPAN, group=Task.Group.NER, multiple_spans=multiple_spans,
+        slug=slug,
+        name=slug.upper(),
+        kind=Task.Kind.SPAN,
+        group=Task.Group.NER,
+        multiple_spans=multiple_spans,
         description="Highlight every person name.",
     )
     contexts = [
@@ -170,8 +175,14 @@ def make_span_task(slug="conll", multiple_spans=True, n_test=4) -> Task:
                 spans.append({"text": g, "start": start, "end": start + len(g)})
                 start = text.find(g, start + 1)
         examples.append(
-            ExampleFactory(task=task, context=text, question="List all the people names in the context",
-                           question_type="PER", gold_answers=gold, gold_spans=spans)
+            ExampleFactory(
+                task=task,
+                context=text,
+                question="List all the people names in the context",
+                question_type="PER",
+                gold_answers=gold,
+                gold_spans=spans,
+            )
         )
     add_examples_to_set(ExampleSetFactory(task=task, role=ExampleSet.Role.TEST), examples)
     return task

@@ -1,4 +1,5 @@
 """The shared-client Redis cache behind CACHE_URL (needs Redis on 127.0.0.1:6379; skipped without it)."""
+
 import socket
 import uuid
 
@@ -47,8 +48,13 @@ def test_a_session_survives_through_the_cache_and_the_database(settings, db):
     from django.contrib.sessions.backends.cached_db import SessionStore
     from django.core.cache import caches
 
-    settings.CACHES = {"default": {"BACKEND": "annotation.cache.SharedClientRedisCache", "LOCATION": URL,
-                                   "KEY_PREFIX": f"test-{uuid.uuid4().hex}"}}
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "annotation.cache.SharedClientRedisCache",
+            "LOCATION": URL,
+            "KEY_PREFIX": f"test-{uuid.uuid4().hex}",
+        }
+    }
     try:
         session = SessionStore()
         session["participation_id"] = 7

@@ -1,4 +1,5 @@
 """Django's error pages are the site's own, in its style, with words a crowd worker can act on."""
+
 import pytest
 from django.core.exceptions import PermissionDenied
 from django.test import Client, RequestFactory

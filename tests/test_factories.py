@@ -13,4 +13,4 @@ def test_fixture_builders_make_nested_splits_and_located_spans():
     span_task = make_span_task()
     ex = span_task.examples.first()
     for span in ex.gold_spans:
-        assert ex.context[span["start"]:span["end"]] == span["text"]
+        assert ex.context[span["start"] : span["end"]] == span["text"]

@@ -1,4 +1,5 @@
 """Settings parse the environment strictly."""
+
 import os
 import subprocess
 import sys
@@ -19,8 +20,11 @@ def run_settings(env: dict, code: str = PRINT_DATABASE_ENGINE) -> subprocess.Com
     full_env = {k: v for k, v in os.environ.items() if k not in NOT_IN_PRODUCTION}
     full_env.update(env)
     return subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO_ROOT, env={**full_env, "DJANGO_SETTINGS_MODULE": "annotation.settings"},
-        capture_output=True, text=True,
+        [sys.executable, "-c", code],
+        cwd=REPO_ROOT,
+        env={**full_env, "DJANGO_SETTINGS_MODULE": "annotation.settings"},
+        capture_output=True,
+        text=True,
     )
 
 
@@ -47,7 +51,10 @@ def test_check_deploy_passes_with_production_settings():
     env.update({"DEBUG": "0", "SECRET_KEY": "x" * 60 + "-production-like-key", "ALLOWED_HOSTS": "example.org"})
     result = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-        cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert result.returncode == 0, result.stdout + result.stderr
 
@@ -89,12 +96,17 @@ def _print(env: dict, expression: str) -> subprocess.CompletedProcess:
 
 def test_sessions_stay_in_the_database_without_a_shared_cache():
     result = _print({"DEBUG": "1"}, "settings.SESSION_ENGINE, settings.CACHES['default']['BACKEND']")
-    assert result.stdout.split() == ["django.contrib.sessions.backends.db", "django.core.cache.backends.locmem.LocMemCache"]
+    assert result.stdout.split() == [
+        "django.contrib.sessions.backends.db",
+        "django.core.cache.backends.locmem.LocMemCache",
+    ]
 
 
 def test_a_redis_cache_url_holds_the_sessions_too():
-    result = _print({"DEBUG": "1", "CACHE_URL": "redis://127.0.0.1:6379/3"},
-                    "settings.SESSION_ENGINE, settings.CACHES['default']['LOCATION']")
+    result = _print(
+        {"DEBUG": "1", "CACHE_URL": "redis://127.0.0.1:6379/3"},
+        "settings.SESSION_ENGINE, settings.CACHES['default']['LOCATION']",
+    )
     assert "cached_db" in result.stdout and "redis://127.0.0.1:6379/3" in result.stdout
 
 

@@ -1,2 +1,3 @@
 """Admin registrations, one module per area."""
+
 from annotation.admin import exports, studies  # noqa: F401

@@ -1,4 +1,5 @@
 """Admin for export jobs (queue, watch the status, download) and model runs (upload predictions)."""
+
 from __future__ import annotations
 
 from django import forms
@@ -31,7 +32,8 @@ class ExportJobForm(forms.ModelForm):
             return data
         try:
             self.job = export_job_create(
-                kind=data["kind"], study_refs=[s.pk for s in data["studies"]],
+                kind=data["kind"],
+                study_refs=[s.pk for s in data["studies"]],
                 options=MetricOptions(exclude_skips=data.get("exclude_skips", False), ddof=data.get("ddof", 0)),
                 user=getattr(self, "user", None),
             )
@@ -45,8 +47,17 @@ class ExportJobAdmin(admin.ModelAdmin):
     form = ExportJobForm
     list_display = ["id", "kind", "status", "studies_label", "created_at", "finished_at", "download", "error_short"]
     list_filter = ["status", "kind"]
-    readonly_fields = ["kind", "params", "status", "error", "download", "created_by", "created_at", "started_at",
-                       "finished_at"]
+    readonly_fields = [
+        "kind",
+        "params",
+        "status",
+        "error",
+        "download",
+        "created_by",
+        "created_at",
+        "started_at",
+        "finished_at",
+    ]
     actions = ["requeue"]
 
     def get_form(self, request, obj=None, **kwargs):
@@ -93,8 +104,12 @@ class ExportJobAdmin(admin.ModelAdmin):
         for job in queryset:
             params = job.params or {}
             try:
-                new = export_job_create(kind=job.kind, study_refs=params.get("studies", []),
-                                        options=MetricOptions.from_params(params), user=request.user)
+                new = export_job_create(
+                    kind=job.kind,
+                    study_refs=params.get("studies", []),
+                    options=MetricOptions.from_params(params),
+                    user=request.user,
+                )
             except ReportError as exc:
                 self.message_user(request, f"#{job.pk}: {exc}", messages.ERROR)
             else:
@@ -119,8 +134,9 @@ class ModelRunForm(forms.ModelForm):
         if self.errors:
             return data
         try:
-            self.run = model_run_create(task=data["task"], name=data["name"], shots=data.get("shots"),
-                                        content=data["predictions_file"].read())
+            self.run = model_run_create(
+                task=data["task"], name=data["name"], shots=data.get("shots"), content=data["predictions_file"].read()
+            )
         except ReportError as exc:
             raise forms.ValidationError(str(exc)) from None
         return data

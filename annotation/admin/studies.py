@@ -4,6 +4,7 @@ Every change that has rules goes through the services: status changes, the
 conditions of a study, the standard CLUES design, blocking a worker and the
 training-filter overrides (each with a logged reason).
 """
+
 from __future__ import annotations
 
 from django import forms
@@ -32,10 +33,12 @@ def _error_text(exc: ValidationError) -> str:
 
 class StudyForm(forms.ModelForm):
     condition_shots = forms.TypedMultipleChoiceField(
-        label="Conditions", choices=SHOT_CHOICES, coerce=int, initial=list(studies.STANDARD_SHOTS),
+        label="Conditions",
+        choices=SHOT_CHOICES,
+        coerce=int,
+        initial=list(studies.STANDARD_SHOTS),
         widget=forms.CheckboxSelectMultiple,
-        help_text="Each few-shot condition uses the split's training set of that size. "
-        "Fixed once workers have joined.",
+        help_text="Each few-shot condition uses the split's training set of that size. Fixed once workers have joined.",
     )
     prolific_completion_url = forms.URLField(
         required=False, assume_scheme="https", help_text=Study._meta.get_field("prolific_completion_url").help_text
@@ -64,7 +67,9 @@ class StudyForm(forms.ModelForm):
         try:
             if self.instance.pk:
                 studies.validate_change(
-                    study=self.instance, split_number=split, shots=shots,
+                    study=self.instance,
+                    split_number=split,
+                    shots=shots,
                     workers_per_condition=cleaned.get("workers_per_condition"),
                     test_order=cleaned.get("test_order"),
                 )
@@ -107,20 +112,37 @@ class StudyAdmin(admin.ModelAdmin):
     change_form_template = "admin/annotation/study/change_form.html"
     change_list_template = "admin/annotation/study/change_list.html"
     fieldsets = [
-        (None, {"fields": ["name", "slug", "task", "split_number", "condition_shots", "workers_per_condition",
-                           "status"]}),
+        (
+            None,
+            {"fields": ["name", "slug", "task", "split_number", "condition_shots", "workers_per_condition", "status"]},
+        ),
         ("Cohorts", {"fields": ["cohorts", "past_participants"]}),
         ("Protocol", {"fields": ["test_order", "abandon_after_minutes", "filter_rule", "filter_threshold"]}),
-        ("Pay and completion", {"fields": ["hourly_rate", "currency", *[
-            f for f in ("base_reward",) if f in studies.EDITABLE_FIELDS], "completion_code",
-            "prolific_completion_url"]}),
+        (
+            "Pay and completion",
+            {
+                "fields": [
+                    "hourly_rate",
+                    "currency",
+                    *[f for f in ("base_reward",) if f in studies.EDITABLE_FIELDS],
+                    "completion_code",
+                    "prolific_completion_url",
+                ]
+            },
+        ),
     ]
 
     def get_queryset(self, request):
-        return super().get_queryset(request).select_related("task").annotate(
-            _filled=Count("participations", filter=Q(participations__state__in=Participation.HOLDING_STATES),
-                          distinct=True),
-            _conditions=Count("conditions", distinct=True),
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("task")
+            .annotate(
+                _filled=Count(
+                    "participations", filter=Q(participations__state__in=Participation.HOLDING_STATES), distinct=True
+                ),
+                _conditions=Count("conditions", distinct=True),
+            )
         )
 
     @admin.display(description="slots filled")
@@ -135,15 +157,44 @@ class StudyAdmin(admin.ModelAdmin):
         rows = studies.condition_counts(study=study)
         head = format_html(
             "<tr>{}</tr>",
-            format_html_join("", "<th>{}</th>", ((h,) for h in (
-                "shots", "filled", "free", "claimed", "in training", "in test", "completed", "excluded", "abandoned",
-            ))),
+            format_html_join(
+                "",
+                "<th>{}</th>",
+                (
+                    (h,)
+                    for h in (
+                        "shots",
+                        "filled",
+                        "free",
+                        "claimed",
+                        "in training",
+                        "in test",
+                        "completed",
+                        "excluded",
+                        "abandoned",
+                    )
+                ),
+            ),
         )
         body = format_html_join(
-            "", "<tr><td>{}</td><td>{} / {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+            "",
+            "<tr><td>{}</td><td>{} / {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
             "<td>{}</td><td>{}</td></tr>",
-            ((r.shots, r.filled, r.slots, r.free, r.claimed, r.in_training, r.in_test, r.completed, r.excluded,
-              r.abandoned) for r in rows),
+            (
+                (
+                    r.shots,
+                    r.filled,
+                    r.slots,
+                    r.free,
+                    r.claimed,
+                    r.in_training,
+                    r.in_test,
+                    r.completed,
+                    r.excluded,
+                    r.abandoned,
+                )
+                for r in rows
+            ),
         )
         return format_html('<table class="cohorts">{}{}</table>', head, body)
 
@@ -177,10 +228,16 @@ class StudyAdmin(admin.ModelAdmin):
 
     def get_urls(self):
         own = [
-            path("standard-design/", self.admin_site.admin_view(self.standard_design_view),
-                 name="annotation_study_standard_design"),
-            path("participants/<int:task_id>/<str:fmt>/", self.admin_site.admin_view(self.participants_view),
-                 name="annotation_study_participants"),
+            path(
+                "standard-design/",
+                self.admin_site.admin_view(self.standard_design_view),
+                name="annotation_study_standard_design",
+            ),
+            path(
+                "participants/<int:task_id>/<str:fmt>/",
+                self.admin_site.admin_view(self.participants_view),
+                name="annotation_study_participants",
+            ),
         ]
         return own + super().get_urls()
 
@@ -192,8 +249,11 @@ class StudyAdmin(admin.ModelAdmin):
             data = form.cleaned_data
             try:
                 study = studies.create_standard_design(
-                    task=data["task"], split_number=data["split_number"], slug=data["slug"] or None,
-                    workers_per_condition=data["workers_per_condition"], open_now=data["open_now"],
+                    task=data["task"],
+                    split_number=data["split_number"],
+                    slug=data["slug"] or None,
+                    workers_per_condition=data["workers_per_condition"],
+                    open_now=data["open_now"],
                 )
             except ValidationError as exc:
                 form.add_error(None, _error_text(exc))
@@ -201,7 +261,9 @@ class StudyAdmin(admin.ModelAdmin):
                 self.message_user(request, f"Created {study.slug} with conditions 0/10/20/30.", messages.SUCCESS)
                 return HttpResponseRedirect(reverse("admin:annotation_study_change", args=[study.pk]))
         context = {
-            **self.admin_site.each_context(request), "title": "Create the standard CLUES design", "form": form,
+            **self.admin_site.each_context(request),
+            "title": "Create the standard CLUES design",
+            "form": form,
             "opts": self.model._meta,
         }
         return TemplateResponse(request, "admin/annotation/study/standard_design.html", context)
@@ -296,14 +358,24 @@ class EventInline(_ReadOnlyInline):
 
 class FilterDecisionInline(_ReadOnlyInline):
     model = FilterDecision
-    fields = ["at", "passed", "is_override", "training_s1", "rule", "threshold", "reference_mean", "reason",
-              "decided_by"]
+    fields = [
+        "at",
+        "passed",
+        "is_override",
+        "training_s1",
+        "rule",
+        "threshold",
+        "reference_mean",
+        "reason",
+        "decided_by",
+    ]
     readonly_fields = fields
 
 
 class OverrideForm(forms.Form):
-    reason = forms.CharField(max_length=400, widget=forms.Textarea(attrs={"rows": 3}),
-                             help_text="Logged with the decision.")
+    reason = forms.CharField(
+        max_length=400, widget=forms.Textarea(attrs={"rows": 3}), help_text="Logged with the decision."
+    )
 
 
 @admin.register(Participation)
@@ -313,8 +385,18 @@ class ParticipationAdmin(admin.ModelAdmin):
     search_fields = ["worker__external_id", "study__slug"]
     list_select_related = ["worker", "study", "condition"]
     readonly_fields = [
-        "study", "condition", "task", "worker", "slot_index", "state", "test_seed", "completion_code",
-        "platform_data", "created_at", "last_activity_at", "finished_at",
+        "study",
+        "condition",
+        "task",
+        "worker",
+        "slot_index",
+        "state",
+        "test_seed",
+        "completion_code",
+        "platform_data",
+        "created_at",
+        "last_activity_at",
+        "finished_at",
     ]
     inlines = [EventInline, FilterDecisionInline]
     actions = ["readmit_participations", "exclude_participations"]
@@ -346,8 +428,13 @@ class ParticipationAdmin(admin.ModelAdmin):
                 self.message_user(request, f"{verb}ed {done} participation(s).", messages.SUCCESS)
             return None
         context = {
-            **self.admin_site.each_context(request), "title": f"{verb} participations", "form": form,
-            "queryset": queryset, "action": request.POST.get("action"), "verb": verb, "opts": self.model._meta,
+            **self.admin_site.each_context(request),
+            "title": f"{verb} participations",
+            "form": form,
+            "queryset": queryset,
+            "action": request.POST.get("action"),
+            "verb": verb,
+            "opts": self.model._meta,
             "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
         }
         return TemplateResponse(request, "admin/annotation/participation/override.html", context)

@@ -1,4 +1,5 @@
 """/api/reports/: the human-performance table, annotator scores and export jobs (admins only)."""
+
 from django.urls import path
 
 from annotation.api import reports

@@ -3,6 +3,7 @@
 Thin views over annotation.reporting; every number comes from the same
 services the command line, the admin and the dashboard use.
 """
+
 from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
@@ -22,8 +23,11 @@ from annotation.reporting.selection import select_studies
 from annotation.reporting.tables import build_table
 
 _METRIC_PARAMETERS = [
-    OpenApiParameter("exclude_skips", OpenApiTypes.BOOL,
-                     description="Leave skipped items out (default: a skip counts as an empty answer)."),
+    OpenApiParameter(
+        "exclude_skips",
+        OpenApiTypes.BOOL,
+        description="Leave skipped items out (default: a skip counts as an empty answer).",
+    ),
     OpenApiParameter("ddof", OpenApiTypes.INT, enum=[0, 1], description="0: population std (default), 1: sample std."),
 ]
 _STUDIES_PARAMETER = OpenApiParameter(
@@ -117,8 +121,18 @@ class ExportJobSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ExportJob
-        fields = ["id", "kind", "params", "status", "error", "created_at", "started_at", "finished_at",
-                  "status_url", "download_url"]
+        fields = [
+            "id",
+            "kind",
+            "params",
+            "status",
+            "error",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "status_url",
+            "download_url",
+        ]
 
     def get_status_url(self, job: ExportJob) -> str:
         return reverse("reports-export-status", args=[job.pk], request=self.context.get("request"))
@@ -144,8 +158,11 @@ class ExportRequestView(APIView):
         data = payload.validated_data
         try:
             job = export_job_create(
-                kind=data["kind"], study_refs=data["studies"], all_studies=data["all"],
-                options=MetricOptions(exclude_skips=data["exclude_skips"], ddof=data["ddof"]), user=request.user,
+                kind=data["kind"],
+                study_refs=data["studies"],
+                all_studies=data["all"],
+                options=MetricOptions(exclude_skips=data["exclude_skips"], ddof=data["ddof"]),
+                user=request.user,
             )
         except ReportError as exc:
             return _bad_request(exc)
@@ -155,8 +172,11 @@ class ExportRequestView(APIView):
 class ExportStatusView(APIView):
     permission_classes = [IsAdminUser]
 
-    @extend_schema(operation_id="reports_export_status", summary="An export job's status",
-                   responses={200: ExportJobSerializer, 404: _ERROR})
+    @extend_schema(
+        operation_id="reports_export_status",
+        summary="An export job's status",
+        responses={200: ExportJobSerializer, 404: _ERROR},
+    )
     def get(self, request: Request, job_id: int) -> Response:
         job = ExportJob.objects.filter(pk=job_id).first()
         if job is None:

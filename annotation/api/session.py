@@ -18,6 +18,7 @@ There is no route that updates or deletes an answer.
 No test-step response carries a gold answer, a score or a hint: gold only
 leaves the server through ``reveal`` and the training-step submit response.
 """
+
 from __future__ import annotations
 
 from django.db import transaction
@@ -35,7 +36,16 @@ from rest_framework.views import APIView
 
 from annotation import worker_cookie
 from annotation.api.session_schema import (
-    ERROR, ERRORS, EVENT, LOCKED, PROGRESS_BOTH, RECORDED, REVEAL, SESSION, SKIP, SUBMIT,
+    ERROR,
+    ERRORS,
+    EVENT,
+    LOCKED,
+    PROGRESS_BOTH,
+    RECORDED,
+    REVEAL,
+    SESSION,
+    SKIP,
+    SUBMIT,
 )
 from annotation.models import Participation, Response
 from annotation.services import answers, lifecycle, reveal, steps, timing, training_filter, worker_sql
@@ -210,7 +220,8 @@ def session_payload(participation: Participation) -> dict:
 
 class CurrentView(WorkerSessionView):
     @extend_schema(
-        tags=TAGS, summary="The session: state, task, progress and the current item (sets the CSRF cookie)",
+        tags=TAGS,
+        summary="The session: state, task, progress and the current item (sets the CSRF cookie)",
         description="Scripted clients: GET the study's join URL (/join/<slug>/?worker_id=...) to get the worker "
         "cookie, then this route to get the csrftoken cookie, and send its value as X-CSRFToken on every POST. "
         "Test-step items never carry gold, scores or hints.",
@@ -222,8 +233,12 @@ class CurrentView(WorkerSessionView):
 
 
 class StartView(WorkerSessionView):
-    @extend_schema(tags=TAGS, summary="Start after reading the description (training, or the test step for 0-shot)",
-                   request=None, responses={200: SESSION, **ERRORS})
+    @extend_schema(
+        tags=TAGS,
+        summary="Start after reading the description (training, or the test step for 0-shot)",
+        request=None,
+        responses={200: SESSION, **ERRORS},
+    )
     def post(self, request):
         participation = self.participation
         if participation.state == Participation.State.CLAIMED:
@@ -240,10 +255,12 @@ class StartView(WorkerSessionView):
 
 class SubmitView(WorkerSessionView):
     @extend_schema(
-        tags=TAGS, summary="Submit and lock the answer to the current item",
+        tags=TAGS,
+        summary="Submit and lock the answer to the current item",
         description="Training items: the response carries the reveal (gold, verdict, S1). Test items: only the "
         "stored answer. 409 already_locked returns the stored answer and changes nothing.",
-        request=SUBMIT, responses={200: LOCKED, **ERRORS},
+        request=SUBMIT,
+        responses={200: LOCKED, **ERRORS},
     )
     def post(self, request):
         data = self.body()
@@ -260,8 +277,12 @@ class SubmitView(WorkerSessionView):
 
 
 class SkipView(WorkerSessionView):
-    @extend_schema(tags=TAGS, summary="Skip the current test item (recorded as a skip)",
-                   request=SKIP, responses={200: LOCKED, **ERRORS})
+    @extend_schema(
+        tags=TAGS,
+        summary="Skip the current test item (recorded as a skip)",
+        request=SKIP,
+        responses={200: LOCKED, **ERRORS},
+    )
     def post(self, request):
         data = self.body()
         result = answers.skip(
@@ -288,8 +309,11 @@ def _locked_body(participation: Participation, result: answers.SubmitResult) -> 
 
 
 class ItemView(WorkerSessionView):
-    @extend_schema(tags=TAGS, summary="One of your items: the current one, or a locked one with your answer",
-                   responses={200: SESSION, 403: ERROR, 409: ERROR})
+    @extend_schema(
+        tags=TAGS,
+        summary="One of your items: the current one, or a locked one with your answer",
+        responses={200: SESSION, 403: ERROR, 409: ERROR},
+    )
     def get(self, request, item_id: int):
         participation = self.participation
         response = Response.objects.select_related("example").filter(pk=item_id, participation=participation).first()
@@ -301,26 +325,32 @@ class ItemView(WorkerSessionView):
                 raise answers.NotCurrentItem("not_current_item", "this is not your current item")
             timing.mark_shown(response)
         progress = steps.progress(participation=participation, phase=response.phase)
-        return JSONResponse({
-            "state": participation.state,
-            "shots": participation.condition.shots,
-            "task": task_payload(participation),
-            "progress": progress.as_dict(),
-            "item": item_payload(participation, response),
-            "completion": completion_payload(participation),
-        })
+        return JSONResponse(
+            {
+                "state": participation.state,
+                "shots": participation.condition.shots,
+                "task": task_payload(participation),
+                "progress": progress.as_dict(),
+                "item": item_payload(participation, response),
+                "completion": completion_payload(participation),
+            }
+        )
 
 
 class RevealView(WorkerSessionView):
-    @extend_schema(tags=TAGS, summary="Gold for one of your locked training items (409 before lock, 403 for test)",
-                   responses={200: REVEAL, 403: ERROR, 409: ERROR})
+    @extend_schema(
+        tags=TAGS,
+        summary="Gold for one of your locked training items (409 before lock, 403 for test)",
+        responses={200: REVEAL, 403: ERROR, 409: ERROR},
+    )
     def get(self, request, item_id: int):
         return JSONResponse(reveal.reveal(participation=self.participation, item_id=item_id))
 
 
 class ProgressView(WorkerSessionView):
-    @extend_schema(tags=TAGS, summary="Progress in the training and test steps",
-                   responses={200: PROGRESS_BOTH, 403: ERROR})
+    @extend_schema(
+        tags=TAGS, summary="Progress in the training and test steps", responses={200: PROGRESS_BOTH, 403: ERROR}
+    )
     def get(self, request):
         participation = self.participation
         phases = {}
@@ -332,8 +362,10 @@ class ProgressView(WorkerSessionView):
 
 class EventView(WorkerSessionView):
     @extend_schema(
-        tags=TAGS, summary="Heartbeat, focus and blur of the page on an item (time on item, focus losses)",
-        request=EVENT, responses={200: RECORDED, **ERRORS},
+        tags=TAGS,
+        summary="Heartbeat, focus and blur of the page on an item (time on item, focus losses)",
+        request=EVENT,
+        responses={200: RECORDED, **ERRORS},
     )
     def post(self, request):
         data = self.body()

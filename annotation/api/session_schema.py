@@ -3,6 +3,7 @@
 The views validate through the services (to give stable error codes), so
 these serializers describe the JSON; they do not parse it.
 """
+
 from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers
 
@@ -25,106 +26,171 @@ SUBMIT = inline_serializer(
         "label": serializers.CharField(required=False, help_text="Classification: one of the task's labels."),
         "spans": serializers.ListField(child=SPAN, required=False, help_text="Span tasks: the selected spans."),
         "offset_unit": serializers.ChoiceField(
-            ["codepoint", "utf16"], required=False, default="codepoint",
+            ["codepoint", "utf16"],
+            required=False,
+            default="codepoint",
             help_text="codepoint: Python str indices (default); utf16: JavaScript string offsets.",
         ),
         "no_answer": serializers.BooleanField(required=False, default=False, help_text="Span tasks: the empty answer."),
-        "confidence": serializers.IntegerField(min_value=1, max_value=5, help_text="1 strongly disagree .. 5 strongly agree."),
+        "confidence": serializers.IntegerField(
+            min_value=1, max_value=5, help_text="1 strongly disagree .. 5 strongly agree."
+        ),
     },
 )
 SKIP = inline_serializer(
     "SkipInput",
-    {"item": serializers.IntegerField(), "confidence": serializers.IntegerField(required=False, min_value=1, max_value=5)},
+    {
+        "item": serializers.IntegerField(),
+        "confidence": serializers.IntegerField(required=False, min_value=1, max_value=5),
+    },
 )
 EVENT = inline_serializer(
     "EventInput",
     {"item": serializers.IntegerField(), "type": serializers.ChoiceField(list(timing.EVENT_KINDS))},
 )
 
+
 def _obj(name: str, fields: dict, **kwargs):
     return inline_serializer(name, fields, **kwargs)
 
 
-SPAN_OUT = _obj("SpanOutput", {
-    "start": serializers.IntegerField(help_text="Python str index, inclusive."),
-    "end": serializers.IntegerField(help_text="Python str index, exclusive."),
-    "text": serializers.CharField(),
-    "utf16_start": serializers.IntegerField(help_text="The same offset in UTF-16 code units (JavaScript)."),
-    "utf16_end": serializers.IntegerField(),
-})
-STORED = _obj("StoredAnswer", {
-    "item": serializers.IntegerField(),
-    "phase": serializers.ChoiceField(["training", "test"]),
-    "status": serializers.ChoiceField(["answered", "no_answer", "skipped"]),
-    "label": serializers.CharField(),
-    "answer": serializers.ListField(child=serializers.CharField(), help_text="The answer set as strings."),
-    "spans": SPAN_OUT.__class__(many=True),
-    "confidence": serializers.IntegerField(allow_null=True),
-    "submitted_at": serializers.DateTimeField(),
-})
-PROGRESS = _obj("Progress", {
-    "phase": serializers.CharField(), "done": serializers.IntegerField(), "total": serializers.IntegerField(),
-    "number": serializers.IntegerField(), "finished": serializers.BooleanField(),
-    "text": serializers.CharField(help_text='e.g. "Item 37 of 210".'),
-})
-LABEL = _obj("LabelHelp", {
-    "name": serializers.CharField(), "definition": serializers.CharField(), "example": serializers.CharField(),
-    "key": serializers.CharField(help_text="Keyboard key on the page."),
-})
-TASK = _obj("SessionTask", {
-    "slug": serializers.CharField(), "name": serializers.CharField(), "kind": serializers.CharField(),
-    "description": serializers.CharField(), "instructions": serializers.CharField(),
-    "multiple_spans": serializers.BooleanField(), "labels": LABEL.__class__(many=True),
-})
-ITEM = _obj("SessionItem", {
-    "item": serializers.IntegerField(help_text="Send this id with submit, skip and events."),
-    "phase": serializers.ChoiceField(["training", "test"]),
-    "position": serializers.IntegerField(),
-    "question": serializers.CharField(),
-    "question_type": serializers.CharField(),
-    "question_type_name": serializers.CharField(),
-    "context": serializers.JSONField(help_text="A string, or [sentence 1, sentence 2] for sentence pairs."),
-    "context_kind": serializers.ChoiceField(["text", "pair"]),
-    "answer_kind": serializers.ChoiceField(["label", "spans"]),
-    "multiple_spans": serializers.BooleanField(),
-    "skip_allowed": serializers.BooleanField(),
-    "locked": serializers.BooleanField(),
-    "your_answer": STORED.__class__(required=False, help_text="Only for a locked item."),
-}, allow_null=True)
-COMPLETION = _obj("Completion", {
-    "code": serializers.CharField(),
-    "kind": serializers.ChoiceField(["redirect", "form_post", "code"]),
-    "url": serializers.CharField(), "fields": serializers.DictField(child=serializers.CharField()),
-}, allow_null=True)
-SESSION = _obj("Session", {
-    "state": serializers.CharField(), "shots": serializers.IntegerField(), "task": TASK,
-    "progress": PROGRESS.__class__(allow_null=True), "item": ITEM, "completion": COMPLETION,
-})
-REVEAL = _obj("Reveal", {
-    "item": serializers.IntegerField(),
-    "your_answer": STORED,
-    "gold": _obj("Gold", {
-        "answers": serializers.ListField(child=serializers.CharField()),
+SPAN_OUT = _obj(
+    "SpanOutput",
+    {
+        "start": serializers.IntegerField(help_text="Python str index, inclusive."),
+        "end": serializers.IntegerField(help_text="Python str index, exclusive."),
+        "text": serializers.CharField(),
+        "utf16_start": serializers.IntegerField(help_text="The same offset in UTF-16 code units (JavaScript)."),
+        "utf16_end": serializers.IntegerField(),
+    },
+)
+STORED = _obj(
+    "StoredAnswer",
+    {
+        "item": serializers.IntegerField(),
+        "phase": serializers.ChoiceField(["training", "test"]),
+        "status": serializers.ChoiceField(["answered", "no_answer", "skipped"]),
+        "label": serializers.CharField(),
+        "answer": serializers.ListField(child=serializers.CharField(), help_text="The answer set as strings."),
         "spans": SPAN_OUT.__class__(many=True),
-        "empty": serializers.BooleanField(help_text="The gold answer is the empty set."),
-    }),
-    "matches": _obj("Match", {"text": serializers.CharField(), "in_gold": serializers.BooleanField()}, many=True),
-    "score": serializers.FloatField(help_text="The item's S1."),
-    "verdict": serializers.ChoiceField(["correct", "partly correct", "incorrect"]),
-    "correct": serializers.BooleanField(),
-})
-LOCKED = _obj("Locked", {
-    "answer": STORED,
-    "step_finished": serializers.BooleanField(),
-    "state": serializers.CharField(help_text="The participation's state after this answer."),
-    "reveal": REVEAL.__class__(required=False, help_text="Training items only."),
-    "next": _obj("NextItem", {"progress": PROGRESS, "item": ITEM}, required=False,
-                 help_text="Test items only, unless it was the last: the next item, already marked as shown "
-                 "(the page renders it without another request)."),
-})
-PROGRESS_BOTH = _obj("SessionProgress", {
-    "state": serializers.CharField(),
-    "training": PROGRESS.__class__(allow_null=True), "test": PROGRESS.__class__(allow_null=True),
-})
+        "confidence": serializers.IntegerField(allow_null=True),
+        "submitted_at": serializers.DateTimeField(),
+    },
+)
+PROGRESS = _obj(
+    "Progress",
+    {
+        "phase": serializers.CharField(),
+        "done": serializers.IntegerField(),
+        "total": serializers.IntegerField(),
+        "number": serializers.IntegerField(),
+        "finished": serializers.BooleanField(),
+        "text": serializers.CharField(help_text='e.g. "Item 37 of 210".'),
+    },
+)
+LABEL = _obj(
+    "LabelHelp",
+    {
+        "name": serializers.CharField(),
+        "definition": serializers.CharField(),
+        "example": serializers.CharField(),
+        "key": serializers.CharField(help_text="Keyboard key on the page."),
+    },
+)
+TASK = _obj(
+    "SessionTask",
+    {
+        "slug": serializers.CharField(),
+        "name": serializers.CharField(),
+        "kind": serializers.CharField(),
+        "description": serializers.CharField(),
+        "instructions": serializers.CharField(),
+        "multiple_spans": serializers.BooleanField(),
+        "labels": LABEL.__class__(many=True),
+    },
+)
+ITEM = _obj(
+    "SessionItem",
+    {
+        "item": serializers.IntegerField(help_text="Send this id with submit, skip and events."),
+        "phase": serializers.ChoiceField(["training", "test"]),
+        "position": serializers.IntegerField(),
+        "question": serializers.CharField(),
+        "question_type": serializers.CharField(),
+        "question_type_name": serializers.CharField(),
+        "context": serializers.JSONField(help_text="A string, or [sentence 1, sentence 2] for sentence pairs."),
+        "context_kind": serializers.ChoiceField(["text", "pair"]),
+        "answer_kind": serializers.ChoiceField(["label", "spans"]),
+        "multiple_spans": serializers.BooleanField(),
+        "skip_allowed": serializers.BooleanField(),
+        "locked": serializers.BooleanField(),
+        "your_answer": STORED.__class__(required=False, help_text="Only for a locked item."),
+    },
+    allow_null=True,
+)
+COMPLETION = _obj(
+    "Completion",
+    {
+        "code": serializers.CharField(),
+        "kind": serializers.ChoiceField(["redirect", "form_post", "code"]),
+        "url": serializers.CharField(),
+        "fields": serializers.DictField(child=serializers.CharField()),
+    },
+    allow_null=True,
+)
+SESSION = _obj(
+    "Session",
+    {
+        "state": serializers.CharField(),
+        "shots": serializers.IntegerField(),
+        "task": TASK,
+        "progress": PROGRESS.__class__(allow_null=True),
+        "item": ITEM,
+        "completion": COMPLETION,
+    },
+)
+REVEAL = _obj(
+    "Reveal",
+    {
+        "item": serializers.IntegerField(),
+        "your_answer": STORED,
+        "gold": _obj(
+            "Gold",
+            {
+                "answers": serializers.ListField(child=serializers.CharField()),
+                "spans": SPAN_OUT.__class__(many=True),
+                "empty": serializers.BooleanField(help_text="The gold answer is the empty set."),
+            },
+        ),
+        "matches": _obj("Match", {"text": serializers.CharField(), "in_gold": serializers.BooleanField()}, many=True),
+        "score": serializers.FloatField(help_text="The item's S1."),
+        "verdict": serializers.ChoiceField(["correct", "partly correct", "incorrect"]),
+        "correct": serializers.BooleanField(),
+    },
+)
+LOCKED = _obj(
+    "Locked",
+    {
+        "answer": STORED,
+        "step_finished": serializers.BooleanField(),
+        "state": serializers.CharField(help_text="The participation's state after this answer."),
+        "reveal": REVEAL.__class__(required=False, help_text="Training items only."),
+        "next": _obj(
+            "NextItem",
+            {"progress": PROGRESS, "item": ITEM},
+            required=False,
+            help_text="Test items only, unless it was the last: the next item, already marked as shown "
+            "(the page renders it without another request).",
+        ),
+    },
+)
+PROGRESS_BOTH = _obj(
+    "SessionProgress",
+    {
+        "state": serializers.CharField(),
+        "training": PROGRESS.__class__(allow_null=True),
+        "test": PROGRESS.__class__(allow_null=True),
+    },
+)
 RECORDED = _obj("EventRecorded", {"recorded": serializers.BooleanField(help_text="False for a locked item.")})
 ERRORS = {400: ERROR, 403: ERROR, 409: ERROR}

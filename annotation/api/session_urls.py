@@ -1,4 +1,5 @@
 """The worker's session API under /api/session/ (see annotation.api.session)."""
+
 from django.urls import path
 
 from annotation.api import session

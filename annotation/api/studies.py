@@ -4,6 +4,7 @@ Thin: input serializers check shapes, services do the work, and a service's
 ValidationError becomes a 400 with the message under the field it concerns.
 Everything here is for staff (IsAdminUser); workers use the session API.
 """
+
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -12,7 +13,11 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
-    OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view, inline_serializer,
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+    inline_serializer,
 )
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
@@ -62,7 +67,9 @@ class ConditionSerializer(serializers.ModelSerializer):
 class StudySerializer(serializers.ModelSerializer):
     task = serializers.SlugRelatedField(slug_field="slug", queryset=Task.objects.all())
     shots = serializers.ListField(
-        child=serializers.IntegerField(min_value=0), write_only=True, required=False,
+        child=serializers.IntegerField(min_value=0),
+        write_only=True,
+        required=False,
         help_text="The conditions' shot levels, e.g. [0, 10, 20, 30] (the default).",
     )
     conditions = ConditionSerializer(many=True, read_only=True)
@@ -71,8 +78,18 @@ class StudySerializer(serializers.ModelSerializer):
     class Meta:
         model = Study
         fields = [
-            "id", "slug", "name", "task", "split_number", "status", "shots", "conditions", "entry_path",
-            *(f for f in studies.EDITABLE_FIELDS if f != "name"), "created_at", "updated_at",
+            "id",
+            "slug",
+            "name",
+            "task",
+            "split_number",
+            "status",
+            "shots",
+            "conditions",
+            "entry_path",
+            *(f for f in studies.EDITABLE_FIELDS if f != "name"),
+            "created_at",
+            "updated_at",
         ]
         read_only_fields = ["status", "created_at", "updated_at"]
 
@@ -114,7 +131,15 @@ class FilterDecisionSerializer(serializers.ModelSerializer):
     class Meta:
         model = FilterDecision
         fields = [
-            "training_s1", "rule", "threshold", "reference_mean", "passed", "is_override", "reason", "decided_by", "at",
+            "training_s1",
+            "rule",
+            "threshold",
+            "reference_mean",
+            "passed",
+            "is_override",
+            "reason",
+            "decided_by",
+            "at",
         ]
 
 
@@ -128,8 +153,21 @@ class ParticipationSerializer(serializers.ModelSerializer):
     class Meta:
         model = Participation
         fields = [
-            "id", "study", "condition", "shots", "worker", "slot_index", "state", "test_seed", "completion_code",
-            "platform_data", "created_at", "last_activity_at", "finished_at", "events", "filter_decisions",
+            "id",
+            "study",
+            "condition",
+            "shots",
+            "worker",
+            "slot_index",
+            "state",
+            "test_seed",
+            "completion_code",
+            "platform_data",
+            "created_at",
+            "last_activity_at",
+            "finished_at",
+            "events",
+            "filter_decisions",
         ]
         read_only_fields = fields
 
@@ -170,8 +208,12 @@ class StudyViewSet(viewsets.ModelViewSet):
         data = dict(serializer.validated_data)
         try:
             serializer.instance = studies.study_create(
-                task=data.pop("task"), slug=data.pop("slug"), name=data.pop("name", ""),
-                split_number=data.pop("split_number", 1), shots=data.pop("shots", studies.STANDARD_SHOTS), **data,
+                task=data.pop("task"),
+                slug=data.pop("slug"),
+                name=data.pop("name", ""),
+                split_number=data.pop("split_number", 1),
+                shots=data.pop("shots", studies.STANDARD_SHOTS),
+                **data,
             )
         except DjangoValidationError as exc:
             raise _as_400(exc) from None
@@ -182,7 +224,9 @@ class StudyViewSet(viewsets.ModelViewSet):
             data.pop(fixed, None)
         try:
             serializer.instance = studies.study_update(
-                study=serializer.instance, split_number=data.pop("split_number", None), shots=data.pop("shots", None),
+                study=serializer.instance,
+                split_number=data.pop("split_number", None),
+                shots=data.pop("shots", None),
                 **data,
             )
         except DjangoValidationError as exc:
@@ -205,15 +249,20 @@ class StudyViewSet(viewsets.ModelViewSet):
             raise _as_400(exc) from None
         return Response(StudySerializer(self.get_queryset().get(pk=study.pk)).data)
 
-    @extend_schema(summary="Per condition: slots filled, in training, in test, completed, excluded, abandoned",
-                   responses=ConditionCountsSerializer(many=True))
+    @extend_schema(
+        summary="Per condition: slots filled, in training, in test, completed, excluded, abandoned",
+        responses=ConditionCountsSerializer(many=True),
+    )
     @action(detail=True, methods=["get"])
     def counts(self, request, pk=None):
         rows = studies.condition_counts(study=self.get_object())
         return Response(ConditionCountsSerializer([dict(vars(r), free=r.free) for r in rows], many=True).data)
 
-    @extend_schema(summary="Create the standard CLUES design (0/10/20/30 shots x 3 workers) for a task",
-                   request=StandardDesignSerializer, responses={201: StudySerializer})
+    @extend_schema(
+        summary="Create the standard CLUES design (0/10/20/30 shots x 3 workers) for a task",
+        request=StandardDesignSerializer,
+        responses={201: StudySerializer},
+    )
     @action(detail=False, methods=["post"], url_path="standard-design")
     def standard_design(self, request):
         serializer = StandardDesignSerializer(data=request.data)
@@ -221,8 +270,12 @@ class StudyViewSet(viewsets.ModelViewSet):
         data = serializer.validated_data
         try:
             study = studies.create_standard_design(
-                task=data["task"], split_number=data["split_number"], slug=data.get("slug") or None,
-                name=data.get("name", ""), workers_per_condition=data["workers_per_condition"], open_now=data["open"],
+                task=data["task"],
+                split_number=data["split_number"],
+                slug=data.get("slug") or None,
+                name=data.get("name", ""),
+                workers_per_condition=data["workers_per_condition"],
+                open_now=data["open"],
             )
         except DjangoValidationError as exc:
             raise _as_400(exc) from None
@@ -247,10 +300,13 @@ class ConditionViewSet(viewsets.ReadOnlyModelViewSet):
 
 
 @extend_schema_view(
-    list=extend_schema(summary="List participations", parameters=[
-        OpenApiParameter("study", str, description="Study slug"),
-        OpenApiParameter("state", str, enum=Participation.State.values),
-    ]),
+    list=extend_schema(
+        summary="List participations",
+        parameters=[
+            OpenApiParameter("study", str, description="Study slug"),
+            OpenApiParameter("state", str, enum=Participation.State.values),
+        ],
+    ),
     retrieve=extend_schema(summary="A participation with its events and filter decisions"),
 )
 class ParticipationViewSet(viewsets.ReadOnlyModelViewSet):
@@ -269,8 +325,11 @@ class ParticipationViewSet(viewsets.ReadOnlyModelViewSet):
             qs = qs.filter(state=state)
         return qs
 
-    @extend_schema(summary="Override the training filter: readmit or exclude, with a logged reason",
-                   request=OverrideSerializer, responses=ParticipationSerializer)
+    @extend_schema(
+        summary="Override the training filter: readmit or exclude, with a logged reason",
+        request=OverrideSerializer,
+        responses=ParticipationSerializer,
+    )
     @action(detail=True, methods=["post"])
     def override(self, request, pk=None):
         serializer = OverrideSerializer(data=request.data)
@@ -278,7 +337,9 @@ class ParticipationViewSet(viewsets.ReadOnlyModelViewSet):
         participation = self.get_object()
         try:
             training_filter.override(
-                participation, admit=serializer.validated_data["admit"], reason=serializer.validated_data["reason"],
+                participation,
+                admit=serializer.validated_data["admit"],
+                reason=serializer.validated_data["reason"],
                 actor=request.user,
             )
         except (lifecycle.InvalidTransition, ValueError, IntegrityError) as exc:
@@ -352,7 +413,8 @@ class ParticipantExportView(APIView):
         task = get_object_or_404(Task, slug=slug)
         try:
             content, content_type, filename = blocklist.export_participants(
-                task=task, fmt=request.query_params.get("format", ""),
+                task=task,
+                fmt=request.query_params.get("format", ""),
                 qualification_name=request.query_params.get("qualification", ""),
             )
         except DjangoValidationError as exc:

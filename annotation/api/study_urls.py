@@ -1,4 +1,5 @@
 """Admins' API: /api/studies/, /api/conditions/, /api/participations/, /api/workers/, /api/participants/export/."""
+
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 

@@ -1,5 +1,6 @@
 """The JSON API: studies (admins) and reports (researchers); the worker's session is mounted first in
 the root URLconf (annotation.urls)."""
+
 from django.urls import include, path
 
 urlpatterns = [

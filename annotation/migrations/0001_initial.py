@@ -8,271 +8,549 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('tasks_app', '0001_initial'),
+        ("tasks_app", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Condition',
+            name="Condition",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('shots', models.PositiveSmallIntegerField(help_text='0 for zero-shot, else 10/20/30.')),
-                ('training_set', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='conditions', to='tasks_app.exampleset')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("shots", models.PositiveSmallIntegerField(help_text="0 for zero-shot, else 10/20/30.")),
+                (
+                    "training_set",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="conditions",
+                        to="tasks_app.exampleset",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['study', 'shots'],
+                "ordering": ["study", "shots"],
             },
         ),
         migrations.CreateModel(
-            name='ExportJob',
+            name="ExportJob",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(help_text='What to export, e.g. table-csv, annotations-jsonl, payments-csv.', max_length=40)),
-                ('params', models.JSONField(blank=True, default=dict, help_text='Study ids and metric options.')),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('done', 'Done'), ('failed', 'Failed')], default='queued', max_length=10)),
-                ('error', models.TextField(blank=True)),
-                ('file', models.FileField(blank=True, upload_to='exports/')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "kind",
+                    models.CharField(
+                        help_text="What to export, e.g. table-csv, annotations-jsonl, payments-csv.", max_length=40
+                    ),
+                ),
+                ("params", models.JSONField(blank=True, default=dict, help_text="Study ids and metric options.")),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("queued", "Queued"), ("running", "Running"), ("done", "Done"), ("failed", "Failed")],
+                        default="queued",
+                        max_length=10,
+                    ),
+                ),
+                ("error", models.TextField(blank=True)),
+                ("file", models.FileField(blank=True, upload_to="exports/")),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='ModelRun',
+            name="ModelRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200)),
-                ('shots', models.PositiveSmallIntegerField(blank=True, null=True)),
-                ('predictions', models.JSONField(help_text='Test example id -> list of answer strings.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('task', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='model_runs', to='tasks_app.task')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=200)),
+                ("shots", models.PositiveSmallIntegerField(blank=True, null=True)),
+                ("predictions", models.JSONField(help_text="Test example id -> list of answer strings.")),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "task",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="model_runs", to="tasks_app.task"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['task', 'name'],
+                "ordering": ["task", "name"],
             },
         ),
         migrations.CreateModel(
-            name='Participation',
+            name="Participation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slot_index', models.PositiveSmallIntegerField()),
-                ('state', models.CharField(choices=[('claimed', 'Claimed'), ('training', 'Training'), ('test', 'Test'), ('completed', 'Completed'), ('abandoned', 'Abandoned'), ('excluded', 'Excluded')], default='claimed', max_length=10)),
-                ('test_seed', models.BigIntegerField(blank=True, help_text='Seed of the shuffled test order, if any.', null=True)),
-                ('completion_code', models.CharField(blank=True, max_length=64)),
-                ('platform_data', models.JSONField(blank=True, default=dict, help_text='Platform parameters of the entry (assignmentId, SESSION_ID, ...).')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('last_activity_at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('condition', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='participations', to='annotation.condition')),
-                ('task', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='participations', to='tasks_app.task')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("slot_index", models.PositiveSmallIntegerField()),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("claimed", "Claimed"),
+                            ("training", "Training"),
+                            ("test", "Test"),
+                            ("completed", "Completed"),
+                            ("abandoned", "Abandoned"),
+                            ("excluded", "Excluded"),
+                        ],
+                        default="claimed",
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "test_seed",
+                    models.BigIntegerField(blank=True, help_text="Seed of the shuffled test order, if any.", null=True),
+                ),
+                ("completion_code", models.CharField(blank=True, max_length=64)),
+                (
+                    "platform_data",
+                    models.JSONField(
+                        blank=True,
+                        default=dict,
+                        help_text="Platform parameters of the entry (assignmentId, SESSION_ID, ...).",
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("last_activity_at", models.DateTimeField(auto_now_add=True, db_index=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "condition",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="participations",
+                        to="annotation.condition",
+                    ),
+                ),
+                (
+                    "task",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="participations", to="tasks_app.task"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['study', 'condition', 'slot_index', 'created_at'],
+                "ordering": ["study", "condition", "slot_index", "created_at"],
             },
         ),
         migrations.CreateModel(
-            name='FilterDecision',
+            name="FilterDecision",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('training_s1', models.FloatField()),
-                ('rule', models.CharField(max_length=10)),
-                ('threshold', models.FloatField()),
-                ('reference_mean', models.FloatField(blank=True, null=True)),
-                ('passed', models.BooleanField()),
-                ('is_override', models.BooleanField(default=False)),
-                ('reason', models.CharField(max_length=500)),
-                ('at', models.DateTimeField()),
-                ('decided_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('participation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='filter_decisions', to='annotation.participation')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("training_s1", models.FloatField()),
+                ("rule", models.CharField(max_length=10)),
+                ("threshold", models.FloatField()),
+                ("reference_mean", models.FloatField(blank=True, null=True)),
+                ("passed", models.BooleanField()),
+                ("is_override", models.BooleanField(default=False)),
+                ("reason", models.CharField(max_length=500)),
+                ("at", models.DateTimeField()),
+                (
+                    "decided_by",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "participation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="filter_decisions",
+                        to="annotation.participation",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['participation', 'at', 'id'],
+                "ordering": ["participation", "at", "id"],
             },
         ),
         migrations.CreateModel(
-            name='ParticipationEvent',
+            name="ParticipationEvent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('from_state', models.CharField(blank=True, max_length=10)),
-                ('to_state', models.CharField(choices=[('claimed', 'Claimed'), ('training', 'Training'), ('test', 'Test'), ('completed', 'Completed'), ('abandoned', 'Abandoned'), ('excluded', 'Excluded')], max_length=10)),
-                ('at', models.DateTimeField(db_index=True)),
-                ('reason', models.CharField(blank=True, max_length=300)),
-                ('actor', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('participation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='events', to='annotation.participation')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("from_state", models.CharField(blank=True, max_length=10)),
+                (
+                    "to_state",
+                    models.CharField(
+                        choices=[
+                            ("claimed", "Claimed"),
+                            ("training", "Training"),
+                            ("test", "Test"),
+                            ("completed", "Completed"),
+                            ("abandoned", "Abandoned"),
+                            ("excluded", "Excluded"),
+                        ],
+                        max_length=10,
+                    ),
+                ),
+                ("at", models.DateTimeField(db_index=True)),
+                ("reason", models.CharField(blank=True, max_length=300)),
+                (
+                    "actor",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "participation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="events",
+                        to="annotation.participation",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['participation', 'at', 'id'],
+                "ordering": ["participation", "at", "id"],
             },
         ),
         migrations.CreateModel(
-            name='Response',
+            name="Response",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('phase', models.CharField(choices=[('training', 'Training'), ('test', 'Test')], max_length=10)),
-                ('position', models.PositiveIntegerField(help_text="0-based position in the worker's order for this phase.")),
-                ('status', models.CharField(choices=[('pending', 'Not answered yet'), ('answered', 'Answered'), ('no_answer', 'Answered: no answer (empty set)'), ('skipped', 'Skipped')], default='pending', max_length=10)),
-                ('label', models.CharField(blank=True, max_length=50)),
-                ('answer', models.JSONField(blank=True, default=list)),
-                ('confidence', models.PositiveSmallIntegerField(blank=True, null=True)),
-                ('score', models.FloatField(blank=True, null=True)),
-                ('shown_at', models.DateTimeField(blank=True, null=True)),
-                ('submitted_at', models.DateTimeField(blank=True, null=True)),
-                ('revealed_at', models.DateTimeField(blank=True, null=True)),
-                ('last_seen_at', models.DateTimeField(blank=True, help_text='Last heartbeat while on the item.', null=True)),
-                ('active_ms', models.PositiveIntegerField(default=0, help_text='Time on the item, idle time capped.')),
-                ('blur_count', models.PositiveIntegerField(default=0, help_text='How often the page lost focus on this item.')),
-                ('example', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='responses', to='tasks_app.example')),
-                ('participation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='responses', to='annotation.participation')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("phase", models.CharField(choices=[("training", "Training"), ("test", "Test")], max_length=10)),
+                (
+                    "position",
+                    models.PositiveIntegerField(help_text="0-based position in the worker's order for this phase."),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Not answered yet"),
+                            ("answered", "Answered"),
+                            ("no_answer", "Answered: no answer (empty set)"),
+                            ("skipped", "Skipped"),
+                        ],
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                ("label", models.CharField(blank=True, max_length=50)),
+                ("answer", models.JSONField(blank=True, default=list)),
+                ("confidence", models.PositiveSmallIntegerField(blank=True, null=True)),
+                ("score", models.FloatField(blank=True, null=True)),
+                ("shown_at", models.DateTimeField(blank=True, null=True)),
+                ("submitted_at", models.DateTimeField(blank=True, null=True)),
+                ("revealed_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "last_seen_at",
+                    models.DateTimeField(blank=True, help_text="Last heartbeat while on the item.", null=True),
+                ),
+                ("active_ms", models.PositiveIntegerField(default=0, help_text="Time on the item, idle time capped.")),
+                (
+                    "blur_count",
+                    models.PositiveIntegerField(default=0, help_text="How often the page lost focus on this item."),
+                ),
+                (
+                    "example",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="responses", to="tasks_app.example"
+                    ),
+                ),
+                (
+                    "participation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="responses",
+                        to="annotation.participation",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['participation', 'phase', 'position'],
+                "ordering": ["participation", "phase", "position"],
             },
         ),
         migrations.CreateModel(
-            name='AnswerSpan',
+            name="AnswerSpan",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('start', models.PositiveIntegerField()),
-                ('end', models.PositiveIntegerField()),
-                ('text', models.TextField()),
-                ('response', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='spans', to='annotation.response')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("start", models.PositiveIntegerField()),
+                ("end", models.PositiveIntegerField()),
+                ("text", models.TextField()),
+                (
+                    "response",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="spans", to="annotation.response"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['response', 'start', 'end'],
+                "ordering": ["response", "start", "end"],
             },
         ),
         migrations.CreateModel(
-            name='Study',
+            name="Study",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(help_text='Used in the entry link /join/<slug>/.', unique=True)),
-                ('name', models.CharField(max_length=200)),
-                ('split_number', models.PositiveSmallIntegerField(default=1, help_text='Training split 1..5.', validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(5)])),
-                ('status', models.CharField(choices=[('draft', 'Draft'), ('open', 'Open'), ('paused', 'Paused'), ('closed', 'Closed')], default='draft', max_length=10)),
-                ('workers_per_condition', models.PositiveSmallIntegerField(default=3, validators=[django.core.validators.MinValueValidator(1)])),
-                ('hourly_rate', models.DecimalField(decimal_places=2, default=Decimal('12.00'), max_digits=8)),
-                ('currency', models.CharField(default='USD', max_length=3)),
-                ('base_reward', models.DecimalField(decimal_places=2, default=Decimal('0.00'), help_text='Fixed reward posted per participant on the platform (0: paid by the hour only). Effective hourly pay is this reward over the time spent; a bonus tops it up to the hourly rate.', max_digits=8)),
-                ('test_order', models.CharField(choices=[('fixed', "Fixed (the test file's order)"), ('shuffled', 'Shuffled per worker (seed recorded)')], default='fixed', max_length=10)),
-                ('abandon_after_minutes', models.PositiveIntegerField(default=60, help_text='A slot with no activity for this long is released.', validators=[django.core.validators.MinValueValidator(1)])),
-                ('filter_rule', models.CharField(choices=[('none', 'No training filter'), ('absolute', 'Training S1 at least a minimum'), ('relative', "Training S1 at most a distance below the condition's mean so far")], default='none', max_length=10)),
-                ('filter_threshold', models.FloatField(default=0.0, help_text="Absolute rule: the minimum training S1 (0..1). Relative rule: the largest allowed distance below the mean training S1 of the condition's other workers so far.")),
-                ('completion_code', models.CharField(blank=True, help_text='Shown to workers who finish.', max_length=64)),
-                ('prolific_completion_url', models.URLField(blank=True, help_text='Where Prolific workers are sent on completion, e.g. https://app.prolific.com/submissions/complete?cc=XXXX')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('task', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='studies', to='tasks_app.task')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("slug", models.SlugField(help_text="Used in the entry link /join/<slug>/.", unique=True)),
+                ("name", models.CharField(max_length=200)),
+                (
+                    "split_number",
+                    models.PositiveSmallIntegerField(
+                        default=1,
+                        help_text="Training split 1..5.",
+                        validators=[
+                            django.core.validators.MinValueValidator(1),
+                            django.core.validators.MaxValueValidator(5),
+                        ],
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("draft", "Draft"), ("open", "Open"), ("paused", "Paused"), ("closed", "Closed")],
+                        default="draft",
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "workers_per_condition",
+                    models.PositiveSmallIntegerField(
+                        default=3, validators=[django.core.validators.MinValueValidator(1)]
+                    ),
+                ),
+                ("hourly_rate", models.DecimalField(decimal_places=2, default=Decimal("12.00"), max_digits=8)),
+                ("currency", models.CharField(default="USD", max_length=3)),
+                (
+                    "base_reward",
+                    models.DecimalField(
+                        decimal_places=2,
+                        default=Decimal("0.00"),
+                        help_text="Fixed reward posted per participant on the platform (0: paid by the hour only). Effective hourly pay is this reward over the time spent; a bonus tops it up to the hourly rate.",
+                        max_digits=8,
+                    ),
+                ),
+                (
+                    "test_order",
+                    models.CharField(
+                        choices=[
+                            ("fixed", "Fixed (the test file's order)"),
+                            ("shuffled", "Shuffled per worker (seed recorded)"),
+                        ],
+                        default="fixed",
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "abandon_after_minutes",
+                    models.PositiveIntegerField(
+                        default=60,
+                        help_text="A slot with no activity for this long is released.",
+                        validators=[django.core.validators.MinValueValidator(1)],
+                    ),
+                ),
+                (
+                    "filter_rule",
+                    models.CharField(
+                        choices=[
+                            ("none", "No training filter"),
+                            ("absolute", "Training S1 at least a minimum"),
+                            ("relative", "Training S1 at most a distance below the condition's mean so far"),
+                        ],
+                        default="none",
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "filter_threshold",
+                    models.FloatField(
+                        default=0.0,
+                        help_text="Absolute rule: the minimum training S1 (0..1). Relative rule: the largest allowed distance below the mean training S1 of the condition's other workers so far.",
+                    ),
+                ),
+                (
+                    "completion_code",
+                    models.CharField(blank=True, help_text="Shown to workers who finish.", max_length=64),
+                ),
+                (
+                    "prolific_completion_url",
+                    models.URLField(
+                        blank=True,
+                        help_text="Where Prolific workers are sent on completion, e.g. https://app.prolific.com/submissions/complete?cc=XXXX",
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "task",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="studies", to="tasks_app.task"
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'studies',
-                'ordering': ['-created_at'],
+                "verbose_name_plural": "studies",
+                "ordering": ["-created_at"],
             },
         ),
         migrations.AddField(
-            model_name='participation',
-            name='study',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='participations', to='annotation.study'),
+            model_name="participation",
+            name="study",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT, related_name="participations", to="annotation.study"
+            ),
         ),
         migrations.AddField(
-            model_name='condition',
-            name='study',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='conditions', to='annotation.study'),
+            model_name="condition",
+            name="study",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="conditions", to="annotation.study"
+            ),
         ),
         migrations.CreateModel(
-            name='Worker',
+            name="Worker",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('platform', models.CharField(choices=[('prolific', 'Prolific'), ('mturk', 'Mechanical Turk'), ('inhouse', 'In-house')], max_length=10)),
-                ('external_id', models.CharField(max_length=128)),
-                ('blocked', models.BooleanField(default=False, help_text='Blocked workers cannot join any study.')),
-                ('blocked_reason', models.CharField(blank=True, max_length=300)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "platform",
+                    models.CharField(
+                        choices=[("prolific", "Prolific"), ("mturk", "Mechanical Turk"), ("inhouse", "In-house")],
+                        max_length=10,
+                    ),
+                ),
+                ("external_id", models.CharField(max_length=128)),
+                ("blocked", models.BooleanField(default=False, help_text="Blocked workers cannot join any study.")),
+                ("blocked_reason", models.CharField(blank=True, max_length=300)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['platform', 'external_id'],
-                'constraints': [models.UniqueConstraint(fields=('platform', 'external_id'), name='worker_unique_platform_id'), models.CheckConstraint(condition=models.Q(('external_id', ''), _negated=True), name='worker_id_not_blank')],
+                "ordering": ["platform", "external_id"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("platform", "external_id"), name="worker_unique_platform_id"),
+                    models.CheckConstraint(
+                        condition=models.Q(("external_id", ""), _negated=True), name="worker_id_not_blank"
+                    ),
+                ],
             },
         ),
         migrations.AddField(
-            model_name='participation',
-            name='worker',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='participations', to='annotation.worker'),
+            model_name="participation",
+            name="worker",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT, related_name="participations", to="annotation.worker"
+            ),
         ),
         migrations.AddIndex(
-            model_name='response',
-            index=models.Index(fields=['participation', 'phase', 'status', 'position'], name='response_next_item'),
+            model_name="response",
+            index=models.Index(fields=["participation", "phase", "status", "position"], name="response_next_item"),
         ),
         migrations.AddConstraint(
-            model_name='response',
-            constraint=models.UniqueConstraint(fields=('participation', 'phase', 'position'), name='response_unique_position'),
+            model_name="response",
+            constraint=models.UniqueConstraint(
+                fields=("participation", "phase", "position"), name="response_unique_position"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='response',
-            constraint=models.UniqueConstraint(fields=('participation', 'phase', 'example'), name='response_one_per_item'),
+            model_name="response",
+            constraint=models.UniqueConstraint(
+                fields=("participation", "phase", "example"), name="response_one_per_item"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='response',
-            constraint=models.CheckConstraint(condition=models.Q(('confidence__isnull', True), models.Q(('confidence__gte', 1), ('confidence__lte', 5)), _connector='OR'), name='response_confidence_1_to_5'),
+            model_name="response",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("confidence__isnull", True),
+                    models.Q(("confidence__gte", 1), ("confidence__lte", 5)),
+                    _connector="OR",
+                ),
+                name="response_confidence_1_to_5",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='response',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('status', 'pending'), ('submitted_at__isnull', True)), models.Q(models.Q(('status', 'pending'), _negated=True), ('submitted_at__isnull', False)), _connector='OR'), name='response_submitted_iff_locked'),
+            model_name="response",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("status", "pending"), ("submitted_at__isnull", True)),
+                    models.Q(models.Q(("status", "pending"), _negated=True), ("submitted_at__isnull", False)),
+                    _connector="OR",
+                ),
+                name="response_submitted_iff_locked",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='response',
-            constraint=models.CheckConstraint(condition=models.Q(('score__isnull', True), models.Q(('score__gte', 0), ('score__lte', 1)), _connector='OR'), name='response_score_0_to_1'),
+            model_name="response",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("score__isnull", True), models.Q(("score__gte", 0), ("score__lte", 1)), _connector="OR"
+                ),
+                name="response_score_0_to_1",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='answerspan',
-            constraint=models.CheckConstraint(condition=models.Q(('start__gte', 0)), name='span_start_not_negative'),
+            model_name="answerspan",
+            constraint=models.CheckConstraint(condition=models.Q(("start__gte", 0)), name="span_start_not_negative"),
         ),
         migrations.AddConstraint(
-            model_name='answerspan',
-            constraint=models.CheckConstraint(condition=models.Q(('start__lt', models.F('end'))), name='span_start_before_end'),
+            model_name="answerspan",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("start__lt", models.F("end"))), name="span_start_before_end"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='answerspan',
-            constraint=models.UniqueConstraint(fields=('response', 'start', 'end'), name='span_unique_per_response'),
+            model_name="answerspan",
+            constraint=models.UniqueConstraint(fields=("response", "start", "end"), name="span_unique_per_response"),
         ),
         migrations.AddConstraint(
-            model_name='study',
-            constraint=models.CheckConstraint(condition=models.Q(('split_number__gte', 1), ('split_number__lte', 5)), name='study_split_1_to_5'),
+            model_name="study",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("split_number__gte", 1), ("split_number__lte", 5)), name="study_split_1_to_5"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='study',
-            constraint=models.CheckConstraint(condition=models.Q(('workers_per_condition__gte', 1)), name='study_at_least_one_worker'),
+            model_name="study",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("workers_per_condition__gte", 1)), name="study_at_least_one_worker"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='study',
-            constraint=models.CheckConstraint(condition=models.Q(('hourly_rate__gte', 0)), name='study_rate_not_negative'),
+            model_name="study",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("hourly_rate__gte", 0)), name="study_rate_not_negative"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='condition',
-            constraint=models.UniqueConstraint(fields=('study', 'shots'), name='condition_unique_shots_per_study'),
+            model_name="condition",
+            constraint=models.UniqueConstraint(fields=("study", "shots"), name="condition_unique_shots_per_study"),
         ),
         migrations.AddConstraint(
-            model_name='condition',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('shots', 0), ('training_set__isnull', True)), models.Q(('shots__gt', 0), ('training_set__isnull', False)), _connector='OR'), name='condition_training_set_iff_few_shot'),
+            model_name="condition",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("shots", 0), ("training_set__isnull", True)),
+                    models.Q(("shots__gt", 0), ("training_set__isnull", False)),
+                    _connector="OR",
+                ),
+                name="condition_training_set_iff_few_shot",
+            ),
         ),
         migrations.AddIndex(
-            model_name='participation',
-            index=models.Index(fields=['state', 'last_activity_at'], name='participation_state_activity'),
+            model_name="participation",
+            index=models.Index(fields=["state", "last_activity_at"], name="participation_state_activity"),
         ),
         migrations.AddConstraint(
-            model_name='participation',
-            constraint=models.UniqueConstraint(fields=('worker', 'task'), name='participation_one_per_worker_and_task'),
+            model_name="participation",
+            constraint=models.UniqueConstraint(fields=("worker", "task"), name="participation_one_per_worker_and_task"),
         ),
         migrations.AddConstraint(
-            model_name='participation',
-            constraint=models.UniqueConstraint(condition=models.Q(('state__in', ['claimed', 'training', 'test', 'completed'])), fields=('condition', 'slot_index'), name='participation_one_active_per_slot'),
+            model_name="participation",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("state__in", ["claimed", "training", "test", "completed"])),
+                fields=("condition", "slot_index"),
+                name="participation_one_active_per_slot",
+            ),
         ),
     ]

@@ -5,24 +5,32 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0001_initial'),
-        ('tasks_app', '0002_clues_tasks'),
+        ("annotation", "0001_initial"),
+        ("tasks_app", "0002_clues_tasks"),
     ]
 
     operations = [
         migrations.RemoveIndex(
-            model_name='response',
-            name='response_next_item',
+            model_name="response",
+            name="response_next_item",
         ),
         migrations.AlterField(
-            model_name='response',
-            name='participation',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='responses', to='annotation.participation'),
+            model_name="response",
+            name="participation",
+            field=models.ForeignKey(
+                db_index=False,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="responses",
+                to="annotation.participation",
+            ),
         ),
         migrations.AddIndex(
-            model_name='response',
-            index=models.Index(condition=models.Q(('status', 'pending')), fields=['participation', 'phase', 'position'], name='response_pending'),
+            model_name="response",
+            index=models.Index(
+                condition=models.Q(("status", "pending")),
+                fields=["participation", "phase", "position"],
+                name="response_pending",
+            ),
         ),
     ]

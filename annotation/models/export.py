@@ -1,4 +1,5 @@
 """Export jobs (run by Celery, downloaded from the admin) and model predictions."""
+
 from django.conf import settings
 from django.db import models
 

@@ -1,4 +1,5 @@
 """Workers and their participation in a condition (a slot), with its history."""
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q

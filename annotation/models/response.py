@@ -1,4 +1,5 @@
 """A worker's answer to one item, and its spans."""
+
 from django.db import models
 from django.db.models import F, Q
 
@@ -31,9 +32,7 @@ class Response(models.Model):
         SKIPPED = "skipped", "Skipped"
 
     # No index of its own: response_unique_position begins with it (one index fewer to update per lock).
-    participation = models.ForeignKey(
-        Participation, on_delete=models.CASCADE, related_name="responses", db_index=False
-    )
+    participation = models.ForeignKey(Participation, on_delete=models.CASCADE, related_name="responses", db_index=False)
     example = models.ForeignKey(Example, on_delete=models.PROTECT, related_name="responses")
     phase = models.CharField(max_length=10, choices=Phase.choices)
     position = models.PositiveIntegerField(help_text="0-based position in the worker's order for this phase.")
@@ -71,7 +70,8 @@ class Response(models.Model):
             # The worker's current item: the first pending row of the step. Partial, so it holds only the
             # pending rows and a lookup never walks over the answered ones.
             models.Index(
-                fields=["participation", "phase", "position"], condition=Q(status="pending"),
+                fields=["participation", "phase", "position"],
+                condition=Q(status="pending"),
                 name="response_pending",
             ),
         ]

@@ -1,4 +1,5 @@
 """Studies and their conditions (the cohorts of 0/10/20/30 shots)."""
+
 import math
 from decimal import Decimal
 
@@ -37,7 +38,9 @@ class Study(models.Model):
     hourly_rate = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal("12.00"))
     currency = models.CharField(max_length=3, default="USD")
     base_reward = models.DecimalField(
-        max_digits=8, decimal_places=2, default=Decimal("0.00"),
+        max_digits=8,
+        decimal_places=2,
+        default=Decimal("0.00"),
         help_text="Fixed reward posted per participant on the platform (0: paid by the hour only). "
         "Effective hourly pay is this reward over the time spent; a bonus tops it up to the hourly rate.",
     )
@@ -53,7 +56,8 @@ class Study(models.Model):
     )
     completion_code = models.CharField(max_length=64, blank=True, help_text="Shown to workers who finish.")
     prolific_completion_url = models.URLField(
-        blank=True, help_text="Where Prolific workers are sent on completion, e.g. https://app.prolific.com/submissions/complete?cc=XXXX"
+        blank=True,
+        help_text="Where Prolific workers are sent on completion, e.g. https://app.prolific.com/submissions/complete?cc=XXXX",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

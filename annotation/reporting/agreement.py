@@ -1,4 +1,5 @@
 """Pure aggregation helpers (no Django): majority vote, Fleiss' kappa, pairwise S1."""
+
 from __future__ import annotations
 
 import math

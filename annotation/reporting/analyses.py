@@ -8,6 +8,7 @@
   pairwise S1 for spans.
 - Per-item difficulty, confidence against correctness, time per item.
 """
+
 from __future__ import annotations
 
 import math
@@ -20,7 +21,11 @@ from django.db.models.functions import Cast
 
 from annotation.models import Condition, Participation, Response, Study
 from annotation.reporting.agreement import (
-    as_answer, fleiss_kappa, majority_label, majority_spans, pairwise_s1,
+    as_answer,
+    fleiss_kappa,
+    majority_label,
+    majority_spans,
+    pairwise_s1,
 )
 from annotation.reporting.options import MetricOptions
 from annotation.reporting.pay import condition_pay
@@ -48,8 +53,9 @@ def _completed_ids(condition: Condition) -> list[int]:
 
 def _training_scores(participation_ids: list[int], example_ids: set[int]) -> list[float]:
     rows = (
-        Response.objects.filter(participation_id__in=participation_ids, phase=Phase.TRAINING,
-                                example_id__in=example_ids)
+        Response.objects.filter(
+            participation_id__in=participation_ids, phase=Phase.TRAINING, example_id__in=example_ids
+        )
         .exclude(status=Status.PENDING)
         .values("participation_id")
         .annotate(avg=Avg("score"))
@@ -73,19 +79,38 @@ def training_overlap_values(*, study: Study) -> list[dict[str, Any]]:
         extra = sets[large.pk] - sets[small.pk]
         base = {"pair": f"{small.shots} vs {large.shots}", "small_shots": small.shots, "large_shots": large.shots}
         for group in (small, large):
-            result.append({**base, "subset": "shared", "examples": len(shared), "group_shots": group.shots,
-                           "values": _training_scores(completed[group.pk], shared)})
+            result.append(
+                {
+                    **base,
+                    "subset": "shared",
+                    "examples": len(shared),
+                    "group_shots": group.shots,
+                    "values": _training_scores(completed[group.pk], shared),
+                }
+            )
         if extra:
-            result.append({**base, "subset": f"only in the {large.shots}-shot set", "examples": len(extra),
-                           "group_shots": large.shots, "values": _training_scores(completed[large.pk], extra)})
+            result.append(
+                {
+                    **base,
+                    "subset": f"only in the {large.shots}-shot set",
+                    "examples": len(extra),
+                    "group_shots": large.shots,
+                    "values": _training_scores(completed[large.pk], extra),
+                }
+            )
     return result
 
 
 def training_overlaps(*, study: Study, options: MetricOptions) -> list[dict[str, Any]]:
     """The appendix analysis for one study, each row as mean ± std (0-100) over the group's annotators."""
     return [
-        {"pair": row["pair"], "subset": row["subset"], "examples": row["examples"], "group_shots": row["group_shots"],
-         **_spread(row["values"], options.ddof)}
+        {
+            "pair": row["pair"],
+            "subset": row["subset"],
+            "examples": row["examples"],
+            "group_shots": row["group_shots"],
+            **_spread(row["values"], options.ddof),
+        }
         for row in training_overlap_values(study=study)
     ]
 
@@ -95,8 +120,7 @@ def _test_answers(condition: Condition, options: MetricOptions):
     answers: dict[int, dict[int, list[str]]] = defaultdict(dict)
     gold: dict[int, list[str]] = {}
     rows = (
-        Response.objects.filter(participation__condition=condition, participation__state=COMPLETED,
-                                phase=Phase.TEST)
+        Response.objects.filter(participation__condition=condition, participation__state=COMPLETED, phase=Phase.TEST)
         .exclude(status=Status.PENDING)
         .values_list("participation_id", "example_id", "status", "answer", "example__gold_answers")
     )
@@ -116,9 +140,7 @@ def majority_and_agreement(*, study: Study, options: MetricOptions) -> list[dict
     for condition in study.conditions.order_by("shots"):
         answers, gold = _test_answers(condition, options)
         annotators = _completed_ids(condition)
-        per_annotator = [
-            {eid: by_p[pid] for eid, by_p in answers.items() if pid in by_p} for pid in annotators
-        ]
+        per_annotator = [{eid: by_p[pid] for eid, by_p in answers.items() if pid in by_p} for pid in annotators]
         individual = [mean(s1(a, gold[eid]) for eid, a in d.items()) for d in per_annotator if d]
         votes = []
         for eid, by_p in answers.items():
@@ -139,8 +161,11 @@ def majority_and_agreement(*, study: Study, options: MetricOptions) -> list[dict
                 if len(by_p) == len(annotators) and all(len(as_answer(a)) == 1 for a in by_p.values())
             ]
             kappa = fleiss_kappa(full) if len(annotators) >= 2 else math.nan
-            row["agreement"] = {"measure": "fleiss_kappa", "value": None if math.isnan(kappa) else round(kappa, 4),
-                                "items": len(full)}
+            row["agreement"] = {
+                "measure": "fleiss_kappa",
+                "value": None if math.isnan(kappa) else round(kappa, 4),
+                "items": len(full),
+            }
         else:
             value = pairwise_s1(per_annotator)
             row["agreement"] = {"measure": "pairwise_s1", "value": _pct(value), "items": len(answers)}
@@ -149,8 +174,9 @@ def majority_and_agreement(*, study: Study, options: MetricOptions) -> list[dict
 
 
 def _completed_test(study: Study):
-    return Response.objects.filter(participation__study=study, participation__state=COMPLETED,
-                                   phase=Phase.TEST).exclude(status=Status.PENDING)
+    return Response.objects.filter(
+        participation__study=study, participation__state=COMPLETED, phase=Phase.TEST
+    ).exclude(status=Status.PENDING)
 
 
 def item_difficulty(*, study: Study, limit: int = 20) -> list[dict[str, Any]]:
@@ -158,17 +184,32 @@ def item_difficulty(*, study: Study, limit: int = 20) -> list[dict[str, Any]]:
     rows = list(
         _completed_test(study)
         .values("example_id", "example__source_id")
-        .annotate(mean_s1=Avg("score"), annotators=Count("id"), wrong=Count("id", filter=Q(score=0)),
-                  skips=Count("id", filter=Q(status=Status.SKIPPED)))
+        .annotate(
+            mean_s1=Avg("score"),
+            annotators=Count("id"),
+            wrong=Count("id", filter=Q(score=0)),
+            skips=Count("id", filter=Q(status=Status.SKIPPED)),
+        )
         .order_by("mean_s1", "-wrong", "example_id")[:limit]
     )
-    examples = {e.pk: e for e in Example.objects.filter(pk__in=[r["example_id"] for r in rows])
-                .only("id", "context", "question", "gold_answers")}
+    examples = {
+        e.pk: e
+        for e in Example.objects.filter(pk__in=[r["example_id"] for r in rows]).only(
+            "id", "context", "question", "gold_answers"
+        )
+    }
     return [
-        {"item": r["example__source_id"], "example_id": r["example_id"], "mean_s1": _pct(r["mean_s1"]),
-         "annotators": r["annotators"], "wrong": r["wrong"], "skips": r["skips"],
-         "context": _snippet(examples[r["example_id"]].context), "question": examples[r["example_id"]].question,
-         "gold": examples[r["example_id"]].gold_answers}
+        {
+            "item": r["example__source_id"],
+            "example_id": r["example_id"],
+            "mean_s1": _pct(r["mean_s1"]),
+            "annotators": r["annotators"],
+            "wrong": r["wrong"],
+            "skips": r["skips"],
+            "context": _snippet(examples[r["example_id"]].context),
+            "question": examples[r["example_id"]].question,
+            "gold": examples[r["example_id"]].gold_answers,
+        }
         for r in rows
     ]
 
@@ -181,12 +222,17 @@ def _snippet(context, length: int = 120) -> str:
 
 def confidence_vs_correctness(*, study: Study) -> dict[str, Any]:
     base = _completed_test(study).filter(confidence__isnull=False)
-    levels = base.values("confidence").annotate(
-        n=Count("id"), mean_s1=Avg("score"), exact=Count("id", filter=Q(score=1))
-    ).order_by("confidence")
+    levels = (
+        base.values("confidence")
+        .annotate(n=Count("id"), mean_s1=Avg("score"), exact=Count("id", filter=Q(score=1)))
+        .order_by("confidence")
+    )
     totals = base.aggregate(
-        n=Count("id"), sx=Sum(Cast("confidence", FloatField())), sy=Sum("score"),
-        sxx=Sum(Cast(F("confidence") * F("confidence"), FloatField())), syy=Sum(F("score") * F("score")),
+        n=Count("id"),
+        sx=Sum(Cast("confidence", FloatField())),
+        sy=Sum("score"),
+        sxx=Sum(Cast(F("confidence") * F("confidence"), FloatField())),
+        syy=Sum(F("score") * F("score")),
         sxy=Sum(Cast("confidence", FloatField()) * F("score")),
     )
     n = totals["n"] or 0
@@ -199,8 +245,12 @@ def confidence_vs_correctness(*, study: Study) -> dict[str, Any]:
             correlation = round(cov / math.sqrt(vx * vy), 4)
     return {
         "levels": [
-            {"confidence": r["confidence"], "n": r["n"], "mean_s1": _pct(r["mean_s1"]),
-             "exact_share": round(r["exact"] / r["n"], 4)}
+            {
+                "confidence": r["confidence"],
+                "n": r["n"],
+                "mean_s1": _pct(r["mean_s1"]),
+                "exact_share": round(r["exact"] / r["n"], 4),
+            }
             for r in levels
         ],
         "pearson_confidence_s1": correlation,
@@ -216,8 +266,13 @@ def time_per_item(*, study: Study) -> list[dict[str, Any]]:
         .order_by("participation__condition__shots", "phase")
     )
     return [
-        {"shots": r["participation__condition__shots"], "phase": r["phase"], "items": r["items"],
-         "mean_seconds": round((r["mean_ms"] or 0) / 1000, 2), "total_minutes": round((r["total_ms"] or 0) / 60000, 2)}
+        {
+            "shots": r["participation__condition__shots"],
+            "phase": r["phase"],
+            "items": r["items"],
+            "mean_seconds": round((r["mean_ms"] or 0) / 1000, 2),
+            "total_minutes": round((r["total_ms"] or 0) / 60000, 2),
+        }
         for r in rows
     ]
 
@@ -225,9 +280,16 @@ def time_per_item(*, study: Study) -> list[dict[str, Any]]:
 def pay_fairness(*, study: Study) -> list[dict[str, Any]]:
     """Per condition: workers paid, median effective hourly pay, whether it is below the rate, totals."""
     return [
-        {"shots": c.shots, "workers": c.n_workers, "hourly_rate": str(study.hourly_rate), "currency": study.currency,
-         "median_effective_hourly": None if c.median_effective_hourly is None else str(c.median_effective_hourly),
-         "below_rate": c.below_rate, "total_amount": str(c.total_amount), "total_bonus": str(c.total_bonus)}
+        {
+            "shots": c.shots,
+            "workers": c.n_workers,
+            "hourly_rate": str(study.hourly_rate),
+            "currency": study.currency,
+            "median_effective_hourly": None if c.median_effective_hourly is None else str(c.median_effective_hourly),
+            "below_rate": c.below_rate,
+            "total_amount": str(c.total_amount),
+            "total_bonus": str(c.total_bonus),
+        }
         for c in condition_pay(study=study)
     ]
 

@@ -1,4 +1,5 @@
 """Celery entry points of reporting: take ids, call one service."""
+
 from celery import shared_task
 
 from annotation.reporting.exports import export_job_run

@@ -8,6 +8,7 @@ together) and plots-zip (every per-task and all-task plot, PNG and SVG). Each st
 reproducibility header (see provenance.py). The raw annotations are streamed
 from a server-side cursor in chunks, so memory stays flat whatever the size.
 """
+
 from __future__ import annotations
 
 import csv
@@ -52,10 +53,27 @@ EXPORT_KINDS: dict[str, tuple[str, str]] = {
 }
 
 ANNOTATION_FIELDS = (
-    "pk", "participation_id", "participation__worker__platform", "participation__worker__external_id",
-    "participation__study__slug", "participation__condition__shots", "participation__state",
-    "example__source_id", "example_id", "phase", "position", "status", "label", "answer", "confidence", "score",
-    "shown_at", "submitted_at", "revealed_at", "active_ms", "blur_count",
+    "pk",
+    "participation_id",
+    "participation__worker__platform",
+    "participation__worker__external_id",
+    "participation__study__slug",
+    "participation__condition__shots",
+    "participation__state",
+    "example__source_id",
+    "example_id",
+    "phase",
+    "position",
+    "status",
+    "label",
+    "answer",
+    "confidence",
+    "score",
+    "shown_at",
+    "submitted_at",
+    "revealed_at",
+    "active_ms",
+    "blur_count",
 )
 
 
@@ -74,9 +92,7 @@ def _iso(value) -> str | None:
     return value.isoformat() if value else None
 
 
-def iter_annotation_lines(
-    *, studies: list[Study], options: MetricOptions, chunk_size: int = 2000
-) -> Iterator[str]:
+def iter_annotation_lines(*, studies: list[Study], options: MetricOptions, chunk_size: int = 2000) -> Iterator[str]:
     """The raw annotations as JSONL lines: a {"meta": ...} line, then one line per response."""
     header = reproducibility_header(studies=studies, options=options, export="annotations-jsonl")
     yield json.dumps({"meta": header}, ensure_ascii=False) + "\n"
@@ -97,37 +113,45 @@ def iter_annotation_lines(
 
 def _annotation_batch(batch: list[tuple]) -> Iterator[str]:
     spans: dict[int, list[dict[str, Any]]] = {}
-    for response_id, start, end, text in AnswerSpan.objects.filter(
-        response_id__in=[r[0] for r in batch]
-    ).order_by("response_id", "start", "end").values_list("response_id", "start", "end", "text"):
+    for response_id, start, end, text in (
+        AnswerSpan.objects.filter(response_id__in=[r[0] for r in batch])
+        .order_by("response_id", "start", "end")
+        .values_list("response_id", "start", "end", "text")
+    ):
         spans.setdefault(response_id, []).append({"start": start, "end": end, "text": text})
     for row in batch:
         r = dict(zip(ANNOTATION_FIELDS, row))
-        yield json.dumps({
-            "response_id": r["pk"],
-            "participation_id": r["participation_id"],
-            "platform": r["participation__worker__platform"],
-            "worker_id": r["participation__worker__external_id"],
-            "study": r["participation__study__slug"],
-            "condition_shots": r["participation__condition__shots"],
-            "participation_state": r["participation__state"],
-            "item_id": r["example__source_id"],
-            "example_id": r["example_id"],
-            "phase": r["phase"],
-            "position": r["position"],
-            "status": r["status"],
-            "skipped": r["status"] == Response.Status.SKIPPED,
-            "label": r["label"] or None,
-            "answer": r["answer"],
-            "spans": spans.get(r["pk"], []),
-            "confidence": r["confidence"],
-            "score": r["score"],
-            "shown_at": _iso(r["shown_at"]),
-            "submitted_at": _iso(r["submitted_at"]),
-            "revealed_at": _iso(r["revealed_at"]),
-            "active_ms": r["active_ms"],
-            "blur_count": r["blur_count"],
-        }, ensure_ascii=False) + "\n"
+        yield (
+            json.dumps(
+                {
+                    "response_id": r["pk"],
+                    "participation_id": r["participation_id"],
+                    "platform": r["participation__worker__platform"],
+                    "worker_id": r["participation__worker__external_id"],
+                    "study": r["participation__study__slug"],
+                    "condition_shots": r["participation__condition__shots"],
+                    "participation_state": r["participation__state"],
+                    "item_id": r["example__source_id"],
+                    "example_id": r["example_id"],
+                    "phase": r["phase"],
+                    "position": r["position"],
+                    "status": r["status"],
+                    "skipped": r["status"] == Response.Status.SKIPPED,
+                    "label": r["label"] or None,
+                    "answer": r["answer"],
+                    "spans": spans.get(r["pk"], []),
+                    "confidence": r["confidence"],
+                    "score": r["score"],
+                    "shown_at": _iso(r["shown_at"]),
+                    "submitted_at": _iso(r["submitted_at"]),
+                    "revealed_at": _iso(r["revealed_at"]),
+                    "active_ms": r["active_ms"],
+                    "blur_count": r["blur_count"],
+                },
+                ensure_ascii=False,
+            )
+            + "\n"
+        )
 
 
 def payments_csv(*, studies: list[Study], options: MetricOptions) -> str:
@@ -142,32 +166,80 @@ def payments_csv(*, studies: list[Study], options: MetricOptions) -> str:
     for line in header_lines(reproducibility_header(studies=studies, options=options, export="payments-csv")):
         out.write(line + "\n")
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["platform", "worker_id", "study", "shots", "state", "minutes", "amount", "currency",
-                     "base_reward", "bonus", "effective_hourly", "below_rate", "hourly_rate",
-                     "condition_median_effective_hourly", "condition_below_rate"])
+    writer.writerow(
+        [
+            "platform",
+            "worker_id",
+            "study",
+            "shots",
+            "state",
+            "minutes",
+            "amount",
+            "currency",
+            "base_reward",
+            "bonus",
+            "effective_hourly",
+            "below_rate",
+            "hourly_rate",
+            "condition_median_effective_hourly",
+            "condition_below_rate",
+        ]
+    )
     for study in studies:
-        participations = list(study.participations.select_related("worker", "condition").order_by(
-            "condition__shots", "slot_index", "created_at"))
+        participations = list(
+            study.participations.select_related("worker", "condition").order_by(
+                "condition__shots", "slot_index", "created_at"
+            )
+        )
         lines = pay_lines(study=study, participations=participations)
         medians = {c.shots: c for c in condition_pay(study=study)}
         for p in participations:
             line = lines[p.pk]
             median = medians[p.condition.shots]
-            writer.writerow([
-                p.worker.platform, p.worker.external_id, study.slug, p.condition.shots, p.state,
-                f"{line.minutes:.2f}", f"{line.amount:.2f}", study.currency, f"{line.base:.2f}", f"{line.bonus:.2f}",
-                "" if line.effective_hourly is None else f"{line.effective_hourly:.2f}", int(line.below_rate),
-                f"{study.hourly_rate:.2f}",
-                "" if median.median_effective_hourly is None else f"{median.median_effective_hourly:.2f}",
-                int(median.below_rate),
-            ])
+            writer.writerow(
+                [
+                    p.worker.platform,
+                    p.worker.external_id,
+                    study.slug,
+                    p.condition.shots,
+                    p.state,
+                    f"{line.minutes:.2f}",
+                    f"{line.amount:.2f}",
+                    study.currency,
+                    f"{line.base:.2f}",
+                    f"{line.bonus:.2f}",
+                    "" if line.effective_hourly is None else f"{line.effective_hourly:.2f}",
+                    int(line.below_rate),
+                    f"{study.hourly_rate:.2f}",
+                    "" if median.median_effective_hourly is None else f"{median.median_effective_hourly:.2f}",
+                    int(median.below_rate),
+                ]
+            )
     return out.getvalue()
 
 
 ANNOTATOR_COLUMNS = [
-    "study", "task", "shots", "platform", "worker_id", "state", "averaged_in", "test_s1", "test_items", "test_total",
-    "skips", "coverage", "training_s1", "training_items", "active_minutes", "paid_minutes", "pay", "bonus",
-    "currency", "effective_hourly", "below_rate",
+    "study",
+    "task",
+    "shots",
+    "platform",
+    "worker_id",
+    "state",
+    "averaged_in",
+    "test_s1",
+    "test_items",
+    "test_total",
+    "skips",
+    "coverage",
+    "training_s1",
+    "training_items",
+    "active_minutes",
+    "paid_minutes",
+    "pay",
+    "bonus",
+    "currency",
+    "effective_hourly",
+    "below_rate",
 ]
 
 
@@ -185,14 +257,31 @@ def annotators_csv(*, studies: list[Study], options: MetricOptions) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(ANNOTATOR_COLUMNS)
     for row in annotator_rows(studies=studies, options=options):
-        writer.writerow([
-            row.study_slug, row.task_slug, row.shots, row.platform, row.worker_id, row.state, int(row.is_completed),
-            _pct(row.test_s1), row.test_items, row.test_total, row.skips,
-            "" if row.coverage is None else f"{row.coverage:.4f}", _pct(row.training_s1), row.training_items,
-            f"{row.active_ms / 60000:.2f}", f"{row.paid_seconds / 60:.2f}", f"{row.pay:.2f}", f"{row.bonus:.2f}",
-            currency[row.study_slug], "" if row.effective_hourly is None else f"{row.effective_hourly:.2f}",
-            int(row.below_rate),
-        ])
+        writer.writerow(
+            [
+                row.study_slug,
+                row.task_slug,
+                row.shots,
+                row.platform,
+                row.worker_id,
+                row.state,
+                int(row.is_completed),
+                _pct(row.test_s1),
+                row.test_items,
+                row.test_total,
+                row.skips,
+                "" if row.coverage is None else f"{row.coverage:.4f}",
+                _pct(row.training_s1),
+                row.training_items,
+                f"{row.active_ms / 60000:.2f}",
+                f"{row.paid_seconds / 60:.2f}",
+                f"{row.pay:.2f}",
+                f"{row.bonus:.2f}",
+                currency[row.study_slug],
+                "" if row.effective_hourly is None else f"{row.effective_hourly:.2f}",
+                int(row.below_rate),
+            ]
+        )
     return out.getvalue()
 
 
@@ -237,13 +326,20 @@ def export_to_bytes(*, kind: str, studies: list[Study], options: MetricOptions) 
 
 # --- ExportJob: queued → running → done / failed -----------------------------------------------
 
+
 def _job_params(*, study_refs: Iterable[str | int], all_studies: bool, options: MetricOptions) -> dict:
     studies = select_studies(refs=study_refs, all_studies=all_studies)
     return {"studies": [s.pk for s in studies], **options.as_dict()}
 
 
-def export_job_create(*, kind: str, study_refs: Iterable[str | int] = (), all_studies: bool = False,
-                      options: MetricOptions | None = None, user=None) -> ExportJob:
+def export_job_create(
+    *,
+    kind: str,
+    study_refs: Iterable[str | int] = (),
+    all_studies: bool = False,
+    options: MetricOptions | None = None,
+    user=None,
+) -> ExportJob:
     """Validate, store a queued job and queue its Celery task after commit; nothing is stored on bad input."""
     check_kind(kind)
     params = _job_params(study_refs=study_refs, all_studies=all_studies, options=options or MetricOptions())
@@ -257,7 +353,8 @@ def export_job_create(*, kind: str, study_refs: Iterable[str | int] = (), all_st
 def export_job_run(*, job_id: int) -> ExportJob:
     """Run a queued job; on any error the job is failed with the reason and nothing half-written is kept."""
     claimed = ExportJob.objects.filter(pk=job_id, status=ExportJob.Status.QUEUED).update(
-        status=ExportJob.Status.RUNNING, started_at=timezone.now(), error="")
+        status=ExportJob.Status.RUNNING, started_at=timezone.now(), error=""
+    )
     job = ExportJob.objects.get(pk=job_id)
     if not claimed:
         return job  # already run (or running) elsewhere: a redelivered message changes nothing
@@ -272,9 +369,11 @@ def export_job_run(*, job_id: int) -> ExportJob:
     except Exception as exc:  # the reason is shown in the admin and the API
         reason = str(exc) if isinstance(exc, ReportError) else f"{type(exc).__name__}: {exc}"
         ExportJob.objects.filter(pk=job.pk).update(
-            status=ExportJob.Status.FAILED, error=reason[:2000], finished_at=timezone.now())
+            status=ExportJob.Status.FAILED, error=reason[:2000], finished_at=timezone.now()
+        )
     else:
         ExportJob.objects.filter(pk=job.pk).update(
-            status=ExportJob.Status.DONE, file=job.file.name, finished_at=timezone.now())
+            status=ExportJob.Status.DONE, file=job.file.name, finished_at=timezone.now()
+        )
     job.refresh_from_db()
     return job

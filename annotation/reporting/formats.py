@@ -4,6 +4,7 @@ Each carries the reproducibility header in the form the format allows:
 comment lines (CSV), a "meta" key (JSON), an HTML comment (Markdown) or
 LaTeX comments, and each prints the metric note under the table.
 """
+
 from __future__ import annotations
 
 import csv
@@ -32,11 +33,20 @@ def table_csv(table: Table, header: dict[str, Any]) -> str:
     writer.writerow(CSV_COLUMNS)
     for row in table.rows:
         for task, cell in zip(table.tasks, row.cells):
-            writer.writerow([
-                row.label, "" if row.shots is None else row.shots, int(row.is_model), task.get_group_display(),
-                task.name, _number(cell.mean), _number(cell.std), cell.n, cell.text(missing=""),
-                _number(cell.coverage),
-            ])
+            writer.writerow(
+                [
+                    row.label,
+                    "" if row.shots is None else row.shots,
+                    int(row.is_model),
+                    task.get_group_display(),
+                    task.name,
+                    _number(cell.mean),
+                    _number(cell.std),
+                    cell.n,
+                    cell.text(missing=""),
+                    _number(cell.coverage),
+                ]
+            )
     return out.getvalue()
 
 
@@ -81,10 +91,20 @@ def table_markdown(table: Table, header: dict[str, Any]) -> str:
 
 
 _LATEX_SPECIAL = {
-    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
     # Non-ASCII characters the notes use, so that the file compiles without a Unicode setup.
-    "±": r"$\pm$", "–": "--", "—": "---",
+    "±": r"$\pm$",
+    "–": "--",
+    "—": "---",
 }
 
 

@@ -1,4 +1,5 @@
 """The metric options a report is computed with; printed with every table."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass

@@ -9,6 +9,7 @@ hourly rate for the paid time. With a posted reward the worker receives it,
 the *effective* hourly pay is reward / paid hours, and where that falls below
 the rate the bonus ``rate × hours − reward`` makes it up.
 """
+
 from __future__ import annotations
 
 import statistics

@@ -4,6 +4,7 @@ Uses matplotlib's object API on the Agg/SVG backends (no pyplot, no display).
 The reproducibility header, when given, is embedded as the image's
 Description metadata (a PNG text chunk, the SVG's dc:description).
 """
+
 from __future__ import annotations
 
 import io
@@ -67,13 +68,20 @@ def _caption(ax, table: Table) -> None:
     """What the points and bars are, under the x-axis label."""
     spread = "population" if table.options.ddof == 0 else "sample"
     skips = "skips excluded" if table.options.exclude_skips else "a skip counts as an empty answer"
-    ax.annotate(f"mean ± {spread} std over completed annotators; {skips}", xy=(0, 0), xycoords="axes fraction",
-                xytext=(0, -36), textcoords="offset points", va="top", fontsize=7, color="0.3")
+    ax.annotate(
+        f"mean ± {spread} std over completed annotators; {skips}",
+        xy=(0, 0),
+        xycoords="axes fraction",
+        xytext=(0, -36),
+        textcoords="offset points",
+        va="top",
+        fontsize=7,
+        color="0.3",
+    )
 
 
 def _no_data(ax) -> None:
-    ax.text(0.5, 0.5, "no completed annotators yet", transform=ax.transAxes, ha="center", va="center",
-            color="0.45")
+    ax.text(0.5, 0.5, "no completed annotators yet", transform=ax.transAxes, ha="center", va="center", color="0.45")
 
 
 def task_plot(table: Table, task_index: int, fmt: str = "png", header: dict[str, Any] | None = None) -> bytes:
@@ -102,8 +110,14 @@ def all_tasks_plot(table: Table, fmt: str = "png", header: dict[str, Any] | None
         xs, ys, errs, _ = _series(table, index)
         if xs:
             dodge = (index - (len(table.tasks) - 1) / 2) * step
-            ax.errorbar([x + dodge for x in xs], ys, yerr=errs, marker=_MARKERS[index % len(_MARKERS)],
-                        capsize=3, label=task.name)
+            ax.errorbar(
+                [x + dodge for x in xs],
+                ys,
+                yerr=errs,
+                marker=_MARKERS[index % len(_MARKERS)],
+                capsize=3,
+                label=task.name,
+            )
     _decorate(ax, table, "Human S1 by number of shots")
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)

@@ -10,6 +10,7 @@ id must be predicted, no unknown id may appear, and every answer must be a
 list of strings (``[]`` is the empty set). A model's S1 is the mean over test
 items of the same ``tasks_app.scoring.s1`` the human responses are scored with.
 """
+
 from __future__ import annotations
 
 import json

@@ -5,6 +5,7 @@ of each condition's training set (over the ordered examples' ids, contexts,
 questions and gold answers, so any change to an example or to the order
 changes it), the app version and the metric options.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -24,9 +25,16 @@ def example_set_sha256(example_set: ExampleSet | None) -> str | None:
     if example_set is None:
         return None
     digest = hashlib.sha256()
-    rows = ExampleSetItem.objects.filter(example_set=example_set).order_by("position").values_list(
-        "example__source_id", "example__context", "example__question", "example__gold_answers",
-        "example__alternative_answers",
+    rows = (
+        ExampleSetItem.objects.filter(example_set=example_set)
+        .order_by("position")
+        .values_list(
+            "example__source_id",
+            "example__context",
+            "example__question",
+            "example__gold_answers",
+            "example__alternative_answers",
+        )
     )
     for row in rows.iterator(chunk_size=2000):
         digest.update(json.dumps(row, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode())
@@ -61,9 +69,7 @@ def study_configuration(study: Study) -> dict[str, Any]:
     }
 
 
-def reproducibility_header(
-    *, studies: Iterable[Study], options: MetricOptions, export: str
-) -> dict[str, Any]:
+def reproducibility_header(*, studies: Iterable[Study], options: MetricOptions, export: str) -> dict[str, Any]:
     return {
         "export": export,
         "generated_at": timezone.now().isoformat(timespec="seconds"),
@@ -77,5 +83,7 @@ def reproducibility_header(
 
 def header_lines(header: dict[str, Any], prefix: str = "# ") -> list[str]:
     """The header as comment lines, one key per line, values as compact JSON."""
-    return [f"{prefix}{key}: {json.dumps(value, ensure_ascii=False, separators=(',', ':'))}"
-            for key, value in header.items()]
+    return [
+        f"{prefix}{key}: {json.dumps(value, ensure_ascii=False, separators=(',', ':'))}"
+        for key, value in header.items()
+    ]

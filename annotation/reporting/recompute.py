@@ -1,4 +1,5 @@
 """Re-derive every stored item score from the stored answer and the gold, with the pure scorer."""
+
 from __future__ import annotations
 
 import math
@@ -21,8 +22,9 @@ class Recomputation:
         return not self.mismatches
 
 
-def recompute_item_scores(*, study_ids: list[int] | None = None, fix: bool = False,
-                          chunk_size: int = 2000) -> Recomputation:
+def recompute_item_scores(
+    *, study_ids: list[int] | None = None, fix: bool = False, chunk_size: int = 2000
+) -> Recomputation:
     """Compare every locked response's score with S1(answer, gold); optionally store the recomputed one.
 
     A skipped item is scored as the empty answer, as at lock time.

@@ -5,6 +5,7 @@ the responses); only the few resulting rows per condition come into Python,
 where the mean and standard deviation over annotators are taken with the
 pure scorer's ``mean``/``std``.
 """
+
 from __future__ import annotations
 
 import math
@@ -123,9 +124,9 @@ def annotator_rows(*, studies: Iterable[Study], options: MetricOptions | None = 
     result: list[AnnotatorRow] = []
     for study in studies:
         participations = list(
-            Participation.objects.filter(study=study).select_related("condition", "worker").order_by(
-                "condition__shots", "slot_index", "created_at"
-            )
+            Participation.objects.filter(study=study)
+            .select_related("condition", "worker")
+            .order_by("condition__shots", "slot_index", "created_at")
         )
         aggregates = _aggregates([p.pk for p in participations])
         pay = pay_lines(study=study, participations=participations)

@@ -1,4 +1,5 @@
 """Turning what a user typed (slugs, ids, --all) into studies, with clear errors."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable

@@ -7,6 +7,7 @@ Recognition, Machine Reading Comprehension (then Other); a cell is
 decimal. A cell no study provides stays missing (never zero). Model runs
 uploaded for the tasks appear as extra rows, scored by the same code.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -84,17 +85,29 @@ class Table:
         result = []
         for s in self.summaries:
             if s.excluded or s.abandoned or s.in_progress:
-                result.append({
-                    "task": s.task.slug, "shots": s.shots, "completed": s.n,
-                    **{name: [f"{r.platform}:{r.worker_id}" for r in rows] for name, rows in (
-                        ("excluded", s.excluded), ("abandoned", s.abandoned), ("in_progress", s.in_progress))},
-                })
+                result.append(
+                    {
+                        "task": s.task.slug,
+                        "shots": s.shots,
+                        "completed": s.n,
+                        **{
+                            name: [f"{r.platform}:{r.worker_id}" for r in rows]
+                            for name, rows in (
+                                ("excluded", s.excluded),
+                                ("abandoned", s.abandoned),
+                                ("in_progress", s.in_progress),
+                            )
+                        },
+                    }
+                )
         return result
 
     def set_apart_text(self) -> str:
         parts = [
-            f"{entry['task']} {entry['shots']}-shot: " + ", ".join(
-                f"{len(entry[k])} {k.replace('_', ' ')}" for k in ("excluded", "abandoned", "in_progress") if entry[k])
+            f"{entry['task']} {entry['shots']}-shot: "
+            + ", ".join(
+                f"{len(entry[k])} {k.replace('_', ' ')}" for k in ("excluded", "abandoned", "in_progress") if entry[k]
+            )
             for entry in self.set_apart()
         ]
         return ("Not averaged in: " + "; ".join(parts) + ".") if parts else ""
@@ -112,8 +125,13 @@ class Table:
                     "shots": row.shots,
                     "model": row.is_model,
                     "cells": {
-                        task.slug: {"mean": _round(c.mean), "std": _round(c.std), "n": c.n, "text": c.text(),
-                                    "coverage": _round(c.coverage)}
+                        task.slug: {
+                            "mean": _round(c.mean),
+                            "std": _round(c.std),
+                            "n": c.n,
+                            "text": c.text(),
+                            "coverage": _round(c.coverage),
+                        }
                         for task, c in zip(self.tasks, row.cells)
                     },
                 }
@@ -130,8 +148,9 @@ def _round(value: float | None) -> float | None:
 
 def _ordered_tasks(studies: list[Study]) -> list[Task]:
     tasks = {s.task_id: s.task for s in studies}.values()
-    return sorted(tasks, key=lambda t: (GROUP_ORDER.index(t.group) if t.group in GROUP_ORDER else 99,
-                                        t.display_order, t.name))
+    return sorted(
+        tasks, key=lambda t: (GROUP_ORDER.index(t.group) if t.group in GROUP_ORDER else 99, t.display_order, t.name)
+    )
 
 
 def _groups(tasks: list[Task]) -> list[tuple[str, int]]:
@@ -149,9 +168,7 @@ def _scale(value: float | None) -> float | None:
     return None if value is None else value * 100
 
 
-def build_table(
-    *, studies: list[Study], options: MetricOptions | None = None, include_models: bool = True
-) -> Table:
+def build_table(*, studies: list[Study], options: MetricOptions | None = None, include_models: bool = True) -> Table:
     """The table for any set of studies (their annotators pooled per task and shot level)."""
     options = options or MetricOptions()
     rows_by_annotator = annotator_rows(studies=studies, options=options)
@@ -167,13 +184,21 @@ def build_table(
             if summary is None or summary.mean is None:
                 cells.append(Cell(n=summary.n if summary else 0))
             else:
-                cells.append(Cell(mean=_scale(summary.mean), std=_scale(summary.std), n=summary.n,
-                                  coverage=summary.coverage))
+                cells.append(
+                    Cell(mean=_scale(summary.mean), std=_scale(summary.std), n=summary.n, coverage=summary.coverage)
+                )
         rows.append(Row(label=str(shots), shots=shots, cells=cells))
     if include_models:
         rows.extend(_model_rows(tasks))
-    return Table(tasks=tasks, groups=_groups(tasks), rows=rows, options=options, studies=studies,
-                 summaries=summaries, annotators=rows_by_annotator)
+    return Table(
+        tasks=tasks,
+        groups=_groups(tasks),
+        rows=rows,
+        options=options,
+        studies=studies,
+        summaries=summaries,
+        annotators=rows_by_annotator,
+    )
 
 
 def _model_rows(tasks: list[Task]) -> list[Row]:

@@ -9,6 +9,7 @@ the task. The number of examples behind a row differs by task (CoNLL's sets
 count per question type), so it is given per cell in CSV and JSON and listed
 under the Markdown and LaTeX tables.
 """
+
 from __future__ import annotations
 
 import csv
@@ -57,8 +58,10 @@ class TrainingTable:
 
     @property
     def note(self) -> str:
-        return (f"S1 on training examples (0-100); mean ± {self.options.spread} over each group's completed "
-                "annotators; excluded and abandoned workers are not averaged in.")
+        return (
+            f"S1 on training examples (0-100); mean ± {self.options.spread} over each group's completed "
+            "annotators; excluded and abandoned workers are not averaged in."
+        )
 
     def examples_text(self) -> str:
         parts = []
@@ -90,8 +93,7 @@ def build_training_table(*, studies: list[Study], options: MetricOptions | None 
                 cells.append(Cell(mean=m * 100, std=None if math.isnan(s) else s * 100, n=len(values)))
             else:
                 cells.append(Cell())
-        rows.append(TrainingRow(small, large, shared, group, cells,
-                                [examples[key].get(task.pk) for task in tasks]))
+        rows.append(TrainingRow(small, large, shared, group, cells, [examples[key].get(task.pk) for task in tasks]))
     return TrainingTable(tasks=tasks, groups=_groups(tasks), rows=rows, options=options)
 
 
@@ -108,24 +110,47 @@ def training_csv(table: TrainingTable, header: dict[str, Any]) -> str:
     writer.writerow(["pair", "subset", "annotators", "task", "examples", "mean", "std", "n", "cell"])
     for row in table.rows:
         for task, cell, n_examples in zip(table.tasks, row.cells, row.examples):
-            writer.writerow([f"{row.small} vs {row.large}", row.subset_label, row.group, task.name,
-                             "" if n_examples is None else n_examples, _num(cell.mean), _num(cell.std), cell.n,
-                             cell.text(missing="")])
+            writer.writerow(
+                [
+                    f"{row.small} vs {row.large}",
+                    row.subset_label,
+                    row.group,
+                    task.name,
+                    "" if n_examples is None else n_examples,
+                    _num(cell.mean),
+                    _num(cell.std),
+                    cell.n,
+                    cell.text(missing=""),
+                ]
+            )
     return out.getvalue()
 
 
 def training_json(table: TrainingTable, header: dict[str, Any]) -> str:
     rows = [
-        {"pair": f"{row.small} vs {row.large}", "subset": row.subset_label, "shared": row.shared,
-         "annotators_shots": row.group,
-         "cells": {task.slug: {"examples": n_examples, "mean": None if cell.mean is None else round(cell.mean, 4),
-                               "std": None if cell.std is None else round(cell.std, 4), "n": cell.n,
-                               "text": cell.text()}
-                   for task, cell, n_examples in zip(table.tasks, row.cells, row.examples)}}
+        {
+            "pair": f"{row.small} vs {row.large}",
+            "subset": row.subset_label,
+            "shared": row.shared,
+            "annotators_shots": row.group,
+            "cells": {
+                task.slug: {
+                    "examples": n_examples,
+                    "mean": None if cell.mean is None else round(cell.mean, 4),
+                    "std": None if cell.std is None else round(cell.std, 4),
+                    "n": cell.n,
+                    "text": cell.text(),
+                }
+                for task, cell, n_examples in zip(table.tasks, row.cells, row.examples)
+            },
+        }
         for row in table.rows
     ]
-    body = {"tasks": [{"slug": t.slug, "name": t.name, "group": t.get_group_display()} for t in table.tasks],
-            "rows": rows, "note": table.note}
+    body = {
+        "tasks": [{"slug": t.slug, "name": t.name, "group": t.get_group_display()} for t in table.tasks],
+        "rows": rows,
+        "note": table.note,
+    }
     return json.dumps({"meta": header, "training_table": body}, ensure_ascii=False, indent=2) + "\n"
 
 
@@ -135,8 +160,9 @@ def training_markdown(table: TrainingTable, header: dict[str, Any]) -> str:
     lines.append("| " + " | ".join(_md_escape(h) for h in head) + " |")
     lines.append("|" + "|".join([":---", ":---"] + [":---:"] * len(table.tasks)) + "|")
     for row in table.rows:
-        lines.append("| " + " | ".join([_md_escape(row.subset_label), row.label] + [c.text() for c in row.cells])
-                     + " |")
+        lines.append(
+            "| " + " | ".join([_md_escape(row.subset_label), row.label] + [c.text() for c in row.cells]) + " |"
+        )
     if not table.rows:
         lines.append("| " + " | ".join(["no few-shot conditions", MISSING] + [MISSING] * len(table.tasks)) + " |")
     lines += ["", f"_{table.note}_", ""]
@@ -149,19 +175,22 @@ def training_latex(table: TrainingTable, header: dict[str, Any]) -> str:
     lines = header_lines(header, prefix="% ")
     spec = "ll" + "".join("|" + "c" * span for _, span in table.groups)
     lines += [r"\begin{table}[t]", r"\centering", rf"\begin{{tabular}}{{{spec}}}", r"\hline"]
-    group_cells = [rf"\multicolumn{{{span}}}{{c{'|' if i < len(table.groups) - 1 else ''}}}{{{latex_escape(name)}}}"
-                   for i, (name, span) in enumerate(table.groups)]
+    group_cells = [
+        rf"\multicolumn{{{span}}}{{c{'|' if i < len(table.groups) - 1 else ''}}}{{{latex_escape(name)}}}"
+        for i, (name, span) in enumerate(table.groups)
+    ]
     lines.append(" & ".join(["", ""] + group_cells) + r" \\")
-    lines.append(" & ".join(["Training examples", "Annotators"] + [latex_escape(t.name) for t in table.tasks])
-                 + r" \\")
+    lines.append(" & ".join(["Training examples", "Annotators"] + [latex_escape(t.name) for t in table.tasks]) + r" \\")
     lines.append(r"\hline")
     previous = None
     for row in table.rows:
         if previous is not None and (row.small, row.large) != previous:
             lines.append(r"\hline")
         previous = (row.small, row.large)
-        cells = ["--" if c.mean is None else (f"{c.mean:.1f}" if c.std is None else f"{c.mean:.1f} $\\pm$ {c.std:.1f}")
-                 for c in row.cells]
+        cells = [
+            "--" if c.mean is None else (f"{c.mean:.1f}" if c.std is None else f"{c.mean:.1f} $\\pm$ {c.std:.1f}")
+            for c in row.cells
+        ]
         lines.append(" & ".join([latex_escape(row.subset_label), latex_escape(row.label)] + cells) + r" \\")
     lines += [
         r"\hline",

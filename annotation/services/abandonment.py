@@ -6,6 +6,7 @@ again, so a fresh worker can take it, and the worker stays ineligible for the
 task (the one-participation-per-worker-and-task row remains). Run
 periodically by the Celery task ``annotation.release_abandoned_slots``.
 """
+
 from __future__ import annotations
 
 from datetime import datetime, timedelta
@@ -38,7 +39,9 @@ def release_abandoned(*, now: datetime | None = None, study: Study | None = None
             for participation in idle:
                 try:
                     lifecycle.transition(
-                        participation, to_state=Participation.State.ABANDONED, at=now,
+                        participation,
+                        to_state=Participation.State.ABANDONED,
+                        at=now,
                         reason=f"no activity for {minutes} minute{'' if minutes == 1 else 's'}",
                     )
                 except lifecycle.InvalidTransition:

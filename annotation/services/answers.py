@@ -13,6 +13,7 @@ classification, the lock UPDATE, one INSERT of the spans, the activity touch
 (at most every few seconds) and, in the test step, marking the next item shown
 (the response carries it, so the page needs no second request per item).
 """
+
 from __future__ import annotations
 
 from contextlib import nullcontext
@@ -207,9 +208,7 @@ def _validate(
         raise InvalidAnswer("conflicting_answer", "choose either spans or no answer, not both")
     if no_answer:
         return Status.NO_ANSWER, "", [], []
-    valid = validate_spans(
-        context=response.example.context_text, spans=spans, unit=unit, multiple=task.multiple_spans
-    )
+    valid = validate_spans(context=response.example.context_text, spans=spans, unit=unit, multiple=task.multiple_spans)
     if not valid:
         raise InvalidAnswer("answer_required", "select at least one span, or choose no answer")
     texts = list(dict.fromkeys(s.text for s in valid))
@@ -242,8 +241,13 @@ def _current(participation: Participation, item_id: Any) -> tuple[Response, Resp
 
 
 def _lock(
-    *, participation: Participation, response: Response, following: Response | None, now: datetime,
-    changes: dict, spans: list[ValidSpan],
+    *,
+    participation: Participation,
+    response: Response,
+    following: Response | None,
+    now: datetime,
+    changes: dict,
+    spans: list[ValidSpan],
 ) -> SubmitResult:
     changes = {
         **changes,
@@ -302,7 +306,11 @@ def submit(
     if not isinstance(no_answer, bool):
         raise InvalidAnswer("invalid_payload", "no_answer must be true or false")
     status, label_word, answer, valid_spans = _validate(
-        response=response, participation=participation, label=label, spans=spans, unit=offset_unit,
+        response=response,
+        participation=participation,
+        label=label,
+        spans=spans,
+        unit=offset_unit,
         no_answer=no_answer,
     )
     confidence = _check_confidence(confidence, required=True)
@@ -314,8 +322,12 @@ def submit(
         "score": scoring.s1(answer, response.example.gold_answers),
     }
     return _lock(
-        participation=participation, response=response, following=following, now=now or timezone.now(),
-        changes=changes, spans=valid_spans,
+        participation=participation,
+        response=response,
+        following=following,
+        now=now or timezone.now(),
+        changes=changes,
+        spans=valid_spans,
     )
 
 
@@ -335,6 +347,10 @@ def skip(
         "score": scoring.s1([], response.example.gold_answers),
     }
     return _lock(
-        participation=participation, response=response, following=following, now=now or timezone.now(),
-        changes=changes, spans=[],
+        participation=participation,
+        response=response,
+        following=following,
+        now=now or timezone.now(),
+        changes=changes,
+        spans=[],
     )

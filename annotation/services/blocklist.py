@@ -10,6 +10,7 @@ platform, before they even start:
   assigns a qualification (score 1) to every past participant; the HIT then
   requires that this qualification "has not been granted".
 """
+
 from __future__ import annotations
 
 import csv

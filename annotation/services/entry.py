@@ -16,6 +16,7 @@ IMMEDIATE, the whole transaction is serialised instead of the rows.
 Nothing is written unless the worker gets a slot: refused entries leave no
 Worker row behind.
 """
+
 from __future__ import annotations
 
 import enum
@@ -134,8 +135,12 @@ def _claim(*, study: Study, params: EntryParams) -> JoinResult:
         try:
             with transaction.atomic():
                 participation = Participation.objects.create(
-                    study=locked, condition=condition, task_id=locked.task_id, worker=worker,
-                    slot_index=free[condition_id][0], state=Participation.State.CLAIMED,
+                    study=locked,
+                    condition=condition,
+                    task_id=locked.task_id,
+                    worker=worker,
+                    slot_index=free[condition_id][0],
+                    state=Participation.State.CLAIMED,
                     test_seed=secrets.randbits(62) if locked.test_order == Study.TestOrder.SHUFFLED else None,
                     platform_data=dict(params.platform_data),
                 )
@@ -176,6 +181,8 @@ def completion_target(participation: Participation) -> CompletionTarget:
     study = participation.study
     code = participation.completion_code or study.completion_code
     return completion_target_for(
-        platform=participation.worker.platform, platform_data=participation.platform_data or {}, code=code,
+        platform=participation.worker.platform,
+        platform_data=participation.platform_data or {},
+        code=code,
         prolific_completion_url=study.prolific_completion_url,
     )

@@ -9,6 +9,7 @@ conditional UPDATE from the expected state, so two racing requests cannot both
 move the same slot, and each change is recorded as a ParticipationEvent with
 its timestamp (pay is computed from these).
 """
+
 from __future__ import annotations
 
 import secrets
@@ -76,7 +77,10 @@ def transition(
 def record_claim(participation: Participation, *, at: datetime | None = None) -> ParticipationEvent:
     """The first event of a participation (its creation as claimed)."""
     return ParticipationEvent.objects.create(
-        participation=participation, from_state="", to_state=State.CLAIMED, at=at or participation.created_at,
+        participation=participation,
+        from_state="",
+        to_state=State.CLAIMED,
+        at=at or participation.created_at,
         reason="joined",
     )
 

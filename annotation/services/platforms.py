@@ -8,6 +8,7 @@ Plain Python, no database: the entry service and the views build on it.
   ``assignmentId`` is ``ASSIGNMENT_ID_NOT_AVAILABLE`` and there is no workerId.
 - In-house: ``worker_id``.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -106,7 +107,9 @@ def completion_target_for(
     assignment = platform_data.get("assignmentId", "")
     if platform == MTURK and submit_to and assignment:
         return CompletionTarget(
-            kind="form_post", code=code, url=submit_to.rstrip("/") + "/mturk/externalSubmit",
+            kind="form_post",
+            code=code,
+            url=submit_to.rstrip("/") + "/mturk/externalSubmit",
             # MTurk rejects a submission that carries nothing but the assignment id.
             fields={"assignmentId": assignment, "completion_code": code},
         )

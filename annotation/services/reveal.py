@@ -4,6 +4,7 @@ This is the one place that puts gold into anything a worker receives. It
 refuses test items outright and training items that are still pending, so
 the gold of an item is never sent before its answer is locked.
 """
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -59,9 +60,7 @@ def reveal_payload(response: Response, spans: list[AnswerSpan] | None = None) ->
 
 def reveal(*, participation: Participation, item_id: int, now: datetime | None = None) -> dict:
     """The reveal of one of the worker's own locked training items (reload, back button)."""
-    response = (
-        Response.objects.select_related("example").filter(pk=item_id, participation=participation).first()
-    )
+    response = Response.objects.select_related("example").filter(pk=item_id, participation=participation).first()
     if response is None:
         raise NotYourItem("not_your_item", "this item is not assigned to you")
     if response.phase != Response.Phase.TRAINING:

@@ -11,6 +11,7 @@ conditional UPDATE, the shuffle is determined by the seed, and the rows are
 bulk-inserted ignoring the unique (participation, phase, position) conflicts
 of a racing request.
 """
+
 from __future__ import annotations
 
 import random
@@ -75,9 +76,7 @@ def _test_example_ids(participation: Participation) -> list[int]:
 
 def _ensure_test_seed(participation: Participation) -> int:
     if participation.test_seed is None:
-        Participation.objects.filter(pk=participation.pk, test_seed__isnull=True).update(
-            test_seed=secrets.randbits(62)
-        )
+        Participation.objects.filter(pk=participation.pk, test_seed__isnull=True).update(test_seed=secrets.randbits(62))
         participation.test_seed = Participation.objects.values_list("test_seed", flat=True).get(pk=participation.pk)
     return participation.test_seed
 

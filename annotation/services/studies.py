@@ -9,6 +9,7 @@ conditions with three workers each on the split's *nested* sets, so a
 Errors are django ValidationErrors keyed by field, so the admin, the API and
 the commands can all show them next to what was wrong.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -29,8 +30,16 @@ State = Participation.State
 
 # Study fields an admin may set through create/update (the rest are derived).
 EDITABLE_FIELDS = (
-    "name", "workers_per_condition", "hourly_rate", "currency", "test_order", "abandon_after_minutes",
-    "filter_rule", "filter_threshold", "completion_code", "prolific_completion_url",
+    "name",
+    "workers_per_condition",
+    "hourly_rate",
+    "currency",
+    "test_order",
+    "abandon_after_minutes",
+    "filter_rule",
+    "filter_threshold",
+    "completion_code",
+    "prolific_completion_url",
 ) + tuple(name for name in ("base_reward",) if name in {f.name for f in Study._meta.get_fields()})
 
 STATUS_TRANSITIONS: dict[str, set[str]] = {
@@ -46,9 +55,9 @@ STATUS_TRANSITIONS: dict[str, set[str]] = {
 
 def available_shots(*, task: Task, split_number: int) -> list[int]:
     """The shot levels a study of this task and split can have: 0 and the split's training sets."""
-    levels = ExampleSet.objects.filter(
-        task=task, role=ExampleSet.Role.TRAIN, split__number=split_number
-    ).values_list("shots", flat=True)
+    levels = ExampleSet.objects.filter(task=task, role=ExampleSet.Role.TRAIN, split__number=split_number).values_list(
+        "shots", flat=True
+    )
     return [0, *sorted(set(levels))]
 
 
@@ -92,17 +101,21 @@ def check_nested(*, task: Task, split_number: int, shots: Iterable[int]) -> None
         raise ValidationError({"split_number": f"Task {task.slug} has no training split {split_number}."})
     if not (split.is_nested or split.nested_built):
         raise ValidationError(
-            {"split_number": f"The training sets of {split} are not nested (10 within 20 within 30), so the "
-             "conditions would not be comparable. Re-import the split with nested sets built from the 30-shot file."}
+            {
+                "split_number": f"The training sets of {split} are not nested (10 within 20 within 30), so the "
+                "conditions would not be comparable. Re-import the split with nested sets built from the 30-shot file."
+            }
         )
     previous: set[int] = set()
     for level in sorted(s for s in shots if s > 0):
-        ids = set(
-            ExampleSet.objects.get(split=split, shots=level).items.values_list("example_id", flat=True)
-        )
+        ids = set(ExampleSet.objects.get(split=split, shots=level).items.values_list("example_id", flat=True))
         if not previous <= ids:
-            raise ValidationError({"split_number": f"{split} claims to be nested, but its {level}-shot set "
-                                                   "does not contain the smaller sets."})
+            raise ValidationError(
+                {
+                    "split_number": f"{split} claims to be nested, but its {level}-shot set "
+                    "does not contain the smaller sets."
+                }
+            )
         previous = ids
 
 
@@ -137,8 +150,13 @@ def study_create(
 ) -> Study:
     """A draft study with one condition per shot level; ValidationError if anything is missing."""
     shots = list(shots)
-    study = Study(task=task, slug=slug, name=name or f"{task.name} ({slug})", split_number=split_number,
-                  **_validated_options(options))
+    study = Study(
+        task=task,
+        slug=slug,
+        name=name or f"{task.name} ({slug})",
+        split_number=split_number,
+        **_validated_options(options),
+    )
     _full_clean(study)
     validate_design(task=task, split_number=split_number, shots=shots)
     try:
@@ -160,8 +178,12 @@ def validate_design(*, task: Task, split_number: int, shots: Iterable[int]) -> N
 
 
 def validate_change(
-    *, study: Study, split_number: int | None = None, shots: Iterable[int] | None = None,
-    workers_per_condition: int | None = None, test_order: str | None = None,
+    *,
+    study: Study,
+    split_number: int | None = None,
+    shots: Iterable[int] | None = None,
+    workers_per_condition: int | None = None,
+    test_order: str | None = None,
 ) -> None:
     """What may change once a study exists: the design and the test order only while nobody has joined,
     N never below the slots held."""
@@ -175,8 +197,10 @@ def validate_change(
         )
     if test_order is not None and test_order != study.test_order and _has_participants(study):
         raise ValidationError(
-            {"test_order": "Workers have already joined this study: changing the test order would reorder the "
-             "items of workers in the middle of their test step."}
+            {
+                "test_order": "Workers have already joined this study: changing the test order would reorder the "
+                "items of workers in the middle of their test step."
+            }
         )
     if workers_per_condition is not None:
         held = max((c.filled for c in condition_counts(study=study)), default=0)
@@ -205,9 +229,13 @@ def study_update(
     _validated_options(options)
     with transaction.atomic():
         study = Study.objects.select_for_update().get(pk=study.pk)
-        validate_change(study=study, split_number=split_number, shots=shots,
-                        workers_per_condition=options.get("workers_per_condition"),
-                        test_order=options.get("test_order"))
+        validate_change(
+            study=study,
+            split_number=split_number,
+            shots=shots,
+            workers_per_condition=options.get("workers_per_condition"),
+            test_order=options.get("test_order"),
+        )
         for field, value in options.items():
             setattr(study, field, value)
         if split_number is not None:
@@ -248,9 +276,13 @@ def create_standard_design(
     check_nested(task=task, split_number=split_number, shots=STANDARD_SHOTS)
     with transaction.atomic():
         study = study_create(
-            task=task, slug=slug or default_slug(task=task, split_number=split_number),
+            task=task,
+            slug=slug or default_slug(task=task, split_number=split_number),
             name=name or f"{task.name}, split {split_number}: 0/10/20/30 shots",
-            split_number=split_number, shots=STANDARD_SHOTS, workers_per_condition=workers_per_condition, **options,
+            split_number=split_number,
+            shots=STANDARD_SHOTS,
+            workers_per_condition=workers_per_condition,
+            **options,
         )
         if open_now:
             change_status(study=study, to_status=Study.Status.OPEN)
@@ -331,9 +363,16 @@ def condition_counts(*, study: Study) -> list[ConditionCounts]:
     )
     return [
         ConditionCounts(
-            condition_id=r["id"], shots=r["shots"], slots=r["study__workers_per_condition"], filled=r["filled"],
-            claimed=r["claimed"], in_training=r["in_training"], in_test=r["in_test"], completed=r["completed"],
-            excluded=r["excluded"], abandoned=r["abandoned"],
+            condition_id=r["id"],
+            shots=r["shots"],
+            slots=r["study__workers_per_condition"],
+            filled=r["filled"],
+            claimed=r["claimed"],
+            in_training=r["in_training"],
+            in_test=r["in_test"],
+            completed=r["completed"],
+            excluded=r["excluded"],
+            abandoned=r["abandoned"],
         )
         for r in rows
     ]

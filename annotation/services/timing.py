@@ -8,6 +8,7 @@ focus/blur, submit); a gap longer than ``IDLE_CAP_MS`` (60 s) counts as 60 s,
 so a worker who walks away, or a laptop that sleeps, does not inflate the time.
 Only pending items accumulate time; a locked item's figures are final.
 """
+
 from __future__ import annotations
 
 from datetime import datetime

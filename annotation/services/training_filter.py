@@ -11,6 +11,7 @@ A failing worker is excluded before the test step (the slot reopens for a
 fresh worker; they stay ineligible for the task and are paid for their time).
 Admins can override either way; every verdict is a FilterDecision with its reason.
 """
+
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -72,8 +73,14 @@ def evaluate(participation: Participation) -> FilterDecision:
     else:
         passed, reason = True, f"training S1 {s1:.3f}; no filter"
     return FilterDecision.objects.create(
-        participation=participation, training_s1=s1, rule=study.filter_rule, threshold=study.filter_threshold,
-        reference_mean=reference, passed=passed, reason=reason, at=timezone.now(),
+        participation=participation,
+        training_s1=s1,
+        rule=study.filter_rule,
+        threshold=study.filter_threshold,
+        reference_mean=reference,
+        passed=passed,
+        reason=reason,
+        at=timezone.now(),
     )
 
 
@@ -82,7 +89,9 @@ def finish_training(participation: Participation) -> FilterDecision:
     with transaction.atomic():
         decision = evaluate(participation)
         if decision.passed:
-            lifecycle.transition(participation, to_state=State.TEST, reason=f"passed training filter: {decision.reason}")
+            lifecycle.transition(
+                participation, to_state=State.TEST, reason=f"passed training filter: {decision.reason}"
+            )
         else:
             lifecycle.exclude(participation, reason=f"failed training filter: {decision.reason}")
     return decision
@@ -145,9 +154,15 @@ def override(
                 "the worker's slot has been given to another worker meanwhile; cannot readmit"
             ) from None
         decision = FilterDecision.objects.create(
-            participation=locked, training_s1=training_s1(locked), rule=locked.study.filter_rule,
-            threshold=locked.study.filter_threshold, passed=admit, is_override=True, reason=reason,
-            decided_by=actor, at=timezone.now(),
+            participation=locked,
+            training_s1=training_s1(locked),
+            rule=locked.study.filter_rule,
+            threshold=locked.study.filter_threshold,
+            passed=admit,
+            is_override=True,
+            reason=reason,
+            decided_by=actor,
+            at=timezone.now(),
         )
     participation.refresh_from_db()
     return decision

@@ -16,6 +16,7 @@ alike (the tests run it on both); on PostgreSQL each statement is also
 prepared once per connection, so that the server does not plan it again on
 every request.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -131,8 +132,11 @@ def _pending_row(row: tuple, start: int) -> Response:
 @cache
 def _participation_statement() -> tuple[str, tuple[_Columns, ...]]:
     parts = (
-        _Columns(Participation, "p"), _Columns(Condition, "c"), _Columns(Study, "s"),
-        _Columns(Task, "t"), _Columns(Worker, "w"),
+        _Columns(Participation, "p"),
+        _Columns(Condition, "c"),
+        _Columns(Study, "s"),
+        _Columns(Task, "t"),
+        _Columns(Worker, "w"),
     )
     phase_of_state = " ".join(f"WHEN '{state}' THEN '{phase}'" for state, phase in PHASE_OF_STATE.items())
     phase = f"(SELECT CASE q.state {phase_of_state} END FROM {Participation._meta.db_table} q WHERE q.id = %s)"
@@ -142,7 +146,7 @@ def _participation_statement() -> tuple[str, tuple[_Columns, ...]]:
     # step; the derived table is joined to every participation row, so its rows repeat the participation).
     sql = (
         f"SELECT {', '.join(part.sql for part in parts)},"
-        f" (SELECT {label_names}(l.\"name\") FROM {Label._meta.db_table} l WHERE l.task_id = t.id),"
+        f' (SELECT {label_names}(l."name") FROM {Label._meta.db_table} l WHERE l.task_id = t.id),'
         f" x.* FROM {Participation._meta.db_table} p"
         f" JOIN {Condition._meta.db_table} c ON c.id = p.condition_id"
         f" JOIN {Study._meta.db_table} s ON s.id = p.study_id"
@@ -221,7 +225,11 @@ def lock_is_one_statement() -> bool:
 
 
 def lock_response(
-    pk: int, changes: dict, *, spans: list[AnswerSpan] = (), show: tuple[int, datetime] | None = None,
+    pk: int,
+    changes: dict,
+    *,
+    spans: list[AnswerSpan] = (),
+    show: tuple[int, datetime] | None = None,
 ) -> tuple[bool, bool]:
     """Lock a pending response: write ``changes``, store its ``spans`` and, with ``show=(next_pk, at)``,
     record when the next item was first shown. Returns (locked, next shown); nothing is written
@@ -238,9 +246,15 @@ def lock_response(
     sql = _lock_statement(tuple(changes))
     next_pk, shown_at = show or (None, None)
     params = [
-        *_prepared_values(Response, changes), pk, Response.Status.PENDING,
-        [span.start for span in spans], [span.end for span in spans], [span.text for span in spans],
-        shown_at, shown_at, next_pk,
+        *_prepared_values(Response, changes),
+        pk,
+        Response.Status.PENDING,
+        [span.start for span in spans],
+        [span.end for span in spans],
+        [span.text for span in spans],
+        shown_at,
+        shown_at,
+        next_pk,
     ]
     with connection.cursor() as cursor:
         _run(cursor, sql, params)
@@ -253,11 +267,11 @@ def _lock_statement(columns: tuple[str, ...]) -> str:
     table, span = Response._meta.db_table, AnswerSpan._meta
     span_columns = ", ".join(f'"{span.get_field(name).column}"' for name in ("response", "start", "end", "text"))
     return (
-        f"WITH locked AS ({_update_statement(Response, columns, _PENDING)} RETURNING \"id\"),"
+        f'WITH locked AS ({_update_statement(Response, columns, _PENDING)} RETURNING "id"),'
         f" spans AS (INSERT INTO {span.db_table} ({span_columns})"
-        " SELECT locked.\"id\", s.a, s.b, s.t FROM locked,"
+        ' SELECT locked."id", s.a, s.b, s.t FROM locked,'
         " unnest(%s::integer[], %s::integer[], %s::text[]) AS s (a, b, t)),"
-        f" shown AS (UPDATE {table} SET \"shown_at\" = %s, \"last_seen_at\" = %s"
+        f' shown AS (UPDATE {table} SET "shown_at" = %s, "last_seen_at" = %s'
         ' WHERE "id" = %s AND "shown_at" IS NULL AND EXISTS (SELECT 1 FROM locked) RETURNING "id")'
         " SELECT (SELECT COUNT(*) FROM locked), (SELECT COUNT(*) FROM shown)"
     )

@@ -12,6 +12,7 @@ Mounted under /bench/ only when BENCH_NOOP_ENDPOINT=1:
   costs at the very least on the same stack. Its throughput bounds what share
   of the do-nothing ceiling a submission could ever reach.
 """
+
 from django.db import connection
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt

@@ -3,6 +3,7 @@
 Read-only pages over the reporting services, plus one POST that queues an
 export job (the same service the admin action and the API call).
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -17,7 +18,11 @@ from django.views.decorators.http import require_POST
 
 from annotation.models import ExportJob, Participation, Study
 from annotation.reporting.analyses import (
-    confidence_vs_correctness, item_difficulty, majority_and_agreement, time_per_item, training_overlaps,
+    confidence_vs_correctness,
+    item_difficulty,
+    majority_and_agreement,
+    time_per_item,
+    training_overlaps,
 )
 from annotation.reporting.exports import EXPORT_KINDS, export_job_create, export_to_bytes, iter_annotation_lines
 from annotation.reporting.options import MetricOptions, ReportError
@@ -38,15 +43,22 @@ def _selection(request: HttpRequest) -> tuple[list[Study], MetricOptions, str]:
 def _progress(studies: list[Study]) -> dict[int, list[dict]]:
     """Per study, per condition: slots and how many participations are in each state."""
     counts: dict[tuple[int, int], dict[str, int]] = defaultdict(dict)
-    rows = (Participation.objects.filter(study__in=studies).values("study_id", "condition_id", "state")
-            .annotate(n=Count("id")).order_by())
+    rows = (
+        Participation.objects.filter(study__in=studies)
+        .values("study_id", "condition_id", "state")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
     for row in rows:
         counts[(row["study_id"], row["condition_id"])][row["state"]] = row["n"]
     result: dict[int, list[dict]] = {}
     for study in studies:
         result[study.pk] = [
-            {"shots": c.shots, "slots": study.workers_per_condition,
-             "states": [counts[(study.pk, c.pk)].get(state, 0) for state in STATES]}
+            {
+                "shots": c.shots,
+                "slots": study.workers_per_condition,
+                "states": [counts[(study.pk, c.pk)].get(state, 0) for state in STATES],
+            }
             for c in study.conditions.order_by("shots")
         ]
     return result
@@ -54,6 +66,7 @@ def _progress(studies: list[Study]) -> dict[int, list[dict]]:
 
 def _option_links(studies_raw: str | None, options: MetricOptions) -> dict[str, str]:
     """Query strings that change one metric option and keep the other (and the study selection)."""
+
     def query(exclude_skips: bool, ddof: int) -> str:
         parts = [f"studies={studies_raw}"] if studies_raw else []
         if exclude_skips:
@@ -63,8 +76,10 @@ def _option_links(studies_raw: str | None, options: MetricOptions) -> dict[str, 
         return "&".join(parts)
 
     return {
-        "skips_empty": query(False, options.ddof), "skips_excluded": query(True, options.ddof),
-        "population": query(options.exclude_skips, 0), "sample": query(options.exclude_skips, 1),
+        "skips_empty": query(False, options.ddof),
+        "skips_excluded": query(True, options.ddof),
+        "population": query(options.exclude_skips, 0),
+        "sample": query(options.exclude_skips, 1),
     }
 
 
@@ -85,14 +100,22 @@ def index(request: HttpRequest) -> HttpResponse:
         if "no studies" in str(exc):
             return render(request, "dashboard/index.html", {"studies": []})
         return HttpResponseBadRequest(str(exc))
-    return render(request, "dashboard/index.html", {
-        "studies": studies,
-        "overview": [{"study": s, "conditions": c} for s, c in zip(studies, _progress(studies).values())],
-        "states": STATES, "studies_value": raw,
-        "table": build_table(studies=studies, options=options), "query": _query(raw, options),
-        "options": options, "option_links": _option_links(None if raw == "all" else raw, options),
-        "kinds": list(EXPORT_KINDS), "jobs": ExportJob.objects.all()[:20],
-    })
+    return render(
+        request,
+        "dashboard/index.html",
+        {
+            "studies": studies,
+            "overview": [{"study": s, "conditions": c} for s, c in zip(studies, _progress(studies).values())],
+            "states": STATES,
+            "studies_value": raw,
+            "table": build_table(studies=studies, options=options),
+            "query": _query(raw, options),
+            "options": options,
+            "option_links": _option_links(None if raw == "all" else raw, options),
+            "kinds": list(EXPORT_KINDS),
+            "jobs": ExportJob.objects.all()[:20],
+        },
+    )
 
 
 @staff_member_required
@@ -103,17 +126,29 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
     except ReportError as exc:
         return HttpResponseBadRequest(str(exc))
     table = build_table(studies=[study], options=options)
-    return render(request, "dashboard/study.html", {
-        "study": study, "progress": _progress([study])[study.pk], "states": STATES, "table": table,
-        "annotators": table.annotators, "pay": condition_pay(study=study), "query": _query(study.slug, options),
-        "studies_value": study.slug, "options": options, "option_links": _option_links(None, options),
-        "aggregation": majority_and_agreement(study=study, options=options),
-        "overlaps": training_overlaps(study=study, options=options),
-        "hardest": item_difficulty(study=study, limit=10),
-        "confidence": confidence_vs_correctness(study=study),
-        "timing": time_per_item(study=study),
-        "kinds": list(EXPORT_KINDS), "jobs": ExportJob.objects.filter(params__studies=[study.pk])[:20],
-    })
+    return render(
+        request,
+        "dashboard/study.html",
+        {
+            "study": study,
+            "progress": _progress([study])[study.pk],
+            "states": STATES,
+            "table": table,
+            "annotators": table.annotators,
+            "pay": condition_pay(study=study),
+            "query": _query(study.slug, options),
+            "studies_value": study.slug,
+            "options": options,
+            "option_links": _option_links(None, options),
+            "aggregation": majority_and_agreement(study=study, options=options),
+            "overlaps": training_overlaps(study=study, options=options),
+            "hardest": item_difficulty(study=study, limit=10),
+            "confidence": confidence_vs_correctness(study=study),
+            "timing": time_per_item(study=study),
+            "kinds": list(EXPORT_KINDS),
+            "jobs": ExportJob.objects.filter(params__studies=[study.pk])[:20],
+        },
+    )
 
 
 @staff_member_required
@@ -140,11 +175,11 @@ def export_now(request: HttpRequest, kind: str) -> HttpResponse:
     content_type, ext = EXPORT_KINDS[kind]
     filename = f"{'-'.join(s.slug for s in studies[:4])}_{kind}.{ext}"
     if kind == "annotations-jsonl":
-        response = StreamingHttpResponse(iter_annotation_lines(studies=studies, options=options),
-                                         content_type=content_type)
+        response = StreamingHttpResponse(
+            iter_annotation_lines(studies=studies, options=options), content_type=content_type
+        )
     else:
-        response = HttpResponse(export_to_bytes(kind=kind, studies=studies, options=options),
-                                content_type=content_type)
+        response = HttpResponse(export_to_bytes(kind=kind, studies=studies, options=options), content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 
@@ -155,8 +190,11 @@ def export_queue(request: HttpRequest) -> HttpResponse:
     refs = [r for r in request.POST.get("studies", "").split(",") if r]
     try:
         job = export_job_create(
-            kind=request.POST.get("kind", ""), study_refs=refs, all_studies=request.POST.get("studies") == "all",
-            options=MetricOptions.from_params(request.POST), user=request.user,
+            kind=request.POST.get("kind", ""),
+            study_refs=refs,
+            all_studies=request.POST.get("studies") == "all",
+            options=MetricOptions.from_params(request.POST),
+            user=request.user,
         )
     except ReportError as exc:
         messages.error(request, str(exc))

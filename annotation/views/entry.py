@@ -4,6 +4,7 @@ An admitted worker's participation id goes into a signed cookie
 (annotation.worker_cookie) and the browser moves on to the worker pages at /work/. Every refusal is a page that says
 why, with a status code to match, and writes nothing.
 """
+
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -23,23 +24,27 @@ WORKER_HOME = "/work/"  # the worker pages (URL name "worker:home"), by path so 
 # outcome -> (HTTP status, page title, message)
 _REFUSALS: dict[Outcome, tuple[int, str, str]] = {
     Outcome.FULL: (
-        409, "This study is full",
+        409,
+        "This study is full",
         "All places in this study have been taken. Thank you for your interest: please return the study "
         "on your platform so that you are not penalised.",
     ),
     Outcome.ALREADY_TOOK_PART: (
-        403, "You have already taken part in this task",
+        403,
+        "You have already taken part in this task",
         "Our records show that you have already taken part in this task. Each person can take part only "
         "once, so that the results stay valid. Thank you for your help: please return the study on your platform.",
     ),
     Outcome.SLOT_RELEASED: (
-        403, "Your place in this study was released",
+        403,
+        "Your place in this study was released",
         "Your place in this study was given to another participant after a long time without activity, "
         "and each person can take part in this task only once, so you cannot continue. If you think this is "
         "a mistake, please contact the researchers through your platform.",
     ),
     Outcome.BLOCKED: (
-        403, "You cannot take part in this study",
+        403,
+        "You cannot take part in this study",
         "This account cannot take part in our studies. If you think this is a mistake, please contact the researchers.",
     ),
 }
@@ -51,13 +56,28 @@ def _message(request: HttpRequest, study: Study | None, *, status: int, title: s
 
 def _not_open(request: HttpRequest, study: Study) -> HttpResponse:
     if study.status == Study.Status.CLOSED:
-        return _message(request, study, status=410, title="This study has closed",
-                        message="This study is no longer accepting participants. Thank you for your interest.")
+        return _message(
+            request,
+            study,
+            status=410,
+            title="This study has closed",
+            message="This study is no longer accepting participants. Thank you for your interest.",
+        )
     if study.status == Study.Status.PAUSED:
-        return _message(request, study, status=403, title="This study is paused",
-                        message="This study is not accepting new participants at the moment. Please try again later.")
-    return _message(request, study, status=403, title="This study has not started yet",
-                    message="This study is not open for participants yet.")
+        return _message(
+            request,
+            study,
+            status=403,
+            title="This study is paused",
+            message="This study is not accepting new participants at the moment. Please try again later.",
+        )
+    return _message(
+        request,
+        study,
+        status=403,
+        title="This study has not started yet",
+        message="This study is not open for participants yet.",
+    )
 
 
 @xframe_options_exempt  # MTurk shows external questions, and their preview, in an iframe; this page has no actions
@@ -68,8 +88,13 @@ def join(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         params = parse_entry(request.GET)
     except BadEntry as exc:
-        return _message(request, study, status=400, title="This link is incomplete",
-                        message=f"{exc} Please open the study from your platform's page again.")
+        return _message(
+            request,
+            study,
+            status=400,
+            title="This link is incomplete",
+            message=f"{exc} Please open the study from your platform's page again.",
+        )
     result = entry.join_study(study=study, params=params)
     if result.outcome == Outcome.PREVIEW:
         return render(request, "entry/preview.html", {"study": study, "task": study.task})

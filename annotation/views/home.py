@@ -1,4 +1,5 @@
 """The front page: what this server is, and where each kind of user goes."""
+
 from django.shortcuts import render
 
 from annotation.models import Study

@@ -6,6 +6,7 @@ The participation comes from the worker cookie set by the entry link only.
 The pages keep X-Frame-Options DENY (they have actions): MTurk workers are
 sent from the HIT's iframe to a tab of their own by the entry view.
 """
+
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
@@ -40,7 +41,10 @@ SHORTCUTS_SPANS = [
 ]
 
 CONFIDENCE_SCALE = [
-    (1, "Strongly disagree", "Q"), (2, "Disagree", "W"), (3, "Neutral", "E"), (4, "Agree", "R"),
+    (1, "Strongly disagree", "Q"),
+    (2, "Disagree", "W"),
+    (3, "Neutral", "E"),
+    (4, "Agree", "R"),
     (5, "Strongly agree", "T"),
 ]
 
@@ -82,8 +86,12 @@ def home(request: HttpRequest) -> HttpResponse:
     if state == State.EXCLUDED:
         # Excluded workers are paid for their time: they submit on their platform with a code too.
         target = completion_target(participation)
-        context["completion"] = {"code": target.code, "kind": target.kind, "url": target.url,
-                                 "fields": dict(target.fields)}
+        context["completion"] = {
+            "code": target.code,
+            "kind": target.kind,
+            "url": target.url,
+            "fields": dict(target.fields),
+        }
         return render(request, "worker/excluded.html", context)
     if state == State.COMPLETED:
         context["completion"] = completion_payload(participation)

@@ -5,6 +5,7 @@ and nothing is written (the run is one transaction); *warnings* are reported
 and the data is imported as it is; *info* records what the importer did on
 purpose (e.g. nested sets built from the 30-shot file).
 """
+
 from __future__ import annotations
 
 import json

@@ -15,6 +15,7 @@
   ``entities_exclusive`` (ReCoRD entities converted to this project's
   convention: ``end + 1``, with their text).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -67,8 +68,9 @@ def build_gold(record: SourceLine, *, task: str, locate_spans: bool) -> Gold:
             ordered += [o for o in occurrences if o not in ordered]
             if not ordered:
                 findings.append(
-                    Finding(task, record.file, record.line, "gold_not_found",
-                            f"gold {text!r} does not occur in the context")
+                    Finding(
+                        task, record.file, record.line, "gold_not_found", f"gold {text!r} does not occur in the context"
+                    )
                 )
             spans.extend({"text": text, "start": s, "end": e} for s, e in ordered)
     if "entities" in record.raw and isinstance(context, str):
@@ -87,7 +89,10 @@ def _given_starts(record: SourceLine, context: str, task: str, findings: list[Fi
             if not offset_matches(context, text, start):
                 findings.append(
                     Finding(
-                        task, record.file, record.line, "offset_mismatch",
+                        task,
+                        record.file,
+                        record.line,
+                        "offset_mismatch",
                         f"{key}: answer_start {start} does not point at {text!r}",
                     )
                 )
@@ -103,7 +108,10 @@ def _entities_exclusive(record: SourceLine, context: str, task: str, findings: l
         if not 0 <= start <= end < len(context):
             findings.append(
                 Finding(
-                    task, record.file, record.line, "entity_out_of_range",
+                    task,
+                    record.file,
+                    record.line,
+                    "entity_out_of_range",
                     f"entity {start}..{end} (inclusive) is outside the context of {len(context)} characters",
                 )
             )

@@ -1,4 +1,5 @@
 """Find the files of a release: ``<prefix>_test.jsonl`` and ``<prefix>_train_<k>_<split>.jsonl``."""
+
 from __future__ import annotations
 
 import re

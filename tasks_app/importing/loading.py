@@ -7,6 +7,7 @@ changed, unless workers' answers already point at the set's examples: then
 ``SetInUse`` is raised and, the run being one transaction, nothing is written.
 Call inside ``transaction.atomic()``; the service does.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -37,7 +38,8 @@ def write_plan(*, task: Task, plan: TaskPlan) -> LoadStats:
     splits = {}
     for split_plan in plan.splits:
         split, _ = TrainingSplit.objects.update_or_create(
-            task=task, number=split_plan.number,
+            task=task,
+            number=split_plan.number,
             defaults={"is_nested": split_plan.is_nested, "nested_built": split_plan.nested_built},
         )
         splits[split_plan.number] = split

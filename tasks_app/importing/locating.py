@@ -4,6 +4,7 @@ A string may occur inside a longer word ("US" in "USA"). Occurrences on word
 boundaries are preferred; only when there is none does a plain substring
 match count, so a gold string is located whenever it occurs at all.
 """
+
 from __future__ import annotations
 
 

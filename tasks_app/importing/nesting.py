@@ -3,6 +3,7 @@
 Nesting is judged per question type, on content (the line without its id:
 SST-2 renumbers every file from 1, so ids cannot be compared).
 """
+
 from __future__ import annotations
 
 from collections import Counter, defaultdict
@@ -30,8 +31,13 @@ def check_nested(files: dict[int, list[SourceLine]], *, task: str, split: int, n
         if any(missing):
             by_type = " (" + ", ".join(f"{code}: {n}" for code, n in sorted(missing.items())) + ")"
         findings.append(
-            Finding(task, names[small], None, "split_not_nested",
-                    f"split {split}: {total} of {len(files[small])} items are not in {names[large]}{by_type}")
+            Finding(
+                task,
+                names[small],
+                None,
+                "split_not_nested",
+                f"split {split}: {total} of {len(files[small])} items are not in {names[large]}{by_type}",
+            )
         )
     return findings
 

@@ -6,6 +6,7 @@ list of fingerprints. An example is identified by its content without the id
 files number it differently (SST-2); a content repeated within one file
 (CoNLL's test file has such lines) is as many examples.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -58,8 +59,9 @@ def plan_task(
     names = {key: files.display(files.test if key is None else files.train[key]) for key in ordered_keys}
     read: dict[Key, list[SourceLine]] = {}
     for key in ordered_keys:
-        records, findings = read_jsonl(files.test if key is None else files.train[key], task=spec.slug,
-                                       display=names[key])
+        records, findings = read_jsonl(
+            files.test if key is None else files.train[key], task=spec.slug, display=names[key]
+        )
         plan.findings += findings
         plan.findings += validate_file(records, spec=spec, file=names[key], shots=None if key is None else key[1])
         read[key] = records
@@ -93,15 +95,20 @@ def plan_task(
         for fingerprint in fingerprints:
             plan.examples[fingerprint] = examples[fingerprint]
         plan.sets.append(
-            SetPlan(split=None if key is None else key[0], shots=None if key is None else key[1],
-                    source_file=source_of[key], fingerprints=fingerprints)
+            SetPlan(
+                split=None if key is None else key[0],
+                shots=None if key is None else key[1],
+                source_file=source_of[key],
+                fingerprints=fingerprints,
+            )
         )
     plan.findings.sort(key=_finding_order(names))
     return plan
 
 
-def _plan_split(split: int, levels: dict[int, list[SourceLine]], names: dict[int, str], *, task: str,
-                build_nested: bool) -> tuple[SplitPlan, dict[int, list[SourceLine]], list[Finding]]:
+def _plan_split(
+    split: int, levels: dict[int, list[SourceLine]], names: dict[int, str], *, task: str, build_nested: bool
+) -> tuple[SplitPlan, dict[int, list[SourceLine]], list[Finding]]:
     """Check one split's nesting; with ``build_nested``, replace the smaller levels by prefixes of the largest."""
     findings = check_nested(levels, task=task, split=split, names=names)
     if not findings or not build_nested:
@@ -109,9 +116,14 @@ def _plan_split(split: int, levels: dict[int, list[SourceLine]], names: dict[int
     largest = max(levels)
     smaller = sorted(k for k in levels if k < largest)
     findings.append(
-        Finding(task, names[largest], None, "nested_built",
-                f"split {split}: files not nested; the {'/'.join(map(str, smaller))}-shot sets were "
-                f"built as prefixes (per question type) of this {largest}-shot file")
+        Finding(
+            task,
+            names[largest],
+            None,
+            "nested_built",
+            f"split {split}: files not nested; the {'/'.join(map(str, smaller))}-shot sets were "
+            f"built as prefixes (per question type) of this {largest}-shot file",
+        )
     )
     levels = {**levels, **nested_prefixes(levels[largest], smaller)}
     return SplitPlan(number=split, is_nested=True, nested_built=True), levels, findings
@@ -121,8 +133,13 @@ def _missing_files(files: TaskFiles, *, task: str) -> list[Finding]:
     """A split with some of its shot files: the others are missing."""
     prefix = files.test.name.removesuffix("_test.jsonl")
     return [
-        Finding(task, f"{files.folder.name}/{prefix}_train_{shots}_{split}.jsonl", None, "missing_file",
-                "training file not found")
+        Finding(
+            task,
+            f"{files.folder.name}/{prefix}_train_{shots}_{split}.jsonl",
+            None,
+            "missing_file",
+            "training file not found",
+        )
         for split in sorted({s for s, _ in files.train})
         for shots in SHOT_LEVELS
         if (split, shots) not in files.train

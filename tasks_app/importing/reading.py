@@ -5,6 +5,7 @@ contexts, ``[""]`` for the empty set, SQuAD-style ``{text, answer_start}``
 answers and ReCoRD's extra ``entities``. Structural problems become findings;
 lines with errors are dropped (the run then fails and imports nothing).
 """
+
 from __future__ import annotations
 
 import hashlib

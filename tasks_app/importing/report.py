@@ -1,4 +1,5 @@
 """The human-readable import report: findings (errors first), then what each task holds."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -29,8 +30,10 @@ def render_report(result: ImportResult, *, dry_run: bool = False) -> str:
             line += f"; training sets of {'/'.join(map(str, train))} items"
         if result.written:
             s = outcome.stats
-            line += (f"; examples {s.examples_created} new, {s.examples_updated} updated; "
-                     f"sets {s.sets_written} written, {s.sets_unchanged} unchanged")
+            line += (
+                f"; examples {s.examples_created} new, {s.examples_updated} updated; "
+                f"sets {s.sets_written} written, {s.sets_unchanged} unchanged"
+            )
         parts.append(line)
     if dry_run:
         parts.append("Dry run: nothing was written.")

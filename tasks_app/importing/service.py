@@ -4,6 +4,7 @@ A run reads and checks every file first. If any finding is an error, nothing
 is written and ``ImportRejected`` is raised carrying the full report. Else all
 tasks are written in one transaction, so a run imports everything or nothing.
 """
+
 from __future__ import annotations
 
 import re
@@ -63,13 +64,19 @@ class NewTask:
 
 
 def import_clues(
-    *, path: Path, slugs: list[str] | None = None, split: int | None = None,
-    build_nested: bool = False, dry_run: bool = False,
+    *,
+    path: Path,
+    slugs: list[str] | None = None,
+    split: int | None = None,
+    build_nested: bool = False,
+    dry_run: bool = False,
 ) -> ImportResult:
     """Import the CLUES release (or one task folder of it). Raises LayoutError or ImportRejected."""
     all_files = clues_task_files(Path(path), slugs=slugs, split=split)
-    plans = [(files, plan_task(files, spec=_clues_spec(files.slug), build_nested=build_nested, expect_release=True))
-             for files in all_files]
+    plans = [
+        (files, plan_task(files, spec=_clues_spec(files.slug), build_nested=build_nested, expect_release=True))
+        for files in all_files
+    ]
 
     def task_for(slug: str) -> Task:
         return install_clues_tasks(slugs=[slug])[0]
@@ -78,8 +85,13 @@ def import_clues(
 
 
 def import_task_files(
-    *, path: Path, slug: str, new_task: NewTask | None = None, split: int | None = None,
-    build_nested: bool = False, dry_run: bool = False,
+    *,
+    path: Path,
+    slug: str,
+    new_task: NewTask | None = None,
+    split: int | None = None,
+    build_nested: bool = False,
+    dry_run: bool = False,
 ) -> ImportResult:
     """Import any task in the unified JSONL format from a folder or a test file."""
     path = Path(path)
@@ -94,9 +106,15 @@ def import_task_files(
         files = task_files_for_file(path, slug=slug, split=split)
     else:
         files = task_files(path, slug=slug, split=split)
-    spec = _spec_of(existing) if existing else TaskSpec(
-        slug=slug, kind=new_task.kind, labels=tuple(new_task.labels),
-        question_types={qt["question"]: qt["code"] for qt in new_task.question_types},
+    spec = (
+        _spec_of(existing)
+        if existing
+        else TaskSpec(
+            slug=slug,
+            kind=new_task.kind,
+            labels=tuple(new_task.labels),
+            question_types={qt["question"]: qt["code"] for qt in new_task.question_types},
+        )
     )
     plans = [(files, plan_task(files, spec=spec, build_nested=build_nested))]
 
@@ -104,8 +122,12 @@ def import_task_files(
         if existing:
             return existing
         task = Task.objects.create(
-            slug=slug, name=new_task.name, kind=new_task.kind, description=new_task.description,
-            multiple_spans=new_task.kind == Task.Kind.SPAN and new_task.multiple_spans, question_types=list(new_task.question_types),
+            slug=slug,
+            name=new_task.name,
+            kind=new_task.kind,
+            description=new_task.description,
+            multiple_spans=new_task.kind == Task.Kind.SPAN and new_task.multiple_spans,
+            question_types=list(new_task.question_types),
         )
         Label.objects.bulk_create(
             Label(task=task, name=name, definition="", example="", position=i) for i, name in enumerate(new_task.labels)
@@ -179,13 +201,17 @@ def _clues_spec(slug: str) -> TaskSpec:
         return _spec_of(task)
     definition = BY_SLUG[slug]
     return TaskSpec(
-        slug=slug, kind=definition.kind, labels=tuple(label.name for label in definition.labels),
+        slug=slug,
+        kind=definition.kind,
+        labels=tuple(label.name for label in definition.labels),
         question_types={qt["question"]: qt["code"] for qt in definition.question_types},
     )
 
 
 def _spec_of(task: Task) -> TaskSpec:
     return TaskSpec(
-        slug=task.slug, kind=task.kind, labels=tuple(task.labels.values_list("name", flat=True)),
+        slug=task.slug,
+        kind=task.kind,
+        labels=tuple(task.labels.values_list("name", flat=True)),
         question_types={qt["question"]: qt["code"] for qt in task.question_types or [] if "question" in qt},
     )

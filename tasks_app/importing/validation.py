@@ -1,4 +1,5 @@
 """Checks on the records of one file, and across the files of one task."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -42,9 +43,12 @@ def validate_file(records: list[SourceLine], *, spec: TaskSpec, file: str, shots
             first_line_of_content[record.content_key] = (record.line, record.source_id)
         elif seen[1] != record.source_id:
             findings.append(
-                Finding(*here, "duplicate_content",
-                        f"same content as line {seen[0]} (id {seen[1]!r}) under id {record.source_id!r}; "
-                        "kept as two examples")
+                Finding(
+                    *here,
+                    "duplicate_content",
+                    f"same content as line {seen[0]} (id {seen[1]!r}) under id {record.source_id!r}; "
+                    "kept as two examples",
+                )
             )
         if spec.question_types:
             record.question_type = spec.question_types.get(record.question, "")
@@ -61,8 +65,13 @@ def validate_file(records: list[SourceLine], *, spec: TaskSpec, file: str, shots
                     unnamed_labels.setdefault((record.question, label), []).append(record.line)
     for (question, label), lines in unnamed_labels.items():
         findings.append(
-            Finding(spec.slug, file, lines[0], "question_label_mismatch",
-                    f"question {question!r} does not name the label {label!r} ({len(lines)} line(s))")
+            Finding(
+                spec.slug,
+                file,
+                lines[0],
+                "question_label_mismatch",
+                f"question {question!r} does not name the label {label!r} ({len(lines)} line(s))",
+            )
         )
     if shots is not None:
         findings.extend(_size_findings(records, spec=spec, file=file, shots=shots))
@@ -95,8 +104,13 @@ def find_reused_ids(files: Iterable[list[SourceLine]], *, task: str) -> list[Fin
             if other:
                 file, line = other[0]
                 findings.append(
-                    Finding(task, record.file, record.line, "id_reused",
-                            f"id {record.source_id!r} stands for other content in {file}:{line}")
+                    Finding(
+                        task,
+                        record.file,
+                        record.line,
+                        "id_reused",
+                        f"id {record.source_id!r} stands for other content in {file}:{line}",
+                    )
                 )
             new_here.setdefault(record.source_id, {})[record.content_key] = record.location
         for source_id, contents in new_here.items():

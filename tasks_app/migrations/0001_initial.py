@@ -5,157 +5,260 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='Example',
+            name="Example",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('source_id', models.CharField(db_index=True, max_length=100)),
-                ('fingerprint', models.CharField(help_text='SHA-256 of the canonical source line.', max_length=64)),
-                ('context', models.JSONField()),
-                ('question', models.TextField()),
-                ('question_type', models.CharField(blank=True, max_length=20)),
-                ('gold_answers', models.JSONField(default=list)),
-                ('gold_spans', models.JSONField(default=list)),
-                ('alternative_answers', models.JSONField(blank=True, default=list, help_text="Each gold annotator's answer as its own set (SQuAD-style data).")),
-                ('extra', models.JSONField(blank=True, default=dict)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("source_id", models.CharField(db_index=True, max_length=100)),
+                ("fingerprint", models.CharField(help_text="SHA-256 of the canonical source line.", max_length=64)),
+                ("context", models.JSONField()),
+                ("question", models.TextField()),
+                ("question_type", models.CharField(blank=True, max_length=20)),
+                ("gold_answers", models.JSONField(default=list)),
+                ("gold_spans", models.JSONField(default=list)),
+                (
+                    "alternative_answers",
+                    models.JSONField(
+                        blank=True,
+                        default=list,
+                        help_text="Each gold annotator's answer as its own set (SQuAD-style data).",
+                    ),
+                ),
+                ("extra", models.JSONField(blank=True, default=dict)),
             ],
             options={
-                'ordering': ['task', 'id'],
+                "ordering": ["task", "id"],
             },
         ),
         migrations.CreateModel(
-            name='ExampleSet',
+            name="ExampleSet",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('role', models.CharField(choices=[('test', 'Test set'), ('train', 'Training set')], max_length=10)),
-                ('shots', models.PositiveSmallIntegerField(blank=True, help_text='Shots per question type (10/20/30); empty for the test set.', null=True)),
-                ('source_file', models.CharField(blank=True, max_length=300)),
-                ('content_hash', models.CharField(blank=True, help_text='SHA-256 over the ordered examples.', max_length=64)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("role", models.CharField(choices=[("test", "Test set"), ("train", "Training set")], max_length=10)),
+                (
+                    "shots",
+                    models.PositiveSmallIntegerField(
+                        blank=True, help_text="Shots per question type (10/20/30); empty for the test set.", null=True
+                    ),
+                ),
+                ("source_file", models.CharField(blank=True, max_length=300)),
+                (
+                    "content_hash",
+                    models.CharField(blank=True, help_text="SHA-256 over the ordered examples.", max_length=64),
+                ),
             ],
             options={
-                'ordering': ['task', 'role', 'split__number', 'shots'],
+                "ordering": ["task", "role", "split__number", "shots"],
             },
         ),
         migrations.CreateModel(
-            name='Task',
+            name="Task",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(help_text='Short stable identifier, e.g. sst2, conll03.', unique=True)),
-                ('name', models.CharField(help_text='Display name, e.g. SST-2.', max_length=100)),
-                ('kind', models.CharField(choices=[('classification', 'Label classification'), ('span', 'Span extraction from the context')], max_length=20)),
-                ('group', models.CharField(choices=[('sentence_classification', 'Sentence Classification'), ('ner', 'Named Entity Recognition'), ('mrc', 'Machine Reading Comprehension'), ('other', 'Other')], default='other', max_length=30)),
-                ('description', models.TextField(help_text='Shown to workers at the top of every page.')),
-                ('instructions', models.TextField(blank=True, help_text='Short instructions shown beside each item.')),
-                ('multiple_spans', models.BooleanField(default=False, help_text='Span tasks: may an answer have several spans (NER) or at most one (QA)?')),
-                ('question_types', models.JSONField(blank=True, default=list, help_text='Question types as a list of {"code", "name", "question"}, e.g. PER/ORG/LOC for NER.')),
-                ('display_order', models.PositiveSmallIntegerField(default=100)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("slug", models.SlugField(help_text="Short stable identifier, e.g. sst2, conll03.", unique=True)),
+                ("name", models.CharField(help_text="Display name, e.g. SST-2.", max_length=100)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("classification", "Label classification"),
+                            ("span", "Span extraction from the context"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "group",
+                    models.CharField(
+                        choices=[
+                            ("sentence_classification", "Sentence Classification"),
+                            ("ner", "Named Entity Recognition"),
+                            ("mrc", "Machine Reading Comprehension"),
+                            ("other", "Other"),
+                        ],
+                        default="other",
+                        max_length=30,
+                    ),
+                ),
+                ("description", models.TextField(help_text="Shown to workers at the top of every page.")),
+                ("instructions", models.TextField(blank=True, help_text="Short instructions shown beside each item.")),
+                (
+                    "multiple_spans",
+                    models.BooleanField(
+                        default=False,
+                        help_text="Span tasks: may an answer have several spans (NER) or at most one (QA)?",
+                    ),
+                ),
+                (
+                    "question_types",
+                    models.JSONField(
+                        blank=True,
+                        default=list,
+                        help_text='Question types as a list of {"code", "name", "question"}, e.g. PER/ORG/LOC for NER.',
+                    ),
+                ),
+                ("display_order", models.PositiveSmallIntegerField(default=100)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
             ],
             options={
-                'ordering': ['display_order', 'name'],
+                "ordering": ["display_order", "name"],
             },
         ),
         migrations.CreateModel(
-            name='ExampleSetItem',
+            name="ExampleSetItem",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveIntegerField()),
-                ('example', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='set_items', to='tasks_app.example')),
-                ('example_set', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='items', to='tasks_app.exampleset')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("position", models.PositiveIntegerField()),
+                (
+                    "example",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="set_items", to="tasks_app.example"
+                    ),
+                ),
+                (
+                    "example_set",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="items", to="tasks_app.exampleset"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['example_set', 'position'],
+                "ordering": ["example_set", "position"],
             },
         ),
         migrations.AddField(
-            model_name='exampleset',
-            name='examples',
-            field=models.ManyToManyField(related_name='in_sets', through='tasks_app.ExampleSetItem', to='tasks_app.example'),
+            model_name="exampleset",
+            name="examples",
+            field=models.ManyToManyField(
+                related_name="in_sets", through="tasks_app.ExampleSetItem", to="tasks_app.example"
+            ),
         ),
         migrations.CreateModel(
-            name='Label',
+            name="Label",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(help_text='The label word as it appears in the gold answers.', max_length=50)),
-                ('definition', models.CharField(max_length=300)),
-                ('example', models.TextField(help_text='One short example with this label.')),
-                ('position', models.PositiveSmallIntegerField(default=0)),
-                ('task', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='labels', to='tasks_app.task')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "name",
+                    models.CharField(help_text="The label word as it appears in the gold answers.", max_length=50),
+                ),
+                ("definition", models.CharField(max_length=300)),
+                ("example", models.TextField(help_text="One short example with this label.")),
+                ("position", models.PositiveSmallIntegerField(default=0)),
+                (
+                    "task",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="labels", to="tasks_app.task"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['task', 'position', 'name'],
+                "ordering": ["task", "position", "name"],
             },
         ),
         migrations.AddField(
-            model_name='exampleset',
-            name='task',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='example_sets', to='tasks_app.task'),
+            model_name="exampleset",
+            name="task",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="example_sets", to="tasks_app.task"
+            ),
         ),
         migrations.AddField(
-            model_name='example',
-            name='task',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='examples', to='tasks_app.task'),
+            model_name="example",
+            name="task",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="examples", to="tasks_app.task"
+            ),
         ),
         migrations.CreateModel(
-            name='TrainingSplit',
+            name="TrainingSplit",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('number', models.PositiveSmallIntegerField()),
-                ('is_nested', models.BooleanField(default=False, help_text='Are the shot levels nested (10 within 20 within 30, per question type)?')),
-                ('nested_built', models.BooleanField(default=False, help_text='Were the 10/20 sets rebuilt as prefixes of the 30-shot file at import?')),
-                ('task', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='splits', to='tasks_app.task')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("number", models.PositiveSmallIntegerField()),
+                (
+                    "is_nested",
+                    models.BooleanField(
+                        default=False,
+                        help_text="Are the shot levels nested (10 within 20 within 30, per question type)?",
+                    ),
+                ),
+                (
+                    "nested_built",
+                    models.BooleanField(
+                        default=False,
+                        help_text="Were the 10/20 sets rebuilt as prefixes of the 30-shot file at import?",
+                    ),
+                ),
+                (
+                    "task",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="splits", to="tasks_app.task"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['task', 'number'],
+                "ordering": ["task", "number"],
             },
         ),
         migrations.AddField(
-            model_name='exampleset',
-            name='split',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='sets', to='tasks_app.trainingsplit'),
+            model_name="exampleset",
+            name="split",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="sets",
+                to="tasks_app.trainingsplit",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='examplesetitem',
-            constraint=models.UniqueConstraint(fields=('example_set', 'position'), name='set_item_unique_position'),
+            model_name="examplesetitem",
+            constraint=models.UniqueConstraint(fields=("example_set", "position"), name="set_item_unique_position"),
         ),
         migrations.AddConstraint(
-            model_name='examplesetitem',
-            constraint=models.UniqueConstraint(fields=('example_set', 'example'), name='set_item_unique_example'),
+            model_name="examplesetitem",
+            constraint=models.UniqueConstraint(fields=("example_set", "example"), name="set_item_unique_example"),
         ),
         migrations.AddConstraint(
-            model_name='label',
-            constraint=models.UniqueConstraint(fields=('task', 'name'), name='label_unique_per_task'),
+            model_name="label",
+            constraint=models.UniqueConstraint(fields=("task", "name"), name="label_unique_per_task"),
         ),
         migrations.AddConstraint(
-            model_name='example',
-            constraint=models.UniqueConstraint(fields=('task', 'fingerprint'), name='example_unique_content_per_task'),
+            model_name="example",
+            constraint=models.UniqueConstraint(fields=("task", "fingerprint"), name="example_unique_content_per_task"),
         ),
         migrations.AddConstraint(
-            model_name='trainingsplit',
-            constraint=models.UniqueConstraint(fields=('task', 'number'), name='split_unique_per_task'),
+            model_name="trainingsplit",
+            constraint=models.UniqueConstraint(fields=("task", "number"), name="split_unique_per_task"),
         ),
         migrations.AddConstraint(
-            model_name='trainingsplit',
-            constraint=models.CheckConstraint(condition=models.Q(('number__gte', 1)), name='split_number_positive'),
+            model_name="trainingsplit",
+            constraint=models.CheckConstraint(condition=models.Q(("number__gte", 1)), name="split_number_positive"),
         ),
         migrations.AddConstraint(
-            model_name='exampleset',
-            constraint=models.UniqueConstraint(condition=models.Q(('role', 'test')), fields=('task',), name='one_test_set_per_task'),
+            model_name="exampleset",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("role", "test")), fields=("task",), name="one_test_set_per_task"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='exampleset',
-            constraint=models.UniqueConstraint(fields=('split', 'shots'), name='one_set_per_split_and_shots'),
+            model_name="exampleset",
+            constraint=models.UniqueConstraint(fields=("split", "shots"), name="one_set_per_split_and_shots"),
         ),
         migrations.AddConstraint(
-            model_name='exampleset',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('role', 'test'), ('shots__isnull', True), ('split__isnull', True)), models.Q(('role', 'train'), ('shots__isnull', False), ('split__isnull', False)), _connector='OR'), name='example_set_role_matches_split'),
+            model_name="exampleset",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("role", "test"), ("shots__isnull", True), ("split__isnull", True)),
+                    models.Q(("role", "train"), ("shots__isnull", False), ("split__isnull", False)),
+                    _connector="OR",
+                ),
+                name="example_set_role_matches_split",
+            ),
         ),
     ]

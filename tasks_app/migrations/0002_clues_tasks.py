@@ -3,6 +3,7 @@
 Existing tasks are left as the admin edited them (no overwrite). Reversing
 does nothing: deleting tasks would delete their examples and answers.
 """
+
 from django.db import migrations
 
 

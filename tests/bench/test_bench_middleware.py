@@ -1,4 +1,5 @@
 """The replay's opt-in instrumentation: what each response reports about its request."""
+
 import gc
 
 from django.http import HttpResponse

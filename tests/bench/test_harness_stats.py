@@ -1,4 +1,5 @@
 """The replay harness checks the app with an S1 of its own: it must agree with the app's scorer."""
+
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -4,6 +4,7 @@ Not timed (speed is measured by bench/replay.py): these tests count the SQL
 statements of one request with CaptureQueriesContext, for a small and a large
 test set, and pin both the constancy and the number.
 """
+
 import json
 
 import pytest
@@ -55,17 +56,19 @@ def _middle_submit_count(client: Client, answer: dict) -> int:
     first = client.get("/api/session/current/").json()["item"]["item"]
     assert _post(client, "/api/session/submit/", {"item": first, "confidence": 3, **answer}).status_code == 200
     current = client.get("/api/session/current/").json()["item"]["item"]
-    count, reply = _count(
-        lambda: _post(client, "/api/session/submit/", {"item": current, "confidence": 3, **answer})
-    )
+    count, reply = _count(lambda: _post(client, "/api/session/submit/", {"item": current, "confidence": 3, **answer}))
     assert reply.status_code == 200, reply.content
     return count
 
 
 @pytest.mark.django_db
 def test_a_classification_submit_runs_the_same_few_queries_for_10_and_300_items():
-    small = _middle_submit_count(_in_test_step(make_classification_task(slug="small", n_test=10)), {"label": "positive"})
-    large = _middle_submit_count(_in_test_step(make_classification_task(slug="large", n_test=300)), {"label": "positive"})
+    small = _middle_submit_count(
+        _in_test_step(make_classification_task(slug="small", n_test=10)), {"label": "positive"}
+    )
+    large = _middle_submit_count(
+        _in_test_step(make_classification_task(slug="large", n_test=300)), {"label": "positive"}
+    )
     assert small == large == submit_queries(spans=False)
 
 
@@ -74,14 +77,19 @@ def test_a_span_submit_runs_the_same_few_queries_for_10_and_300_items():
     def count(slug: str, n: int) -> int:
         client = _in_test_step(make_span_task(slug=slug, n_test=n))
         item = client.get("/api/session/current/").json()["item"]
-        assert _post(client, "/api/session/submit/", {"item": item["item"], "confidence": 3,
-                                                       "no_answer": True}).status_code == 200
+        assert (
+            _post(
+                client, "/api/session/submit/", {"item": item["item"], "confidence": 3, "no_answer": True}
+            ).status_code
+            == 200
+        )
         item = client.get("/api/session/current/").json()["item"]
         context = item["context"]
         word = context.split()[0]
         spans = [{"start": 0, "end": len(word), "text": word}]
-        queries, reply = _count(lambda: _post(client, "/api/session/submit/",
-                                              {"item": item["item"], "confidence": 3, "spans": spans}))
+        queries, reply = _count(
+            lambda: _post(client, "/api/session/submit/", {"item": item["item"], "confidence": 3, "spans": spans})
+        )
         assert reply.status_code == 200, reply.content
         return queries
 
@@ -94,7 +102,10 @@ def test_loading_the_current_item_runs_the_same_few_queries_for_10_and_300_items
     def count(slug: str, n: int) -> int:
         client = _in_test_step(make_classification_task(slug=slug, n_test=n))
         item = client.get("/api/session/current/").json()["item"]["item"]
-        assert _post(client, "/api/session/submit/", {"item": item, "confidence": 3, "label": "negative"}).status_code == 200
+        assert (
+            _post(client, "/api/session/submit/", {"item": item, "confidence": 3, "label": "negative"}).status_code
+            == 200
+        )
         queries, reply = _count(lambda: client.get("/api/session/current/"))
         assert reply.status_code == 200
         return queries

@@ -1,4 +1,5 @@
 """The replay's reference endpoints: doing nothing, and the cheapest durable write (annotation.views.bench)."""
+
 import pytest
 from django.db import connection
 from django.test import RequestFactory

@@ -1,4 +1,5 @@
 """Fixtures for the catalog tests: one shared import of the real release per module."""
+
 import pytest
 
 from tasks_app.catalog import CLUES_TASKS

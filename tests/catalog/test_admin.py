@@ -1,4 +1,5 @@
 """The catalog admin pages render for a superuser."""
+
 import pytest
 from django.contrib.auth import get_user_model
 
@@ -17,8 +18,12 @@ def admin_client(client):
 
 def test_catalog_changelists_render(admin_client):
     import_demo_data()
-    for url in ("/admin/tasks_app/task/", "/admin/tasks_app/example/", "/admin/tasks_app/exampleset/",
-                "/admin/tasks_app/trainingsplit/"):
+    for url in (
+        "/admin/tasks_app/task/",
+        "/admin/tasks_app/example/",
+        "/admin/tasks_app/exampleset/",
+        "/admin/tasks_app/trainingsplit/",
+    ):
         assert admin_client.get(url).status_code == 200, url
 
 

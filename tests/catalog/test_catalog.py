@@ -1,4 +1,5 @@
 """The six CLUES task definitions and how they are installed."""
+
 import ast
 import json
 from pathlib import Path
@@ -15,7 +16,9 @@ SLUGS = ["sst2", "mnli", "conll03", "wikiann", "squad2", "record"]
 def test_migrations_install_the_six_clues_tasks():
     assert sorted(Task.objects.filter(slug__in=SLUGS).values_list("slug", flat=True)) == sorted(SLUGS)
     assert list(Label.objects.filter(task__slug="mnli").values_list("name", flat=True)) == [
-        "entailment", "neutral", "contradiction"
+        "entailment",
+        "neutral",
+        "contradiction",
     ]
 
 
@@ -27,7 +30,10 @@ def test_definitions_are_complete():
         else:
             assert not definition.labels
     assert {d.slug: d.multiple_spans for d in CLUES_TASKS if d.kind == "span"} == {
-        "conll03": True, "wikiann": True, "squad2": False, "record": False
+        "conll03": True,
+        "wikiann": True,
+        "squad2": False,
+        "record": False,
     }
     assert [qt["code"] for qt in BY_SLUG["conll03"].question_types] == ["PER", "ORG", "LOC"]
 
@@ -88,8 +94,11 @@ def test_tasks_app_never_imports_annotation():
     offenders = []
     for path in root.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
-                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else ([node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            )
             if any(name == "annotation" or name.startswith("annotation.") for name in names):
                 offenders.append(str(path))
     assert offenders == []

@@ -1,4 +1,5 @@
 """The bundled demo data: six tasks in the release layout, importable again and again."""
+
 import json
 from collections import Counter
 
@@ -15,8 +16,9 @@ def test_demo_data_follows_the_release_layout():
     for definition in CLUES_TASKS:
         folder = DEMO_DATA_DIR / definition.folder
         names = sorted(p.name for p in folder.iterdir())
-        assert names == sorted([f"{definition.prefix}_test.jsonl"]
-                               + [f"{definition.prefix}_train_{k}_1.jsonl" for k in (10, 20, 30)])
+        assert names == sorted(
+            [f"{definition.prefix}_test.jsonl"] + [f"{definition.prefix}_train_{k}_1.jsonl" for k in (10, 20, 30)]
+        )
         per_type = 3 if definition.question_types else 1
         for k in (10, 20, 30):
             lines = (folder / f"{definition.prefix}_train_{k}_1.jsonl").read_text(encoding="utf-8").splitlines()
@@ -49,7 +51,7 @@ def test_demo_span_contexts_with_emoji_and_accents_have_exact_offsets():
     import_demo_data()
     spans = [(e.context, s) for e in Example.objects.filter(task__kind="span") for s in e.gold_spans]
     assert spans
-    assert all(context[s["start"]:s["end"]] == s["text"] for context, s in spans)
+    assert all(context[s["start"] : s["end"]] == s["text"] for context, s in spans)
     wikiann = Example.objects.get(task__slug="wikiann", source_id="730_1")
     assert "🎬" in wikiann.context and wikiann.gold_answers == ["Søren Holm"]
     assert any(not text.isascii() for _, s in spans for text in [s["text"]])

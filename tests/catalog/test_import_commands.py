@@ -1,4 +1,5 @@
 """The import commands: reports, --json, atomic failure, idempotence, one-line errors."""
+
 import json
 import os
 from io import StringIO
@@ -102,8 +103,16 @@ def test_failed_run_still_prints_where_the_error_is(demo_copy, capsys):
     with pytest.raises(CommandError):
         call_command("import_clues", str(demo_copy), "--json", stdout=out)
     errors = [f for f in json.loads(out.getvalue()) if f["severity"] == "error"]
-    assert errors == [{"task": "sst2", "file": "SST-2/sst_test.jsonl", "line": 9, "kind": "unknown_label",
-                       "message": "label 'mixed' is not one of: positive, negative", "severity": "error"}]
+    assert errors == [
+        {
+            "task": "sst2",
+            "file": "SST-2/sst_test.jsonl",
+            "line": 9,
+            "kind": "unknown_label",
+            "message": "label 'mixed' is not one of: positive, negative",
+            "severity": "error",
+        }
+    ]
 
 
 @pytest.mark.parametrize(
@@ -149,8 +158,9 @@ def test_manage_py_prints_one_line_and_no_traceback(tmp_path, demo_copy):
     env.pop("DJANGO_SETTINGS_MODULE", None)
     manage = [sys.executable, str(REPO / "manage.py")]
     subprocess.run([*manage, "migrate", "-v0"], env=env, check=True, cwd=REPO)
-    done = subprocess.run([*manage, "import_clues", str(demo_copy), "--json"], env=env, cwd=REPO,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [*manage, "import_clues", str(demo_copy), "--json"], env=env, cwd=REPO, capture_output=True, text=True
+    )
     assert done.returncode == 1
     assert "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines() == [

@@ -1,4 +1,5 @@
 """Importing the real CLUES release: counts, every finding it makes, idempotence, nesting."""
+
 from collections import Counter
 
 import pytest
@@ -14,10 +15,16 @@ PER_QUESTION_TYPE = {"conll03": 3, "wikiann": 3}
 # Every SST-2 training line: each file numbers its lines from 1, like the test file.
 SST_REUSED = {f"SST-2/sst_train_{k}_{n}.jsonl": k for k in (10, 20, 30) for n in range(1, 6)}
 NER_REUSED = {
-    "CoNLL2003/conll_train_10_1.jsonl": 3, "CoNLL2003/conll_train_20_1.jsonl": 3, "CoNLL2003/conll_train_30_1.jsonl": 3,
-    "CoNLL2003/conll_train_10_2.jsonl": 3, "CoNLL2003/conll_train_20_2.jsonl": 3, "CoNLL2003/conll_train_30_2.jsonl": 6,
-    "CoNLL2003/conll_train_20_5.jsonl": 3, "CoNLL2003/conll_train_30_5.jsonl": 3,
-    "WikiANN_EN/wikiann_train_20_1.jsonl": 3, "WikiANN_EN/wikiann_train_30_1.jsonl": 3,
+    "CoNLL2003/conll_train_10_1.jsonl": 3,
+    "CoNLL2003/conll_train_20_1.jsonl": 3,
+    "CoNLL2003/conll_train_30_1.jsonl": 3,
+    "CoNLL2003/conll_train_10_2.jsonl": 3,
+    "CoNLL2003/conll_train_20_2.jsonl": 3,
+    "CoNLL2003/conll_train_30_2.jsonl": 6,
+    "CoNLL2003/conll_train_20_5.jsonl": 3,
+    "CoNLL2003/conll_train_30_5.jsonl": 3,
+    "WikiANN_EN/wikiann_train_20_1.jsonl": 3,
+    "WikiANN_EN/wikiann_train_30_1.jsonl": 3,
     "WikiANN_EN/wikiann_train_30_4.jsonl": 3,
 }
 GOLD_NOT_FOUND = [
@@ -30,8 +37,11 @@ GOLD_NOT_FOUND = [
     ("CoNLL2003/conll_train_30_3.jsonl", 19, '"Alex OBrien"'),
     ("CoNLL2003/conll_train_30_4.jsonl", 77, '"Queen s Park"'),
     ("WikiANN_EN/wikiann_test.jsonl", 14, '"Oklahoma Women s Hall of Fame"'),
-    ("WikiANN_EN/wikiann_test.jsonl", 83,
-     '"People s Instinctive Travels and the Paths of Rhythm", A Tribe Called Quest'),
+    (
+        "WikiANN_EN/wikiann_test.jsonl",
+        83,
+        '"People s Instinctive Travels and the Paths of Rhythm", A Tribe Called Quest',
+    ),
     ("WikiANN_EN/wikiann_test.jsonl", 271, '"Bill `` Bojangles  Robinson"'),
     ("WikiANN_EN/wikiann_test.jsonl", 317, '"Pontyragin s maximum principle"'),
     ("WikiANN_EN/wikiann_test.jsonl", 359, '"High Energy  ( Freddie Hubbard album )"'),
@@ -39,11 +49,17 @@ GOLD_NOT_FOUND = [
     ("WikiANN_EN/wikiann_test.jsonl", 430, '"Michael ONeill"'),
     ("WikiANN_EN/wikiann_test.jsonl", 471, '"Martha s Vineyard", Massachusetts'),
     ("WikiANN_EN/wikiann_test.jsonl", 545, '"Now That s What I Call Music ! discography"'),
-    ("WikiANN_EN/wikiann_train_20_1.jsonl", 53,
-     '"You re the Guy I Want to Share My Money With", Giorno Poetry Systems'),
+    (
+        "WikiANN_EN/wikiann_train_20_1.jsonl",
+        53,
+        '"You re the Guy I Want to Share My Money With", Giorno Poetry Systems',
+    ),
     ("WikiANN_EN/wikiann_train_20_4.jsonl", 5, '"1984 Men s Olympic 1,500 metres ( Los Angeles )"'),
-    ("WikiANN_EN/wikiann_train_30_1.jsonl", 20,
-     '"You re the Guy I Want to Share My Money With", Giorno Poetry Systems'),
+    (
+        "WikiANN_EN/wikiann_train_30_1.jsonl",
+        20,
+        '"You re the Guy I Want to Share My Money With", Giorno Poetry Systems',
+    ),
     ("WikiANN_EN/wikiann_train_30_1.jsonl", 65, '"1996 Women s Olympic 5,000 metres ( Atlanta )"'),
     ("WikiANN_EN/wikiann_train_30_3.jsonl", 32, '"Ashdot Yaakov Meuhad"'),
     ("WikiANN_EN/wikiann_train_30_3.jsonl", 33, '"Ashdot Yaakov"'),
@@ -114,8 +130,9 @@ def test_the_run_reports_exactly_these_finding_kinds(imported_release):
 
 def test_every_gold_string_missing_from_its_context_is_reported(imported_release):
     found = [(f.file, f.line, f.message) for f in findings_of(imported_release, "gold_not_found")]
-    assert sorted(found) == sorted((file, line, f"gold {text!r} does not occur in the context")
-                                   for file, line, text in GOLD_NOT_FOUND)
+    assert sorted(found) == sorted(
+        (file, line, f"gold {text!r} does not occur in the context") for file, line, text in GOLD_NOT_FOUND
+    )
 
 
 def test_unlocated_gold_is_imported_without_spans(imported_release):
@@ -165,8 +182,14 @@ def test_splits_that_are_not_nested_are_reported_and_recorded(imported_release):
         slug: sorted(TrainingSplit.objects.filter(task__slug=slug, is_nested=True).values_list("number", flat=True))
         for slug in TEST_SIZES
     }
-    assert nested == {"sst2": [1, 2, 3, 4, 5], "mnli": [1, 2, 3, 4, 5], "conll03": [1, 2, 3, 4, 5],
-                      "wikiann": [1, 2, 3, 4, 5], "squad2": [4], "record": []}
+    assert nested == {
+        "sst2": [1, 2, 3, 4, 5],
+        "mnli": [1, 2, 3, 4, 5],
+        "conll03": [1, 2, 3, 4, 5],
+        "wikiann": [1, 2, 3, 4, 5],
+        "squad2": [4],
+        "record": [],
+    }
     assert not TrainingSplit.objects.filter(nested_built=True).exists()
 
 
@@ -183,13 +206,13 @@ def test_gold_fields_of_each_shape(imported_release):
     assert "@placeholder" in record.question
     for entity, converted in zip(record.extra["entities"], record.extra["entities_exclusive"]):
         assert converted["end"] == entity["end"] + 1
-        assert record.context[converted["start"]:converted["end"]] == converted["text"]
+        assert record.context[converted["start"] : converted["end"]] == converted["text"]
 
 
 def test_every_located_span_matches_its_text(imported_release):
     for context, spans in Example.objects.filter(task__kind=Task.Kind.SPAN).values_list("context", "gold_spans"):
         for span in spans:
-            assert context[span["start"]:span["end"]] == span["text"]
+            assert context[span["start"] : span["end"]] == span["text"]
 
 
 def test_importing_again_changes_nothing(imported_release, clues_dir):
@@ -221,6 +244,9 @@ def test_a_single_task_folder_and_one_split_can_be_imported(imported_release, cl
     result = import_clues(path=clues_dir / "MNLI", split=2, dry_run=True)
     assert [t.slug for t in result.tasks] == ["mnli"]
     assert result.tasks[0].set_sizes == {
-        "test": 210, "split 2 10-shot": 10, "split 2 20-shot": 20, "split 2 30-shot": 30
+        "test": 210,
+        "split 2 10-shot": 10,
+        "split 2 20-shot": 20,
+        "split 2 30-shot": 30,
     }
     assert not result.written

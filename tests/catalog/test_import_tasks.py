@@ -1,4 +1,5 @@
 """import_tasks: a brand-new task from unified JSONL files, with no code."""
+
 import json
 from io import StringIO
 
@@ -24,8 +25,12 @@ def run(*args):
 def topic_rows(n, start=0):
     topics = ["sport", "weather", "music"]
     return [
-        {"id": f"t{i}", "context": f"Headline number {i} about {topics[i % 3]}.",
-         "question": "sport, weather or music?", "answer": [topics[i % 3]]}
+        {
+            "id": f"t{i}",
+            "context": f"Headline number {i} about {topics[i % 3]}.",
+            "question": "sport, weather or music?",
+            "answer": [topics[i % 3]],
+        }
         for i in range(start, start + n)
     ]
 
@@ -35,8 +40,19 @@ def test_a_new_classification_task_with_training_splits(tmp_path):
     train = topic_rows(6, start=100)
     write_jsonl(tmp_path / "topics_train_2_1.jsonl", train[:2])
     write_jsonl(tmp_path / "topics_train_6_1.jsonl", train)
-    out = run(str(tmp_path), "--task", "topics", "--name", "Topics", "--kind", "classification",
-              "--labels", "sport, weather,music", "--description", "Pick the topic of the headline.")
+    out = run(
+        str(tmp_path),
+        "--task",
+        "topics",
+        "--name",
+        "Topics",
+        "--kind",
+        "classification",
+        "--labels",
+        "sport, weather,music",
+        "--description",
+        "Pick the topic of the headline.",
+    )
     task = Task.objects.get(slug="topics")
     assert (task.name, task.kind, task.description) == ("Topics", "classification", "Pick the topic of the headline.")
     assert list(task.labels.values_list("name", flat=True)) == ["sport", "weather", "music"]
@@ -48,8 +64,17 @@ def test_a_new_classification_task_with_training_splits(tmp_path):
 
 def test_the_same_command_twice_imports_once(tmp_path):
     write_jsonl(tmp_path / "topics_test.jsonl", topic_rows(4))
-    args = (str(tmp_path), "--task", "topics", "--name", "Topics", "--kind", "classification",
-            "--labels", "sport,weather,music")
+    args = (
+        str(tmp_path),
+        "--task",
+        "topics",
+        "--name",
+        "Topics",
+        "--kind",
+        "classification",
+        "--labels",
+        "sport,weather,music",
+    )
     run(*args)
     out = run(*args)
     assert Example.objects.filter(task__slug="topics").count() == 4
@@ -59,8 +84,9 @@ def test_the_same_command_twice_imports_once(tmp_path):
 
 def test_a_new_span_task_from_a_single_file_with_offsets(tmp_path):
     context = "Café Zoë opened in Köln 🎉 and Café Zoë stayed."
-    rows = [{"id": "a", "context": context, "question": "Which café?",
-             "answer": [{"text": "Café Zoë", "answer_start": 30}]}]
+    rows = [
+        {"id": "a", "context": context, "question": "Which café?", "answer": [{"text": "Café Zoë", "answer_start": 30}]}
+    ]
     path = write_jsonl(tmp_path / "cafes.jsonl", rows)
     run(str(path), "--task", "cafes", "--name", "Cafés", "--kind", "span", "--single-span")
     example = Example.objects.get(task__slug="cafes")
@@ -89,8 +115,17 @@ def test_a_label_outside_the_new_label_set_creates_nothing(tmp_path):
     rows[1]["answer"] = ["politics"]
     write_jsonl(tmp_path / "topics_test.jsonl", rows)
     with pytest.raises(CommandError, match="nothing was imported"):
-        run(str(tmp_path), "--task", "topics", "--name", "Topics", "--kind", "classification",
-            "--labels", "sport,weather,music")
+        run(
+            str(tmp_path),
+            "--task",
+            "topics",
+            "--name",
+            "Topics",
+            "--kind",
+            "classification",
+            "--labels",
+            "sport,weather,music",
+        )
     assert not Task.objects.filter(slug="topics").exists()
     assert not Label.objects.filter(task__slug="topics").exists()
 
@@ -143,12 +178,26 @@ def test_a_file_that_is_not_utf8_is_reported(tmp_path):
 
 def test_rerunning_with_a_contradicting_definition_is_refused(tmp_path):
     write_jsonl(tmp_path / "topics_test.jsonl", topic_rows(3))
-    run(str(tmp_path), "--task", "topics", "--name", "Topics", "--kind", "classification", "--labels", "sport,weather,music")
+    run(
+        str(tmp_path),
+        "--task",
+        "topics",
+        "--name",
+        "Topics",
+        "--kind",
+        "classification",
+        "--labels",
+        "sport,weather,music",
+    )
     with pytest.raises(CommandError, match="task 'topics' exists as a classification task, not span"):
         run(str(tmp_path), "--task", "topics", "--name", "Topics", "--kind", "span")
     with pytest.raises(CommandError, match="exists with the labels music, sport, weather"):
         run(str(tmp_path), "--task", "topics", "--name", "Topics", "--kind", "classification", "--labels", "sport,art")
-    assert list(Label.objects.filter(task__slug="topics").values_list("name", flat=True)) == ["sport", "weather", "music"]
+    assert list(Label.objects.filter(task__slug="topics").values_list("name", flat=True)) == [
+        "sport",
+        "weather",
+        "music",
+    ]
 
 
 def test_labels_for_a_new_span_task_are_refused(tmp_path):

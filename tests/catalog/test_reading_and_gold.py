@@ -1,4 +1,5 @@
 """Parsing lines of every shape, locating gold strings and building gold fields (no database)."""
+
 import json
 
 import pytest
@@ -106,16 +107,28 @@ def test_ner_gold_lists_all_occurrences_and_reports_missing_strings():
 
 
 def test_classification_labels_are_not_located():
-    g = gold({"id": 1, "context": "a fine film", "question": "positive or negative?", "answer": ["positive"]},
-             locate_spans=False)
+    g = gold(
+        {"id": 1, "context": "a fine film", "question": "positive or negative?", "answer": ["positive"]},
+        locate_spans=False,
+    )
     assert g.answers == ["positive"] and g.spans == [] and g.findings == []
 
 
 def test_squad_answers_prefer_the_given_start_and_keep_other_occurrences():
     context = "Paris is big. I love Paris."
-    g = gold({"id": "q", "context": context, "question": "Which city?", "is_impossible": False,
-              "answer": [{"text": "Paris", "answer_start": 21}, {"text": "Paris", "answer_start": 21},
-                         {"text": "love Paris", "answer_start": 16}]})
+    g = gold(
+        {
+            "id": "q",
+            "context": context,
+            "question": "Which city?",
+            "is_impossible": False,
+            "answer": [
+                {"text": "Paris", "answer_start": 21},
+                {"text": "Paris", "answer_start": 21},
+                {"text": "love Paris", "answer_start": 16},
+            ],
+        }
+    )
     assert g.answers == ["Paris", "love Paris"]
     assert g.spans[0] == {"text": "Paris", "start": 21, "end": 26}
     assert {"text": "Paris", "start": 0, "end": 5} in g.spans
@@ -132,20 +145,36 @@ def test_wrong_answer_start_is_a_warning_and_the_text_is_still_located():
 
 def test_impossible_question_has_empty_gold_and_keeps_plausible_answers_verbatim():
     plausible = [{"text": "Paris", "answer_start": 0}]
-    g = gold({"id": "q", "context": "Paris", "question": "q", "answer": [], "is_impossible": True,
-              "plausible_answers": plausible})
+    g = gold(
+        {
+            "id": "q",
+            "context": "Paris",
+            "question": "q",
+            "answer": [],
+            "is_impossible": True,
+            "plausible_answers": plausible,
+        }
+    )
     assert g.answers == [] and g.spans == [] and g.alternatives == []
     assert g.extra == {"is_impossible": True, "plausible_answers": plausible}
 
 
 def test_record_entities_are_kept_and_converted_to_exclusive_ends():
     context = "Ann met Bob.\n@highlight\nBob smiles"
-    g = gold({"id": "r", "context": context, "question": "@placeholder met Bob.", "is_impossible": False,
-              "entities": [{"start": 0, "end": 2}, {"start": 8, "end": 10}, {"start": 30, "end": 99}],
-              "answer": [{"text": "Ann", "answer_start": 0}]})
+    g = gold(
+        {
+            "id": "r",
+            "context": context,
+            "question": "@placeholder met Bob.",
+            "is_impossible": False,
+            "entities": [{"start": 0, "end": 2}, {"start": 8, "end": 10}, {"start": 30, "end": 99}],
+            "answer": [{"text": "Ann", "answer_start": 0}],
+        }
+    )
     assert g.extra["entities"][0] == {"start": 0, "end": 2}
     assert g.extra["entities_exclusive"] == [
-        {"start": 0, "end": 3, "text": "Ann"}, {"start": 8, "end": 11, "text": "Bob"}
+        {"start": 0, "end": 3, "text": "Ann"},
+        {"start": 8, "end": 11, "text": "Bob"},
     ]
     assert [f.kind for f in g.findings] == ["entity_out_of_range"]
 
@@ -161,16 +190,28 @@ def test_validate_file_flags_duplicate_ids_labels_and_questions():
 
 def test_question_naming_a_wrong_label_is_reported_once_per_file():
     spec = TaskSpec(slug="mnli", kind="classification", labels=("entailment", "neutral", "contradiction"))
-    records = [record({"id": i, "context": ["p", f"h{i}"], "question": "entailment, contraction, or neutral?",
-                       "answer": ["neutral"]}, line=i) for i in (1, 2, 3)]
+    records = [
+        record(
+            {
+                "id": i,
+                "context": ["p", f"h{i}"],
+                "question": "entailment, contraction, or neutral?",
+                "answer": ["neutral"],
+            },
+            line=i,
+        )
+        for i in (1, 2, 3)
+    ]
     findings = validate_file(records, spec=spec, file="f.jsonl")
     assert [(f.kind, f.line) for f in findings] == [("question_label_mismatch", 1)]
     assert "contradiction" in findings[0].message and "3 line(s)" in findings[0].message
 
 
 def test_question_types_are_assigned_and_unknown_questions_reported():
-    records = [record({"id": "1", "context": "c", "question": PER_QUESTION, "answer": [""]}),
-               record({"id": "2", "context": "c", "question": "List all the dogs", "answer": [""]}, line=2)]
+    records = [
+        record({"id": "1", "context": "c", "question": PER_QUESTION, "answer": [""]}),
+        record({"id": "2", "context": "c", "question": "List all the dogs", "answer": [""]}, line=2),
+    ]
     findings = validate_file(records, spec=NER, file="f.jsonl")
     assert [r.question_type for r in records] == ["PER", ""]
     assert [(f.kind, f.line) for f in findings] == [("unknown_question", 2)]
@@ -178,8 +219,10 @@ def test_question_types_are_assigned_and_unknown_questions_reported():
 
 def test_ids_reused_across_files_for_other_content_are_reported_on_the_later_line():
     first = [record({"id": 1, "context": "a", "question": "q", "answer": ["positive"]}, file="test.jsonl")]
-    second = [record({"id": 1, "context": "b", "question": "q", "answer": ["positive"]}, file="train.jsonl", line=4),
-              record({"id": 2, "context": "a", "question": "q", "answer": ["positive"]}, file="train.jsonl", line=5)]
+    second = [
+        record({"id": 1, "context": "b", "question": "q", "answer": ["positive"]}, file="train.jsonl", line=4),
+        record({"id": 2, "context": "a", "question": "q", "answer": ["positive"]}, file="train.jsonl", line=5),
+    ]
     findings = find_reused_ids([first, second], task="t")
     assert [(f.kind, f.file, f.line) for f in findings] == [("id_reused", "train.jsonl", 4)]
 

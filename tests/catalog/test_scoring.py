@@ -1,4 +1,5 @@
 """The S1 scorer: hand-worked values, options, aggregation and properties."""
+
 import ast
 import math
 import subprocess

@@ -4,6 +4,7 @@ Responses are written the way the worker flow writes them: locked with a
 status, the answer strings, and score = S1(answer, gold) (a skip scores as
 the empty answer).
 """
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -37,8 +38,17 @@ def make_study(task: Task, *, shots=(0, 10, 20, 30), slug=None, **fields) -> Stu
 
 
 def add_annotator(
-    study: Study, shots: int, *, answers, state=Participation.State.COMPLETED, training_answers=(),
-    minutes: float = 30, worker_id=None, platform="prolific", confidence=4, active_ms=1000,
+    study: Study,
+    shots: int,
+    *,
+    answers,
+    state=Participation.State.COMPLETED,
+    training_answers=(),
+    minutes: float = 30,
+    worker_id=None,
+    platform="prolific",
+    confidence=4,
+    active_ms=1000,
 ) -> Participation:
     """A participation whose test answers are ``answers`` (one per test example, in order).
 
@@ -47,8 +57,9 @@ def add_annotator(
     """
     condition = study.conditions.get(shots=shots)
     holding = state in Participation.HOLDING_STATES
-    used = set(condition.participations.filter(state__in=Participation.HOLDING_STATES)
-               .values_list("slot_index", flat=True))
+    used = set(
+        condition.participations.filter(state__in=Participation.HOLDING_STATES).values_list("slot_index", flat=True)
+    )
     slot = next(i for i in range(100) if i not in used) if holding else 50 + condition.participations.count()
     worker = WorkerFactory(platform=platform, **({"external_id": worker_id} if worker_id else {}))
     end = T0 + timedelta(minutes=minutes)
@@ -77,10 +88,18 @@ def respond(p, example, answer, *, phase, position, confidence=4, active_ms=1000
             strings = list(answer)
         status = Response.Status.ANSWERED if strings else Response.Status.NO_ANSWER
     response = ResponseFactory(
-        participation=p, example=example, phase=phase, position=position, status=status, answer=strings,
+        participation=p,
+        example=example,
+        phase=phase,
+        position=position,
+        status=status,
+        answer=strings,
         label=strings[0] if strings and example.task.is_classification else "",
-        score=s1(strings, example.gold_answers), confidence=None if answer is None else confidence,
-        shown_at=T0, submitted_at=T0 + timedelta(seconds=5), active_ms=active_ms,
+        score=s1(strings, example.gold_answers),
+        confidence=None if answer is None else confidence,
+        shown_at=T0,
+        submitted_at=T0 + timedelta(seconds=5),
+        active_ms=active_ms,
     )
     for a, b, text in spans:
         AnswerSpan.objects.create(response=response, start=a, end=b, text=text)

@@ -1,11 +1,16 @@
 """Training analyses on nested sets, majority vote, Fleiss' kappa, agreement, difficulty, confidence, time."""
+
 import math
 
 import pytest
 
 from annotation.reporting.agreement import fleiss_kappa, majority_label, majority_spans, pairwise_s1
 from annotation.reporting.analyses import (
-    confidence_vs_correctness, item_difficulty, majority_and_agreement, study_analyses, time_per_item,
+    confidence_vs_correctness,
+    item_difficulty,
+    majority_and_agreement,
+    study_analyses,
+    time_per_item,
     training_overlaps,
 )
 from annotation.reporting.options import MetricOptions
@@ -79,8 +84,15 @@ def test_training_analyses_on_nested_sets(sst2):
     assert rows == [
         {"pair": "10 vs 20", "subset": "shared", "examples": 10, "group_shots": 10, "mean": 75.0, "std": 25.0, "n": 2},
         {"pair": "10 vs 20", "subset": "shared", "examples": 10, "group_shots": 20, "mean": 90.0, "std": 10.0, "n": 2},
-        {"pair": "10 vs 20", "subset": "only in the 20-shot set", "examples": 10, "group_shots": 20,
-         "mean": 50.0, "std": 50.0, "n": 2},
+        {
+            "pair": "10 vs 20",
+            "subset": "only in the 20-shot set",
+            "examples": 10,
+            "group_shots": 20,
+            "mean": 50.0,
+            "std": 50.0,
+            "n": 2,
+        },
     ]
 
 
@@ -91,7 +103,10 @@ def test_difficulty_confidence_and_time(voted):
     assert [h["mean_s1"] for h in hardest] == sorted(h["mean_s1"] for h in hardest)
     confidence = confidence_vs_correctness(study=voted)
     assert [(lv["confidence"], lv["n"], lv["mean_s1"]) for lv in confidence["levels"]] == [
-        (1, 4, 75.0), (3, 4, 50.0), (5, 4, 25.0)]
+        (1, 4, 75.0),
+        (3, 4, 50.0),
+        (5, 4, 25.0),
+    ]
     assert confidence["pearson_confidence_s1"] < 0
     (time,) = time_per_item(study=voted)
     assert (time["phase"], time["items"], time["mean_seconds"]) == ("test", 12, 1.0)

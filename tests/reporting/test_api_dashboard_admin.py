@@ -1,4 +1,5 @@
 """Reports API permission matrix and behaviour; staff dashboard; export and model-run admin."""
+
 import json
 
 import pytest
@@ -85,8 +86,11 @@ def test_api_bad_queries_answer_400_with_the_reason(admin_client, study, query, 
 
 def test_admin_requests_an_export_and_follows_its_status(admin_client, study, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        response = admin_client.post("/api/reports/exports/", {"kind": "table-markdown", "studies": ["api-study"]},
-                                     content_type="application/json")
+        response = admin_client.post(
+            "/api/reports/exports/",
+            {"kind": "table-markdown", "studies": ["api-study"]},
+            content_type="application/json",
+        )
     assert response.status_code == 202
     body = response.json()
     assert body["status"] == "queued" and body["status_url"].endswith(f"/api/reports/exports/{body['id']}/")
@@ -97,10 +101,15 @@ def test_admin_requests_an_export_and_follows_its_status(admin_client, study, dj
 
 
 def test_api_export_request_errors(admin_client, study):
-    assert admin_client.post("/api/reports/exports/", {"kind": "pdf", "studies": ["api-study"]},
-                             content_type="application/json").status_code == 400
-    response = admin_client.post("/api/reports/exports/", {"kind": "table-csv", "studies": ["nope"]},
-                                 content_type="application/json")
+    assert (
+        admin_client.post(
+            "/api/reports/exports/", {"kind": "pdf", "studies": ["api-study"]}, content_type="application/json"
+        ).status_code
+        == 400
+    )
+    response = admin_client.post(
+        "/api/reports/exports/", {"kind": "table-csv", "studies": ["nope"]}, content_type="application/json"
+    )
     assert response.status_code == 400 and "unknown study" in response.json()["detail"]
     assert admin_client.get("/api/reports/exports/999/").status_code == 404
     assert not ExportJob.objects.exists()
@@ -114,8 +123,12 @@ def test_schema_documents_the_reports_api(admin_client):
 @pytest.mark.parametrize("who", ["anonymous", "worker", "user"])
 def test_dashboard_is_staff_only(request, study, who):
     client = request.getfixturevalue("client" if who == "anonymous" else f"{who}_client")
-    for url in ("/dashboard/", "/dashboard/study/api-study/", "/dashboard/plot.svg?studies=all",
-                "/dashboard/export/annotations-jsonl/?studies=api-study"):
+    for url in (
+        "/dashboard/",
+        "/dashboard/study/api-study/",
+        "/dashboard/plot.svg?studies=all",
+        "/dashboard/export/annotations-jsonl/?studies=api-study",
+    ):
         response = client.get(url)
         assert response.status_code == 302 and "/admin/login/" in response["Location"]
 
@@ -144,15 +157,20 @@ def test_dashboard_queues_an_export(admin_client, study, django_capture_on_commi
 
 
 def test_admin_add_pages_render(admin_client, study):
-    for name in ("admin:annotation_exportjob_add", "admin:annotation_modelrun_add",
-                 "admin:annotation_exportjob_changelist", "admin:annotation_modelrun_changelist"):
+    for name in (
+        "admin:annotation_exportjob_add",
+        "admin:annotation_modelrun_add",
+        "admin:annotation_exportjob_changelist",
+        "admin:annotation_modelrun_changelist",
+    ):
         assert admin_client.get(reverse(name)).status_code == 200, name
 
 
 def test_admin_add_form_queues_an_export_and_lists_it(admin_client, study, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        response = admin_client.post(reverse("admin:annotation_exportjob_add"),
-                                     {"kind": "payments-csv", "studies": [study.pk], "ddof": "0"})
+        response = admin_client.post(
+            reverse("admin:annotation_exportjob_add"), {"kind": "payments-csv", "studies": [study.pk], "ddof": "0"}
+        )
     assert response.status_code == 302, response.content.decode()[:2000]
     job = ExportJob.objects.get()
     assert job.status == "done"
@@ -163,21 +181,24 @@ def test_admin_add_form_queues_an_export_and_lists_it(admin_client, study, djang
 def test_admin_model_run_upload_validates_the_file(admin_client, study, sst2):
     ids = [e.source_id for e in items_of(sst2)]
     bad = SimpleUploadedFile("p.json", json.dumps({"zzz": ["positive"]}).encode())
-    response = admin_client.post(reverse("admin:annotation_modelrun_add"),
-                                 {"task": sst2.pk, "name": "m", "predictions_file": bad})
+    response = admin_client.post(
+        reverse("admin:annotation_modelrun_add"), {"task": sst2.pk, "name": "m", "predictions_file": bad}
+    )
     assert response.status_code == 200 and "unknown test ids" in response.content.decode()
     assert not ModelRun.objects.exists()
     good = SimpleUploadedFile("p.json", json.dumps({i: g for i, g in zip(ids, gold_answers(sst2))}).encode())
-    response = admin_client.post(reverse("admin:annotation_modelrun_add"),
-                                 {"task": sst2.pk, "name": "m", "shots": "0", "predictions_file": good})
+    response = admin_client.post(
+        reverse("admin:annotation_modelrun_add"), {"task": sst2.pk, "name": "m", "shots": "0", "predictions_file": good}
+    )
     assert response.status_code == 302
     run = ModelRun.objects.get()
     assert run.name == "m" and len(run.predictions) == 4
     assert "100.0" in admin_client.get(reverse("admin:annotation_modelrun_changelist")).content.decode()
 
 
-def test_admin_shows_a_failed_job_with_its_reason_and_requeues_it(admin_client, study,
-                                                                   django_capture_on_commit_callbacks):
+def test_admin_shows_a_failed_job_with_its_reason_and_requeues_it(
+    admin_client, study, django_capture_on_commit_callbacks
+):
     from annotation.reporting.exports import export_job_run
 
     job = ExportJob.objects.create(kind="table-csv", params={"studies": [study.pk + 500]})
@@ -187,8 +208,9 @@ def test_admin_shows_a_failed_job_with_its_reason_and_requeues_it(admin_client, 
     job.params = {"studies": [study.pk]}
     job.save()
     with django_capture_on_commit_callbacks(execute=True):
-        response = admin_client.post(reverse("admin:annotation_exportjob_changelist"),
-                                     {"action": "requeue", "_selected_action": [job.pk]})
+        response = admin_client.post(
+            reverse("admin:annotation_exportjob_changelist"), {"action": "requeue", "_selected_action": [job.pk]}
+        )
     assert response.status_code == 302
     assert ExportJob.objects.exclude(pk=job.pk).get().status == "done"
 

@@ -1,4 +1,5 @@
 """Export jobs run by a real Celery worker through the broker (CELERY_INTEGRATION=1, PostgreSQL)."""
+
 import time
 
 import pytest

@@ -1,4 +1,5 @@
 """Export jobs (queued → running → done / failed with the reason) and the management command."""
+
 import json
 
 import pytest
@@ -23,8 +24,11 @@ def study(sst2):
 def test_a_queued_job_runs_after_commit_and_ends_done_with_its_file(study, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         job = export_job_create(kind="table-latex", study_refs=["cmd-study"], options=MetricOptions(ddof=1))
-    assert job.status == ExportJob.Status.QUEUED and job.params == {"studies": [study.pk], "exclude_skips": False,
-                                                                     "ddof": 1}
+    assert job.status == ExportJob.Status.QUEUED and job.params == {
+        "studies": [study.pk],
+        "exclude_skips": False,
+        "ddof": 1,
+    }
     for callback in callbacks:
         callback()  # Celery runs eagerly without a broker
     job.refresh_from_db()
@@ -88,8 +92,12 @@ def test_command_writes_annotations_payments_analyses_and_plots(study, tmp_path,
     assert json.loads((tmp_path / "a.json").read_text())["studies"][0]["conditions"][0]["agreement"]
     call_command("human_performance", "--study", "cmd-study", "--plots", str(tmp_path / "figs"))
     names = sorted(p.name for p in (tmp_path / "figs").iterdir())
-    assert names == ["s1_vs_shots_all.png", "s1_vs_shots_all.svg", "s1_vs_shots_sst2-fixture.png",
-                     "s1_vs_shots_sst2-fixture.svg"]
+    assert names == [
+        "s1_vs_shots_all.png",
+        "s1_vs_shots_all.svg",
+        "s1_vs_shots_sst2-fixture.png",
+        "s1_vs_shots_sst2-fixture.svg",
+    ]
     assert all((tmp_path / "figs" / n).stat().st_size > 1000 for n in names)
     call_command("human_performance", "--study", "cmd-study", "--recompute")
     assert "checked 12 item scores; found 0 mismatches" in capsys.readouterr().out

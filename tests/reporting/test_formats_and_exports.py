@@ -1,4 +1,5 @@
 """Table formats (well-formed, parse back), raw annotations JSONL, payments CSV, plots, headers."""
+
 import csv
 import io
 import json
@@ -107,9 +108,15 @@ def test_annotations_jsonl_round_trips_with_spans_and_offsets(studies):
     assert len(records) == 2
     first = records[0]
     assert (first["worker_id"], first["platform"], first["condition_shots"], first["phase"]) == (
-        "w-span", "prolific", 0, "test")
-    assert first["spans"] == [{"start": 0, "end": 12, "text": "Ada Lovelace"},
-                              {"start": 17, "end": 32, "text": "Charles Babbage"}]
+        "w-span",
+        "prolific",
+        0,
+        "test",
+    )
+    assert first["spans"] == [
+        {"start": 0, "end": 12, "text": "Ada Lovelace"},
+        {"start": 17, "end": 32, "text": "Charles Babbage"},
+    ]
     assert first["answer"] == ["Ada Lovelace", "Charles Babbage"] and first["score"] == 1.0
     assert records[1]["status"] == "no_answer" and records[1]["spans"] == [] and records[1]["skipped"] is False
     for key in ("item_id", "label", "confidence", "shown_at", "submitted_at", "revealed_at", "active_ms"):
@@ -131,8 +138,15 @@ def test_every_export_carries_the_reproducibility_header(studies):
     assert config["task_data_sha256"] and len(config["task_data_sha256"]) == 64
     ten = next(c for c in config["conditions"] if c["shots"] == 10)
     assert ten["training_set_sha256"] == example_set_sha256(studies[0].conditions.get(shots=10).training_set)
-    for kind in ("table-csv", "table-json", "table-markdown", "table-latex", "annotations-jsonl", "payments-csv",
-                 "analyses-json"):
+    for kind in (
+        "table-csv",
+        "table-json",
+        "table-markdown",
+        "table-latex",
+        "annotations-jsonl",
+        "payments-csv",
+        "analyses-json",
+    ):
         text = export_to_bytes(kind=kind, studies=studies, options=MetricOptions()).decode()
         assert "app_version" in text and "task_data_sha256" in text and "metric_options" in text, kind
 
@@ -162,8 +176,9 @@ def test_plot_exports_carry_the_header_and_the_zip_holds_every_plot(studies):
     assert "<svg" in svg and "task_data_sha256" in svg
     archive = zipfile.ZipFile(io.BytesIO(export_to_bytes(kind="plots-zip", studies=studies, options=MetricOptions())))
     names = sorted(archive.namelist())
-    assert names == sorted(["README.json"] + [f"s1_vs_shots_{s}.{f}" for s in ("sst2-fixture", "ner_&_co", "all")
-                                              for f in ("png", "svg")])
+    assert names == sorted(
+        ["README.json"] + [f"s1_vs_shots_{s}.{f}" for s in ("sst2-fixture", "ner_&_co", "all") for f in ("png", "svg")]
+    )
     assert json.loads(archive.read("README.json"))["app_version"]
     assert all(len(archive.read(n)) > 1000 for n in names if n != "README.json")
 

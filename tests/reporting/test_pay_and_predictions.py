@@ -1,4 +1,5 @@
 """Pay at the hourly rate with bonuses; model predictions upload and scoring; score recomputation."""
+
 import json
 from decimal import Decimal
 
@@ -20,7 +21,12 @@ def test_without_a_posted_reward_workers_are_paid_the_rate_for_their_time(sst2):
     p = add_annotator(study, 0, answers=gold_answers(sst2), minutes=45)
     line = pay_lines(study=study, participations=[p])[p.pk]
     assert (line.minutes, line.amount, line.bonus, line.effective_hourly, line.below_rate) == (
-        45.0, Decimal("9.00"), Decimal("0.00"), Decimal("12.00"), False)
+        45.0,
+        Decimal("9.00"),
+        Decimal("0.00"),
+        Decimal("12.00"),
+        False,
+    )
 
 
 def test_a_posted_reward_below_the_rate_is_flagged_with_the_bonus_that_makes_it_up(sst2):
@@ -29,11 +35,18 @@ def test_a_posted_reward_below_the_rate_is_flagged_with_the_bonus_that_makes_it_
     fast = add_annotator(study, 0, answers=gold_answers(sst2), minutes=5)
     lines = pay_lines(study=study, participations=[slow, fast])
     # 30 min: 2.00 for half an hour = 4.00/h < 12.00 -> bonus 6.00 - 2.00 = 4.00
-    assert (lines[slow.pk].effective_hourly, lines[slow.pk].below_rate, lines[slow.pk].bonus,
-            lines[slow.pk].amount) == (Decimal("4.00"), True, Decimal("4.00"), Decimal("6.00"))
+    assert (
+        lines[slow.pk].effective_hourly,
+        lines[slow.pk].below_rate,
+        lines[slow.pk].bonus,
+        lines[slow.pk].amount,
+    ) == (Decimal("4.00"), True, Decimal("4.00"), Decimal("6.00"))
     # 5 min: 2.00 for 1/12 h = 24.00/h -> no bonus
     assert (lines[fast.pk].effective_hourly, lines[fast.pk].below_rate, lines[fast.pk].amount) == (
-        Decimal("24.00"), False, Decimal("2.00"))
+        Decimal("24.00"),
+        False,
+        Decimal("2.00"),
+    )
     (condition,) = condition_pay(study=study)
     assert condition.median_effective_hourly == Decimal("14.00") and not condition.below_rate
     assert condition.total_bonus == Decimal("4.00")

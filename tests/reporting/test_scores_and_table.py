@@ -1,4 +1,5 @@
 """Every table cell against values worked out by hand."""
+
 import math
 
 import pytest
@@ -63,7 +64,11 @@ def test_excluded_abandoned_and_running_workers_are_listed_apart_never_averaged(
     summary = next(s for s in condition_summaries(studies=[three_annotators]) if s.shots == 0)
     assert summary.mean == pytest.approx(0.75)
     assert (len(summary.completed), len(summary.excluded), len(summary.abandoned), len(summary.in_progress)) == (
-        3, 1, 1, 1)
+        3,
+        1,
+        1,
+        1,
+    )
     table = build_table(studies=[three_annotators])
     assert table.rows[0].cells[0].text() == "75.0 ± 20.4"
     (apart,) = table.set_apart()

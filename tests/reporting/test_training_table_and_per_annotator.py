@@ -1,4 +1,5 @@
 """The training analyses as a table in every format; the per-annotator CSV; pay fairness; safe command output."""
+
 import csv
 import io
 import json
@@ -12,7 +13,11 @@ from annotation.reporting.exports import annotators_csv, export_to_bytes, paymen
 from annotation.reporting.options import MetricOptions
 from annotation.reporting.provenance import reproducibility_header
 from annotation.reporting.training_table import (
-    build_training_table, training_csv, training_json, training_latex, training_markdown,
+    build_training_table,
+    training_csv,
+    training_json,
+    training_latex,
+    training_markdown,
 )
 from tests.reporting.builders import add_annotator, gold_answers, make_study, wrong
 
@@ -37,8 +42,9 @@ def _header(studies, kind="t"):
 
 def test_training_table_cells_match_the_hand_worked_values(nested):
     table = build_training_table(studies=[nested])
-    cells = {(r.small, r.large, r.shared, r.group): (r.cells[0].text(), r.cells[0].n, r.examples[0])
-             for r in table.rows}
+    cells = {
+        (r.small, r.large, r.shared, r.group): (r.cells[0].text(), r.cells[0].n, r.examples[0]) for r in table.rows
+    }
     assert cells == {
         (10, 20, True, 10): ("75.0 ± 25.0", 2, 10),
         (10, 20, True, 20): ("90.0 ± 10.0", 2, 10),
@@ -71,7 +77,10 @@ def test_training_table_renders_well_formed_markdown_latex_csv_and_json(nested):
     assert r"75.0 $\pm$ 25.0" in tex
     parsed = list(csv.DictReader(line for line in io.StringIO(training_csv(table, header)) if not line.startswith("#")))
     assert [(r["annotators"], r["mean"], r["std"], r["examples"]) for r in parsed] == [
-        ("10", "75.0000", "25.0000", "10"), ("20", "90.0000", "10.0000", "10"), ("20", "50.0000", "50.0000", "10")]
+        ("10", "75.0000", "25.0000", "10"),
+        ("20", "90.0000", "10.0000", "10"),
+        ("20", "50.0000", "50.0000", "10"),
+    ]
     data = json.loads(training_json(table, header))
     assert data["meta"]["metric_options"] == {"exclude_skips": False, "ddof": 0}
     assert data["training_table"]["rows"][0]["cells"]["sst2-fixture"]["text"] == "75.0 ± 25.0"
@@ -87,15 +96,22 @@ def test_a_study_without_few_shot_conditions_gives_an_empty_training_table_not_a
 def test_per_annotator_csv_has_scores_items_skips_time_and_pay_for_every_state(sst2):
     study = make_study(sst2, shots=(0,), slug="per-annotator")
     gold = gold_answers(sst2)
-    add_annotator(study, 0, answers=[gold[0], gold[1], None, wrong(gold[3], sst2)], worker_id="w1", minutes=30,
-                  active_ms=1500)
+    add_annotator(
+        study, 0, answers=[gold[0], gold[1], None, wrong(gold[3], sst2)], worker_id="w1", minutes=30, active_ms=1500
+    )
     add_annotator(study, 0, answers=[wrong(g, sst2) for g in gold], state="excluded", worker_id="w2", minutes=10)
     text = annotators_csv(studies=[study], options=MetricOptions())
     assert text.startswith("# export:") and "task_data_sha256" in text
     rows = {r["worker_id"]: r for r in csv.DictReader(line for line in io.StringIO(text) if not line.startswith("#"))}
     w1 = rows["w1"]
     assert (w1["state"], w1["averaged_in"], w1["test_s1"], w1["test_items"], w1["skips"], w1["coverage"]) == (
-        "completed", "1", "50.00", "4", "1", "0.7500")
+        "completed",
+        "1",
+        "50.00",
+        "4",
+        "1",
+        "0.7500",
+    )
     assert (w1["active_minutes"], w1["paid_minutes"], w1["pay"], w1["currency"]) == ("0.10", "30.00", "6.00", "USD")
     assert (rows["w2"]["averaged_in"], rows["w2"]["test_s1"], rows["w2"]["pay"]) == ("0", "0.00", "2.00")
     skipped = annotators_csv(studies=[study], options=MetricOptions(exclude_skips=True))
@@ -109,11 +125,20 @@ def test_pay_fairness_carries_the_condition_median_and_the_flag(sst2):
     add_annotator(study, 0, answers=gold_answers(sst2), minutes=30, worker_id="slow")  # 4.00/h, bonus 4.00
     add_annotator(study, 0, answers=gold_answers(sst2), minutes=20, worker_id="mid")  # 6.00/h, bonus 2.00
     add_annotator(study, 0, answers=gold_answers(sst2), minutes=5, worker_id="fast")  # 24.00/h
-    rows = list(csv.DictReader(line for line in io.StringIO(payments_csv(studies=[study], options=MetricOptions()))
-                               if not line.startswith("#")))
+    rows = list(
+        csv.DictReader(
+            line
+            for line in io.StringIO(payments_csv(studies=[study], options=MetricOptions()))
+            if not line.startswith("#")
+        )
+    )
     by_worker = {r["worker_id"]: r for r in rows}
-    assert (by_worker["slow"]["effective_hourly"], by_worker["slow"]["below_rate"], by_worker["slow"]["bonus"],
-            by_worker["slow"]["amount"]) == ("4.00", "1", "4.00", "6.00")
+    assert (
+        by_worker["slow"]["effective_hourly"],
+        by_worker["slow"]["below_rate"],
+        by_worker["slow"]["bonus"],
+        by_worker["slow"]["amount"],
+    ) == ("4.00", "1", "4.00", "6.00")
     assert {(r["condition_median_effective_hourly"], r["condition_below_rate"]) for r in rows} == {("6.00", "1")}
     (pay,) = study_analyses(study=study, options=MetricOptions())["pay_fairness"]
     assert (pay["median_effective_hourly"], pay["below_rate"], pay["total_bonus"]) == ("6.00", True, "6.00")

@@ -1,4 +1,5 @@
 """Fixtures of the study tests: a task with a nested split and studies on it."""
+
 import pytest
 
 from annotation.models import Study
@@ -19,8 +20,12 @@ def make_study(task):
 
     def build(*, shots=studies.STANDARD_SHOTS, workers=3, status=Study.Status.OPEN, for_task=None, **options):
         study = studies.study_create(
-            task=for_task or task, slug=f"study-{next(counter)}", split_number=1, shots=shots,
-            workers_per_condition=workers, **options,
+            task=for_task or task,
+            slug=f"study-{next(counter)}",
+            split_number=1,
+            shots=shots,
+            workers_per_condition=workers,
+            **options,
         )
         if status != Study.Status.DRAFT:
             studies.change_status(study=study, to_status=Study.Status.OPEN)

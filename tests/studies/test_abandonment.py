@@ -1,4 +1,5 @@
 """Releasing idle slots: who is abandoned, when, and what it frees."""
+
 from datetime import timedelta
 
 import pytest
@@ -110,7 +111,10 @@ def test_a_full_study_releases_its_idle_slots_for_a_newcomer_without_the_periodi
     fresh = entry.join_study(study=study, params=inhouse("next"))  # no sweep ran
     assert fresh.outcome == entry.Outcome.JOINED and fresh.participation.slot_index == 0
     gone.refresh_from_db()
-    assert gone.state == State.ABANDONED and gone.events.get(to_state=State.ABANDONED).reason == "no activity for 5 minutes"
+    assert (
+        gone.state == State.ABANDONED
+        and gone.events.get(to_state=State.ABANDONED).reason == "no activity for 5 minutes"
+    )
     assert entry.join_study(study=study, params=inhouse("gone")).outcome == entry.Outcome.SLOT_RELEASED
 
 

@@ -1,4 +1,5 @@
 """The Django admin for studies, workers and participations."""
+
 import re
 
 import pytest
@@ -52,14 +53,17 @@ def test_standard_design_view_creates_the_study_in_one_step(client, task):
     response = client.post(url, {"task": task.pk, "split_number": 1, "workers_per_condition": 3, "open_now": "on"})
     study = Study.objects.get()
     assert response.status_code == 302 and response["Location"] == reverse(
-        "admin:annotation_study_change", args=[study.pk])
+        "admin:annotation_study_change", args=[study.pk]
+    )
     assert study.status == "open" and sorted(study.conditions.values_list("shots", flat=True)) == [0, 10, 20, 30]
 
 
 def test_standard_design_view_shows_why_it_cannot(client, task):
     task.splits.update(is_nested=False)
-    response = client.post(reverse("admin:annotation_study_standard_design"),
-                           {"task": task.pk, "split_number": 1, "workers_per_condition": 3})
+    response = client.post(
+        reverse("admin:annotation_study_standard_design"),
+        {"task": task.pk, "split_number": 1, "workers_per_condition": 3},
+    )
     assert response.status_code == 200 and "not nested" in response.content.decode()
     assert not Study.objects.exists()
 
@@ -67,10 +71,21 @@ def test_standard_design_view_shows_why_it_cannot(client, task):
 def test_add_form_creates_the_chosen_conditions_and_refuses_missing_levels(client, task):
     url = reverse("admin:annotation_study_add")
     data = {
-        "name": "Mine", "slug": "mine", "task": task.pk, "split_number": 1, "condition_shots": ["0", "20"],
-        "workers_per_condition": 3, "hourly_rate": "12.00", "currency": "USD", "base_reward": "0.00",
-        "test_order": "fixed", "abandon_after_minutes": 60, "filter_rule": "none", "filter_threshold": 0,
-        "conditions-TOTAL_FORMS": 0, "conditions-INITIAL_FORMS": 0,
+        "name": "Mine",
+        "slug": "mine",
+        "task": task.pk,
+        "split_number": 1,
+        "condition_shots": ["0", "20"],
+        "workers_per_condition": 3,
+        "hourly_rate": "12.00",
+        "currency": "USD",
+        "base_reward": "0.00",
+        "test_order": "fixed",
+        "abandon_after_minutes": 60,
+        "filter_rule": "none",
+        "filter_threshold": 0,
+        "conditions-TOTAL_FORMS": 0,
+        "conditions-INITIAL_FORMS": 0,
     }
     response = client.post(url, data)
     assert response.status_code == 302, response.content.decode()[:3000]
@@ -99,8 +114,9 @@ def test_status_actions_apply_the_rules(client, task, make_study):
 
 
 def test_participant_downloads(client, study):
-    ParticipationFactory(condition=study.conditions.get(shots=0), worker=WorkerFactory(platform="prolific",
-                                                                                        external_id="PX"))
+    ParticipationFactory(
+        condition=study.conditions.get(shots=0), worker=WorkerFactory(platform="prolific", external_id="PX")
+    )
     response = client.get(reverse("admin:annotation_study_participants", args=[study.task_id, "prolific"]))
     assert response.content == b"PX\n" and "attachment" in response["Content-Disposition"]
     bad = client.get(reverse("admin:annotation_study_participants", args=[study.task_id, "xls"]))
@@ -148,11 +164,21 @@ def test_exclude_action_reports_what_it_cannot_do(client, study):
 
 def _change_data(study, **overrides):
     data = {
-        "name": study.name, "split_number": study.split_number, "condition_shots": ["0", "10", "20", "30"],
-        "workers_per_condition": 3, "hourly_rate": "12.00", "currency": "USD", "base_reward": "0.00",
-        "test_order": "fixed", "abandon_after_minutes": 60, "filter_rule": "none", "filter_threshold": 0,
+        "name": study.name,
+        "split_number": study.split_number,
+        "condition_shots": ["0", "10", "20", "30"],
+        "workers_per_condition": 3,
+        "hourly_rate": "12.00",
+        "currency": "USD",
+        "base_reward": "0.00",
+        "test_order": "fixed",
+        "abandon_after_minutes": 60,
+        "filter_rule": "none",
+        "filter_threshold": 0,
         "completion_code": study.completion_code,
-        "conditions-TOTAL_FORMS": 4, "conditions-INITIAL_FORMS": 4, "conditions-MIN_NUM_FORMS": 0,
+        "conditions-TOTAL_FORMS": 4,
+        "conditions-INITIAL_FORMS": 4,
+        "conditions-MIN_NUM_FORMS": 0,
         "conditions-MAX_NUM_FORMS": 1000,
     }
     for i, condition in enumerate(study.conditions.order_by("shots")):
@@ -173,16 +199,18 @@ def test_editing_settings_keeps_a_status_changed_meanwhile(client, study):
 
 def test_editing_the_conditions_after_workers_joined_is_refused(client, study):
     entry.join_study(study=study, params=inhouse("alice"))
-    response = client.post(reverse("admin:annotation_study_change", args=[study.pk]),
-                           _change_data(study, condition_shots=["0", "10"]))
+    response = client.post(
+        reverse("admin:annotation_study_change", args=[study.pk]), _change_data(study, condition_shots=["0", "10"])
+    )
     assert response.status_code == 200 and "already joined" in response.content.decode()
     assert study.conditions.count() == 4
 
 
 def test_changing_the_test_order_after_workers_joined_is_refused(client, study):
     entry.join_study(study=study, params=inhouse("alice"))
-    response = client.post(reverse("admin:annotation_study_change", args=[study.pk]),
-                           _change_data(study, test_order="shuffled"))
+    response = client.post(
+        reverse("admin:annotation_study_change", args=[study.pk]), _change_data(study, test_order="shuffled")
+    )
     assert response.status_code == 200 and "reorder the items" in response.content.decode()
     study.refresh_from_db()
     assert study.test_order == "fixed"
@@ -199,8 +227,10 @@ def test_the_conditions_offer_every_shot_level_a_split_has(client, task):
 def test_every_admin_page_of_the_area_renders(client, study):
     p = entry.join_study(study=study, params=inhouse("alice")).participation
     for url in (
-        reverse("admin:annotation_study_add"), reverse("admin:annotation_study_changelist"),
-        reverse("admin:annotation_worker_changelist"), reverse("admin:annotation_worker_change", args=[p.worker_id]),
+        reverse("admin:annotation_study_add"),
+        reverse("admin:annotation_study_changelist"),
+        reverse("admin:annotation_worker_changelist"),
+        reverse("admin:annotation_worker_change", args=[p.worker_id]),
         reverse("admin:annotation_participation_changelist") + "?state=claimed",
     ):
         assert client.get(url).status_code == 200, url

@@ -1,4 +1,5 @@
 """The admins' study API: the permission matrix for every endpoint, and what each one does."""
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
@@ -34,7 +35,9 @@ def world(study):
     plain = Client()
     plain.force_login(staff_user)
     return {
-        "study": study, "excluded": excluded, "worker": WorkerFactory(external_id="to-block"),
+        "study": study,
+        "excluded": excluded,
+        "worker": WorkerFactory(external_id="to-block"),
         "clients": {
             "anonymous": Client(),
             "worker": _worker_client(study, "alice"),
@@ -70,20 +73,29 @@ def _endpoints(w):
 
 
 def _call(client, method, url, payload):
-    return getattr(client, method)(url, payload, content_type="application/json") if payload is not None else getattr(
-        client, method)(url)
+    return (
+        getattr(client, method)(url, payload, content_type="application/json")
+        if payload is not None
+        else getattr(client, method)(url)
+    )
 
 
 def test_every_endpoint_refuses_anyone_but_an_admin_and_changes_nothing(world):
     draft = studies.study_create(task=world["study"].task, slug="draft", shots=[0])
-    before = (Study.objects.count(), Worker.objects.filter(blocked=True).count(),
-              list(Participation.objects.values_list("state", flat=True)))
+    before = (
+        Study.objects.count(),
+        Worker.objects.filter(blocked=True).count(),
+        list(Participation.objects.values_list("state", flat=True)),
+    )
     for who, client in world["clients"].items():
         for method, url, payload, _ in _endpoints(world):
             response = _call(client, method, url.replace("{draft}", str(draft.pk)), payload)
             assert response.status_code == 403, (who, method, url, response.status_code)
-    after = (Study.objects.count(), Worker.objects.filter(blocked=True).count(),
-             list(Participation.objects.values_list("state", flat=True)))
+    after = (
+        Study.objects.count(),
+        Worker.objects.filter(blocked=True).count(),
+        list(Participation.objects.values_list("state", flat=True)),
+    )
     assert after == before
 
 
@@ -95,8 +107,9 @@ def test_every_endpoint_answers_an_admin(world, admin_client):
 
 
 def test_create_validates_conditions_with_a_clear_400(admin_client, study):
-    response = admin_client.post("/api/studies/", {"task": "sst2", "slug": "x", "name": "X", "shots": [0, 15]},
-                                 content_type="application/json")
+    response = admin_client.post(
+        "/api/studies/", {"task": "sst2", "slug": "x", "name": "X", "shots": [0, 15]}, content_type="application/json"
+    )
     assert response.status_code == 400
     assert "no [15]-shot training set" in response.json()["shots"][0]
     assert not Study.objects.filter(slug="x").exists()
@@ -106,8 +119,17 @@ def test_create_validates_conditions_with_a_clear_400(admin_client, study):
 
 def test_create_and_read_a_study_with_its_conditions(admin_client, task):
     response = admin_client.post(
-        "/api/studies/", {"task": "sst2", "slug": "mine", "name": "Mine", "shots": [0, 30], "split_number": 1,
-                          "filter_rule": "absolute", "filter_threshold": 0.5}, content_type="application/json",
+        "/api/studies/",
+        {
+            "task": "sst2",
+            "slug": "mine",
+            "name": "Mine",
+            "shots": [0, 30],
+            "split_number": 1,
+            "filter_rule": "absolute",
+            "filter_threshold": 0.5,
+        },
+        content_type="application/json",
     )
     assert response.status_code == 201, response.content
     body = response.json()
@@ -140,11 +162,13 @@ def test_patch_refuses_design_changes_after_workers_joined_and_slug_changes(admi
 
 def test_standard_design_reports_a_split_that_is_not_nested(admin_client, task):
     task.splits.update(is_nested=False)
-    response = admin_client.post("/api/studies/standard-design/", {"task": "sst2", "split_number": 1},
-                                 content_type="application/json")
+    response = admin_client.post(
+        "/api/studies/standard-design/", {"task": "sst2", "split_number": 1}, content_type="application/json"
+    )
     assert response.status_code == 400 and "not nested" in response.json()["split_number"][0]
-    response = admin_client.post("/api/studies/standard-design/", {"task": "sst2", "split_number": 9},
-                                 content_type="application/json")
+    response = admin_client.post(
+        "/api/studies/standard-design/", {"task": "sst2", "split_number": 9}, content_type="application/json"
+    )
     assert response.status_code == 400
 
 
@@ -180,8 +204,7 @@ def test_override_readmits_with_a_logged_reason_and_refuses_a_bad_one(admin_clie
 def test_block_and_unblock_a_worker(admin_client, world):
     wk = world["worker"]
     assert admin_client.post(f"/api/workers/{wk.pk}/block/", {}, content_type="application/json").status_code == 400
-    body = admin_client.post(f"/api/workers/{wk.pk}/block/", {"reason": "spam"},
-                             content_type="application/json").json()
+    body = admin_client.post(f"/api/workers/{wk.pk}/block/", {"reason": "spam"}, content_type="application/json").json()
     assert body["blocked"] and body["blocked_reason"] == "spam (by admin)"
     assert [w["external_id"] for w in admin_client.get("/api/workers/?blocked=true").json()] == ["to-block"]
     assert not admin_client.post(f"/api/workers/{wk.pk}/unblock/").json()["blocked"]
@@ -189,8 +212,11 @@ def test_block_and_unblock_a_worker(admin_client, world):
 
 def test_participant_export_in_both_shapes_and_clear_errors(admin_client, study):
     _worker_client(study, "alice")
-    ParticipationFactory(condition=study.conditions.get(shots=0), slot_index=2,
-                         worker=WorkerFactory(platform="prolific", external_id="PP"))
+    ParticipationFactory(
+        condition=study.conditions.get(shots=0),
+        slot_index=2,
+        worker=WorkerFactory(platform="prolific", external_id="PP"),
+    )
     response = admin_client.get("/api/participants/export/?task=sst2&format=prolific")
     assert response.content == b"PP\n" and response["Content-Type"].startswith("text/plain")
     assert "attachment" in response["Content-Disposition"]
@@ -207,15 +233,21 @@ def test_the_endpoints_are_in_the_openapi_schema(admin_client):
     assert response.status_code == 200
     paths = response.json()["paths"] if response["Content-Type"].startswith("application/json") else None
     text = response.content.decode()
-    for path in ("/api/studies/", "/api/studies/{id}/status/", "/api/studies/{id}/counts/",
-                 "/api/studies/standard-design/", "/api/conditions/", "/api/participations/{id}/override/",
-                 "/api/workers/{id}/block/", "/api/participants/export/"):
+    for path in (
+        "/api/studies/",
+        "/api/studies/{id}/status/",
+        "/api/studies/{id}/counts/",
+        "/api/studies/standard-design/",
+        "/api/conditions/",
+        "/api/participations/{id}/override/",
+        "/api/workers/{id}/block/",
+        "/api/participants/export/",
+    ):
         assert path in (paths or text), path
 
 
 def test_a_filter_threshold_outside_0_to_1_is_a_400_under_its_field(admin_client, study):
-    response = admin_client.patch(f"/api/studies/{study.pk}/", {"filter_threshold": 2},
-                                  content_type="application/json")
+    response = admin_client.patch(f"/api/studies/{study.pk}/", {"filter_threshold": 2}, content_type="application/json")
     assert response.status_code == 400 and "from 0 to 1" in response.json()["filter_threshold"][0]
     study.refresh_from_db()
     assert study.filter_threshold == 0.0

@@ -1,4 +1,5 @@
 """Past participants for the platforms' exclusion lists, and blocking workers everywhere."""
+
 import csv
 import io
 
@@ -20,17 +21,25 @@ def took_part(make_study):
     """Prolific, MTurk and in-house workers in two studies of the task, in all kinds of states."""
     first, second = make_study(), make_study()
     rows = [
-        ("prolific", "P2", first, State.COMPLETED), ("prolific", "P1", first, State.ABANDONED),
-        ("prolific", "P3", second, State.EXCLUDED), ("mturk", "A9", first, State.TEST),
-        ("mturk", "A1", second, State.CLAIMED), ("inhouse", "local", first, State.COMPLETED),
+        ("prolific", "P2", first, State.COMPLETED),
+        ("prolific", "P1", first, State.ABANDONED),
+        ("prolific", "P3", second, State.EXCLUDED),
+        ("mturk", "A9", first, State.TEST),
+        ("mturk", "A1", second, State.CLAIMED),
+        ("inhouse", "local", first, State.COMPLETED),
     ]
     for slot, (platform, wid, study, state) in enumerate(rows):
         condition = study.conditions.get(shots=(0, 10, 20, 30)[slot % 4])
-        ParticipationFactory(condition=condition, worker=WorkerFactory(platform=platform, external_id=wid),
-                             state=state, slot_index=slot // 4)
+        ParticipationFactory(
+            condition=condition,
+            worker=WorkerFactory(platform=platform, external_id=wid),
+            state=state,
+            slot_index=slot // 4,
+        )
     other = make_study(for_task=make_classification_task(slug="mnli"))
-    ParticipationFactory(condition=other.conditions.get(shots=0), worker=WorkerFactory(
-        platform="prolific", external_id="OTHER"))
+    ParticipationFactory(
+        condition=other.conditions.get(shots=0), worker=WorkerFactory(platform="prolific", external_id="OTHER")
+    )
     return first.task
 
 

@@ -3,6 +3,7 @@
 Runs with CELERY_INTEGRATION=1, CELERY_BROKER_URL and DATABASE_URL on PostgreSQL
 (see .ci/run); skipped otherwise.
 """
+
 import time
 from datetime import timedelta
 

@@ -1,4 +1,5 @@
 """Management commands: ensure_admin, load_demo, create_clues_studies, export_participants."""
+
 from io import StringIO
 
 import pytest
@@ -66,8 +67,9 @@ def test_create_clues_studies_fails_when_nothing_can_be_created():
 
 def test_export_participants_to_stdout_and_to_a_file(tmp_path, make_study):
     study = make_study()
-    ParticipationFactory(condition=study.conditions.get(shots=0),
-                         worker=WorkerFactory(platform="mturk", external_id="A7"))
+    ParticipationFactory(
+        condition=study.conditions.get(shots=0), worker=WorkerFactory(platform="mturk", external_id="A7")
+    )
     out, _ = _run("export_participants", "--task", "sst2", "--format", "mturk")
     assert out == "Worker ID,UPDATE-took-part-sst2\r\nA7,1\r\n"
     target = tmp_path / "p.txt"

@@ -5,6 +5,7 @@ max_connections is 100, shared with other test runs), many of them repeats
 of the same worker ids, some into a second study of the same task at the
 same moment, some from workers who took part before.
 """
+
 import random
 import threading
 from collections import Counter, defaultdict
@@ -65,8 +66,12 @@ def test_two_hundred_simultaneous_entries_fill_exactly_n_per_condition():
     veteran_ids = [f"old{i}" for i in range(5)]
     earlier = _open_study(task, "earlier")
     for slot, wid in enumerate(veteran_ids):
-        ParticipationFactory(condition=earlier.conditions.get(shots=(0, 10, 20, 30)[slot % 4]), slot_index=slot // 4,
-                             worker=WorkerFactory(external_id=wid), state=State.ABANDONED)
+        ParticipationFactory(
+            condition=earlier.conditions.get(shots=(0, 10, 20, 30)[slot % 4]),
+            slot_index=slot // 4,
+            worker=WorkerFactory(external_id=wid),
+            state=State.ABANDONED,
+        )
     rng = random.Random(7)
     fresh_ids = [f"w{i:02d}" for i in range(45)]
     entries = [(main.pk, rng.choice(fresh_ids + veteran_ids)) for _ in range(ENTRIES - 40)]
@@ -83,8 +88,9 @@ def test_two_hundred_simultaneous_entries_fill_exactly_n_per_condition():
     # Exactly N holding participations per condition, each slot number once.
     for study in (main, twin):
         per_condition = Counter(
-            Participation.objects.filter(study=study, state__in=Participation.HOLDING_STATES)
-            .values_list("condition__shots", flat=True)
+            Participation.objects.filter(study=study, state__in=Participation.HOLDING_STATES).values_list(
+                "condition__shots", flat=True
+            )
         )
         assert per_condition == {0: 3, 10: 3, 20: 3, 30: 3}, (study.slug, per_condition)
         slots = list(Participation.objects.filter(study=study).values_list("condition_id", "slot_index"))
@@ -94,8 +100,9 @@ def test_two_hundred_simultaneous_entries_fill_exactly_n_per_condition():
     in_task = list(Participation.objects.filter(task=task).values_list("worker_id", flat=True))
     assert len(in_task) == len(set(in_task)) == 24 + len(veteran_ids)
     assert Worker.objects.count() == Worker.objects.values("platform", "external_id").distinct().count()
-    claims = Counter(ParticipationEvent.objects.filter(to_state=State.CLAIMED).values_list("participation_id",
-                                                                                            flat=True))
+    claims = Counter(
+        ParticipationEvent.objects.filter(to_state=State.CLAIMED).values_list("participation_id", flat=True)
+    )
     assert set(claims.values()) == {1} and len(claims) == 24
 
     # Everyone else was told politely: full, already took part, or (same study, same person) resumed.

@@ -1,4 +1,5 @@
 """join_study: who gets a slot, who resumes, who is refused, and that refusals write nothing."""
+
 from collections import Counter
 
 import pytest
@@ -229,14 +230,21 @@ def test_completion_target_follows_the_platform_of_the_entry(make_study):
     prolific = entry.join_study(study=study, params=EntryParams(platform="prolific", external_id="p1")).participation
     target = entry.completion_target(prolific)
     assert (target.kind, target.url) == ("redirect", "https://app.prolific.com/submissions/complete?cc=CC1")
-    mturk = entry.join_study(study=study, params=EntryParams(
-        platform="mturk", external_id="A1",
-        platform_data={"assignmentId": "ASG", "turkSubmitTo": "https://www.mturk.com"},
-    )).participation
+    mturk = entry.join_study(
+        study=study,
+        params=EntryParams(
+            platform="mturk",
+            external_id="A1",
+            platform_data={"assignmentId": "ASG", "turkSubmitTo": "https://www.mturk.com"},
+        ),
+    ).participation
     mturk.completion_code = "OWN"
     target = entry.completion_target(mturk)
     assert (target.kind, target.url, target.fields["assignmentId"], target.code) == (
-        "form_post", "https://www.mturk.com/mturk/externalSubmit", "ASG", "OWN",
+        "form_post",
+        "https://www.mturk.com/mturk/externalSubmit",
+        "ASG",
+        "OWN",
     )
     local = entry.join_study(study=study, params=inhouse("me")).participation
     assert entry.completion_target(local).kind == "code"

@@ -1,4 +1,5 @@
 """GET /join/<slug>/: the redirect into the worker pages, and every refusal's page and status."""
+
 import pytest
 from django.urls import reverse
 
@@ -64,8 +65,14 @@ def test_unknown_study_is_404_and_creates_nothing(client, study):
 
 @pytest.mark.parametrize(
     "params",
-    [{}, {"worker_id": ""}, {"worker_id": "   "}, {"PROLIFIC_PID": ""}, {"workerId": "", "assignmentId": "A"},
-     {"workerId": "A1", "assignmentId": "A", "turkSubmitTo": "https://evil.example"}],
+    [
+        {},
+        {"worker_id": ""},
+        {"worker_id": "   "},
+        {"PROLIFIC_PID": ""},
+        {"workerId": "", "assignmentId": "A"},
+        {"workerId": "A1", "assignmentId": "A", "turkSubmitTo": "https://evil.example"},
+    ],
 )
 def test_a_link_without_a_usable_worker_id_is_400_and_creates_nothing(client, study, params):
     response = _join(client, study, **params)
@@ -101,8 +108,11 @@ def test_a_full_study_is_409_with_a_polite_page_and_creates_nothing(client, make
 
 def test_a_worker_who_took_part_in_the_task_is_told_so_with_403(client, make_study):
     earlier, later = make_study(), make_study()
-    ParticipationFactory(condition=earlier.conditions.get(shots=30), worker=WorkerFactory(external_id="alice"),
-                         state=Participation.State.EXCLUDED)
+    ParticipationFactory(
+        condition=earlier.conditions.get(shots=30),
+        worker=WorkerFactory(external_id="alice"),
+        state=Participation.State.EXCLUDED,
+    )
     before = _rows()
     response = _join(client, later, worker_id="alice")
     assert response.status_code == 403
@@ -111,8 +121,11 @@ def test_a_worker_who_took_part_in_the_task_is_told_so_with_403(client, make_stu
 
 
 def test_an_abandoned_worker_reopening_the_link_is_told_their_place_was_released(client, study):
-    ParticipationFactory(condition=study.conditions.get(shots=10), worker=WorkerFactory(external_id="alice"),
-                         state=Participation.State.ABANDONED)
+    ParticipationFactory(
+        condition=study.conditions.get(shots=10),
+        worker=WorkerFactory(external_id="alice"),
+        state=Participation.State.ABANDONED,
+    )
     before = _rows()
     response = _join(client, study, worker_id="alice")
     assert response.status_code == 403

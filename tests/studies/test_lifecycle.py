@@ -1,4 +1,5 @@
 """The slot lifecycle: allowed transitions, their events and timestamps, and races on stale objects."""
+
 from datetime import timedelta
 from itertools import product
 

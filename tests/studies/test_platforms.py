@@ -1,8 +1,13 @@
 """Reading the platforms' entry parameters and sending finished workers back (no database)."""
+
 import pytest
 
 from annotation.services.platforms import (
-    BadEntry, completion_target_for, entry_links, parse_entry, prolific_redirect_url,
+    BadEntry,
+    completion_target_for,
+    entry_links,
+    parse_entry,
+    prolific_redirect_url,
 )
 
 
@@ -13,12 +18,19 @@ def test_prolific_parameters_identify_the_participant_and_keep_the_session():
 
 
 def test_mturk_parameters_keep_assignment_hit_and_submit_address():
-    params = parse_entry({
-        "workerId": "A1B2", "assignmentId": "ASG", "hitId": "HIT", "turkSubmitTo": "https://workersandbox.mturk.com",
-    })
+    params = parse_entry(
+        {
+            "workerId": "A1B2",
+            "assignmentId": "ASG",
+            "hitId": "HIT",
+            "turkSubmitTo": "https://workersandbox.mturk.com",
+        }
+    )
     assert (params.platform, params.external_id) == ("mturk", "A1B2")
     assert params.platform_data == {
-        "assignmentId": "ASG", "hitId": "HIT", "turkSubmitTo": "https://workersandbox.mturk.com",
+        "assignmentId": "ASG",
+        "hitId": "HIT",
+        "turkSubmitTo": "https://workersandbox.mturk.com",
     }
 
 
@@ -54,7 +66,9 @@ def test_bad_entry_parameters_are_refused_with_a_reason(query, message):
 
 def test_prolific_completion_redirects_with_the_code_added_when_the_url_has_none():
     target = completion_target_for(
-        platform="prolific", platform_data={}, code="ABC",
+        platform="prolific",
+        platform_data={},
+        code="ABC",
         prolific_completion_url="https://app.prolific.com/submissions/complete",
     )
     assert (target.kind, target.url) == ("redirect", "https://app.prolific.com/submissions/complete?cc=ABC")
@@ -68,7 +82,8 @@ def test_prolific_without_a_completion_url_shows_the_code():
 
 def test_mturk_completion_posts_the_assignment_to_external_submit():
     target = completion_target_for(
-        platform="mturk", code="ABC",
+        platform="mturk",
+        code="ABC",
         platform_data={"assignmentId": "ASG", "turkSubmitTo": "https://www.mturk.com/"},
     )
     assert target.kind == "form_post"

@@ -1,4 +1,5 @@
 """Configuring studies: conditions, the standard design, status rules and cohort counts."""
+
 import pytest
 from django.core.exceptions import ValidationError
 from django.db import connection
@@ -8,7 +9,12 @@ from annotation.models import Condition, Participation, Study
 from annotation.services import studies
 from tasks_app.models import ExampleSet, TrainingSplit
 from tests.factories import (
-    ExampleFactory, ExampleSetFactory, ParticipationFactory, TaskFactory, TrainingSplitFactory, add_examples_to_set,
+    ExampleFactory,
+    ExampleSetFactory,
+    ParticipationFactory,
+    TaskFactory,
+    TrainingSplitFactory,
+    add_examples_to_set,
     make_classification_task,
 )
 
@@ -133,8 +139,9 @@ def test_standard_design_refuses_a_split_missing_a_level(db):
 
 def test_update_changes_settings_and_conditions_before_anyone_joined(task):
     study = studies.study_create(task=task, slug="s", shots=[0, 10])
-    studies.study_update(study=study, shots=[0, 20, 30], hourly_rate="15.50", filter_rule="absolute",
-                         filter_threshold=0.5)
+    studies.study_update(
+        study=study, shots=[0, 20, 30], hourly_rate="15.50", filter_rule="absolute", filter_threshold=0.5
+    )
     study.refresh_from_db()
     assert sorted(study.conditions.values_list("shots", flat=True)) == [0, 20, 30]
     assert str(study.hourly_rate) == "15.50" and study.filter_rule == "absolute"

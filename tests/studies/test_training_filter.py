@@ -1,4 +1,5 @@
 """The training filter: rules, logged decisions, exclusion that frees the slot, and admin overrides."""
+
 import pytest
 from django.contrib.auth import get_user_model
 
@@ -23,15 +24,27 @@ def condition(make_study):
 def _trained(condition, scores, *, slot=0, state=State.TRAINING):
     p = ParticipationFactory(condition=condition, slot_index=slot, state=state)
     for i, score in enumerate(scores):
-        ResponseFactory(participation=p, example=ExampleFactory(task=condition.study.task),
-                        phase=Response.Phase.TRAINING, position=i, score=score)
+        ResponseFactory(
+            participation=p,
+            example=ExampleFactory(task=condition.study.task),
+            phase=Response.Phase.TRAINING,
+            position=i,
+            score=score,
+        )
     return p
 
 
 def test_training_s1_is_the_mean_over_locked_training_items_only(condition):
     p = _trained(condition(), [1.0, 0.0, 0.5])
-    ResponseFactory(participation=p, example=ExampleFactory(task=p.task), phase=Response.Phase.TRAINING,
-                    position=9, status=Response.Status.PENDING, submitted_at=None, score=None)
+    ResponseFactory(
+        participation=p,
+        example=ExampleFactory(task=p.task),
+        phase=Response.Phase.TRAINING,
+        position=9,
+        status=Response.Status.PENDING,
+        submitted_at=None,
+        score=None,
+    )
     ResponseFactory(participation=p, example=ExampleFactory(task=p.task), phase=Response.Phase.TEST, score=0.0)
     assert training_filter.training_s1(p) == pytest.approx(0.5)
     empty = ParticipationFactory(condition=p.condition, slot_index=1, state=State.TRAINING)
@@ -155,8 +168,7 @@ def test_an_excluded_worker_gets_a_completion_code_so_the_platform_pays_them(con
 
 
 def test_an_excluded_worker_gets_the_study_s_completion_code_when_it_has_one(make_study):
-    study = make_study(shots=[10], filter_rule=Study.FilterRule.ABSOLUTE, filter_threshold=0.9,
-                       completion_code="PAYME")
+    study = make_study(shots=[10], filter_rule=Study.FilterRule.ABSOLUTE, filter_threshold=0.9, completion_code="PAYME")
     p = _trained(study.conditions.get(), [0.0])
     training_filter.finish_training(p)
     p.refresh_from_db()

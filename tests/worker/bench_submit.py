@@ -8,6 +8,7 @@ Django's test client (no network, no server) and prints the latency
 percentiles and the queries per submission. Issue 6's harness measures the
 production stack over HTTP; this isolates the app's own share.
 """
+
 import json
 import statistics
 import time

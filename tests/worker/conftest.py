@@ -1,4 +1,5 @@
 """Builders for the worker-flow tests: tasks with training sets, participations, logged-in clients."""
+
 from __future__ import annotations
 
 import pytest
@@ -33,14 +34,24 @@ def located(context: str, answers: list[str]) -> list[dict]:
 
 
 def make_task_with_items(
-    *, slug: str, kind: str = Task.Kind.SPAN, multiple_spans: bool = True, test: list, train: list = (),
-    question: str = "Which people are named?", labels: tuple = (),
+    *,
+    slug: str,
+    kind: str = Task.Kind.SPAN,
+    multiple_spans: bool = True,
+    test: list,
+    train: list = (),
+    question: str = "Which people are named?",
+    labels: tuple = (),
 ) -> Task:
     """A task whose test (and optional 10-shot training) items are (context, gold answers) pairs."""
     task = TaskFactory(
-        slug=slug, name=slug.upper(), kind=kind, multiple_spans=multiple_spans,
+        slug=slug,
+        name=slug.upper(),
+        kind=kind,
+        multiple_spans=multiple_spans,
         group=Task.Group.NER if multiple_spans else Task.Group.MRC,
-        description="Find the answer in the text.", instructions="Select the words with the mouse.",
+        description="Find the answer in the text.",
+        instructions="Select the words with the mouse.",
     )
     for i, name in enumerate(labels):
         task.labels.create(name=name, definition=f"The {name} label.", example=f"A {name} example.", position=i)
@@ -48,7 +59,10 @@ def make_task_with_items(
     def build(items):
         return [
             ExampleFactory(
-                task=task, context=context, question=question, gold_answers=list(gold),
+                task=task,
+                context=context,
+                question=question,
+                gold_answers=list(gold),
                 gold_spans=located(context, gold) if isinstance(context, str) and kind == Task.Kind.SPAN else [],
             )
             for context, gold in items
@@ -103,4 +117,3 @@ def sst_task(db) -> Task:
 def worker(client):
     """A function that logs the test client in as a participation and returns the client."""
     return lambda participation: login(client, participation)
-

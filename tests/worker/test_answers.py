@@ -1,4 +1,5 @@
 """Validating and locking answers (the services): every refusal stores nothing."""
+
 from datetime import timedelta
 
 import pytest
@@ -65,7 +66,9 @@ def test_spans_are_stored_with_python_offsets_and_the_answer_is_their_texts(ner_
     item = current(ner_p)
     ctx = item.example.context
     answers.submit(
-        participation=ner_p, item_id=item.pk, confidence=5,
+        participation=ner_p,
+        item_id=item.pk,
+        confidence=5,
         spans=[span(ctx, "Charles Babbage"), span(ctx, "Ada Lovelace")],
     )
     row = Response.objects.get(pk=item.pk)
@@ -78,8 +81,9 @@ def test_nested_spans_are_allowed_where_several_spans_are(db):
     p = make_participation(task, state=State.TEST)
     item = current(p)
     ctx = item.example.context
-    answers.submit(participation=p, item_id=item.pk, confidence=3,
-                   spans=[span(ctx, "New York"), span(ctx, "New York City")])
+    answers.submit(
+        participation=p, item_id=item.pk, confidence=3, spans=[span(ctx, "New York"), span(ctx, "New York City")]
+    )
     row = Response.objects.get(pk=item.pk)
     assert row.spans.count() == 2 and row.answer == ["New York", "New York City"]
     assert row.score == pytest.approx(2 / 3)
@@ -90,11 +94,16 @@ def test_utf16_offsets_from_a_browser_are_converted(db):
     p = make_participation(task, state=State.TEST)
     item = current(p)
     ctx = item.example.context
-    start = len(ctx[:ctx.index("Marie")].encode("utf-16-le")) // 2
-    answers.submit(participation=p, item_id=item.pk, confidence=3, offset_unit="utf16",
-                   spans=[{"start": start, "end": start + 5, "text": "Marie"}])
+    start = len(ctx[: ctx.index("Marie")].encode("utf-16-le")) // 2
+    answers.submit(
+        participation=p,
+        item_id=item.pk,
+        confidence=3,
+        offset_unit="utf16",
+        spans=[{"start": start, "end": start + 5, "text": "Marie"}],
+    )
     stored = AnswerSpan.objects.get(response=item)
-    assert ctx[stored.start:stored.end] == "Marie" and stored.start == ctx.index("Marie")
+    assert ctx[stored.start : stored.end] == "Marie" and stored.start == ctx.index("Marie")
 
 
 def test_no_answer_is_stored_as_the_empty_set_distinct_from_a_skip(ner_p):
@@ -137,7 +146,9 @@ def test_passing_training_moves_on_to_the_test_step(sst_task):
 def test_active_time_runs_from_shown_to_submit_with_idle_gaps_capped(sst_p):
     item = current(sst_p)
     shown = timezone.now() - timedelta(minutes=10)
-    Response.objects.filter(pk=item.pk).update(shown_at=shown, last_seen_at=shown + timedelta(seconds=30), active_ms=30_000)
+    Response.objects.filter(pk=item.pk).update(
+        shown_at=shown, last_seen_at=shown + timedelta(seconds=30), active_ms=30_000
+    )
     answers.submit(participation=sst_p, item_id=item.pk, label="positive", confidence=3)
     assert Response.objects.get(pk=item.pk).active_ms == 30_000 + 60_000
 
@@ -205,27 +216,51 @@ def test_more_than_one_span_is_refused_where_the_task_takes_one(db):
     task = make_task_with_items(slug="squad", multiple_spans=False, test=[("Paris is in France .", ["Paris"])])
     p = make_participation(task, state=State.TEST)
     ctx = current(p).example.context
-    refused(p, InvalidAnswer, "too_many_spans", item_id=current(p).pk, confidence=3,
-            spans=[span(ctx, "Paris"), span(ctx, "France")])
+    refused(
+        p,
+        InvalidAnswer,
+        "too_many_spans",
+        item_id=current(p).pk,
+        confidence=3,
+        spans=[span(ctx, "Paris"), span(ctx, "France")],
+    )
 
 
 @pytest.mark.parametrize(
     "context, cut",
-    [("Jose\u0301 is here", (0, 4)), ("🇫🇷 flag", (0, 1)), ("👨\u200d👩\u200d👧 family", (0, 2)), ("❤\ufe0f love", (0, 1))],
+    [
+        ("Jose\u0301 is here", (0, 4)),
+        ("🇫🇷 flag", (0, 1)),
+        ("👨\u200d👩\u200d👧 family", (0, 2)),
+        ("❤\ufe0f love", (0, 1)),
+    ],
 )
 def test_a_span_cutting_a_user_perceived_character_is_refused(db, context, cut):
     task = make_task_with_items(slug="cut", test=[(context, [])])
     p = make_participation(task, state=State.TEST)
     start, end = cut
-    refused(p, InvalidAnswer, "cuts_character", item_id=current(p).pk, confidence=3,
-            spans=[{"start": start, "end": end, "text": context[start:end]}])
+    refused(
+        p,
+        InvalidAnswer,
+        "cuts_character",
+        item_id=current(p).pk,
+        confidence=3,
+        spans=[{"start": start, "end": end, "text": context[start:end]}],
+    )
 
 
 def test_a_utf16_offset_inside_a_surrogate_pair_is_refused(db):
     task = make_task_with_items(slug="sur", test=[("😀 Ada", ["Ada"])])
     p = make_participation(task, state=State.TEST)
-    refused(p, InvalidAnswer, "cuts_character", item_id=current(p).pk, confidence=3, offset_unit="utf16",
-            spans=[{"start": 1, "end": 6, "text": "\ude00 Ada"}])
+    refused(
+        p,
+        InvalidAnswer,
+        "cuts_character",
+        item_id=current(p).pk,
+        confidence=3,
+        offset_unit="utf16",
+        spans=[{"start": 1, "end": 6, "text": "\ude00 Ada"}],
+    )
 
 
 def test_an_item_of_another_worker_is_refused(ner_task, ner_p):

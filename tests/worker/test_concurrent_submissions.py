@@ -1,4 +1,5 @@
 """Racing submissions of one item on PostgreSQL: exactly one lock wins, the others see it locked."""
+
 import json
 import threading
 
@@ -25,8 +26,11 @@ def test_simultaneous_submissions_of_one_item_lock_it_once():
     def submit(i):
         try:
             client = login(Client(), p)
-            body = {"item": item.pk, "confidence": 1 + i % 5,
-                    "spans": [{"start": 0, "end": 3, "text": "Ada"}] if i % 2 else [{"start": 8, "end": 11, "text": "Bob"}]}
+            body = {
+                "item": item.pk,
+                "confidence": 1 + i % 5,
+                "spans": [{"start": 0, "end": 3, "text": "Ada"}] if i % 2 else [{"start": 8, "end": 11, "text": "Bob"}],
+            }
             barrier.wait()
             response = client.post("/api/session/submit/", data=json.dumps(body), content_type="application/json")
             results.append((response.status_code, response.json()))

@@ -1,4 +1,5 @@
 """From the entry link to the finish page, over HTTP, as a scripted client would do it."""
+
 import pytest
 
 from annotation.models import Participation
@@ -18,8 +19,11 @@ def test_a_worker_joins_starts_answers_everything_and_gets_the_code(client):
 
     client.post("/api/session/start/", content_type="application/json")
     while (item := client.get("/api/session/current/").json()["item"]) is not None:
-        response = client.post("/api/session/submit/", {"item": item["item"], "label": "negative", "confidence": 2},
-                               content_type="application/json")
+        response = client.post(
+            "/api/session/submit/",
+            {"item": item["item"], "label": "negative", "confidence": 2},
+            content_type="application/json",
+        )
         assert response.status_code == 200
 
     finish = client.get("/work/").content.decode()

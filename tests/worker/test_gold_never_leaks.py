@@ -5,6 +5,7 @@ in the contexts (an unlocatable gold string is legal data), so finding one
 in a response can only mean gold leaked. Each example also carries sentinels
 in its alternative answers and extra fields.
 """
+
 import json
 from pathlib import Path
 
@@ -18,8 +19,18 @@ pytestmark = pytest.mark.django_db
 STATIC = Path(__file__).resolve().parents[2] / "static" / "worker"
 State = Participation.State
 API = "/api/session/"
-FORBIDDEN_KEYS = {"gold", "gold_answers", "gold_spans", "score", "verdict", "correct", "matches", "alternative_answers",
-                  "extra", "reveal"}
+FORBIDDEN_KEYS = {
+    "gold",
+    "gold_answers",
+    "gold_spans",
+    "score",
+    "verdict",
+    "correct",
+    "matches",
+    "alternative_answers",
+    "extra",
+    "reveal",
+}
 
 
 def sentinel(kind, i):
@@ -55,7 +66,9 @@ class Recorder:
         return self._keep(f"GET {path}", self.client.get(path))
 
     def post(self, path, body):
-        return self._keep(f"POST {path}", self.client.post(path, data=json.dumps(body), content_type="application/json"))
+        return self._keep(
+            f"POST {path}", self.client.post(path, data=json.dumps(body), content_type="application/json")
+        )
 
 
 def keys_of(value):
@@ -87,7 +100,11 @@ def answer_everything(rec, *, answer_with_sentinel=True):
         else:
             start = ctx.index("Ada") if "Ada" in ctx else ctx.index("Cy")
             end = start + (3 if "Ada" in ctx else 2)
-            body = {"item": item["item"], "confidence": 4, "spans": [{"start": start, "end": end, "text": ctx[start:end]}]}
+            body = {
+                "item": item["item"],
+                "confidence": 4,
+                "spans": [{"start": start, "end": end, "text": ctx[start:end]}],
+            }
             rec.post(API + "submit/", body)
             rec.post(API + "submit/", body)  # replay: 409 with the stored answer
         rec.get(API + f"items/{item['item']}/")

@@ -1,4 +1,5 @@
 """UTF-16 <-> Python offsets and grapheme boundaries (a pure module: no database)."""
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -35,14 +36,14 @@ def test_a_span_after_any_character_converts_to_the_same_python_offsets(text, ta
     assert offsets.index_to_utf16(text, start) == u_start
     assert offsets.utf16_to_index(text, u_start) == start
     assert offsets.utf16_to_index(text, u_end) == end
-    assert text[offsets.utf16_to_index(text, u_start):offsets.utf16_to_index(text, u_end)] == target
+    assert text[offsets.utf16_to_index(text, u_start) : offsets.utf16_to_index(text, u_end)] == target
     offsets.check_span_boundaries(text, start, end)
 
 
 def test_a_span_after_an_emoji_does_not_shift_by_one():
     text = "😀 Ada"
     assert offsets.utf16_to_index(text, 3) == 2  # JS "Ada" starts at 3; Python at 2
-    assert text[offsets.utf16_to_index(text, 3):offsets.utf16_to_index(text, 6)] == "Ada"
+    assert text[offsets.utf16_to_index(text, 3) : offsets.utf16_to_index(text, 6)] == "Ada"
 
 
 def test_an_offset_inside_a_surrogate_pair_is_refused():
@@ -92,8 +93,18 @@ def test_cuts_inside_a_user_perceived_character_are_refused(text, index, why):
 @pytest.mark.parametrize(
     "text, index",
     [
-        ("ab", 1), ("a b", 1), ("a\tb", 1), ("a\u00a0b", 1), ("a\r\nb", 1), ("a\r\nb", 3), ("😀😀", 1),
-        ("🇫🇷🇩🇪", 2), ("é!", 1), ("東京", 1), ("👨\u200d👩 x", 3), ("한국", 1),
+        ("ab", 1),
+        ("a b", 1),
+        ("a\tb", 1),
+        ("a\u00a0b", 1),
+        ("a\r\nb", 1),
+        ("a\r\nb", 3),
+        ("😀😀", 1),
+        ("🇫🇷🇩🇪", 2),
+        ("é!", 1),
+        ("東京", 1),
+        ("👨\u200d👩 x", 3),
+        ("한국", 1),
     ],
 )
 def test_cuts_between_user_perceived_characters_are_allowed(text, index):
@@ -133,8 +144,25 @@ def test_every_utf16_offset_is_either_a_character_start_or_refused(text):
                 offsets.utf16_to_index(text, unit)
 
 
-CLUSTERS = ["a", "é", "e\u0301", "😀", "👨\u200d👩\u200d👧", "🇫🇷", "❤\ufe0f", " ", "\r\n", "東", "👍🏽", "한",
-            "\u1100\u1161\u11a8", "क्ष", "\t", "\u00a0", "🏳\ufe0f\u200d🌈"]
+CLUSTERS = [
+    "a",
+    "é",
+    "e\u0301",
+    "😀",
+    "👨\u200d👩\u200d👧",
+    "🇫🇷",
+    "❤\ufe0f",
+    " ",
+    "\r\n",
+    "東",
+    "👍🏽",
+    "한",
+    "\u1100\u1161\u11a8",
+    "क्ष",
+    "\t",
+    "\u00a0",
+    "🏳\ufe0f\u200d🌈",
+]
 
 
 @given(st.lists(st.sampled_from(CLUSTERS), max_size=12))

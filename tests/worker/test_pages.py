@@ -1,4 +1,5 @@
 """The worker pages: /work/ shows what the participation's state calls for."""
+
 import pytest
 
 from annotation.models import Participation, Worker
@@ -28,8 +29,15 @@ def test_a_worker_in_a_step_gets_the_item_page_with_shortcuts_and_the_confidence
     p = make_participation(sst_task, state=State.TEST)
     html = worker(p).get("/work/").content.decode()
     assert 'id="work"' in html and "worker/worker.js" in html
-    for text in ("I am confident in my answer", "Strongly disagree", "Strongly agree", "1 … 2", "skip this item",
-                 "Instructions", sst_task.instructions):
+    for text in (
+        "I am confident in my answer",
+        "Strongly disagree",
+        "Strongly agree",
+        "1 … 2",
+        "skip this item",
+        "Instructions",
+        sst_task.instructions,
+    ):
         assert text in html
     assert "no answer (empty set)" not in html  # a classification task has labels instead
 

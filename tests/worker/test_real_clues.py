@@ -1,4 +1,5 @@
 """The session API on the real CLUES release: gold spans sent back as a browser would are accepted."""
+
 import json
 
 import pytest
@@ -35,8 +36,11 @@ def test_answering_real_items_with_their_gold_in_utf16_offsets_scores_them_as_go
             unique = {(s["start"], s["end"]): s for s in spans}.values()
             body["offset_unit"] = "utf16"
             body["spans"] = [
-                {"start": offsets.index_to_utf16(context, s["start"]), "end": offsets.index_to_utf16(context, s["end"]),
-                 "text": s["text"]}
+                {
+                    "start": offsets.index_to_utf16(context, s["start"]),
+                    "end": offsets.index_to_utf16(context, s["end"]),
+                    "text": s["text"],
+                }
                 for s in unique
             ]
             body["no_answer"] = not body["spans"]

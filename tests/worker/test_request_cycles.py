@@ -5,6 +5,7 @@ test client keeps references of its own to every request and response. Like
 the test client, the fixture keeps the handler's signals from closing the
 database connection, which holds the test's transaction.
 """
+
 import gc
 import io
 import json
@@ -27,9 +28,13 @@ pytestmark = pytest.mark.django_db
 def call(handler, method: str, path: str, cookies: dict, body: dict | None = None) -> tuple[int, bytes]:
     payload = json.dumps(body).encode() if body is not None else b""
     environ = RequestFactory()._base_environ(
-        REQUEST_METHOD=method, PATH_INFO=path, CONTENT_TYPE="application/json", CONTENT_LENGTH=str(len(payload)),
+        REQUEST_METHOD=method,
+        PATH_INFO=path,
+        CONTENT_TYPE="application/json",
+        CONTENT_LENGTH=str(len(payload)),
         HTTP_COOKIE="; ".join(f"{name}={value}" for name, value in cookies.items()),
-        HTTP_X_CSRFTOKEN=cookies["csrftoken"], **{"wsgi.input": io.BytesIO(payload), "wsgi.errors": sys.stderr},
+        HTTP_X_CSRFTOKEN=cookies["csrftoken"],
+        **{"wsgi.input": io.BytesIO(payload), "wsgi.errors": sys.stderr},
     )
     status = []
     result = handler(environ, lambda line, headers, exc_info=None: status.append(int(line.split()[0])))
@@ -84,8 +89,10 @@ def test_pages_rendered_from_templates_leave_no_reference_cycle(ner_task, handle
     # frames in a cycle); annotation.template_backend frees the context of every rendered template.
     settings.DEBUG = False
     participation = make_participation(ner_task, state=Participation.State.TEST)
-    cookies = {worker_cookie.COOKIE: worker_cookie.signed_value(participation.pk),
-               "csrftoken": get_token(RequestFactory().get("/"))}
+    cookies = {
+        worker_cookie.COOKIE: worker_cookie.signed_value(participation.pk),
+        "csrftoken": get_token(RequestFactory().get("/")),
+    }
     for path, status in (("/work/", 200), ("/no/such/page/", 404)):
         assert call(handler, "GET", path, cookies)[0] == status  # warm up
         replies = []

@@ -1,4 +1,5 @@
 """The worker's JSON session API: auth by session, the rules of the services, clear errors."""
+
 import json
 from datetime import timedelta
 
@@ -52,8 +53,16 @@ def current_item(client):
 
 @pytest.mark.parametrize(
     "method, path",
-    [("get", "current/"), ("post", "start/"), ("post", "submit/"), ("post", "skip/"), ("get", "progress/"),
-     ("post", "events/"), ("get", "items/1/"), ("get", "items/1/reveal/")],
+    [
+        ("get", "current/"),
+        ("post", "start/"),
+        ("post", "submit/"),
+        ("post", "skip/"),
+        ("get", "progress/"),
+        ("post", "events/"),
+        ("get", "items/1/"),
+        ("get", "items/1/reveal/"),
+    ],
 )
 def test_every_route_needs_a_worker_session(client, method, path):
     response = getattr(client, method)(API + path, content_type="application/json")
@@ -66,11 +75,14 @@ def test_a_cookie_naming_a_missing_participation_is_refused(client):
     assert client.get(API + "current/").status_code == 403
 
 
-@pytest.mark.parametrize("tamper", [
-    lambda value: "999:" + value.split(":", 1)[1],  # another participation, the old signature
-    lambda value: value[:-1] + ("A" if value[-1] != "A" else "B"),  # a broken signature
-    lambda value: "1",  # no signature at all
-])
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        lambda value: "999:" + value.split(":", 1)[1],  # another participation, the old signature
+        lambda value: value[:-1] + ("A" if value[-1] != "A" else "B"),  # a broken signature
+        lambda value: "1",  # no signature at all
+    ],
+)
 def test_a_forged_or_altered_worker_cookie_is_no_session_and_names_nobody(sst_worker, tamper):
     _, client = sst_worker
     value = client.cookies[worker_cookie.COOKIE].value
@@ -170,8 +182,11 @@ def test_a_sentence_pair_is_sent_as_two_sentences(db, worker):
     from tasks_app.models import Task
 
     task = make_task_with_items(
-        slug="pairs", kind=Task.Kind.CLASSIFICATION, labels=("entailment", "neutral", "contradiction"),
-        test=[(["A man sleeps.", "A person rests."], ["entailment"])], question="entailment, neutral or contradiction?",
+        slug="pairs",
+        kind=Task.Kind.CLASSIFICATION,
+        labels=("entailment", "neutral", "contradiction"),
+        test=[(["A man sleeps.", "A person rests."], ["entailment"])],
+        question="entailment, neutral or contradiction?",
     )
     client = worker(make_participation(task, state=State.TEST))
     item = current_item(client)
@@ -184,11 +199,17 @@ def test_a_browser_span_in_utf16_units_is_stored_in_python_offsets(db, worker):
     client = worker(p)
     item = current_item(client)
     ctx = item["context"]
-    js = len(ctx[:ctx.index("Ada")].encode("utf-16-le")) // 2
-    body = post(client, "submit/", {
-        "item": item["item"], "confidence": 4, "offset_unit": "utf16",
-        "spans": [{"start": js, "end": js + 12, "text": "Ada Lovelace"}],
-    }).json()
+    js = len(ctx[: ctx.index("Ada")].encode("utf-16-le")) // 2
+    body = post(
+        client,
+        "submit/",
+        {
+            "item": item["item"],
+            "confidence": 4,
+            "offset_unit": "utf16",
+            "spans": [{"start": js, "end": js + 12, "text": "Ada Lovelace"}],
+        },
+    ).json()
     span = body["answer"]["spans"][0]
     assert (span["start"], span["end"], span["utf16_start"]) == (ctx.index("Ada"), ctx.index("Ada") + 12, js)
     assert AnswerSpan.objects.get().start == ctx.index("Ada")
@@ -370,11 +391,18 @@ def test_the_training_submit_response_carries_the_reveal(ner_trainee):
     item = current_item(client)
     assert item["phase"] == "training" and item["skip_allowed"] is False
     ctx = item["context"]
-    body = post(client, "submit/", {"item": item["item"], "confidence": 4,
-                                    "spans": [{"start": 0, "end": 5, "text": ctx[:5]}]}).json()
+    body = post(
+        client, "submit/", {"item": item["item"], "confidence": 4, "spans": [{"start": 0, "end": 5, "text": ctx[:5]}]}
+    ).json()
     reveal = body["reveal"]
     assert reveal["gold"]["answers"] == ["Grace Hopper"]
-    assert reveal["gold"]["spans"][0] == {"start": 0, "end": 12, "text": "Grace Hopper", "utf16_start": 0, "utf16_end": 12}
+    assert reveal["gold"]["spans"][0] == {
+        "start": 0,
+        "end": 12,
+        "text": "Grace Hopper",
+        "utf16_start": 0,
+        "utf16_end": 12,
+    }
     assert reveal["verdict"] == "incorrect" and reveal["score"] == 0.0
     assert reveal["matches"] == [{"text": "Grace", "in_gold": False}]
     assert Response.objects.get(pk=item["item"]).revealed_at is not None
@@ -446,9 +474,12 @@ def test_a_submit_request_runs_a_small_fixed_number_of_queries(db, worker):
         client = worker(p)
         item = current_item(client)
         with CaptureQueriesContext(connection) as ctx:
-            assert post(client, "submit/", {"item": item["item"], "label": "positive", "confidence": 3}).status_code == 200
-        counts.append(len([q for q in ctx.captured_queries if not q["sql"].startswith(("SAVEPOINT", "RELEASE",
-                                                                                       "PREPARE"))]))
+            assert (
+                post(client, "submit/", {"item": item["item"], "label": "positive", "confidence": 3}).status_code == 200
+            )
+        counts.append(
+            len([q for q in ctx.captured_queries if not q["sql"].startswith(("SAVEPOINT", "RELEASE", "PREPARE"))])
+        )
     assert counts[0] == counts[1], counts  # the exact numbers: tests/bench/test_query_counts.py
 
 

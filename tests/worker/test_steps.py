@@ -1,4 +1,5 @@
 """Laying out a step: order, shuffling with a recorded seed, idempotence, progress."""
+
 import pytest
 
 from annotation.models import Participation, Response, Study

@@ -1,4 +1,5 @@
 """Time on item (capped idle gaps) and the reveal service's verdicts."""
+
 from datetime import timedelta
 
 import pytest
@@ -28,8 +29,7 @@ def test_time_on_item_adds_each_capped_gap_from_shown_to_submit(sst_task):
     for seconds, kind in ((10, "heartbeat"), (25, "heartbeat"), (600, "blur"), (605, "focus")):
         item.refresh_from_db()
         timing.record_event(participation=p, response=item, kind=kind, now=t0 + timedelta(seconds=seconds))
-    answers.submit(participation=p, item_id=item.pk, label="positive", confidence=3,
-                   now=t0 + timedelta(seconds=615))
+    answers.submit(participation=p, item_id=item.pk, label="positive", confidence=3, now=t0 + timedelta(seconds=615))
     item.refresh_from_db()
     # 10 + 15 + 60 (575 s idle, capped) + 5 + 10
     assert item.active_ms == 100_000 and item.blur_count == 1

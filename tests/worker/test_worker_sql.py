@@ -1,4 +1,5 @@
 """The hand-written reads of the worker's hot path give exactly what the ORM gives (SQLite and PostgreSQL)."""
+
 from datetime import timedelta
 
 import pytest
@@ -20,7 +21,8 @@ def fields(instance: Model) -> dict:
 def test_a_participation_is_read_with_every_field_and_its_relations_as_the_orm_reads_it(ner_task):
     p = make_participation(ner_task, state=State.TEST, test_order="shuffled")
     Participation.objects.filter(pk=p.pk).update(
-        platform_data={"assignmentId": "A1", "nested": [1, "é"]}, test_seed=2**61 + 7,
+        platform_data={"assignmentId": "A1", "nested": [1, "é"]},
+        test_seed=2**61 + 7,
         finished_at=timezone.now() - timedelta(days=1),
     )
     expected = Participation.objects.select_related("condition__study", "study", "task", "worker").get(pk=p.pk)
@@ -97,7 +99,8 @@ def test_pending_rows_are_the_first_pending_items_in_order_with_examples_and_the
     Response.objects.filter(pk=first.pk).update(status="skipped", submitted_at=timezone.now(), answer=[])
     rows = worker_sql.pending_rows(participation_id=p.pk, phase="test", limit=2)
     expected = list(
-        Response.objects.filter(participation=p, phase="test", status="pending").select_related("example")
+        Response.objects.filter(participation=p, phase="test", status="pending")
+        .select_related("example")
         .order_by("position")[:2]
     )
     assert [fields(r) for r in rows] == [fields(r) for r in expected]
@@ -124,13 +127,24 @@ def test_the_lock_writes_a_pending_row_once_and_reports_a_lost_race(ner_task):
     _, rows = _laid_out(ner_task)
     first = rows[0]
     now = timezone.now()
-    changes = {"status": "answered", "label": "", "answer": ["Ada Lovelace", "é ✓"], "confidence": 4, "score": 0.5,
-               "submitted_at": now}
+    changes = {
+        "status": "answered",
+        "label": "",
+        "answer": ["Ada Lovelace", "é ✓"],
+        "confidence": 4,
+        "score": 0.5,
+        "submitted_at": now,
+    }
     assert worker_sql.lock_response(first.pk, changes) == (True, False)
     assert worker_sql.lock_response(first.pk, {**changes, "answer": ["changed"]}) == (False, False)
     first.refresh_from_db()
     assert (first.status, first.answer, first.confidence, first.score, first.submitted_at) == (
-        "answered", ["Ada Lovelace", "é ✓"], 4, 0.5, now)
+        "answered",
+        ["Ada Lovelace", "é ✓"],
+        4,
+        0.5,
+        now,
+    )
 
 
 def test_the_lock_stores_the_spans_and_marks_the_next_item_shown_in_the_same_write(ner_task):
@@ -140,11 +154,15 @@ def test_the_lock_stores_the_spans_and_marks_the_next_item_shown_in_the_same_wri
     first, second = rows[0], rows[1]
     now = timezone.now()
     changes = {"status": "answered", "answer": ["Ada", "Lovelace 😀"], "confidence": 3, "submitted_at": now}
-    spans = [AnswerSpan(response=first, start=0, end=3, text="Ada"),
-             AnswerSpan(response=first, start=4, end=14, text="Lovelace 😀")]
+    spans = [
+        AnswerSpan(response=first, start=0, end=3, text="Ada"),
+        AnswerSpan(response=first, start=4, end=14, text="Lovelace 😀"),
+    ]
     assert worker_sql.lock_response(first.pk, changes, spans=spans, show=(second.pk, now)) == (True, True)
     assert list(AnswerSpan.objects.filter(response=first).order_by("start").values_list("start", "end", "text")) == [
-        (0, 3, "Ada"), (4, 14, "Lovelace 😀")]
+        (0, 3, "Ada"),
+        (4, 14, "Lovelace 😀"),
+    ]
     second.refresh_from_db()
     assert second.shown_at == second.last_seen_at == now
 
@@ -156,8 +174,9 @@ def test_a_lost_lock_stores_no_spans_and_marks_nothing_shown(ner_task):
     first, second = rows[0], rows[1]
     Response.objects.filter(pk=first.pk).update(status="skipped", submitted_at=timezone.now(), answer=[])
     spans = [AnswerSpan(response=first, start=0, end=3, text="Ada")]
-    result = worker_sql.lock_response(first.pk, {"status": "answered", "submitted_at": timezone.now()},
-                                      spans=spans, show=(second.pk, timezone.now()))
+    result = worker_sql.lock_response(
+        first.pk, {"status": "answered", "submitted_at": timezone.now()}, spans=spans, show=(second.pk, timezone.now())
+    )
     assert result == (False, False)
     assert not AnswerSpan.objects.filter(response=first).exists()
     assert Response.objects.get(pk=second.pk).shown_at is None
@@ -168,8 +187,9 @@ def test_an_item_already_shown_keeps_its_first_time_when_the_lock_would_mark_it(
     first, second = rows[0], rows[1]
     earlier = timezone.now() - timedelta(seconds=30)
     assert worker_sql.mark_response_shown(second.pk, earlier) is True
-    result = worker_sql.lock_response(first.pk, {"status": "skipped", "answer": [], "submitted_at": timezone.now()},
-                                      show=(second.pk, timezone.now()))
+    result = worker_sql.lock_response(
+        first.pk, {"status": "skipped", "answer": [], "submitted_at": timezone.now()}, show=(second.pk, timezone.now())
+    )
     assert result == (True, False)
     assert Response.objects.get(pk=second.pk).shown_at == earlier
 
@@ -187,11 +207,17 @@ def test_spans_are_inserted_with_their_offsets_and_text(ner_task):
 
     _, rows = _laid_out(ner_task)
     response = rows[0]
-    worker_sql.insert_spans([AnswerSpan(response=response, start=0, end=3, text="Ada"),
-                             AnswerSpan(response=response, start=4, end=12, text="Lovelace")])
+    worker_sql.insert_spans(
+        [
+            AnswerSpan(response=response, start=0, end=3, text="Ada"),
+            AnswerSpan(response=response, start=4, end=12, text="Lovelace"),
+        ]
+    )
     worker_sql.insert_spans([])
     assert list(AnswerSpan.objects.filter(response=response).values_list("start", "end", "text")) == [
-        (0, 3, "Ada"), (4, 12, "Lovelace")]
+        (0, 3, "Ada"),
+        (4, 12, "Lovelace"),
+    ]
 
 
 @pytest.mark.postgres
@@ -205,7 +231,6 @@ def test_statements_are_prepared_again_on_a_new_connection(ner_task):
     worker_sql._prepared.clear()  # ... and what a new connection object looks like to the module
     assert worker_sql.participation(p.pk).pk == p.pk
     assert [r.position for r in worker_sql.pending_rows(participation_id=p.pk, phase="test", limit=2)] == [0, 1]
-
 
 
 @pytest.mark.postgres

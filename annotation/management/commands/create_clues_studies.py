@@ -4,6 +4,7 @@ One standard-design study per CLUES task present in the catalog (slug
 ``clues-<task>-split<N>``). Idempotent: an existing study is left as it is
 (and opened with --open if it is still a draft).
 """
+
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
@@ -36,7 +37,11 @@ class Command(BaseCommand):
                 study = Study.objects.filter(slug=slug).first()
                 if study is None:
                     study = studies.create_standard_design(
-                        task=task, split_number=split, slug=slug, workers_per_condition=workers, open_now=open,
+                        task=task,
+                        split_number=split,
+                        slug=slug,
+                        workers_per_condition=workers,
+                        open_now=open,
                         name=f"CLUES {task.name}, split {split}",
                     )
                     verb = "created"

@@ -1,4 +1,5 @@
 """Create or update a superuser (idempotent): ``ensure_admin --username admin --password admin``."""
+
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 

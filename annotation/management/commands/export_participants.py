@@ -1,8 +1,9 @@
 """Every worker who took part in a task, for the platform's blocklist or qualification.
 
-    manage.py export_participants --task sst2 --format prolific > blocklist.txt
-    manage.py export_participants --task sst2 --format mturk --qualification took-part-sst2 -o workers.csv
+manage.py export_participants --task sst2 --format prolific > blocklist.txt
+manage.py export_participants --task sst2 --format mturk --qualification took-part-sst2 -o workers.csv
 """
+
 from pathlib import Path
 
 from django.core.exceptions import ValidationError

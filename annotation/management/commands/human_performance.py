@@ -1,15 +1,16 @@
 """python manage.py human_performance: the human-performance exports for scripts and papers.
 
-    human_performance --study sst2-a --study mnli-a --format latex --output table.tex
-    human_performance --all --format markdown --exclude-skips --ddof 1
-    human_performance --all --training --format latex   (training analyses in the appendix's shape)
-    human_performance --study sst2-a --per-annotator --output annotators.csv
-    human_performance --study sst2-a --annotations --output raw.jsonl
-    human_performance --study sst2-a --payments --output pay.csv
-    human_performance --study sst2-a --analyses --output analyses.json
-    human_performance --all --plots figures/          (per-task and all-task PNG + SVG)
-    human_performance --all --recompute               (re-derive every item score and report mismatches)
+human_performance --study sst2-a --study mnli-a --format latex --output table.tex
+human_performance --all --format markdown --exclude-skips --ddof 1
+human_performance --all --training --format latex   (training analyses in the appendix's shape)
+human_performance --study sst2-a --per-annotator --output annotators.csv
+human_performance --study sst2-a --annotations --output raw.jsonl
+human_performance --study sst2-a --payments --output pay.csv
+human_performance --study sst2-a --analyses --output analyses.json
+human_performance --all --plots figures/          (per-task and all-task PNG + SVG)
+human_performance --all --recompute               (re-derive every item score and report mismatches)
 """
+
 from __future__ import annotations
 
 import os
@@ -33,27 +34,46 @@ class Command(BaseCommand):
     help = "Human-performance table (CSV/JSON/Markdown/LaTeX), raw annotations, payments, analyses and plots."
 
     def add_arguments(self, parser):
-        parser.add_argument("--study", action="append", default=[], metavar="SLUG",
-                            help="A study slug or id; repeat to combine studies into one table.")
+        parser.add_argument(
+            "--study",
+            action="append",
+            default=[],
+            metavar="SLUG",
+            help="A study slug or id; repeat to combine studies into one table.",
+        )
         parser.add_argument("--all", action="store_true", help="Every study.")
-        parser.add_argument("--format", choices=FORMATS, default="markdown",
-                            help="Format of the table (and of --training).")
+        parser.add_argument(
+            "--format", choices=FORMATS, default="markdown", help="Format of the table (and of --training)."
+        )
         what = parser.add_mutually_exclusive_group()
-        what.add_argument("--training", action="store_true",
-                          help="The training analyses (shared and extra training examples) as a table in --format.")
-        what.add_argument("--per-annotator", action="store_true",
-                          help="Per-annotator CSV: test and training S1, items, skips, time, pay (every state).")
+        what.add_argument(
+            "--training",
+            action="store_true",
+            help="The training analyses (shared and extra training examples) as a table in --format.",
+        )
+        what.add_argument(
+            "--per-annotator",
+            action="store_true",
+            help="Per-annotator CSV: test and training S1, items, skips, time, pay (every state).",
+        )
         what.add_argument("--annotations", action="store_true", help="Raw annotations as JSONL instead of the table.")
         what.add_argument("--payments", action="store_true", help="Payments CSV instead of the table.")
         what.add_argument("--analyses", action="store_true", help="Training analyses etc. as JSON.")
         what.add_argument("--plots", metavar="DIR", help="Write per-task and all-task plots (PNG and SVG) to DIR.")
-        what.add_argument("--recompute", action="store_true",
-                          help="Re-derive every item score from the stored answers and report mismatches.")
+        what.add_argument(
+            "--recompute",
+            action="store_true",
+            help="Re-derive every item score from the stored answers and report mismatches.",
+        )
         parser.add_argument("--fix", action="store_true", help="With --recompute: store the recomputed scores.")
-        parser.add_argument("--exclude-skips", action="store_true",
-                            help="Leave skipped items out (default: a skip counts as an empty answer).")
-        parser.add_argument("--ddof", type=int, choices=(0, 1), default=0,
-                            help="0: population std (the paper's), 1: sample std.")
+        parser.add_argument(
+            "--exclude-skips",
+            action="store_true",
+            help="Leave skipped items out (default: a skip counts as an empty answer).",
+        )
+        parser.add_argument(
+            "--ddof", type=int, choices=(0, 1), default=0, help="0: population std (the paper's), 1: sample std."
+        )
         parser.add_argument("--output", "-o", metavar="FILE", help="Write to FILE instead of standard output.")
 
     def handle(self, *args, **opts):

@@ -2,6 +2,7 @@
 
 Idempotent: running it again imports nothing twice and leaves existing studies alone.
 """
+
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand
 
@@ -43,7 +44,10 @@ class Command(BaseCommand):
                 study = Study.objects.filter(slug=slug).first()
                 if study is None:
                     study = studies.create_standard_design(
-                        task=task, split_number=DEMO_SPLIT, slug=slug, name=f"Demo: {task.name}",
+                        task=task,
+                        split_number=DEMO_SPLIT,
+                        slug=slug,
+                        name=f"Demo: {task.name}",
                         completion_code=f"DEMO-{task.slug.upper()}",
                     )
                 if study.status in (Study.Status.DRAFT, Study.Status.PAUSED):

@@ -1,4 +1,5 @@
 """What import_clues and import_tasks share: options, error handling, output."""
+
 from __future__ import annotations
 
 import argparse
@@ -14,11 +15,15 @@ from tasks_app.importing.service import ImportRejected, TaskDefinitionError
 
 
 def add_common_arguments(parser) -> None:
-    parser.add_argument("--split", type=split_number, metavar="N",
-                        help="Import only training split N (1-5) and the test set.")
-    parser.add_argument("--build-nested", action="store_true",
-                        help="When a split's files are not nested, build its 10/20 sets as prefixes "
-                             "(per question type) of the 30-shot file, and say so in the report.")
+    parser.add_argument(
+        "--split", type=split_number, metavar="N", help="Import only training split N (1-5) and the test set."
+    )
+    parser.add_argument(
+        "--build-nested",
+        action="store_true",
+        help="When a split's files are not nested, build its 10/20 sets as prefixes "
+        "(per question type) of the 30-shot file, and say so in the report.",
+    )
     parser.add_argument("--json", action="store_true", help="Print the findings as a JSON list instead of the report.")
     parser.add_argument("--dry-run", action="store_true", help="Read and check everything, write nothing.")
 

@@ -1,4 +1,5 @@
 """python manage.py import_clues PATH: import the CLUES release (all six tasks, or some)."""
+
 from pathlib import Path
 
 from django.core.management.base import BaseCommand
@@ -16,12 +17,25 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("path", help="The release folder, or one task folder (e.g. .../clues/SST-2).")
-        parser.add_argument("--task", action="append", dest="slugs", choices=list(BY_SLUG), metavar="SLUG",
-                            help=f"Import only this task (repeatable): {', '.join(BY_SLUG)}.")
+        parser.add_argument(
+            "--task",
+            action="append",
+            dest="slugs",
+            choices=list(BY_SLUG),
+            metavar="SLUG",
+            help=f"Import only this task (repeatable): {', '.join(BY_SLUG)}.",
+        )
         add_common_arguments(parser)
 
     def handle(self, *args, **options):
-        run_import(self, options, lambda: import_clues(
-            path=Path(options["path"]), slugs=options["slugs"], split=options["split"],
-            build_nested=options["build_nested"], dry_run=options["dry_run"],
-        ))
+        run_import(
+            self,
+            options,
+            lambda: import_clues(
+                path=Path(options["path"]),
+                slugs=options["slugs"],
+                split=options["split"],
+                build_nested=options["build_nested"],
+                dry_run=options["dry_run"],
+            ),
+        )

@@ -1,4 +1,5 @@
 """python manage.py import_tasks FILE_OR_DIR --task SLUG: import any task in the unified JSONL format."""
+
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -24,10 +25,18 @@ class Command(BaseCommand):
         parser.add_argument("--kind", choices=[k.value for k in Task.Kind], help="New task: classification or span.")
         parser.add_argument("--labels", help="New classification task: the label set, comma separated.")
         parser.add_argument("--description", default="", help="New task: the description shown to workers.")
-        parser.add_argument("--single-span", action="store_true",
-                            help="New span task: an answer is at most one span (QA), not several (NER).")
-        parser.add_argument("--question-type", action="append", default=[], metavar="CODE=QUESTION",
-                            help="New task: a question type and its exact question text (repeatable).")
+        parser.add_argument(
+            "--single-span",
+            action="store_true",
+            help="New span task: an answer is at most one span (QA), not several (NER).",
+        )
+        parser.add_argument(
+            "--question-type",
+            action="append",
+            default=[],
+            metavar="CODE=QUESTION",
+            help="New task: a question type and its exact question text (repeatable).",
+        )
         add_common_arguments(parser)
 
     def handle(self, *args, **options):
@@ -36,15 +45,25 @@ class Command(BaseCommand):
             if not (options["name"] and options["kind"]):
                 raise CommandError("a new task needs both --name and --kind")
             new_task = NewTask(
-                name=options["name"], kind=options["kind"], description=options["description"],
+                name=options["name"],
+                kind=options["kind"],
+                description=options["description"],
                 labels=tuple(label.strip() for label in (options["labels"] or "").split(",") if label.strip()),
                 question_types=tuple(_question_type(text) for text in options["question_type"]),
                 multiple_spans=not options["single_span"],
             )
-        run_import(self, options, lambda: import_task_files(
-            path=Path(options["path"]), slug=options["slug"], new_task=new_task, split=options["split"],
-            build_nested=options["build_nested"], dry_run=options["dry_run"],
-        ))
+        run_import(
+            self,
+            options,
+            lambda: import_task_files(
+                path=Path(options["path"]),
+                slug=options["slug"],
+                new_task=new_task,
+                split=options["split"],
+                build_nested=options["build_nested"],
+                dry_run=options["dry_run"],
+            ),
+        )
 
 
 def _question_type(text: str) -> dict:

@@ -1,4 +1,5 @@
 """Playwright on Debian's Chromium against pytest-django's live server: one browser per test session."""
+
 import os
 from pathlib import Path
 
@@ -6,8 +7,15 @@ import pytest
 
 CHROMIUM = "/usr/bin/chromium"
 SCREENSHOTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "screenshots"
-LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-               "--disable-component-update", "--no-first-run", "--disable-sync"]
+LAUNCH_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
 
 
 @pytest.fixture(scope="session")
@@ -44,11 +52,19 @@ def open_as(browser, live_server):
     contexts = []
 
     def _open(participation, *, viewport=None, path="/work/", touch=False):
-        context = browser.new_context(viewport=viewport or {"width": 1280, "height": 900},
-                                      has_touch=touch, is_mobile=touch)
+        context = browser.new_context(
+            viewport=viewport or {"width": 1280, "height": 900}, has_touch=touch, is_mobile=touch
+        )
         if participation is not None:
-            context.add_cookies([{"name": worker_cookie.COOKIE, "value": worker_cookie.signed_value(participation.pk),
-                                  "url": live_server.url}])
+            context.add_cookies(
+                [
+                    {
+                        "name": worker_cookie.COOKIE,
+                        "value": worker_cookie.signed_value(participation.pk),
+                        "url": live_server.url,
+                    }
+                ]
+            )
         contexts.append(context)
         page = context.new_page()
         page.set_default_timeout(10_000)

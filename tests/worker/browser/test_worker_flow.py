@@ -1,4 +1,5 @@
 """The worker's flow in a real browser (headless Chromium), with a screenshot of each page type."""
+
 import re
 
 import pytest
@@ -33,7 +34,9 @@ def span_texts(page):
 
 
 def wait_for_item(page, position):
-    page.wait_for_function(f"window.workerPage && window.workerPage.item && window.workerPage.item.position === {position}")
+    page.wait_for_function(
+        f"window.workerPage && window.workerPage.item && window.workerPage.item.position === {position}"
+    )
 
 
 def test_ner_select_two_spans_with_the_mouse_remove_one_and_submit(open_as, db):
@@ -54,7 +57,12 @@ def test_ner_select_two_spans_with_the_mouse_remove_one_and_submit(open_as, db):
     page.locator("#submit-button").click()
     wait_for_item(page, 1)
     row = Response.objects.get(participation=p, position=0)
-    assert (row.status, row.answer, row.confidence, row.score) == ("answered", ["Ada Lovelace", "Charles Babbage"], 4, 1.0)
+    assert (row.status, row.answer, row.confidence, row.score) == (
+        "answered",
+        ["Ada Lovelace", "Charles Babbage"],
+        4,
+        1.0,
+    )
     assert [(s.start, s.end) for s in row.spans.all()] == [(0, 12), (17, 32)]
     assert page.locator("#progress-text").inner_text() == "Item 2 of 3"
     assert not page.js_errors
@@ -74,7 +82,9 @@ def test_nested_spans_render_as_layers(open_as, db):
 
 def test_squad_no_answer_and_one_span_only(open_as, db):
     task = make_task_with_items(
-        slug="squad", multiple_spans=False, question="When was the tower finished?",
+        slug="squad",
+        multiple_spans=False,
+        question="When was the tower finished?",
         test=[("The Eiffel Tower is in Paris .", []), ("Rome was founded long ago .", ["Rome"])],
     )
     p = make_participation(task, state=State.TEST)
@@ -229,18 +239,22 @@ def test_an_emoji_context_stores_the_offsets_python_expects(open_as, db):
 
 def test_sentence_pairs_and_record_highlights_render_as_stored(open_as, db):
     mnli = make_task_with_items(
-        slug="pairs", kind=Task.Kind.CLASSIFICATION, labels=("entailment", "neutral", "contradiction"),
+        slug="pairs",
+        kind=Task.Kind.CLASSIFICATION,
+        labels=("entailment", "neutral", "contradiction"),
         test=[(["A man is sleeping on a bench.", "A person rests."], ["entailment"])],
         question="Does sentence 1 entail sentence 2?",
     )
     page = open_as(make_participation(mnli, state=State.TEST))
     wait_for_item(page, 0)
-    assert page.locator(".sentence-title").all_inner_texts() == ["SENTENCE 1", "SENTENCE 2"] or \
-        [t.lower() for t in page.locator(".sentence-title").all_inner_texts()] == ["sentence 1", "sentence 2"]
+    assert page.locator(".sentence-title").all_inner_texts() == ["SENTENCE 1", "SENTENCE 2"] or [
+        t.lower() for t in page.locator(".sentence-title").all_inner_texts()
+    ] == ["sentence 1", "sentence 2"]
     shot(page, "item-mnli")
 
-    record_ctx = ("(CNN) The  mayor   spoke.\tThen left.\n@highlight\nMayor Smith spoke on Monday\n"
-                  "@highlight\nHe left for Rome")
+    record_ctx = (
+        "(CNN) The  mayor   spoke.\tThen left.\n@highlight\nMayor Smith spoke on Monday\n@highlight\nHe left for Rome"
+    )
     record = make_task_with_items(
         slug="rec", multiple_spans=False, question="He flew to @placeholder", test=[(record_ctx, ["Rome"])]
     )
