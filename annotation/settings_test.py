@@ -7,7 +7,7 @@ import os
 
 os.environ.setdefault("DEBUG", "1")
 
-from annotation.settings import *  # noqa: E402,F403
+from annotation.settings import *  # noqa: F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast users in tests
 MEDIA_ROOT = BASE_DIR / "test-artifacts" / "media"  # noqa: F405

@@ -31,10 +31,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench import report  # noqa: E402
 from bench.client import Browser, Recorder  # noqa: E402
 from bench.simulate import SimulatedWorker, read_gold  # noqa: E402
 from bench.stack import Stack  # noqa: E402
-from bench import report  # noqa: E402
 
 TASKS = ("sst2", "mnli", "conll03", "wikiann", "squad2", "record")
 SPLIT = 1
@@ -285,7 +285,7 @@ async def replay(stack: Stack, info: dict, args: argparse.Namespace, recorder: R
     tabs = [asyncio.create_task(simulated_browser_tab()) for _ in range(args.concurrency)]
     try:
         await asyncio.wait_for(asyncio.gather(*tabs), timeout=args.timeout)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         for tab in tabs:
             tab.cancel()
         raise RuntimeError(f"the replay did not finish within --timeout {args.timeout} s") from None

@@ -267,7 +267,7 @@ class Stack:
         if self.database_created:
             try:
                 _admin_sql(f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)')
-            except Exception as exc:  # noqa: BLE001 - teardown reports and goes on
+            except Exception as exc:
                 print(f"could not drop database {self.database}: {exc}", file=sys.stderr)
             self.database_created = False
         if "redis" in self.started_services:

@@ -6,7 +6,6 @@ import sys
 
 from tests.conftest import REPO_ROOT
 
-
 # Variables a production shell would not have (the browser tests set the last one).
 NOT_IN_PRODUCTION = {"DEBUG", "SECRET_KEY", "DATABASE_URL", "DJANGO_ALLOW_ASYNC_UNSAFE"}
 

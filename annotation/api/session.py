@@ -49,8 +49,8 @@ from annotation.api.session_schema import (
 )
 from annotation.models import Participation, Response
 from annotation.services import answers, lifecycle, reveal, steps, timing, training_filter, worker_sql
-from annotation.services.entry import completion_target
 from annotation.services.answers import AnswerError, InvalidAnswer, NotInStep, NotYourItem
+from annotation.services.entry import completion_target
 
 TAGS = ["worker session"]
 

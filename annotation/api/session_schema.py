@@ -9,7 +9,6 @@ from rest_framework import serializers
 
 from annotation.services import timing
 
-
 ERROR = inline_serializer("SessionError", {"error": serializers.CharField(), "detail": serializers.CharField()})
 SPAN = inline_serializer(
     "SpanInput",

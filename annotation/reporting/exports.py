@@ -29,8 +29,8 @@ from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.pay import condition_pay, pay_lines
 from annotation.reporting.plots import all_tasks_plot, plots_zip
 from annotation.reporting.provenance import header_lines, reproducibility_header
-from annotation.reporting.selection import select_studies
 from annotation.reporting.scores import annotator_rows
+from annotation.reporting.selection import select_studies
 from annotation.reporting.tables import build_table
 from annotation.reporting.training_table import TRAINING_FORMATS, build_training_table
 

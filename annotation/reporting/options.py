@@ -29,7 +29,7 @@ class MetricOptions:
             raise ReportError(f"ddof must be 0 (population) or 1 (sample), not {self.ddof!r}")
 
     @classmethod
-    def from_params(cls, params: dict[str, Any]) -> "MetricOptions":
+    def from_params(cls, params: dict[str, Any]) -> MetricOptions:
         """From a JSON/query-string dict: {"exclude_skips": bool-ish, "ddof": 0|1}."""
         raw_skips = params.get("exclude_skips", False)
         if isinstance(raw_skips, str):

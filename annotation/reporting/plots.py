@@ -15,9 +15,9 @@ from typing import Any
 import matplotlib
 
 matplotlib.use("Agg")
-from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.figure import Figure
 
-from annotation.reporting.tables import Table  # noqa: E402
+from annotation.reporting.tables import Table
 
 PLOT_FORMATS = ("png", "svg")
 _MARKERS = "osD^v<>ph*"

@@ -93,8 +93,17 @@ def index_to_utf16(text: str, index: int) -> int:
 
 # --- Grapheme cluster boundaries (UAX #29) -----------------------------------
 
-_CR, _LF, _CONTROL, _EXTEND, _ZWJ, _RI, _PREPEND, _SPACING = "CR LF Control Extend ZWJ RI Prepend SpacingMark".split()
-_L, _V, _T, _LV, _LVT, _OTHER = "L V T LV LVT Other".split()
+_CR, _LF, _CONTROL, _EXTEND, _ZWJ, _RI, _PREPEND, _SPACING = [
+    "CR",
+    "LF",
+    "Control",
+    "Extend",
+    "ZWJ",
+    "RI",
+    "Prepend",
+    "SpacingMark",
+]
+_L, _V, _T, _LV, _LVT, _OTHER = ["L", "V", "T", "LV", "LVT", "Other"]
 
 # Extended_Pictographic, approximated: the emoji and pictograph blocks plus the
 # scattered BMP symbols that have emoji presentation.

@@ -39,4 +39,4 @@ def locate(context: str, text: str) -> list[tuple[int, int]]:
 
 
 def offset_matches(context: str, text: str, start) -> bool:
-    return isinstance(start, int) and 0 <= start and context[start : start + len(text)] == text
+    return isinstance(start, int) and start >= 0 and context[start : start + len(text)] == text

@@ -2,10 +2,10 @@
 
 import json
 import os
-from io import StringIO
 import shutil
 import subprocess
 import sys
+from io import StringIO
 from pathlib import Path
 
 import pytest

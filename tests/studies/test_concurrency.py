@@ -44,7 +44,7 @@ def _run_concurrently(entries: list[tuple[int, str]]) -> list[tuple[int, str, ob
                 result = entry.join_study(study=Study.objects.get(pk=study_id), params=inhouse(worker_id))
                 with lock:
                     results.append((study_id, worker_id, result))
-        except Exception as exc:  # noqa: BLE001 - reported below with the thread's entry
+        except Exception as exc:
             with lock:
                 errors.append(repr(exc))
         finally:
