@@ -22,6 +22,8 @@ leaves the server through ``reveal`` and the training-step submit response.
 
 from __future__ import annotations
 
+import logging
+
 from django.db import transaction
 from django.middleware.csrf import get_token
 from django.utils.cache import add_never_cache_headers
@@ -55,6 +57,7 @@ from annotation.services.answers import AnswerError, InvalidAnswer, NotInStep, N
 from annotation.services.entry import completion_target
 
 TAGS = ["worker session"]
+logger = logging.getLogger(__name__)
 
 
 # --- Authentication: the session's participation, and CSRF ---------------------
@@ -105,11 +108,28 @@ class WorkerSessionView(APIView):
 
     def handle_exception(self, exc):
         if isinstance(exc, AnswerError):
+            self.log_refusal(exc)
             extra = {"answer": exc.stored} if isinstance(exc, answers.AlreadyLocked) else {}
             return errors.error_response(exc.code, exc.detail, exc.status, **extra)
         if isinstance(exc, steps.StepUnavailable):
             return errors.error_response("step_unavailable", str(exc), 409)
         return super().handle_exception(exc)
+
+    def log_refusal(self, exc: AnswerError) -> None:
+        # Debug only: refusals are routine (double clicks, stale pages). The code, never the answer's text.
+        participation = self.participation
+        if participation is None or not logger.isEnabledFor(logging.DEBUG):
+            return  # the worker's id is read only when it will be logged
+        worker = participation.worker
+        logger.debug(
+            "refused %s %s: %s (participation %s, %s worker %s)",
+            self.request.method,
+            self.request.path,
+            exc.code,
+            participation.pk,
+            worker.platform,
+            worker.external_id,
+        )
 
     def finalize_response(self, request, response, *args, **kwargs):
         response = super().finalize_response(request, response, *args, **kwargs)
