@@ -1,11 +1,18 @@
 """Celery entry points of the study machinery: each takes ids (or nothing) and calls one service."""
 
+import logging
+
 from celery import shared_task
 
 from annotation.services import abandonment
+
+logger = logging.getLogger(__name__)
 
 
 @shared_task(name="annotation.release_abandoned_slots")
 def release_abandoned_slots() -> int:
     """Periodic (CELERY_BEAT_SCHEDULE): free the slots of workers with no activity for the study's timeout."""
-    return abandonment.release_abandoned()
+    released = abandonment.release_abandoned()
+    # Runs every minute or so: a sweep that freed nothing is not worth a line at info.
+    logger.log(logging.INFO if released else logging.DEBUG, "released %d abandoned slot(s)", released)
+    return released

@@ -17,6 +17,16 @@ def clues_dir() -> Path:
     return CLUES_DIR
 
 
+API_EXCEPTION_HANDLER = "annotation.api.errors.exception_handler"
+
+
+@pytest.fixture(autouse=True)
+def api_exception_handler(settings):
+    """The project-wide error shape, for every test, until annotation/settings.py names the handler itself."""
+    if settings.REST_FRAMEWORK.get("EXCEPTION_HANDLER") != API_EXCEPTION_HANDLER:
+        settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "EXCEPTION_HANDLER": API_EXCEPTION_HANDLER}
+
+
 def pytest_collection_modifyitems(config, items):
     from django.db import connection
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from django import forms
 from django.contrib import admin, messages
 from django.urls import reverse
@@ -12,6 +14,8 @@ from annotation.reporting.exports import EXPORT_KINDS, export_job_create
 from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.predictions import model_run_create, model_run_score
 from tasks_app.models import Task
+
+logger = logging.getLogger(__name__)
 
 
 class ExportJobForm(forms.ModelForm):
@@ -111,8 +115,11 @@ class ExportJobAdmin(admin.ModelAdmin):
                     user=request.user,
                 )
             except ReportError as exc:
+                # e.g. one of its studies was deleted since: the admin sees why, the logs keep it
+                logger.warning("export job %s not queued again: %s", job.pk, exc)
                 self.message_user(request, f"#{job.pk}: {exc}", messages.ERROR)
             else:
+                logger.info("export job %s queued again as %s", job.pk, new.pk)
                 self.message_user(request, f"#{job.pk} queued again as #{new.pk}")
 
 

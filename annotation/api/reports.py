@@ -1,20 +1,24 @@
 """Reports API (admins only): the table, per-annotator scores, export jobs.
 
 Thin views over annotation.reporting; every number comes from the same
-services the command line, the admin and the dashboard use.
+services the command line, the admin and the dashboard use. Errors are the
+API's one shape (annotation.api.errors): a ReportError (unknown study, bad
+option) is a 400 ``invalid``.
 """
 
 from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.permissions import IsAdminUser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
+from annotation.api.errors import ErrorResponsesSchema, ErrorSerializer
 from annotation.models import ExportJob
 from annotation.reporting.exports import EXPORT_KINDS, export_job_create
 from annotation.reporting.options import MetricOptions, ReportError
@@ -33,11 +37,6 @@ _METRIC_PARAMETERS = [
 _STUDIES_PARAMETER = OpenApiParameter(
     "studies", OpenApiTypes.STR, required=True, description="Comma-separated study slugs or ids, or 'all'."
 )
-_ERROR = inline_serializer("ReportError", {"detail": serializers.CharField()})
-
-
-def _bad_request(exc: ReportError) -> Response:
-    return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
 
 
 def _studies_from_query(request: Request):
@@ -72,38 +71,40 @@ class AnnotatorSerializer(serializers.Serializer):
 
 class TableView(APIView):
     permission_classes = [IsAdminUser]
+    schema = ErrorResponsesSchema()
 
     @extend_schema(
         operation_id="reports_table",
         summary="The human-performance table for the given studies",
         parameters=[_STUDIES_PARAMETER, *_METRIC_PARAMETERS],
-        responses={200: OpenApiTypes.OBJECT, 400: _ERROR},
+        responses={200: OpenApiTypes.OBJECT, 400: ErrorSerializer},
     )
     def get(self, request: Request) -> Response:
         try:
             studies = _studies_from_query(request)
             options = MetricOptions.from_params(request.query_params)
         except ReportError as exc:
-            return _bad_request(exc)
+            raise ValidationError(str(exc)) from None
         table = build_table(studies=studies, options=options)
         return Response({"studies": [s.slug for s in studies], "options": options.as_dict(), **table.as_dict()})
 
 
 class AnnotatorsView(APIView):
     permission_classes = [IsAdminUser]
+    schema = ErrorResponsesSchema()
 
     @extend_schema(
         operation_id="reports_annotators",
         summary="Per-annotator scores, time and pay (all states; only completed ones enter the table)",
         parameters=[_STUDIES_PARAMETER, *_METRIC_PARAMETERS],
-        responses={200: AnnotatorSerializer(many=True), 400: _ERROR},
+        responses={200: AnnotatorSerializer(many=True), 400: ErrorSerializer},
     )
     def get(self, request: Request) -> Response:
         try:
             studies = _studies_from_query(request)
             options = MetricOptions.from_params(request.query_params)
         except ReportError as exc:
-            return _bad_request(exc)
+            raise ValidationError(str(exc)) from None
         return Response(AnnotatorSerializer(annotator_rows(studies=studies, options=options), many=True).data)
 
 
@@ -145,12 +146,13 @@ class ExportJobSerializer(serializers.ModelSerializer):
 
 class ExportRequestView(APIView):
     permission_classes = [IsAdminUser]
+    schema = ErrorResponsesSchema()
 
     @extend_schema(
         operation_id="reports_export_create",
         summary="Queue an export (table, raw annotations, payments, analyses, plot)",
         request=ExportRequestSerializer,
-        responses={202: ExportJobSerializer, 400: _ERROR},
+        responses={202: ExportJobSerializer, 400: ErrorSerializer},
     )
     def post(self, request: Request) -> Response:
         payload = ExportRequestSerializer(data=request.data)
@@ -165,20 +167,21 @@ class ExportRequestView(APIView):
                 user=request.user,
             )
         except ReportError as exc:
-            return _bad_request(exc)
+            raise ValidationError(str(exc)) from None
         return Response(ExportJobSerializer(job, context={"request": request}).data, status=status.HTTP_202_ACCEPTED)
 
 
 class ExportStatusView(APIView):
     permission_classes = [IsAdminUser]
+    schema = ErrorResponsesSchema()
 
     @extend_schema(
         operation_id="reports_export_status",
         summary="An export job's status",
-        responses={200: ExportJobSerializer, 404: _ERROR},
+        responses={200: ExportJobSerializer, 404: ErrorSerializer},
     )
     def get(self, request: Request, job_id: int) -> Response:
         job = ExportJob.objects.filter(pk=job_id).first()
         if job is None:
-            return Response({"detail": "no such export job"}, status=status.HTTP_404_NOT_FOUND)
+            raise NotFound("no such export job")
         return Response(ExportJobSerializer(job, context={"request": request}).data)

@@ -9,7 +9,8 @@ token: a scripted client GETs the join URL (the worker cookie), then ``GET
 cookie's value back in the ``X-CSRFToken`` header. Bodies are JSON (anything
 else is 415 ``unsupported_media_type``); answers are JSON whatever ``Accept``.
 
-Errors are ``{"error": code, "detail": message}`` with 400 (invalid answer),
+Errors are the API's one shape (annotation.api.errors),
+``{"error": code, "detail": message}``, with 400 (invalid answer),
 403 (no session, not your item, no reveal for it) or 409 (not your current
 item, already locked, not in a step); a refused request stores nothing. A
 repeated submission answers 409 ``already_locked`` with the stored ``answer``.
@@ -20,6 +21,8 @@ leaves the server through ``reveal`` and the training-step submit response.
 """
 
 from __future__ import annotations
+
+import logging
 
 from django.db import transaction
 from django.middleware.csrf import get_token
@@ -35,6 +38,7 @@ from rest_framework.response import Response as JSONResponse
 from rest_framework.views import APIView
 
 from annotation import worker_cookie
+from annotation.api import errors
 from annotation.api.session_schema import (
     ERROR,
     ERRORS,
@@ -53,6 +57,7 @@ from annotation.services.answers import AnswerError, InvalidAnswer, NotInStep, N
 from annotation.services.entry import completion_target
 
 TAGS = ["worker session"]
+logger = logging.getLogger(__name__)
 
 
 # --- Authentication: the session's participation, and CSRF ---------------------
@@ -98,20 +103,33 @@ class WorkerSessionView(APIView):
         self.participation = load_participation(request._request)
         super().initial(request, *args, **kwargs)
 
+    def get_exception_handler(self):
+        return errors.exception_handler  # the API's one error shape, whatever the settings name
+
     def handle_exception(self, exc):
         if isinstance(exc, AnswerError):
-            body = {"error": exc.code, "detail": exc.detail}
-            if isinstance(exc, answers.AlreadyLocked):
-                body["answer"] = exc.stored
-            return JSONResponse(body, status=exc.status)
+            self.log_refusal(exc)
+            extra = {"answer": exc.stored} if isinstance(exc, answers.AlreadyLocked) else {}
+            return errors.error_response(exc.code, exc.detail, exc.status, **extra)
         if isinstance(exc, steps.StepUnavailable):
-            return JSONResponse({"error": "step_unavailable", "detail": str(exc)}, status=409)
-        if isinstance(exc, exceptions.APIException):
-            codes = exc.get_codes()
-            code = codes if isinstance(codes, str) else "invalid_payload"
-            detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
-            return JSONResponse({"error": code, "detail": str(detail)}, status=exc.status_code)
+            return errors.error_response("step_unavailable", str(exc), 409)
         return super().handle_exception(exc)
+
+    def log_refusal(self, exc: AnswerError) -> None:
+        # Debug only: refusals are routine (double clicks, stale pages). The code, never the answer's text.
+        participation = self.participation
+        if participation is None or not logger.isEnabledFor(logging.DEBUG):
+            return  # the worker's id is read only when it will be logged
+        worker = participation.worker
+        logger.debug(
+            "refused %s %s: %s (participation %s, %s worker %s)",
+            self.request.method,
+            self.request.path,
+            exc.code,
+            participation.pk,
+            worker.platform,
+            worker.external_id,
+        )
 
     def finalize_response(self, request, response, *args, **kwargs):
         response = super().finalize_response(request, response, *args, **kwargs)

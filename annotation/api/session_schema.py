@@ -7,9 +7,10 @@ these serializers describe the JSON; they do not parse it.
 from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers
 
+from annotation.api.errors import ErrorSerializer
 from annotation.services import timing
 
-ERROR = inline_serializer("SessionError", {"error": serializers.CharField(), "detail": serializers.CharField()})
+ERROR = ErrorSerializer  # the API's one error shape (component Error)
 SPAN = inline_serializer(
     "SpanInput",
     {

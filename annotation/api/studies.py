@@ -3,6 +3,7 @@
 Thin: input serializers check shapes, services do the work, and a service's
 ValidationError becomes a 400 with the message under the field it concerns.
 Everything here is for staff (IsAdminUser); workers use the session API.
+Errors are the API's one shape (annotation.api.errors).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from drf_spectacular.utils import (
     OpenApiResponse,
     extend_schema,
     extend_schema_view,
-    inline_serializer,
 )
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
@@ -28,6 +28,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.api.errors import ErrorResponsesSchema, ErrorSerializer
 from annotation.models import Condition, FilterDecision, Participation, ParticipationEvent, Study, Worker
 from annotation.services import blocklist, lifecycle, studies, training_filter
 from tasks_app.models import Task
@@ -36,7 +37,7 @@ from tasks_app.models import Task
 def _as_400(exc: DjangoValidationError) -> ValidationError:
     if hasattr(exc, "error_dict"):
         return ValidationError({k: [str(m) for e in v for m in e.messages] for k, v in exc.error_dict.items()})
-    return ValidationError({"detail": exc.messages})
+    return ValidationError(exc.messages)  # about the request as a whole: non_field_errors
 
 
 # --- Serializers -----------------------------------------------------------------------
@@ -200,6 +201,7 @@ class BlockSerializer(serializers.Serializer):
     destroy=extend_schema(summary="Delete a study nobody has joined"),
 )
 class StudyViewSet(viewsets.ModelViewSet):
+    schema = ErrorResponsesSchema()
     permission_classes = [IsAdminUser]
     serializer_class = StudySerializer
     queryset = Study.objects.select_related("task").prefetch_related("conditions")
@@ -289,6 +291,7 @@ class StudyViewSet(viewsets.ModelViewSet):
     retrieve=extend_schema(summary="A condition"),
 )
 class ConditionViewSet(viewsets.ReadOnlyModelViewSet):
+    schema = ErrorResponsesSchema()
     permission_classes = [IsAdminUser]
     serializer_class = ConditionSerializer
 
@@ -306,10 +309,12 @@ class ConditionViewSet(viewsets.ReadOnlyModelViewSet):
             OpenApiParameter("study", str, description="Study slug"),
             OpenApiParameter("state", str, enum=Participation.State.values),
         ],
+        responses={200: ParticipationSerializer(many=True), 400: ErrorSerializer},
     ),
     retrieve=extend_schema(summary="A participation with its events and filter decisions"),
 )
 class ParticipationViewSet(viewsets.ReadOnlyModelViewSet):
+    schema = ErrorResponsesSchema()
     permission_classes = [IsAdminUser]
     serializer_class = ParticipationSerializer
 
@@ -352,6 +357,7 @@ class ParticipationViewSet(viewsets.ReadOnlyModelViewSet):
     retrieve=extend_schema(summary="A worker"),
 )
 class WorkerViewSet(viewsets.ReadOnlyModelViewSet):
+    schema = ErrorResponsesSchema()
     permission_classes = [IsAdminUser]
     serializer_class = WorkerSerializer
 
@@ -389,6 +395,7 @@ class _FormatIsOurs(DefaultContentNegotiation):
 
 
 class ParticipantExportView(APIView):
+    schema = ErrorResponsesSchema()
     permission_classes = [IsAdminUser]
     renderer_classes = [JSONRenderer]
     content_negotiation_class = _FormatIsOurs
@@ -403,7 +410,8 @@ class ParticipantExportView(APIView):
         responses={
             (200, "text/plain"): OpenApiResponse(OpenApiTypes.STR, description="Prolific: one participant id a line"),
             (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="MTurk worker CSV"),
-            400: inline_serializer("ExportError", {"format": serializers.ListField(child=serializers.CharField())}),
+            400: ErrorSerializer,
+            404: OpenApiResponse(ErrorSerializer, description="No task with that slug"),
         },
     )
     def get(self, request):

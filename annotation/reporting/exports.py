@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import logging
 import tempfile
 from collections.abc import Iterable, Iterator
 from typing import Any, BinaryIO
@@ -33,6 +34,8 @@ from annotation.reporting.scores import annotator_rows
 from annotation.reporting.selection import select_studies
 from annotation.reporting.tables import build_table
 from annotation.reporting.training_table import TRAINING_FORMATS, build_training_table
+
+logger = logging.getLogger(__name__)
 
 EXPORT_KINDS: dict[str, tuple[str, str]] = {
     "table-csv": ("text/csv", "csv"),
@@ -120,7 +123,7 @@ def _annotation_batch(batch: list[tuple]) -> Iterator[str]:
     ):
         spans.setdefault(response_id, []).append({"start": start, "end": end, "text": text})
     for row in batch:
-        r = dict(zip(ANNOTATION_FIELDS, row))
+        r = dict(zip(ANNOTATION_FIELDS, row, strict=True))
         yield (
             json.dumps(
                 {
@@ -344,6 +347,7 @@ def export_job_create(
     check_kind(kind)
     params = _job_params(study_refs=study_refs, all_studies=all_studies, options=options or MetricOptions())
     job = ExportJob.objects.create(kind=kind, params=params, created_by=user if user and user.pk else None)
+    logger.info("export job %s (%s) queued for %d study(ies)", job.pk, kind, len(params["studies"]))
     from annotation.reporting.celery_tasks import run_export
 
     transaction.on_commit(lambda: run_export.delay(job.pk))
@@ -367,7 +371,12 @@ def export_job_run(*, job_id: int) -> ExportJob:
             tmp.seek(0)
             job.file.save(export_filename(job.kind, studies), File(tmp), save=False)
     except Exception as exc:  # the reason is shown in the admin and the API
-        reason = str(exc) if isinstance(exc, ReportError) else f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, ReportError):  # bad input (e.g. a study deleted since): the reason says it all
+            reason = str(exc)
+            logger.warning("export job %s (%s) refused: %s", job.pk, job.kind, reason)
+        else:  # a bug or a broken dependency: the traceback goes to the logs, not to the job
+            reason = f"{type(exc).__name__}: {exc}"
+            logger.exception("export job %s (%s) failed", job.pk, job.kind)
         ExportJob.objects.filter(pk=job.pk).update(
             status=ExportJob.Status.FAILED, error=reason[:2000], finished_at=timezone.now()
         )
@@ -375,5 +384,6 @@ def export_job_run(*, job_id: int) -> ExportJob:
         ExportJob.objects.filter(pk=job.pk).update(
             status=ExportJob.Status.DONE, file=job.file.name, finished_at=timezone.now()
         )
+        logger.info("export job %s (%s) done: %s", job.pk, job.kind, job.file.name)
     job.refresh_from_db()
     return job

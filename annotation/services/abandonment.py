@@ -9,6 +9,7 @@ periodically by the Celery task ``annotation.release_abandoned_slots``.
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime, timedelta
 
 from django.db import transaction
@@ -16,6 +17,8 @@ from django.utils import timezone
 
 from annotation.models import Participation, Study
 from annotation.services import lifecycle
+
+logger = logging.getLogger(__name__)
 
 
 def release_abandoned(*, now: datetime | None = None, study: Study | None = None) -> int:
@@ -36,6 +39,7 @@ def release_abandoned(*, now: datetime | None = None, study: Study | None = None
                 .select_for_update(skip_locked=True, of=("self",))
                 .order_by("id")
             )
+            freed = []
             for participation in idle:
                 try:
                     lifecycle.transition(
@@ -46,5 +50,13 @@ def release_abandoned(*, now: datetime | None = None, study: Study | None = None
                     )
                 except lifecycle.InvalidTransition:
                     continue  # it moved on meanwhile
-                released += 1
+                freed.append(participation)
+        for participation in freed:  # once the block succeeded: only what was really released
+            logger.info(
+                "released the slot of participation %s (study %s): idle for %d min",
+                participation.pk,
+                participation.study_id,
+                minutes,
+            )
+        released += len(freed)
     return released

@@ -11,6 +11,7 @@ Plain Python, no database: the entry service and the views build on it.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -18,6 +19,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 PROLIFIC = "prolific"
 MTURK = "mturk"
 INHOUSE = "inhouse"
+
+logger = logging.getLogger(__name__)
 
 MTURK_PREVIEW_ASSIGNMENT = "ASSIGNMENT_ID_NOT_AVAILABLE"
 # turkSubmitTo is only ever one of these; anything else would let a link post the worker's data elsewhere.
@@ -57,11 +60,27 @@ def _clean_id(value: str | None, name: str) -> str:
 def _check_turk_submit_to(value: str) -> None:
     parts = urlsplit(value)
     if parts.scheme != "https" or parts.hostname not in MTURK_SUBMIT_HOSTS:
+        # Not a typo a worker makes: a link built to send the worker's completion elsewhere.
+        logger.warning("entry refused: turkSubmitTo points at %r (scheme %r)", parts.hostname, parts.scheme)
         raise BadEntry("turkSubmitTo is not a Mechanical Turk address.")
 
 
 def parse_entry(query: Mapping[str, str]) -> EntryParams:
     """Which platform sent the worker, and who they are. Raises BadEntry."""
+    try:
+        params = _parse_entry(query)
+    except BadEntry as exc:
+        # Debug: a bad link is the link maker's or the worker's to fix; the message names no value.
+        logger.debug("entry refused: %s", exc)
+        raise
+    if params.preview:
+        logger.debug("MTurk preview (no worker yet)")
+    else:
+        logger.debug("entry from %s worker %s", params.platform, params.external_id)
+    return params
+
+
+def _parse_entry(query: Mapping[str, str]) -> EntryParams:
     if "PROLIFIC_PID" in query:
         platform, id_name = PROLIFIC, "PROLIFIC_PID"
     elif "workerId" in query or "assignmentId" in query:
@@ -113,6 +132,9 @@ def completion_target_for(
             # MTurk rejects a submission that carries nothing but the assignment id.
             fields={"assignmentId": assignment, "completion_code": code},
         )
+    if platform in (PROLIFIC, MTURK):
+        # The worker must paste the code by hand: the study has no Prolific URL, or the link no MTurk fields.
+        logger.debug("%s completion falls back to showing the code", platform)
     return CompletionTarget(kind="code", code=code)
 
 

@@ -7,7 +7,9 @@ tasks are written in one transaction, so a run imports everything or nothing.
 
 from __future__ import annotations
 
+import logging
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,10 +18,12 @@ from django.db import transaction
 from tasks_app.catalog import BY_SLUG, install_clues_tasks
 from tasks_app.importing.findings import Finding
 from tasks_app.importing.layout import LayoutError, TaskFiles, clues_task_files, task_files, task_files_for_file
-from tasks_app.importing.loading import LoadStats, write_plan
+from tasks_app.importing.loading import LoadStats, SetInUse, write_plan
 from tasks_app.importing.planning import TaskPlan, plan_task
 from tasks_app.importing.validation import TaskSpec
 from tasks_app.models import Label, Task
+
+logger = logging.getLogger(__name__)
 
 
 class TaskDefinitionError(ValueError):
@@ -173,15 +177,40 @@ def _finish(plans: list[tuple[TaskFiles, TaskPlan]], *, task_for, dry_run: bool)
     """Write every plan in one transaction; raises ImportRejected (errors found) or SetInUse (answered set)."""
     result = ImportResult(findings=[f for _, plan in plans for f in plan.findings])
     result.tasks = [_outcome(files.slug, plan) for files, plan in plans]
+    slugs = ", ".join(files.slug for files, _ in plans)
     if any(plan.has_errors for _, plan in plans):
-        raise ImportRejected(result)
+        refusal = ImportRejected(result)
+        kinds = sorted({f.kind for f in result.findings if f.is_error})
+        logger.warning("import of %s refused: %s (%s)", slugs, refusal, ", ".join(kinds))
+        raise refusal
     if dry_run:
+        logger.info("import of %s checked (dry run): %s", slugs, _findings_summary(result))
         return result
-    with transaction.atomic():
-        for (files, plan), outcome in zip(plans, result.tasks):
-            outcome.stats = write_plan(task=task_for(files.slug), plan=plan)
+    try:
+        with transaction.atomic():
+            for (files, plan), outcome in zip(plans, result.tasks, strict=True):
+                outcome.stats = write_plan(task=task_for(files.slug), plan=plan)
+    except SetInUse as exc:
+        logger.warning("import of %s refused, nothing was written: %s", slugs, exc)
+        raise
     result.written = True
+    for outcome in result.tasks:
+        stats = outcome.stats
+        logger.info(
+            "imported %s: examples %d new, %d updated; sets %d written, %d unchanged",
+            outcome.slug,
+            stats.examples_created,
+            stats.examples_updated,
+            stats.sets_written,
+            stats.sets_unchanged,
+        )
+    logger.info("import of %s done: %s", slugs, _findings_summary(result))
     return result
+
+
+def _findings_summary(result: ImportResult) -> str:
+    counts = Counter(f.severity for f in result.findings)
+    return ", ".join(f"{n} {severity}(s)" for severity, n in sorted(counts.items())) or "no findings"
 
 
 def _outcome(slug: str, plan: TaskPlan) -> TaskOutcome:

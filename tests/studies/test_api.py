@@ -111,10 +111,10 @@ def test_create_validates_conditions_with_a_clear_400(admin_client, study):
         "/api/studies/", {"task": "sst2", "slug": "x", "name": "X", "shots": [0, 15]}, content_type="application/json"
     )
     assert response.status_code == 400
-    assert "no [15]-shot training set" in response.json()["shots"][0]
+    assert "no [15]-shot training set" in response.json()["fields"]["shots"][0]
     assert not Study.objects.filter(slug="x").exists()
     response = admin_client.post("/api/studies/", {"task": "nope", "slug": "y"}, content_type="application/json")
-    assert response.status_code == 400 and "task" in response.json()
+    assert response.status_code == 400 and "task" in response.json()["fields"]
 
 
 def test_create_and_read_a_study_with_its_conditions(admin_client, task):
@@ -142,7 +142,7 @@ def test_status_changes_follow_the_rules(admin_client, study):
     url = f"/api/studies/{study.pk}/status/"
     assert admin_client.post(url, {"status": "closed"}, content_type="application/json").json()["status"] == "closed"
     response = admin_client.post(url, {"status": "open"}, content_type="application/json")
-    assert response.status_code == 400 and "cannot become open" in response.json()["status"][0]
+    assert response.status_code == 400 and "cannot become open" in response.json()["fields"]["status"][0]
     response = admin_client.post(url, {"status": "running"}, content_type="application/json")
     assert response.status_code == 400
 
@@ -151,11 +151,11 @@ def test_patch_refuses_design_changes_after_workers_joined_and_slug_changes(admi
     _worker_client(study, "alice")
     url = f"/api/studies/{study.pk}/"
     response = admin_client.patch(url, {"shots": [0]}, content_type="application/json")
-    assert response.status_code == 400 and "already joined" in response.json()["shots"][0]
+    assert response.status_code == 400 and "already joined" in response.json()["fields"]["shots"][0]
     response = admin_client.patch(url, {"test_order": "shuffled"}, content_type="application/json")
-    assert response.status_code == 400 and "reorder the items" in response.json()["test_order"][0]
+    assert response.status_code == 400 and "reorder the items" in response.json()["fields"]["test_order"][0]
     response = admin_client.patch(url, {"slug": "renamed"}, content_type="application/json")
-    assert response.status_code == 400 and "slug" in response.json()
+    assert response.status_code == 400 and "slug" in response.json()["fields"]
     assert admin_client.delete(url).status_code == 400
     assert Study.objects.filter(pk=study.pk, slug=study.slug).exists()
 
@@ -165,7 +165,7 @@ def test_standard_design_reports_a_split_that_is_not_nested(admin_client, task):
     response = admin_client.post(
         "/api/studies/standard-design/", {"task": "sst2", "split_number": 1}, content_type="application/json"
     )
-    assert response.status_code == 400 and "not nested" in response.json()["split_number"][0]
+    assert response.status_code == 400 and "not nested" in response.json()["fields"]["split_number"][0]
     response = admin_client.post(
         "/api/studies/standard-design/", {"task": "sst2", "split_number": 9}, content_type="application/json"
     )
@@ -198,7 +198,7 @@ def test_override_readmits_with_a_logged_reason_and_refuses_a_bad_one(admin_clie
     assert body["filter_decisions"][-1]["is_override"] and body["filter_decisions"][-1]["decided_by"] == "admin"
     assert body["events"][-1]["reason"] == "admin override: glitch"
     response = admin_client.post(url, {"admit": True, "reason": "again"}, content_type="application/json")
-    assert response.status_code == 400 and "cannot go from test to test" in response.json()["state"][0]
+    assert response.status_code == 400 and "cannot go from test to test" in response.json()["fields"]["state"][0]
 
 
 def test_block_and_unblock_a_worker(admin_client, world):
@@ -223,7 +223,7 @@ def test_participant_export_in_both_shapes_and_clear_errors(admin_client, study)
     response = admin_client.get("/api/participants/export/?task=sst2&format=mturk&qualification=done")
     assert response.content.decode().splitlines() == ["Worker ID,UPDATE-done"]
     response = admin_client.get("/api/participants/export/?task=sst2&format=xls")
-    assert response.status_code == 400 and "Unknown format" in response.json()["format"][0]
+    assert response.status_code == 400 and "Unknown format" in response.json()["fields"]["format"][0]
     assert admin_client.get("/api/participants/export/?format=mturk").status_code == 400
     assert admin_client.get("/api/participants/export/?task=nope&format=mturk").status_code == 404
 
@@ -248,6 +248,6 @@ def test_the_endpoints_are_in_the_openapi_schema(admin_client):
 
 def test_a_filter_threshold_outside_0_to_1_is_a_400_under_its_field(admin_client, study):
     response = admin_client.patch(f"/api/studies/{study.pk}/", {"filter_threshold": 2}, content_type="application/json")
-    assert response.status_code == 400 and "from 0 to 1" in response.json()["filter_threshold"][0]
+    assert response.status_code == 400 and "from 0 to 1" in response.json()["fields"]["filter_threshold"][0]
     study.refresh_from_db()
     assert study.filter_threshold == 0.0
