@@ -181,7 +181,7 @@ def _finish(plans: list[tuple[TaskFiles, TaskPlan]], *, task_for, dry_run: bool)
     if any(plan.has_errors for _, plan in plans):
         refusal = ImportRejected(result)
         kinds = sorted({f.kind for f in result.findings if f.is_error})
-        logger.warning("import of %s refused: %s (%s)", slugs, refusal, ", ".join(kinds))
+        logger.info("import of %s refused: %s (%s)", slugs, refusal, ", ".join(kinds))
         raise refusal
     if dry_run:
         logger.info("import of %s checked (dry run): %s", slugs, _findings_summary(result))
@@ -191,7 +191,7 @@ def _finish(plans: list[tuple[TaskFiles, TaskPlan]], *, task_for, dry_run: bool)
             for (files, plan), outcome in zip(plans, result.tasks, strict=True):
                 outcome.stats = write_plan(task=task_for(files.slug), plan=plan)
     except SetInUse as exc:
-        logger.warning("import of %s refused, nothing was written: %s", slugs, exc)
+        logger.info("import of %s refused, nothing was written: %s", slugs, exc)
         raise
     result.written = True
     for outcome in result.tasks:
