@@ -9,9 +9,9 @@ the two reads and a few tenths of a millisecond for each write on the 2-core
 reference machine (bench/profile_session.py, py-spy on the replay's server),
 more than the database took to run them: the largest single cost of a
 submission. Here the SQL is put together once per process from the models' own
-field lists; rows are turned back into model instances with the fields'
+field lists; rows become instances through ``Model.from_db`` after the fields'
 database converters, and values go in through the fields' own preparation,
-exactly as the ORM does. The SQL is plain enough for SQLite and PostgreSQL
+as the ORM does. The SQL is plain enough for SQLite and PostgreSQL
 alike (the tests run it on both); on PostgreSQL each statement is also
 prepared once per connection, so that the server does not plan it again on
 every request.
@@ -27,7 +27,6 @@ from datetime import datetime
 from functools import cache
 
 from django.db import connection, models
-from django.db.models.base import ModelState
 
 from annotation.models import AnswerSpan, Condition, Participation, Response, Study, Worker
 from tasks_app.models import Example, Label, Task
@@ -42,7 +41,7 @@ class _Columns:
     def __init__(self, model: type[models.Model], alias: str):
         self.model = model
         fields = model._meta.concrete_fields
-        self.attnames = [f.attname for f in fields]
+        self.field_names = [f.attname for f in fields]
         self.sql = ", ".join(f'{alias}."{f.column}"' for f in fields)
         self.aliased_sql = ", ".join(f'{alias}."{f.column}" AS {alias}_{f.column}' for f in fields)
         # The columns that have converters: (index, converters, the column expression they are called with).
@@ -55,19 +54,12 @@ class _Columns:
 
     def build(self, row: tuple, start: int) -> tuple[models.Model, int]:
         """The instance made of ``row[start:]``, and where the next model's columns begin."""
-        end = start + len(self.attnames)
+        end = start + len(self.field_names)
         values = list(row[start:end])
         for i, converters, column in self.converters:
             for convert in converters:
                 values[i] = convert(values[i], column, connection)
-        # What Model.from_db does, without Model.__init__'s per-field descriptor work: these models
-        # define no __init__, no init signals and no properties over their columns (tested against
-        # the ORM's instances field by field).
-        instance = self.model.__new__(self.model)
-        instance.__dict__.update(zip(self.attnames, values))
-        instance._state = ModelState()
-        instance._state.adding, instance._state.db = False, connection.alias
-        return instance, end
+        return self.model.from_db(connection.alias, self.field_names, values), end
 
 
 # The PostgreSQL connections (the driver's own objects) each statement is prepared on, by name.
