@@ -12,17 +12,15 @@ submission. Here the SQL is put together once per process from the models' own
 field lists; rows become instances through ``Model.from_db`` after the fields'
 database converters, and values go in through the fields' own preparation,
 as the ORM does. The SQL is plain enough for SQLite and PostgreSQL
-alike (the tests run it on both); on PostgreSQL each statement is also
-prepared once per connection, so that the server does not plan it again on
-every request.
+alike (the tests run it on both). On PostgreSQL, psycopg prepares each
+statement on the server once a connection has run it a few times (the
+database's ``prepare_threshold`` option), so it is not planned again on every
+request.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
-import weakref
 from datetime import datetime
 from functools import cache
 
@@ -60,30 +58,6 @@ class _Columns:
             for convert in converters:
                 values[i] = convert(values[i], column, connection)
         return self.model.from_db(connection.alias, self.field_names, values), end
-
-
-# The PostgreSQL connections (the driver's own objects) each statement is prepared on, by name.
-_prepared: dict[str, weakref.WeakSet] = {}
-
-
-@cache
-def _statement_name(sql: str) -> str:
-    return "worker_" + hashlib.sha1(sql.encode()).hexdigest()[:20]  # the same in every thread and process
-
-
-def _run(cursor, sql: str, params: list) -> None:
-    """Execute ``sql`` (with %s placeholders); on PostgreSQL as a statement prepared once per connection."""
-    if connection.vendor != "postgresql":
-        cursor.execute(sql, params)
-        return
-    name = _statement_name(sql)
-    raw = connection.connection  # a new connection (after a reconnect) prepares anew
-    done = _prepared.setdefault(name, weakref.WeakSet())
-    if raw not in done:
-        numbered = iter(range(1, sql.count("%s") + 1))
-        cursor.execute(f"PREPARE {name} AS " + re.sub("%s", lambda _: f"${next(numbered)}", sql))
-        done.add(raw)
-    cursor.execute(f"EXECUTE {name} ({', '.join(['%s'] * len(params))})", params)
 
 
 PENDING_PREFETCH = 2  # the current item and the one after it: what a submission needs
@@ -159,7 +133,7 @@ def participation(pk: int) -> Participation | None:
     """
     sql, parts = _participation_statement()
     with connection.cursor() as cursor:
-        _run(cursor, sql, [pk, pk, pk])
+        cursor.execute(sql, [pk, pk, pk])
         rows = cursor.fetchall()
     if not rows:
         return None
@@ -186,7 +160,7 @@ def _pending_rows_statement() -> str:
 def pending_rows(*, participation_id: int, phase: str, limit: int) -> list[Response]:
     """The first ``limit`` pending rows of a step by position, each with its example and ``step_size``."""
     with connection.cursor() as cursor:
-        _run(cursor, _pending_rows_statement(), [participation_id, phase, limit])
+        cursor.execute(_pending_rows_statement(), [participation_id, phase, limit])
         return [_pending_row(row, 0) for row in cursor.fetchall()]
 
 
@@ -249,7 +223,7 @@ def lock_response(
         next_pk,
     ]
     with connection.cursor() as cursor:
-        _run(cursor, sql, params)
+        cursor.execute(sql, params)
         locked, shown = cursor.fetchone()
     return locked == 1, shown == 1
 
@@ -272,7 +246,7 @@ def _lock_statement(columns: tuple[str, ...]) -> str:
 def _lock_only(pk: int, changes: dict) -> bool:
     sql = _update_statement(Response, tuple(changes), _PENDING)
     with connection.cursor() as cursor:
-        _run(cursor, sql, [*_prepared_values(Response, changes), pk, Response.Status.PENDING])
+        cursor.execute(sql, [*_prepared_values(Response, changes), pk, Response.Status.PENDING])
         return cursor.rowcount == 1
 
 
@@ -281,7 +255,7 @@ def mark_response_shown(pk: int, at: datetime) -> bool:
     changes = {"shown_at": at, "last_seen_at": at}
     sql = _update_statement(Response, tuple(changes), '"shown_at" IS NULL')
     with connection.cursor() as cursor:
-        _run(cursor, sql, [*_prepared_values(Response, changes), pk])
+        cursor.execute(sql, [*_prepared_values(Response, changes), pk])
         return cursor.rowcount == 1
 
 
@@ -295,4 +269,4 @@ def insert_spans(spans: list[AnswerSpan]) -> None:
     rows = ", ".join(["(%s, %s, %s, %s)"] * len(spans))
     params = [value for span in spans for value in (span.response_id, span.start, span.end, span.text)]
     with connection.cursor() as cursor:
-        _run(cursor, f"INSERT INTO {meta.db_table} ({columns}) VALUES {rows}", params)
+        cursor.execute(f"INSERT INTO {meta.db_table} ({columns}) VALUES {rows}", params)

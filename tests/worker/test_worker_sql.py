@@ -1,14 +1,19 @@
 """The hand-written reads of the worker's hot path give exactly what the ORM gives (SQLite and PostgreSQL)."""
 
+import json
+import re
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.db.models import Model
+from django.test import Client
 from django.utils import timezone
 
 from annotation.models import Participation, Response
 from annotation.services import steps, worker_sql
-from tests.worker.conftest import make_participation, make_task_with_items
+from tests.factories import make_classification_task
+from tests.worker.conftest import login, make_participation, make_task_with_items
 
 pytestmark = pytest.mark.django_db
 State = Participation.State
@@ -220,43 +225,96 @@ def test_spans_are_inserted_with_their_offsets_and_text(ner_task):
     ]
 
 
-@pytest.mark.postgres
-def test_statements_are_prepared_again_on_a_new_connection(ner_task):
-    from django.db import connection
+# --- PostgreSQL: the driver prepares the statements ------------------------------------
 
+
+def _threshold() -> int | None:
+    return connection.settings_dict["OPTIONS"].get("prepare_threshold")
+
+
+def _captured(fn) -> list[str]:
+    """The SQL of the statements ``fn`` runs, as Django hands it to the driver (with %s placeholders)."""
+    statements = []
+
+    def capture(execute, sql, params, many, context):
+        statements.append(sql)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(capture):
+        fn()
+    return statements
+
+
+def _prepared(sql: str) -> list[tuple[str, int]]:
+    """(name, parameter count) of each statement this session has prepared for ``sql`` (the driver
+    numbers the placeholders, and prepares a statement again for other parameter types)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT name, statement, cardinality(parameter_types) FROM pg_prepared_statements")
+        return [(name, n) for name, statement, n in cursor.fetchall() if re.sub(r"\$\d+", "%s", statement) == sql]
+
+
+@pytest.mark.postgres
+def test_the_driver_prepares_the_read_and_the_write_of_a_submission(db):
+    """psycopg prepares a statement on the server once the connection has run it prepare_threshold times;
+    DB_PREPARE_THRESHOLD=none turns that off, and the hot path runs all the same."""
+    p = make_participation(make_classification_task(slug="prepared", n_test=(_threshold() or 0) + 5), state=State.TEST)
+    client = login(Client(), p)
+    assert client.get("/api/session/current/").status_code == 200  # lays the step out
+    (read_sql,) = _captured(lambda: worker_sql.participation(p.pk))
+
+    def submit():
+        item = client.get("/api/session/current/").json()["item"]["item"]
+        reply = client.post(
+            "/api/session/submit/",
+            data=json.dumps({"item": item, "label": "positive", "confidence": 3}),
+            content_type="application/json",
+        )
+        assert reply.status_code == 200, reply.content
+
+    lock_sql = [sql for sql in _captured(submit) if sql.startswith("WITH locked AS")]
+    assert len(lock_sql) == 1
+    for _ in range((_threshold() or 0) + 1):
+        submit()
+    for sql in (read_sql, lock_sql[0]):
+        assert bool(_prepared(sql)) == (_threshold() is not None), sql
+
+
+@pytest.mark.postgres
+def test_the_hot_path_runs_on_after_the_session_drops_its_prepared_statements(ner_task):
     p, _ = _laid_out(ner_task)
-    assert worker_sql.participation(p.pk).pk == p.pk
-    with connection.cursor() as cursor:  # what a server restart or a dropped connection does to a session
+    for _ in range((_threshold() or 0) + 2):
+        assert worker_sql.participation(p.pk).pk == p.pk
+    with connection.cursor() as cursor:  # what a pooler's reset of a server session does
         cursor.execute("DEALLOCATE ALL")
-    worker_sql._prepared.clear()  # ... and what a new connection object looks like to the module
-    assert worker_sql.participation(p.pk).pk == p.pk
-    assert [r.position for r in worker_sql.pending_rows(participation_id=p.pk, phase="test", limit=2)] == [0, 1]
+    for _ in range((_threshold() or 0) + 2):
+        assert worker_sql.participation(p.pk).pending_prefetch[1][0].position == 0
+        assert [r.position for r in worker_sql.pending_rows(participation_id=p.pk, phase="test", limit=2)] == [0, 1]
 
 
 @pytest.mark.postgres
 def test_the_lock_finds_its_row_by_primary_key_whatever_the_statistics_say(db):
     """With statistics taken while the table was empty, the generic plan PostgreSQL caches for the prepared
     lock walked the partial index of pending rows (every worker's) filtering by id; it must probe the key."""
-    from django.db import connection
-
+    if _threshold() is None:
+        pytest.skip("statements are not prepared (DB_PREPARE_THRESHOLD=none): no generic plan is cached")
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE annotation_response")  # empty now: a database analysed before its studies opened
     task = make_task_with_items(slug="many", test=[(f"Text number {i}.", []) for i in range(600)])
     p = make_participation(task, state=State.TEST)
     steps.lay_out(participation=p, phase=Response.Phase.TEST)
-    row = Response.objects.filter(participation=p).order_by("position").first()
-    statements = []
+    rows = Response.objects.filter(participation=p).order_by("position")[: _threshold() + 2]
 
-    def capture(execute, sql, params, many, context):
-        statements.append((sql, params))
-        return execute(sql, params, many, context)
+    def lock_each():
+        for row in rows:
+            changes = {"status": "skipped", "answer": [], "submitted_at": timezone.now()}
+            assert worker_sql.lock_response(row.pk, changes) == (True, False)
 
-    with connection.execute_wrapper(capture):
-        assert worker_sql.lock_response(row.pk, {"status": "skipped", "answer": [], "submitted_at": timezone.now()})
-    sql, params = statements[-1]
-    assert sql.startswith("EXECUTE")
+    sql = _captured(lock_each)[-1]
+    prepared = _prepared(sql)
+    assert prepared
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")  # the plan reused after 5 executions
-        cursor.execute("EXPLAIN " + sql, params)
-        plan = "\n".join(line for (line,) in cursor.fetchall())
-    assert "response_pending" not in plan and "annotation_response_pkey" in plan, plan
+        for name, n in prepared:  # a generic plan does not depend on the values: NULLs will do
+            cursor.execute(f"EXPLAIN EXECUTE {connection.ops.quote_name(name)} ({', '.join(['NULL'] * n)})")
+            plan = "\n".join(line for (line,) in cursor.fetchall())
+            assert "response_pending" not in plan and "annotation_response_pkey" in plan, plan
