@@ -52,9 +52,10 @@ from annotation.api.session_schema import (
     SUBMIT,
 )
 from annotation.models import Participation, Response
-from annotation.services import answers, lifecycle, reveal, steps, timing, training_filter, worker_sql
+from annotation.services import answers, lifecycle, reveal, steps, timing, training_filter
 from annotation.services.answers import AnswerError, InvalidAnswer, NotInStep, NotYourItem
 from annotation.services.entry import completion_target
+from annotation.services.worker_sql import StepHead, WorkerState
 
 TAGS = ["worker session"]
 logger = logging.getLogger(__name__)
@@ -64,20 +65,21 @@ logger = logging.getLogger(__name__)
 
 
 class HasWorkerSession(BasePermission):
-    """The request's session names a participation; it is loaded once onto the request."""
+    """The worker cookie names a participation; the view has read it (``WorkerSessionView.worker``)."""
 
     message = "open the study's link from your crowd platform first (no worker session)"
     code = "no_session"
 
     def has_permission(self, request, view) -> bool:
-        return view.participation is not None
+        return view.worker is not None
 
 
-def load_participation(request) -> Participation | None:
+def load_worker_state(request) -> WorkerState | None:
+    """The request's participation as the worker cookie names it, read in one statement; None without one."""
     participation_id = worker_cookie.participation_id(request)
     if participation_id is None:
         return None
-    return worker_sql.participation(participation_id)
+    return steps.read_worker_state(participation_id)
 
 
 class JSONAlways(DefaultContentNegotiation):
@@ -93,14 +95,19 @@ class WorkerSessionView(APIView):
     parser_classes = [JSONParser]  # anything else is 415 unsupported_media_type
     renderer_classes = [JSONRenderer]
     content_negotiation_class = JSONAlways
-    participation: Participation | None = None
+    # What the request read at its start; its ``step`` holds only until the request writes.
+    worker: WorkerState | None = None
+
+    @property
+    def participation(self) -> Participation | None:
+        return self.worker.participation if self.worker is not None else None
 
     def initial(self, request, *args, **kwargs):
         if request.method not in SAFE_METHODS:
             reason = CSRFCheck(lambda _request: None).process_view(request._request, None, (), {})
             if reason:
                 raise exceptions.PermissionDenied(f"CSRF failed: {reason}", code="csrf_failed")
-        self.participation = load_participation(request._request)
+        self.worker = load_worker_state(request._request)
         super().initial(request, *args, **kwargs)
 
     def get_exception_handler(self):
@@ -211,16 +218,19 @@ def settle(participation: Participation) -> None:
         participation.refresh_from_db()  # a racing request moved it on first
 
 
-def session_payload(participation: Participation) -> dict:
+def session_payload(participation: Participation, known: StepHead | None = None) -> dict:
+    """The session's JSON; ``known`` is the step as the request read it, if nothing was written since
+    (the activity touch writes only the participation's own row)."""
     if participation.state in Participation.ACTIVE_STATES:
         lifecycle.touch(participation)
-    item = steps.current_item(participation=participation)
-    if item is None and steps.phase_for(participation) is not None:
+    head = steps.current_step(participation=participation, known=known)
+    if head is not None and head.current is None:
         settle(participation)
-        item = steps.current_item(participation=participation)
+        head = steps.current_step(participation=participation)
+    item = head.current if head is not None else None
     if item is not None:
         timing.mark_shown(item)
-        progress = steps.progress_at(item)
+        progress = steps.progress_at(item, head.size)
     else:
         progress = steps.progress(participation=participation)
     return {
@@ -247,7 +257,7 @@ class CurrentView(WorkerSessionView):
     )
     def get(self, request):
         get_token(request._request)  # sets the csrftoken cookie for scripted clients
-        return JSONResponse(session_payload(self.participation))
+        return JSONResponse(session_payload(self.participation, known=self.worker.step))
 
 
 class StartView(WorkerSessionView):
@@ -258,8 +268,9 @@ class StartView(WorkerSessionView):
         responses={200: SESSION, **ERRORS},
     )
     def post(self, request):
-        participation = self.participation
+        participation, known = self.participation, self.worker.step
         if participation.state == Participation.State.CLAIMED:
+            known = None  # begin writes: the step is read afresh
             try:
                 with transaction.atomic():
                     lifecycle.begin(participation)
@@ -268,7 +279,7 @@ class StartView(WorkerSessionView):
                 participation.refresh_from_db()  # a double click: the first request started it
         if steps.phase_for(participation) is None:
             raise NotInStep("not_in_step", f"your participation is {participation.state}")
-        return JSONResponse(session_payload(participation))
+        return JSONResponse(session_payload(participation, known=known))
 
 
 class SubmitView(WorkerSessionView):
@@ -290,6 +301,7 @@ class SubmitView(WorkerSessionView):
             offset_unit=data.get("offset_unit", "codepoint"),
             confidence=data.get("confidence"),
             no_answer=data.get("no_answer", False),
+            known=self.worker,
         )
         return JSONResponse(_locked_body(self.participation, result))
 
@@ -304,7 +316,10 @@ class SkipView(WorkerSessionView):
     def post(self, request):
         data = self.body()
         result = answers.skip(
-            participation=self.participation, item_id=self.item_id(data), confidence=data.get("confidence")
+            participation=self.participation,
+            item_id=self.item_id(data),
+            confidence=data.get("confidence"),
+            known=self.worker,
         )
         return JSONResponse(_locked_body(self.participation, result))
 
@@ -318,10 +333,9 @@ def _locked_body(participation: Participation, result: answers.SubmitResult) -> 
     if result.response.phase == Response.Phase.TRAINING:
         body["reveal"] = reveal.reveal_payload(result.response, result.spans)
     elif result.next_item is not None:
-        following = result.next_item
         body["next"] = {
-            "progress": steps.progress_at(following).as_dict(),
-            "item": item_payload(participation, following),
+            "progress": result.next_progress.as_dict(),
+            "item": item_payload(participation, result.next_item),
         }
     return body
 
@@ -338,7 +352,8 @@ class ItemView(WorkerSessionView):
         if response is None:
             raise NotYourItem("not_your_item", "this item is not assigned to you")
         if not response.is_locked:
-            current = steps.current_item(participation=participation)
+            head = steps.current_step(participation=participation, known=self.worker.step)
+            current = head.current if head is not None else None
             if current is None or current.pk != response.pk:
                 raise answers.NotCurrentItem("not_current_item", "this is not your current item")
             timing.mark_shown(response)

@@ -7,11 +7,13 @@ stored answer and changes nothing; there is no update or delete.
 
 Every rejection raises an ``AnswerError`` with a stable ``code`` and an HTTP
 ``status``, before anything is written. The happy path runs a fixed number of
-queries whatever the size of the study: the first two pending rows (the
-current item and the next, with the step's size), the label check for
-classification, the lock UPDATE, one INSERT of the spans, the activity touch
-(at most every few seconds) and, in the test step, marking the next item shown
-(the response carries it, so the page needs no second request per item).
+queries whatever the size of the study. Given the request's ``WorkerState``
+(``known``: the current and next item, the task's label words) it reads
+nothing more and writes once: the lock, its spans and, in the test step,
+marking the next item shown (the response carries it, so the page needs no
+second request per item) are one statement on PostgreSQL, three in a
+transaction elsewhere. The activity touch (at most every 10 s) and the end of
+a step add their own statements.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from django.utils import timezone
 
 from annotation.models import AnswerSpan, Participation, Response
 from annotation.services import lifecycle, offsets, steps, timing, training_filter, worker_sql
+from annotation.services.steps import Progress
+from annotation.services.worker_sql import StepHead, WorkerState
 from tasks_app import scoring
 from tasks_app.models import Label
 
@@ -88,6 +92,7 @@ class SubmitResult:
     step_finished: bool = False
     state: str = ""
     next_item: Response | None = None  # the test step's next item, already marked shown
+    next_progress: Progress | None = None  # the progress at that item
 
 
 # --- Reading back ---------------------------------------------------------------
@@ -185,7 +190,14 @@ def validate_spans(*, context: str, spans: Any, unit: str, multiple: bool) -> li
 
 
 def _validate(
-    *, response: Response, participation: Participation, label: Any, spans: Any, unit: str, no_answer: bool
+    *,
+    response: Response,
+    participation: Participation,
+    label_names: frozenset[str] | None,
+    label: Any,
+    spans: Any,
+    unit: str,
+    no_answer: bool,
 ) -> tuple[str, str, list[str], list[ValidSpan]]:
     """(status, label, answer strings, spans) for a valid submission, else InvalidAnswer."""
     task = participation.task
@@ -196,8 +208,10 @@ def _validate(
             raise InvalidAnswer("no_answer_not_allowed", "a classification item needs one of its labels")
         if not isinstance(label, str) or not label:
             raise InvalidAnswer("label_required", "choose one of the labels")
-        names = getattr(task, "label_names", None)  # read with the participation by worker_sql
-        known = label in names if names is not None else Label.objects.filter(task_id=task.pk, name=label).exists()
+        if label_names is not None:
+            known = label in label_names
+        else:
+            known = Label.objects.filter(task_id=task.pk, name=label).exists()
         if not known:
             raise InvalidAnswer("unknown_label", f"{label!r} is not a label of this task")
         return Status.ANSWERED, label, [label], []
@@ -229,26 +243,28 @@ def _refuse_non_current(participation: Participation, item_id: int) -> AnswerErr
     return NotCurrentItem("not_current_item", "answer the items in order: this is not your current item")
 
 
-def _current(participation: Participation, item_id: Any) -> tuple[Response, Response | None]:
-    """The current item if ``item_id`` names it, and the step's next pending item (None if it is the last)."""
+def _current(participation: Participation, item_id: Any, known: WorkerState | None) -> StepHead:
+    """The head of the participation's step if ``item_id`` names its current item."""
     if isinstance(item_id, bool) or not isinstance(item_id, int):
         raise InvalidAnswer("invalid_item", "item must be the integer id of your current item")
     phase = steps.phase_for(participation)
-    rows = steps.pending_items(participation=participation, phase=phase, limit=2) if phase else []
-    if not rows or rows[0].pk != item_id:
+    head = None
+    if phase is not None:
+        head = steps.step_head(participation=participation, phase=phase, known=known.step if known else None)
+    if head is None or head.current is None or head.current.pk != item_id:
         raise _refuse_non_current(participation, item_id)
-    return rows[0], rows[1] if len(rows) == 2 else None
+    return head
 
 
 def _lock(
     *,
     participation: Participation,
-    response: Response,
-    following: Response | None,
+    head: StepHead,
     now: datetime,
     changes: dict,
     spans: list[ValidSpan],
 ) -> SubmitResult:
+    response, following = head.current, head.next
     changes = {
         **changes,
         "submitted_at": now,
@@ -285,6 +301,7 @@ def _lock(
     result = SubmitResult(response=response, spans=rows, step_finished=following is None, state=participation.state)
     if following is not None and response.phase == Response.Phase.TEST:
         result.next_item = following
+        result.next_progress = steps.progress_at(following, head.size)
     return result
 
 
@@ -297,10 +314,16 @@ def submit(
     offset_unit: str = "codepoint",
     confidence: int | None = None,
     no_answer: bool = False,
+    known: WorkerState | None = None,
     now: datetime | None = None,
 ) -> SubmitResult:
-    """Validate the worker's answer to their current item and lock it, scored with S1."""
-    response, following = _current(participation, item_id)
+    """Validate the worker's answer to their current item and lock it, scored with S1.
+
+    ``known`` is the request's read of this participation, made before any write: its step and the
+    task's label words are used instead of reading them again.
+    """
+    head = _current(participation, item_id, known)
+    response = head.current
     if offset_unit not in OFFSET_UNITS:
         raise InvalidAnswer("invalid_offset_unit", f"offset_unit must be one of {', '.join(OFFSET_UNITS)}")
     if not isinstance(no_answer, bool):
@@ -308,6 +331,7 @@ def submit(
     status, label_word, answer, valid_spans = _validate(
         response=response,
         participation=participation,
+        label_names=known.label_names if known else None,
         label=label,
         spans=spans,
         unit=offset_unit,
@@ -323,8 +347,7 @@ def submit(
     }
     return _lock(
         participation=participation,
-        response=response,
-        following=following,
+        head=head,
         now=now or timezone.now(),
         changes=changes,
         spans=valid_spans,
@@ -332,10 +355,16 @@ def submit(
 
 
 def skip(
-    *, participation: Participation, item_id: int, confidence: int | None = None, now: datetime | None = None
+    *,
+    participation: Participation,
+    item_id: int,
+    confidence: int | None = None,
+    known: WorkerState | None = None,
+    now: datetime | None = None,
 ) -> SubmitResult:
-    """Record a skip of the current test item (the empty answer, scored as such)."""
-    response, following = _current(participation, item_id)
+    """Record a skip of the current test item (the empty answer, scored as such); ``known`` as for ``submit``."""
+    head = _current(participation, item_id, known)
+    response = head.current
     if response.phase != Response.Phase.TEST:
         raise SkipNotAllowed("skip_not_allowed", "training items cannot be skipped")
     confidence = _check_confidence(confidence, required=False)
@@ -348,8 +377,7 @@ def skip(
     }
     return _lock(
         participation=participation,
-        response=response,
-        following=following,
+        head=head,
         now=now or timezone.now(),
         changes=changes,
         spans=[],

@@ -10,6 +10,10 @@ Laying out is idempotent and safe under concurrency: the seed is set by a
 conditional UPDATE, the shuffle is determined by the seed, and the rows are
 bulk-inserted ignoring the unique (participation, phase, position) conflicts
 of a racing request.
+
+A worker request starts from ``read_worker_state`` (one statement): its
+``step`` is where the worker was in their step when the request began, which
+the functions here take as ``known`` until the request writes something.
 """
 
 from __future__ import annotations
@@ -22,11 +26,14 @@ from django.db.models import Count, Q
 
 from annotation.models import Participation, Response, Study
 from annotation.services import worker_sql
+from annotation.services.worker_sql import StepHead, WorkerState
 from tasks_app.models import ExampleSet, ExampleSetItem
 
 State = Participation.State
 Phase = Response.Phase
-PHASE_OF_STATE = worker_sql.PHASE_OF_STATE
+
+# Which step each state works in; the other states have none.
+PHASE_OF_STATE = {State.TRAINING: Phase.TRAINING, State.TEST: Phase.TEST}
 
 
 class StepUnavailable(Exception):
@@ -59,6 +66,11 @@ class Progress:
 def phase_for(participation: Participation) -> str | None:
     """The phase the participation is working in, or None outside training/test."""
     return PHASE_OF_STATE.get(participation.state)
+
+
+def read_worker_state(participation_id: int) -> WorkerState | None:
+    """The participation as a worker request starts from it (one statement), or None if there is none."""
+    return worker_sql.worker_state(participation_id, PHASE_OF_STATE)
 
 
 def _test_example_ids(participation: Participation) -> list[int]:
@@ -118,39 +130,39 @@ def lay_out_current(*, participation: Participation) -> int:
     return lay_out(participation=participation, phase=phase)
 
 
-def pending_items(*, participation: Participation, phase: str, limit: int = 2) -> list[Response]:
-    """The first pending rows by position (the current item first), with their examples.
+def step_head(*, participation: Participation, phase: str, known: StepHead | None = None) -> StepHead:
+    """The first pending items of ``phase`` (the current item first), with their examples and the step's size.
 
-    Each row carries ``step_size``, the number of items in its step, so that
-    ``progress_at`` needs no query of its own.
+    ``known`` is the step as the request read it at its start (``WorkerState.step``): it is used if it is
+    of ``phase``, and only while nothing has been written since; otherwise the step is read now.
     """
-    # The rows read with the participation at the start of the request, used once: any later read
-    # (after a write of this request) goes to the database.
-    prefetched = participation.__dict__.pop("pending_prefetch", None)
-    if prefetched is not None and prefetched[0] == phase and limit <= worker_sql.PENDING_PREFETCH:
-        return prefetched[1][:limit]
-    return worker_sql.pending_rows(participation_id=participation.pk, phase=phase, limit=limit)
+    if known is not None and known.phase == phase:
+        return known
+    return worker_sql.step_head(participation.pk, phase)
 
 
-def progress_at(item: Response) -> Progress:
-    """Progress when ``item`` is the current one: items are locked strictly in order, so the
-    ``position`` items before it are the ones done."""
-    return Progress(phase=item.phase, done=item.position, total=item.step_size)
-
-
-def current_item(*, participation: Participation) -> Response | None:
-    """The worker's current item, laying the step out on first use; None when the step is done."""
+def current_step(*, participation: Participation, known: StepHead | None = None) -> StepHead | None:
+    """The head of the step the participation's state works in, laid out on first use; None outside a step."""
     phase = phase_for(participation)
     if phase is None:
         return None
-    rows = pending_items(participation=participation, phase=phase, limit=1)
-    if rows:
-        return rows[0]
-    if not Response.objects.filter(participation=participation, phase=phase).exists():
+    head = step_head(participation=participation, phase=phase, known=known)
+    if head.current is None and not Response.objects.filter(participation=participation, phase=phase).exists():
         lay_out(participation=participation, phase=phase)
-        rows = pending_items(participation=participation, phase=phase, limit=1)
-        return rows[0] if rows else None
-    return None
+        head = step_head(participation=participation, phase=phase)
+    return head
+
+
+def current_item(*, participation: Participation) -> Response | None:
+    """The worker's current item, laying the step out on first use; None when the step is done or outside one."""
+    head = current_step(participation=participation)
+    return head.current if head is not None else None
+
+
+def progress_at(item: Response, step_size: int) -> Progress:
+    """Progress when ``item`` is the current one of a step of ``step_size`` items: items are locked strictly
+    in order, so the ``position`` items before it are the ones done."""
+    return Progress(phase=item.phase, done=item.position, total=step_size)
 
 
 def progress(*, participation: Participation, phase: str | None = None) -> Progress | None:

@@ -1,39 +1,54 @@
-"""The statements every request of a working crowd worker runs, as SQL written once.
+"""The statements of a working crowd worker's requests, as SQL written once.
 
-Each worker request loads its participation (with condition, study, task and
-worker, the task's label words and the first pending rows of its step with
-their examples) in one statement; a submission then locks its row, stores its
-spans and marks the next item shown, in one statement on PostgreSQL.
-Built as ORM querysets, compiling these statements cost about 2 ms each for
-the two reads and a few tenths of a millisecond for each write on the 2-core
-reference machine (bench/profile_session.py, py-spy on the replay's server),
-more than the database took to run them: the largest single cost of a
-submission. Here the SQL is put together once per process from the models' own
-field lists; rows are turned back into model instances with the fields'
-database converters, and values go in through the fields' own preparation,
-exactly as the ORM does. The SQL is plain enough for SQLite and PostgreSQL
-alike (the tests run it on both); on PostgreSQL each statement is also
-prepared once per connection, so that the server does not plan it again on
-every request.
+A worker request starts with one read (``worker_state``): the participation
+with its condition, study, task and worker, the task's label words and the
+first two pending rows of its step with their examples and the step's size.
+A submission then writes once (``lock_response``): on PostgreSQL one
+statement locks the answer, stores its spans and marks the next item shown;
+on SQLite that is three statements, which the caller wraps in a transaction.
+
+Compiled from ORM querysets, the read cost about 2 ms of Python per request
+on the 2-core reference machine, more than the database took to run it
+(bench/profile_session.py), so the SQL is assembled once per process from the
+models' field lists. Rows become instances through ``Model.from_db`` after
+the fields' database converters, and values go in through the fields' own
+preparation, as the ORM does. The SQL runs on SQLite and PostgreSQL alike
+(the tests run it on both). On PostgreSQL, psycopg prepares each statement on
+the server once a connection has run it a few times (the database's
+``prepare_threshold`` option), so it is not planned again on every request.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
-import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
 
 from django.db import connection, models
-from django.db.models.base import ModelState
 
 from annotation.models import AnswerSpan, Condition, Participation, Response, Study, Worker
 from tasks_app.models import Example, Label, Task
 
-# Which step each state works in (steps.phase_for reads it too: steps imports this module).
-PHASE_OF_STATE = {Participation.State.TRAINING: Response.Phase.TRAINING, Participation.State.TEST: Response.Phase.TEST}
+
+@dataclass(frozen=True)
+class StepHead:
+    """Where a worker is in one step: its first pending items by position, with their examples."""
+
+    phase: str
+    current: Response | None = None  # None when nothing is pending: the step is done, or not laid out yet
+    next: Response | None = None  # the item after the current one; None when the current one is the last
+    size: int | None = None  # the step's item count, read with the pending rows (None without them)
+
+
+@dataclass(frozen=True)
+class WorkerState:
+    """What a worker request starts from, read in one statement by ``worker_state``."""
+
+    participation: Participation  # with its condition (and the condition's study), study, task and worker
+    label_names: frozenset[str]  # the task's label words (none for a span task)
+    step: StepHead | None  # the step the participation's state works in; None outside training and test
 
 
 class _Columns:
@@ -42,7 +57,7 @@ class _Columns:
     def __init__(self, model: type[models.Model], alias: str):
         self.model = model
         fields = model._meta.concrete_fields
-        self.attnames = [f.attname for f in fields]
+        self.field_names = [f.attname for f in fields]
         self.sql = ", ".join(f'{alias}."{f.column}"' for f in fields)
         self.aliased_sql = ", ".join(f'{alias}."{f.column}" AS {alias}_{f.column}' for f in fields)
         # The columns that have converters: (index, converters, the column expression they are called with).
@@ -55,46 +70,17 @@ class _Columns:
 
     def build(self, row: tuple, start: int) -> tuple[models.Model, int]:
         """The instance made of ``row[start:]``, and where the next model's columns begin."""
-        end = start + len(self.attnames)
+        end = start + len(self.field_names)
         values = list(row[start:end])
         for i, converters, column in self.converters:
             for convert in converters:
                 values[i] = convert(values[i], column, connection)
-        # What Model.from_db does, without Model.__init__'s per-field descriptor work: these models
-        # define no __init__, no init signals and no properties over their columns (tested against
-        # the ORM's instances field by field).
-        instance = self.model.__new__(self.model)
-        instance.__dict__.update(zip(self.attnames, values))
-        instance._state = ModelState()
-        instance._state.adding, instance._state.db = False, connection.alias
-        return instance, end
+        return self.model.from_db(connection.alias, self.field_names, values), end
 
 
-# The PostgreSQL connections (the driver's own objects) each statement is prepared on, by name.
-_prepared: dict[str, weakref.WeakSet] = {}
+# --- Reads ------------------------------------------------------------------------------
 
-
-@cache
-def _statement_name(sql: str) -> str:
-    return "worker_" + hashlib.sha1(sql.encode()).hexdigest()[:20]  # the same in every thread and process
-
-
-def _run(cursor, sql: str, params: list) -> None:
-    """Execute ``sql`` (with %s placeholders); on PostgreSQL as a statement prepared once per connection."""
-    if connection.vendor != "postgresql":
-        cursor.execute(sql, params)
-        return
-    name = _statement_name(sql)
-    raw = connection.connection  # a new connection (after a reconnect) prepares anew
-    done = _prepared.setdefault(name, weakref.WeakSet())
-    if raw not in done:
-        numbered = iter(range(1, sql.count("%s") + 1))
-        cursor.execute(f"PREPARE {name} AS " + re.sub("%s", lambda _: f"${next(numbered)}", sql))
-        done.add(raw)
-    cursor.execute(f"EXECUTE {name} ({', '.join(['%s'] * len(params))})", params)
-
-
-PENDING_PREFETCH = 2  # the current item and the one after it: what a submission needs
+PENDING_ROWS = 2  # the current item and the one after it: what a submission needs
 
 
 @cache
@@ -102,9 +88,9 @@ def _pending_columns() -> tuple[_Columns, _Columns]:
     return _Columns(Response, "r"), _Columns(Example, "e")
 
 
-def _pending_select(*, phase: str, limit: str) -> str:
+def _pending_select(phase: str) -> str:
     """The first pending rows of one participation's step by position, with their examples and the step's
-    size; ``phase`` and ``limit`` are SQL (placeholders or expressions), the participation a placeholder."""
+    size; ``phase`` is SQL (a placeholder or an expression), the participation a placeholder."""
     response, example = _pending_columns()
     table = Response._meta.db_table
     # The step's size is its last position + 1: written as ORDER BY ... DESC LIMIT 1, it is one backward
@@ -116,21 +102,25 @@ def _pending_select(*, phase: str, limit: str) -> str:
         f" AND n.phase = r.phase ORDER BY n.position DESC LIMIT 1) + 1 AS step_size"
         f" FROM {table} r JOIN {Example._meta.db_table} e ON e.id = r.example_id"
         f" WHERE r.participation_id = %s AND r.status = 'pending' AND r.phase = {phase}"
-        f" ORDER BY r.position LIMIT {limit}"
+        f" ORDER BY r.position LIMIT {PENDING_ROWS}"
     )
 
 
-def _pending_row(row: tuple, start: int) -> Response:
-    """The response (with ``example`` and ``step_size``) whose columns begin at ``row[start]``."""
+def _step_head(phase: str, rows: list[tuple], start: int) -> StepHead:
+    """The step's head made of ``rows`` (at most PENDING_ROWS), whose pending-row columns begin at ``start``."""
     response_columns, example_columns = _pending_columns()
-    response, start = response_columns.build(row, start)
-    response.example, start = example_columns.build(row, start)
-    response.step_size = row[start]
-    return response
+    items, size = [], None
+    for row in rows:
+        response, end = response_columns.build(row, start)
+        response.example, end = example_columns.build(row, end)
+        items.append(response)
+        size = row[end]
+    current, following = [*items, None, None][:2]
+    return StepHead(phase=phase, current=current, next=following, size=size)
 
 
 @cache
-def _participation_statement() -> tuple[str, tuple[_Columns, ...]]:
+def _worker_statement(phase_of_state: tuple[tuple[str, str], ...]) -> tuple[str, tuple[_Columns, ...]]:
     parts = (
         _Columns(Participation, "p"),
         _Columns(Condition, "c"),
@@ -138,12 +128,11 @@ def _participation_statement() -> tuple[str, tuple[_Columns, ...]]:
         _Columns(Task, "t"),
         _Columns(Worker, "w"),
     )
-    phase_of_state = " ".join(f"WHEN '{state}' THEN '{phase}'" for state, phase in PHASE_OF_STATE.items())
-    phase = f"(SELECT CASE q.state {phase_of_state} END FROM {Participation._meta.db_table} q WHERE q.id = %s)"
+    cases = " ".join(f"WHEN '{state}' THEN '{phase}'" for state, phase in phase_of_state)
+    phase = f"(SELECT CASE q.state {cases} END FROM {Participation._meta.db_table} q WHERE q.id = %s)"
     label_names = "json_agg" if connection.vendor == "postgresql" else "json_group_array"
-    # One round trip for what every worker request starts with: the participation and its relations,
-    # the task's label words, and the first pending rows of the step its state is in (none outside a
-    # step; the derived table is joined to every participation row, so its rows repeat the participation).
+    # The pending rows are a derived table joined to the participation row (SQLite has no LATERAL), so
+    # its rows repeat the participation's columns; outside a step it is empty and the LEFT JOIN gives NULLs.
     sql = (
         f"SELECT {', '.join(part.sql for part in parts)},"
         f' (SELECT {label_names}(l."name") FROM {Label._meta.db_table} l WHERE l.task_id = t.id),'
@@ -152,22 +141,20 @@ def _participation_statement() -> tuple[str, tuple[_Columns, ...]]:
         f" JOIN {Study._meta.db_table} s ON s.id = p.study_id"
         f" JOIN {Task._meta.db_table} t ON t.id = p.task_id"
         f" JOIN {Worker._meta.db_table} w ON w.id = p.worker_id"
-        f" LEFT JOIN ({_pending_select(phase=phase, limit=str(PENDING_PREFETCH))}) x ON 1 = 1"
+        f" LEFT JOIN ({_pending_select(phase)}) x ON 1 = 1"
         " WHERE p.id = %s ORDER BY x.r_position"
     )
     return sql, parts
 
 
-def participation(pk: int) -> Participation | None:
-    """The participation with its condition, study, task and worker loaded, or None.
+def worker_state(pk: int, phase_of_state: Mapping[str, str]) -> WorkerState | None:
+    """The participation ``pk`` as a worker request starts from it, or None if there is none.
 
-    The task carries ``label_names`` (its label words), and the participation ``pending_prefetch``:
-    (phase, rows) with the first PENDING_PREFETCH pending rows of its current step, which
-    ``steps.pending_items`` uses once instead of reading them again.
+    ``phase_of_state`` says which step each participation state works in (``steps.PHASE_OF_STATE``).
     """
-    sql, parts = _participation_statement()
+    sql, parts = _worker_statement(tuple(phase_of_state.items()))
     with connection.cursor() as cursor:
-        _run(cursor, sql, [pk, pk, pk])
+        cursor.execute(sql, [pk, pk, pk])
         rows = cursor.fetchall()
     if not rows:
         return None
@@ -175,30 +162,33 @@ def participation(pk: int) -> Participation | None:
     for part in parts:
         instance, start = part.build(rows[0], start)
         instances.append(instance)
-    result, condition, study, task, worker = instances
+    participation, condition, study, task, worker = instances
     condition.study = study
-    result.condition, result.study, result.task, result.worker = condition, study, task, worker
-    names = rows[0][start]
-    task.label_names = frozenset(json.loads(names) if isinstance(names, str) else names or ())
-    # No pending row: one row whose derived-table columns are NULL.
-    pending = [_pending_row(row, start + 1) for row in rows if row[start + 1] is not None]
-    result.pending_prefetch = (PHASE_OF_STATE.get(result.state), pending)
-    return result
+    participation.condition, participation.study = condition, study
+    participation.task, participation.worker = task, worker
+    names = rows[0][start]  # JSON text on SQLite, already decoded on PostgreSQL
+    label_names = frozenset(json.loads(names) if isinstance(names, str) else names or ())
+    phase = phase_of_state.get(participation.state)
+    step = None
+    if phase is not None:
+        # Without a pending row there is one row whose pending-row columns are NULL.
+        step = _step_head(phase, [row for row in rows if row[start + 1] is not None], start + 1)
+    return WorkerState(participation=participation, label_names=label_names, step=step)
 
 
 @cache
-def _pending_rows_statement() -> str:
-    return _pending_select(phase="%s", limit="%s")
+def _step_statement() -> str:
+    return _pending_select("%s")
 
 
-def pending_rows(*, participation_id: int, phase: str, limit: int) -> list[Response]:
-    """The first ``limit`` pending rows of a step by position, each with its example and ``step_size``."""
+def step_head(participation_id: int, phase: str) -> StepHead:
+    """The first pending items of a participation's step, read now."""
     with connection.cursor() as cursor:
-        _run(cursor, _pending_rows_statement(), [participation_id, phase, limit])
-        return [_pending_row(row, 0) for row in cursor.fetchall()]
+        cursor.execute(_step_statement(), [participation_id, phase])
+        return _step_head(phase, cursor.fetchall(), 0)
 
 
-# --- Writes ---------------------------------------------------------------------------
+# --- Writes -----------------------------------------------------------------------------
 
 
 def _prepared_values(model: type[models.Model], changes: dict) -> list:
@@ -243,7 +233,6 @@ def lock_response(
         if locked:
             insert_spans(list(spans))
         return locked, bool(locked and show and mark_response_shown(*show))
-    sql = _lock_statement(tuple(changes))
     next_pk, shown_at = show or (None, None)
     params = [
         *_prepared_values(Response, changes),
@@ -257,7 +246,7 @@ def lock_response(
         next_pk,
     ]
     with connection.cursor() as cursor:
-        _run(cursor, sql, params)
+        cursor.execute(_lock_statement(tuple(changes)), params)
         locked, shown = cursor.fetchone()
     return locked == 1, shown == 1
 
@@ -280,7 +269,7 @@ def _lock_statement(columns: tuple[str, ...]) -> str:
 def _lock_only(pk: int, changes: dict) -> bool:
     sql = _update_statement(Response, tuple(changes), _PENDING)
     with connection.cursor() as cursor:
-        _run(cursor, sql, [*_prepared_values(Response, changes), pk, Response.Status.PENDING])
+        cursor.execute(sql, [*_prepared_values(Response, changes), pk, Response.Status.PENDING])
         return cursor.rowcount == 1
 
 
@@ -289,7 +278,7 @@ def mark_response_shown(pk: int, at: datetime) -> bool:
     changes = {"shown_at": at, "last_seen_at": at}
     sql = _update_statement(Response, tuple(changes), '"shown_at" IS NULL')
     with connection.cursor() as cursor:
-        _run(cursor, sql, [*_prepared_values(Response, changes), pk])
+        cursor.execute(sql, [*_prepared_values(Response, changes), pk])
         return cursor.rowcount == 1
 
 
@@ -303,4 +292,4 @@ def insert_spans(spans: list[AnswerSpan]) -> None:
     rows = ", ".join(["(%s, %s, %s, %s)"] * len(spans))
     params = [value for span in spans for value in (span.response_id, span.start, span.end, span.text)]
     with connection.cursor() as cursor:
-        _run(cursor, f"INSERT INTO {meta.db_table} ({columns}) VALUES {rows}", params)
+        cursor.execute(f"INSERT INTO {meta.db_table} ({columns}) VALUES {rows}", params)

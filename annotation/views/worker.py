@@ -16,7 +16,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET
 
-from annotation.api.session import completion_payload, load_participation
+from annotation.api.session import completion_payload, load_worker_state
 from annotation.models import Participation
 from annotation.services import timing
 from annotation.services.entry import completion_target
@@ -61,9 +61,10 @@ def _item_counts(participation: Participation) -> tuple[int, int]:
 @ensure_csrf_cookie
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
-    participation = load_participation(request)
-    if participation is None:
+    worker = load_worker_state(request)
+    if worker is None:
         return render(request, "worker/no_session.html", status=403)
+    participation = worker.participation
     context = {"participation": participation, "task": participation.task, "study": participation.study}
     state = participation.state
     if state == State.CLAIMED:

@@ -1,14 +1,19 @@
 """The hand-written reads of the worker's hot path give exactly what the ORM gives (SQLite and PostgreSQL)."""
 
+import json
+import re
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.db.models import Model
+from django.test import Client
 from django.utils import timezone
 
-from annotation.models import Participation, Response
+from annotation.models import AnswerSpan, Participation, Response
 from annotation.services import steps, worker_sql
-from tests.worker.conftest import make_participation, make_task_with_items
+from tests.factories import make_classification_task
+from tests.worker.conftest import login, make_participation, make_task_with_items
 
 pytestmark = pytest.mark.django_db
 State = Participation.State
@@ -16,6 +21,10 @@ State = Participation.State
 
 def fields(instance: Model) -> dict:
     return {f.attname: getattr(instance, f.attname) for f in instance._meta.concrete_fields}
+
+
+def read(participation_id: int) -> worker_sql.WorkerState | None:
+    return steps.read_worker_state(participation_id)
 
 
 def test_a_participation_is_read_with_every_field_and_its_relations_as_the_orm_reads_it(ner_task):
@@ -26,95 +35,113 @@ def test_a_participation_is_read_with_every_field_and_its_relations_as_the_orm_r
         finished_at=timezone.now() - timedelta(days=1),
     )
     expected = Participation.objects.select_related("condition__study", "study", "task", "worker").get(pk=p.pk)
-    read = worker_sql.participation(p.pk)
-    assert fields(read) == fields(expected)
+    state = read(p.pk)
+    participation = state.participation
+    assert fields(participation) == fields(expected)
     for relation in ("condition", "study", "task", "worker"):
-        assert fields(getattr(read, relation)) == fields(getattr(expected, relation))
-    assert fields(read.condition.study) == fields(expected.study)
-    assert isinstance(read.platform_data, dict) and isinstance(read.task.question_types, list)
+        assert fields(getattr(participation, relation)) == fields(getattr(expected, relation))
+    assert fields(participation.condition.study) == fields(expected.study)
+    assert isinstance(participation.platform_data, dict) and isinstance(participation.task.question_types, list)
+    assert vars(participation).keys() == vars(expected).keys()  # nothing added to the instance
 
 
 def test_instances_read_by_hand_save_like_orm_instances(ner_task):
     p = make_participation(ner_task, state=State.TEST)
-    read = worker_sql.participation(p.pk)
-    assert (read._state.adding, read._state.db) == (False, "default")
-    read.platform_data = {"k": "v"}
-    read.save(update_fields=["platform_data"])
+    participation = read(p.pk).participation
+    assert (participation._state.adding, participation._state.db) == (False, "default")
+    participation.platform_data = {"k": "v"}
+    participation.save(update_fields=["platform_data"])
     assert Participation.objects.get(pk=p.pk).platform_data == {"k": "v"} and Participation.objects.count() == 1
 
 
-def test_the_participation_comes_with_its_first_pending_rows_and_the_tasks_label_words(sst_task, ner_task):
+def test_the_participation_comes_with_its_current_and_next_item_and_the_tasks_label_words(sst_task, ner_task):
     p = make_participation(sst_task, state=State.TEST)
     steps.lay_out(participation=p, phase=Response.Phase.TEST)
     Response.objects.filter(participation=p, position=0).update(status="skipped", submitted_at=timezone.now())
-    read = worker_sql.participation(p.pk)
-    phase, rows = read.pending_prefetch
-    assert phase == "test" and [r.position for r in rows] == [1, 2]
-    expected = worker_sql.pending_rows(participation_id=p.pk, phase="test", limit=2)
-    assert [fields(r) for r in rows] == [fields(r) for r in expected]
-    assert [fields(r.example) for r in rows] == [fields(r.example) for r in expected]
-    assert [r.step_size for r in rows] == [r.step_size for r in expected]
-    assert read.task.label_names == set(sst_task.labels.values_list("name", flat=True)) and read.task.label_names
-    assert worker_sql.participation(make_participation(ner_task, state=State.TEST).pk).task.label_names == set()
+    state = read(p.pk)
+    step = state.step
+    assert step.phase == "test" and (step.current.position, step.next.position) == (1, 2)
+    expected = worker_sql.step_head(p.pk, "test")
+    assert step == expected  # instances compare by primary key: the fields are compared below
+    for item, other in ((step.current, expected.current), (step.next, expected.next)):
+        assert fields(item) == fields(other) and fields(item.example) == fields(other.example)
+    assert step.size == expected.size == Response.objects.filter(participation=p).count()
+    assert state.label_names == set(sst_task.labels.values_list("name", flat=True)) and state.label_names
+    assert read(make_participation(ner_task, state=State.TEST).pk).label_names == frozenset()
 
 
-def test_outside_a_step_or_once_it_is_done_nothing_pending_is_prefetched(ner_task):
+def test_outside_a_step_there_is_no_step_and_once_it_is_done_nothing_is_pending(ner_task):
     claimed = make_participation(ner_task, state=State.CLAIMED)
-    assert worker_sql.participation(claimed.pk).pending_prefetch == (None, [])
+    assert read(claimed.pk).step is None
     done = make_participation(ner_task, state=State.TEST)
     steps.lay_out(participation=done, phase=Response.Phase.TEST)
     Response.objects.filter(participation=done).update(status="skipped", submitted_at=timezone.now())
-    assert worker_sql.participation(done.pk).pending_prefetch == ("test", [])
+    assert read(done.pk).step == worker_sql.StepHead(phase="test")
 
 
-def test_the_prefetched_rows_are_used_once_then_read_again(ner_task, django_assert_num_queries):
+def test_the_last_pending_item_has_no_next_one(ner_task):
     p = make_participation(ner_task, state=State.TEST)
     steps.lay_out(participation=p, phase=Response.Phase.TEST)
-    read = worker_sql.participation(p.pk)
+    Response.objects.filter(participation=p, position__lt=2).update(status="skipped", submitted_at=timezone.now())
+    step = read(p.pk).step
+    assert (step.current.position, step.next, step.size) == (2, None, 3)
+
+
+def test_the_step_read_with_the_participation_is_used_until_the_request_writes(ner_task, django_assert_num_queries):
+    p = make_participation(ner_task, state=State.TEST)
+    steps.lay_out(participation=p, phase=Response.Phase.TEST)
+    state = read(p.pk)
+    participation = state.participation
     with django_assert_num_queries(0):
-        assert [r.position for r in steps.pending_items(participation=read, phase="test", limit=2)] == [0, 1]
+        head = steps.step_head(participation=participation, phase="test", known=state.step)
+        assert head.current.position == 0
     Response.objects.filter(participation=p, position=0).update(status="skipped", submitted_at=timezone.now())
-    with django_assert_num_queries(1):  # after a write of the same request: read from the database
-        assert [r.position for r in steps.pending_items(participation=read, phase="test", limit=2)] == [1, 2]
-    other = worker_sql.participation(p.pk)
-    with django_assert_num_queries(1):  # another phase than the one prefetched
-        assert steps.pending_items(participation=other, phase="training", limit=2) == []
+    with django_assert_num_queries(1):  # after a write: read from the database
+        assert steps.step_head(participation=participation, phase="test").current.position == 1
+    with django_assert_num_queries(1):  # another phase than the one read
+        assert steps.step_head(participation=participation, phase="training", known=state.step).current is None
 
 
 def test_reading_the_relations_runs_no_further_query(ner_task, django_assert_num_queries):
     p = make_participation(ner_task, shots=10, state=State.TRAINING)
     with django_assert_num_queries(1):
-        read = worker_sql.participation(p.pk)
-        _ = (read.condition.shots, read.condition.study.slug, read.study.slug, read.task.slug, read.worker.platform)
+        participation = read(p.pk).participation
+        _ = (
+            participation.condition.shots,
+            participation.condition.study.slug,
+            participation.study.slug,
+            participation.task.slug,
+            participation.worker.platform,
+        )
 
 
 def test_an_unknown_participation_reads_as_none(db):
-    assert worker_sql.participation(123456) is None
+    assert read(123456) is None
 
 
-def test_pending_rows_are_the_first_pending_items_in_order_with_examples_and_the_step_size(ner_task):
+def test_a_step_head_is_its_first_pending_items_in_order_with_examples_and_the_step_size(ner_task):
     p = make_participation(ner_task, state=State.TEST)
     steps.lay_out(participation=p, phase=Response.Phase.TEST)
     first = Response.objects.get(participation=p, phase="test", position=0)
     Response.objects.filter(pk=first.pk).update(status="skipped", submitted_at=timezone.now(), answer=[])
-    rows = worker_sql.pending_rows(participation_id=p.pk, phase="test", limit=2)
+    head = worker_sql.step_head(p.pk, "test")
     expected = list(
         Response.objects.filter(participation=p, phase="test", status="pending")
         .select_related("example")
         .order_by("position")[:2]
     )
-    assert [fields(r) for r in rows] == [fields(r) for r in expected]
-    assert [fields(r.example) for r in rows] == [fields(r.example) for r in expected]
-    assert [r.step_size for r in rows] == [3, 3]
-    assert steps.progress_at(rows[0]).as_dict()["text"] == "Item 2 of 3"
+    assert [fields(head.current), fields(head.next)] == [fields(r) for r in expected]
+    assert [fields(head.current.example), fields(head.next.example)] == [fields(r.example) for r in expected]
+    assert head.size == 3
+    assert steps.progress_at(head.current, head.size).as_dict()["text"] == "Item 2 of 3"
 
 
-def test_no_pending_rows_once_the_step_is_done_or_for_another_phase(ner_task):
+def test_no_pending_items_once_the_step_is_done_or_for_another_phase(ner_task):
     p = make_participation(ner_task, state=State.TEST)
     steps.lay_out(participation=p, phase=Response.Phase.TEST)
-    assert worker_sql.pending_rows(participation_id=p.pk, phase="training", limit=2) == []
+    assert worker_sql.step_head(p.pk, "training") == worker_sql.StepHead(phase="training")
     Response.objects.filter(participation=p).update(status="skipped", submitted_at=timezone.now())
-    assert worker_sql.pending_rows(participation_id=p.pk, phase="test", limit=2) == []
+    assert worker_sql.step_head(p.pk, "test") == worker_sql.StepHead(phase="test")
 
 
 def _laid_out(task):
@@ -148,8 +175,6 @@ def test_the_lock_writes_a_pending_row_once_and_reports_a_lost_race(ner_task):
 
 
 def test_the_lock_stores_the_spans_and_marks_the_next_item_shown_in_the_same_write(ner_task):
-    from annotation.models import AnswerSpan
-
     _, rows = _laid_out(ner_task)
     first, second = rows[0], rows[1]
     now = timezone.now()
@@ -168,8 +193,6 @@ def test_the_lock_stores_the_spans_and_marks_the_next_item_shown_in_the_same_wri
 
 
 def test_a_lost_lock_stores_no_spans_and_marks_nothing_shown(ner_task):
-    from annotation.models import AnswerSpan
-
     _, rows = _laid_out(ner_task)
     first, second = rows[0], rows[1]
     Response.objects.filter(pk=first.pk).update(status="skipped", submitted_at=timezone.now(), answer=[])
@@ -203,8 +226,6 @@ def test_an_item_is_marked_shown_only_the_first_time(ner_task):
 
 
 def test_spans_are_inserted_with_their_offsets_and_text(ner_task):
-    from annotation.models import AnswerSpan
-
     _, rows = _laid_out(ner_task)
     response = rows[0]
     worker_sql.insert_spans(
@@ -220,43 +241,96 @@ def test_spans_are_inserted_with_their_offsets_and_text(ner_task):
     ]
 
 
-@pytest.mark.postgres
-def test_statements_are_prepared_again_on_a_new_connection(ner_task):
-    from django.db import connection
+# --- PostgreSQL: the driver prepares the statements ------------------------------------
 
+
+def _threshold() -> int | None:
+    return connection.settings_dict["OPTIONS"].get("prepare_threshold")
+
+
+def _captured(fn) -> list[str]:
+    """The SQL of the statements ``fn`` runs, as Django hands it to the driver (with %s placeholders)."""
+    statements = []
+
+    def capture(execute, sql, params, many, context):
+        statements.append(sql)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(capture):
+        fn()
+    return statements
+
+
+def _prepared(sql: str) -> list[tuple[str, int]]:
+    """(name, parameter count) of each statement this session has prepared for ``sql`` (the driver
+    numbers the placeholders, and prepares a statement again for other parameter types)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT name, statement, cardinality(parameter_types) FROM pg_prepared_statements")
+        return [(name, n) for name, statement, n in cursor.fetchall() if re.sub(r"\$\d+", "%s", statement) == sql]
+
+
+@pytest.mark.postgres
+def test_the_driver_prepares_the_read_and_the_write_of_a_submission(db):
+    """psycopg prepares a statement on the server once the connection has run it prepare_threshold times;
+    DB_PREPARE_THRESHOLD=none turns that off, and the hot path runs all the same."""
+    p = make_participation(make_classification_task(slug="prepared", n_test=(_threshold() or 0) + 5), state=State.TEST)
+    client = login(Client(), p)
+    assert client.get("/api/session/current/").status_code == 200  # lays the step out
+    (read_sql,) = _captured(lambda: steps.read_worker_state(p.pk))
+
+    def submit():
+        item = client.get("/api/session/current/").json()["item"]["item"]
+        reply = client.post(
+            "/api/session/submit/",
+            data=json.dumps({"item": item, "label": "positive", "confidence": 3}),
+            content_type="application/json",
+        )
+        assert reply.status_code == 200, reply.content
+
+    lock_sql = [sql for sql in _captured(submit) if sql.startswith("WITH locked AS")]
+    assert len(lock_sql) == 1
+    for _ in range((_threshold() or 0) + 1):
+        submit()
+    for sql in (read_sql, lock_sql[0]):
+        assert bool(_prepared(sql)) == (_threshold() is not None), sql
+
+
+@pytest.mark.postgres
+def test_the_hot_path_runs_on_after_the_session_drops_its_prepared_statements(ner_task):
     p, _ = _laid_out(ner_task)
-    assert worker_sql.participation(p.pk).pk == p.pk
-    with connection.cursor() as cursor:  # what a server restart or a dropped connection does to a session
+    for _ in range((_threshold() or 0) + 2):
+        assert steps.read_worker_state(p.pk).participation.pk == p.pk
+    with connection.cursor() as cursor:  # what a pooler's reset of a server session does
         cursor.execute("DEALLOCATE ALL")
-    worker_sql._prepared.clear()  # ... and what a new connection object looks like to the module
-    assert worker_sql.participation(p.pk).pk == p.pk
-    assert [r.position for r in worker_sql.pending_rows(participation_id=p.pk, phase="test", limit=2)] == [0, 1]
+    for _ in range((_threshold() or 0) + 2):
+        assert steps.read_worker_state(p.pk).step.current.position == 0
+        assert worker_sql.step_head(p.pk, "test").next.position == 1
 
 
 @pytest.mark.postgres
 def test_the_lock_finds_its_row_by_primary_key_whatever_the_statistics_say(db):
     """With statistics taken while the table was empty, the generic plan PostgreSQL caches for the prepared
     lock walked the partial index of pending rows (every worker's) filtering by id; it must probe the key."""
-    from django.db import connection
-
+    if _threshold() is None:
+        pytest.skip("statements are not prepared (DB_PREPARE_THRESHOLD=none): no generic plan is cached")
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE annotation_response")  # empty now: a database analysed before its studies opened
     task = make_task_with_items(slug="many", test=[(f"Text number {i}.", []) for i in range(600)])
     p = make_participation(task, state=State.TEST)
     steps.lay_out(participation=p, phase=Response.Phase.TEST)
-    row = Response.objects.filter(participation=p).order_by("position").first()
-    statements = []
+    rows = Response.objects.filter(participation=p).order_by("position")[: _threshold() + 2]
 
-    def capture(execute, sql, params, many, context):
-        statements.append((sql, params))
-        return execute(sql, params, many, context)
+    def lock_each():
+        for row in rows:
+            changes = {"status": "skipped", "answer": [], "submitted_at": timezone.now()}
+            assert worker_sql.lock_response(row.pk, changes) == (True, False)
 
-    with connection.execute_wrapper(capture):
-        assert worker_sql.lock_response(row.pk, {"status": "skipped", "answer": [], "submitted_at": timezone.now()})
-    sql, params = statements[-1]
-    assert sql.startswith("EXECUTE")
+    sql = _captured(lock_each)[-1]
+    prepared = _prepared(sql)
+    assert prepared
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")  # the plan reused after 5 executions
-        cursor.execute("EXPLAIN " + sql, params)
-        plan = "\n".join(line for (line,) in cursor.fetchall())
-    assert "response_pending" not in plan and "annotation_response_pkey" in plan, plan
+        for name, n in prepared:  # a generic plan does not depend on the values: NULLs will do
+            cursor.execute(f"EXPLAIN EXECUTE {connection.ops.quote_name(name)} ({', '.join(['NULL'] * n)})")
+            plan = "\n".join(line for (line,) in cursor.fetchall())
+            assert "response_pending" not in plan and "annotation_response_pkey" in plan, plan
