@@ -9,7 +9,8 @@ Rules (set on the study):
 
 A failing worker is excluded before the test step (the slot reopens for a
 fresh worker; they stay ineligible for the task and are paid for their time).
-Admins can override either way; every verdict is a FilterDecision with its reason.
+Admins can override either way, readmitting into a free slot under the slot
+service's locks; every verdict is a FilterDecision with its reason.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from django.db.models import Avg, Q
 from django.utils import timezone
 
 from annotation.models import FilterDecision, Participation, Response, Study
-from annotation.services import lifecycle
+from annotation.services import lifecycle, slots
 from tasks_app import scoring
 
 State = Participation.State
@@ -97,25 +98,18 @@ def finish_training(participation: Participation) -> FilterDecision:
     return decision
 
 
-def _free_slot_for(locked: Participation) -> int:
-    """The slot number a readmitted worker takes: their own if still free, else the lowest free one.
+def _slot_for_readmission(locked: Participation) -> int:
+    """The slot a readmitted worker takes (``slots.slot_for_return``); refused when the condition is full.
 
-    Called with the study and its conditions locked (in the entry's order), so
-    no entry can take the slot between this choice and the update.
+    Called under ``slots.lock_study``, so no entry can take the slot between
+    this choice and the update.
     """
-    held = set(
-        Participation.objects.filter(condition_id=locked.condition_id, state__in=Participation.HOLDING_STATES)
-        .exclude(pk=locked.pk)
-        .values_list("slot_index", flat=True)
-    )
-    if locked.slot_index not in held:
-        return locked.slot_index
-    free = [i for i in range(locked.study.workers_per_condition) if i not in held]
-    if not free:
+    slot = slots.slot_for_return(locked, slots=locked.study.workers_per_condition)
+    if slot is None:
         raise lifecycle.InvalidTransition(
             "the worker's slot has been given to another worker meanwhile and the condition is full; cannot readmit"
         )
-    return free[0]
+    return slot
 
 
 def override(
@@ -131,9 +125,8 @@ def override(
     if not reason.strip():
         raise ValueError("an override needs a reason")
     with transaction.atomic():
-        # Lock in the entry's order (study, its conditions by id, then the participation): no deadlock.
-        Study.objects.select_for_update().filter(pk=participation.study_id).first()
-        list(participation.study.conditions.select_for_update().order_by("id").values_list("id", flat=True))
+        # The entry's lock order (study, its conditions by id), then the participation: no deadlock.
+        slots.lock_study(participation.study_id)
         locked = Participation.objects.select_for_update().select_related("study").get(pk=participation.pk)
         why = f"admin override: {reason}"
         try:
@@ -141,7 +134,7 @@ def override(
                 if State.TEST not in lifecycle.ALLOWED_TRANSITIONS.get(locked.state, set()):
                     raise lifecycle.InvalidTransition(f"cannot go from {locked.state} to {State.TEST}")
                 if locked.state == State.EXCLUDED:
-                    slot = _free_slot_for(locked)
+                    slot = _slot_for_readmission(locked)
                     if slot != locked.slot_index:
                         Participation.objects.filter(pk=locked.pk).update(slot_index=slot)
                         why += f" (slot {locked.slot_index} was taken meanwhile: now slot {slot})"
