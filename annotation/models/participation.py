@@ -127,7 +127,9 @@ class FilterDecision(models.Model):
     """The training filter's verdict on a worker, or an admin's override of it."""
 
     participation = models.ForeignKey(Participation, on_delete=models.CASCADE, related_name="filter_decisions")
-    training_s1 = models.FloatField()
+    training_s1 = models.FloatField(
+        null=True, blank=True, help_text="Empty when the worker had no scored training item (e.g. zero-shot)."
+    )
     rule = models.CharField(max_length=10)
     threshold = models.FloatField()
     reference_mean = models.FloatField(null=True, blank=True)

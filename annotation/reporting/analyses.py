@@ -29,6 +29,7 @@ from annotation.reporting.agreement import (
 )
 from annotation.reporting.options import MetricOptions
 from annotation.reporting.pay import condition_pay
+from annotation.services import training_s1
 from tasks_app.models import Example, ExampleSetItem
 from tasks_app.scoring import SKIP_ANSWER, mean, s1, skip_score, std
 
@@ -52,16 +53,9 @@ def _completed_ids(condition: Condition) -> list[int]:
 
 
 def _training_scores(participation_ids: list[int], example_ids: set[int]) -> list[float]:
-    rows = (
-        Response.objects.filter(
-            participation_id__in=participation_ids, phase=Phase.TRAINING, example_id__in=example_ids
-        )
-        .exclude(status=Status.PENDING)
-        .values("participation_id")
-        .annotate(avg=Avg("score"))
-        .order_by()
-    )
-    return [r["avg"] for r in rows if r["avg"] is not None]
+    """The annotators' training S1 on these examples; those without one are left out, not counted as 0."""
+    scores = training_s1.by_participation(participation_ids, example_ids=example_ids)
+    return [value for value in scores.values() if value is not None]
 
 
 def training_overlap_values(*, study: Study) -> list[dict[str, Any]]:
