@@ -6,13 +6,17 @@ installed. ``overwrite=True`` resets the catalog fields (not examples) to the
 text below. Label *names* are part of the data contract (gold answers use
 them), so a missing label is always added back.
 
-The function takes the model classes so the data migration can pass its
-historical models.
+The data migration ``0002_clues_tasks`` installed these tasks from its own
+frozen copy of the definitions, so editing them here changes what the
+commands install from now on (``import_clues``, ``overwrite=True``), never
+what ``migrate`` does.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from tasks_app.models import Label, Task
 
 NER_QUESTION_TYPES = [
     {"code": "PER", "name": "People", "question": "List all the people names in the context"},
@@ -196,37 +200,33 @@ _TASK_FIELDS = (
 )
 
 
-def install_clues_tasks(*, task_model=None, label_model=None, overwrite: bool = False, slugs=None) -> list:
+def install_clues_tasks(*, overwrite: bool = False, slugs=None) -> list[Task]:
     """Create the CLUES tasks that are missing; with ``overwrite``, reset existing ones to this file."""
-    if task_model is None or label_model is None:
-        from tasks_app.models import Label, Task
-
-        task_model, label_model = task_model or Task, label_model or Label
     installed = []
     for definition in CLUES_TASKS:
         if slugs is not None and definition.slug not in slugs:
             continue
         values = {name: getattr(definition, name) for name in _TASK_FIELDS}
         values["question_types"] = [dict(qt) for qt in definition.question_types]
-        task = task_model.objects.filter(slug=definition.slug).first()
+        task = Task.objects.filter(slug=definition.slug).first()
         if task is None:
-            task = task_model.objects.create(slug=definition.slug, **values)
+            task = Task.objects.create(slug=definition.slug, **values)
         elif overwrite:
             for name, value in values.items():
                 setattr(task, name, value)
             task.save()
-        _install_labels(task, definition, label_model, overwrite=overwrite)
+        _install_labels(task, definition, overwrite=overwrite)
         installed.append(task)
     return installed
 
 
-def _install_labels(task, definition: TaskDefinition, label_model, *, overwrite: bool) -> None:
-    existing = {label.name: label for label in label_model.objects.filter(task=task)}
+def _install_labels(task: Task, definition: TaskDefinition, *, overwrite: bool) -> None:
+    existing = {label.name: label for label in Label.objects.filter(task=task)}
     for position, label in enumerate(definition.labels):
         values = {"definition": label.definition, "example": label.example, "position": position}
         current = existing.get(label.name)
         if current is None:
-            label_model.objects.create(task=task, name=label.name, **values)
+            Label.objects.create(task=task, name=label.name, **values)
         elif overwrite:
             for name, value in values.items():
                 setattr(current, name, value)

@@ -16,6 +16,10 @@ Standard deviation: the paper's "±" figures match the *population* standard
 deviation (ddof = 0) over the annotators, which is the default here. Pass
 ``ddof=1`` for the sample standard deviation.
 
+A skipped test item is scored by ``skip_score``, the one definition that the
+live path (at lock time) and the recomputation both call: today a skip scores
+as the empty answer.
+
 Options beyond the paper's definition (all off by default):
 - ``normalize``: compare strings after SQuAD-style normalisation (lower case,
   punctuation and the articles a/an/the removed, whitespace collapsed).
@@ -35,6 +39,8 @@ __all__ = [
     "normalize_answer",
     "s1",
     "s1_best_of",
+    "SKIP_ANSWER",
+    "skip_score",
     "mean",
     "mean_s1",
     "std",
@@ -90,6 +96,19 @@ def s1(prediction: Iterable[str], gold: Iterable[str], *, normalize: bool = Fals
     return 2 * precision * recall / (precision + recall)
 
 
+# The answer a skip stands for wherever answers are compared (majority votes, agreement): the empty set.
+SKIP_ANSWER: tuple[str, ...] = ()
+
+
+def skip_score(gold: Iterable[str]) -> float:
+    """The S1 of a skipped item against its gold: that of the empty answer (1 if the gold is empty, else 0).
+
+    Every place that scores a skip calls this, so a different skip policy
+    (e.g. a fixed score) is a change here and nowhere else.
+    """
+    return s1(SKIP_ANSWER, gold)
+
+
 def s1_best_of(prediction: Iterable[str], golds: Iterable[Iterable[str]], *, normalize: bool = False) -> float:
     """S1 against several alternative gold answer sets, keeping the best.
 
@@ -125,7 +144,7 @@ def mean_s1(predictions: Iterable[Iterable[str]], golds: Iterable[Iterable[str]]
     predictions, golds = list(predictions), list(golds)
     if len(predictions) != len(golds):
         raise ValueError(f"{len(predictions)} predictions for {len(golds)} gold answers")
-    return mean(s1(p, g, normalize=normalize) for p, g in zip(predictions, golds))
+    return mean(s1(p, g, normalize=normalize) for p, g in zip(predictions, golds, strict=True))
 
 
 def std(values: Iterable[float], ddof: int = 0) -> float:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
-from django.db.models import Count, Q
+from django.db.models import Count
 from django.http import HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
@@ -18,7 +18,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from annotation.models import Condition, FilterDecision, Participation, ParticipationEvent, Study, Worker
-from annotation.services import blocklist, lifecycle, platforms, studies, training_filter
+from annotation.services import blocklist, lifecycle, platforms, slots, studies, training_filter
 from tasks_app.models import ExampleSet, Task
 
 SHOT_CHOICES = [(s, f"{s}-shot") for s in studies.STANDARD_SHOTS]
@@ -46,7 +46,8 @@ class StudyForm(forms.ModelForm):
 
     class Meta:
         model = Study
-        exclude = ["status"]
+        # Status changes go through the status actions (services.studies.change_status), never this form.
+        fields = ["slug", "task", "split_number", *studies.EDITABLE_FIELDS]
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -138,9 +139,7 @@ class StudyAdmin(admin.ModelAdmin):
             .get_queryset(request)
             .select_related("task")
             .annotate(
-                _filled=Count(
-                    "participations", filter=Q(participations__state__in=Participation.HOLDING_STATES), distinct=True
-                ),
+                _filled=Count("participations", filter=slots.holding("participations__"), distinct=True),
                 _conditions=Count("conditions", distinct=True),
             )
         )
@@ -154,7 +153,7 @@ class StudyAdmin(admin.ModelAdmin):
     def cohorts(self, study):
         if not study.pk:
             return "-"
-        rows = studies.condition_counts(study=study)
+        rows = slots.condition_counts([study])[study.pk]
         head = format_html(
             "<tr>{}</tr>",
             format_html_join(

@@ -30,7 +30,7 @@ from rest_framework.views import APIView
 
 from annotation.api.errors import ErrorResponsesSchema, ErrorSerializer
 from annotation.models import Condition, FilterDecision, Participation, ParticipationEvent, Study, Worker
-from annotation.services import blocklist, lifecycle, studies, training_filter
+from annotation.services import blocklist, lifecycle, slots, studies, training_filter
 from tasks_app.models import Task
 
 
@@ -257,8 +257,8 @@ class StudyViewSet(viewsets.ModelViewSet):
     )
     @action(detail=True, methods=["get"])
     def counts(self, request, pk=None):
-        rows = studies.condition_counts(study=self.get_object())
-        return Response(ConditionCountsSerializer([dict(vars(r), free=r.free) for r in rows], many=True).data)
+        study = self.get_object()
+        return Response(ConditionCountsSerializer(slots.condition_counts([study])[study.pk], many=True).data)
 
     @extend_schema(
         summary="Create the standard CLUES design (0/10/20/30 shots x 3 workers) for a task",

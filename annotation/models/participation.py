@@ -33,6 +33,25 @@ class Worker(models.Model):
         return f"{self.platform}:{self.external_id}"
 
 
+class ParticipationState(models.TextChoices):
+    CLAIMED = "claimed", "Claimed"
+    TRAINING = "training", "Training"
+    TEST = "test", "Test"
+    COMPLETED = "completed", "Completed"
+    ABANDONED = "abandoned", "Abandoned"
+    EXCLUDED = "excluded", "Excluded"
+
+
+# At module level so Participation.Meta's constraint can read it (a nested class body cannot see the
+# enclosing class's names).
+_HOLDING_STATES = (
+    ParticipationState.CLAIMED,
+    ParticipationState.TRAINING,
+    ParticipationState.TEST,
+    ParticipationState.COMPLETED,
+)
+
+
 class Participation(models.Model):
     """A worker's slot in one condition: claimed → training → test → completed.
 
@@ -43,20 +62,17 @@ class Participation(models.Model):
     - ``participation_one_per_worker_and_task``: a worker takes part in a task
       at most once, ever, whatever the condition, study or final state.
     - ``participation_one_active_per_slot``: each of a condition's N slot
-      numbers holds at most one active or completed participation; the slot
-      number is chosen below N under a row lock on the condition.
+      numbers holds at most one participation in ``HOLDING_STATES`` (active
+      or completed); ``annotation.services.slots`` chooses the number below N
+      under row locks on the study and its conditions.
     """
 
-    class State(models.TextChoices):
-        CLAIMED = "claimed", "Claimed"
-        TRAINING = "training", "Training"
-        TEST = "test", "Test"
-        COMPLETED = "completed", "Completed"
-        ABANDONED = "abandoned", "Abandoned"
-        EXCLUDED = "excluded", "Excluded"
+    State = ParticipationState
 
+    # The states that hold a slot: the partial unique index below and annotation.services.slots both
+    # use this tuple. ACTIVE_STATES are the holders still at work (what the abandonment sweep releases).
+    HOLDING_STATES = _HOLDING_STATES
     ACTIVE_STATES = (State.CLAIMED, State.TRAINING, State.TEST)
-    HOLDING_STATES = (State.CLAIMED, State.TRAINING, State.TEST, State.COMPLETED)
 
     study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="participations")
     condition = models.ForeignKey(Condition, on_delete=models.PROTECT, related_name="participations")
@@ -79,7 +95,8 @@ class Participation(models.Model):
             models.UniqueConstraint(fields=["worker", "task"], name="participation_one_per_worker_and_task"),
             models.UniqueConstraint(
                 fields=["condition", "slot_index"],
-                condition=Q(state__in=["claimed", "training", "test", "completed"]),
+                # Plain strings, as in migration 0001, so no generated migration refers to the live enum.
+                condition=Q(state__in=[str(s) for s in _HOLDING_STATES]),
                 name="participation_one_active_per_slot",
             ),
         ]
@@ -110,7 +127,9 @@ class FilterDecision(models.Model):
     """The training filter's verdict on a worker, or an admin's override of it."""
 
     participation = models.ForeignKey(Participation, on_delete=models.CASCADE, related_name="filter_decisions")
-    training_s1 = models.FloatField()
+    training_s1 = models.FloatField(
+        null=True, blank=True, help_text="Empty when the worker had no scored training item (e.g. zero-shot)."
+    )
     rule = models.CharField(max_length=10)
     threshold = models.FloatField()
     reference_mean = models.FloatField(null=True, blank=True)
@@ -122,3 +141,7 @@ class FilterDecision(models.Model):
 
     class Meta:
         ordering = ["participation", "at", "id"]
+
+    def __str__(self) -> str:
+        verdict = "passed" if self.passed else "failed"
+        return f"{self.participation_id}: {verdict}{' (override)' if self.is_override else ''}"

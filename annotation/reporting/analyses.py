@@ -29,8 +29,9 @@ from annotation.reporting.agreement import (
 )
 from annotation.reporting.options import MetricOptions
 from annotation.reporting.pay import condition_pay
+from annotation.services import training_s1
 from tasks_app.models import Example, ExampleSetItem
-from tasks_app.scoring import mean, s1, std
+from tasks_app.scoring import SKIP_ANSWER, mean, s1, skip_score, std
 
 Status = Response.Status
 Phase = Response.Phase
@@ -52,16 +53,9 @@ def _completed_ids(condition: Condition) -> list[int]:
 
 
 def _training_scores(participation_ids: list[int], example_ids: set[int]) -> list[float]:
-    rows = (
-        Response.objects.filter(
-            participation_id__in=participation_ids, phase=Phase.TRAINING, example_id__in=example_ids
-        )
-        .exclude(status=Status.PENDING)
-        .values("participation_id")
-        .annotate(avg=Avg("score"))
-        .order_by()
-    )
-    return [r["avg"] for r in rows if r["avg"] is not None]
+    """The annotators' training S1 on these examples; those without one are left out, not counted as 0."""
+    scores = training_s1.by_participation(participation_ids, example_ids=example_ids)
+    return [value for value in scores.values() if value is not None]
 
 
 def training_overlap_values(*, study: Study) -> list[dict[str, Any]]:
@@ -116,8 +110,13 @@ def training_overlaps(*, study: Study, options: MetricOptions) -> list[dict[str,
 
 
 def _test_answers(condition: Condition, options: MetricOptions):
-    """{example id: {participation id: answer strings}} of the completed annotators, and the gold."""
+    """The completed annotators' test answers as {example id: {participation id: answer strings}}, the
+    gold per example, and their item scores as {participation id: {example id: S1}}.
+
+    A skip stands for ``SKIP_ANSWER`` among the answers and scores ``skip_score``, as at lock time.
+    """
     answers: dict[int, dict[int, list[str]]] = defaultdict(dict)
+    scores: dict[int, dict[int, float]] = defaultdict(dict)
     gold: dict[int, list[str]] = {}
     rows = (
         Response.objects.filter(participation__condition=condition, participation__state=COMPLETED, phase=Phase.TEST)
@@ -129,19 +128,23 @@ def _test_answers(condition: Condition, options: MetricOptions):
         if status == Status.SKIPPED:
             if options.exclude_skips:
                 continue
-            answer = []
-        answers[example_id][pid] = answer or []
-    return answers, gold
+            answer = list(SKIP_ANSWER)
+            scores[pid][example_id] = skip_score(gold_answers)
+        else:
+            answer = answer or []
+            scores[pid][example_id] = s1(answer, gold_answers)
+        answers[example_id][pid] = answer
+    return answers, gold, scores
 
 
 def majority_and_agreement(*, study: Study, options: MetricOptions) -> list[dict[str, Any]]:
     classification = study.task.is_classification
     result = []
     for condition in study.conditions.order_by("shots"):
-        answers, gold = _test_answers(condition, options)
+        answers, gold, scores = _test_answers(condition, options)
         annotators = _completed_ids(condition)
         per_annotator = [{eid: by_p[pid] for eid, by_p in answers.items() if pid in by_p} for pid in annotators]
-        individual = [mean(s1(a, gold[eid]) for eid, a in d.items()) for d in per_annotator if d]
+        individual = [mean(scores[pid].values()) for pid in annotators if scores.get(pid)]
         votes = []
         for eid, by_p in answers.items():
             sets = [as_answer(a) for a in by_p.values()]

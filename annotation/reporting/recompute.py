@@ -1,4 +1,8 @@
-"""Re-derive every stored item score from the stored answer and the gold, with the pure scorer."""
+"""Re-derive every stored item score from the stored answer and the gold, with the pure scorer.
+
+An answered item is S1(answer, gold); a skipped one is ``skip_score(gold)``,
+the same two functions the live path scores with at lock time.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ import math
 from dataclasses import dataclass, field
 
 from annotation.models import Response
-from tasks_app.scoring import s1
+from tasks_app.scoring import s1, skip_score
 
 _TOLERANCE = 1e-9
 
@@ -25,10 +29,7 @@ class Recomputation:
 def recompute_item_scores(
     *, study_ids: list[int] | None = None, fix: bool = False, chunk_size: int = 2000
 ) -> Recomputation:
-    """Compare every locked response's score with S1(answer, gold); optionally store the recomputed one.
-
-    A skipped item is scored as the empty answer, as at lock time.
-    """
+    """Compare every locked response's score with the recomputed one; optionally store the recomputed one."""
     result = Recomputation()
     rows = Response.objects.exclude(status=Response.Status.PENDING)
     if study_ids is not None:
@@ -36,7 +37,7 @@ def recompute_item_scores(
     rows = rows.values_list("pk", "status", "answer", "score", "example__gold_answers").order_by("pk")
     for pk, status, answer, stored, gold in rows.iterator(chunk_size=chunk_size):
         result.checked += 1
-        expected = s1([] if status == Response.Status.SKIPPED else (answer or []), gold)
+        expected = skip_score(gold) if status == Response.Status.SKIPPED else s1(answer or [], gold)
         if stored is None or not math.isclose(stored, expected, abs_tol=_TOLERANCE):
             result.mismatches.append({"response": pk, "stored": stored, "recomputed": expected})
             if fix:

@@ -19,6 +19,7 @@ from django.db.models import Avg, Count, Q, Sum
 from annotation.models import Participation, Response, Study
 from annotation.reporting.options import MetricOptions
 from annotation.reporting.pay import pay_lines
+from annotation.services import training_s1
 from tasks_app.models import Task
 from tasks_app.scoring import mean, std
 
@@ -27,7 +28,6 @@ Status = Response.Status
 Phase = Response.Phase
 
 _TEST = Q(phase=Phase.TEST)
-_TRAIN = Q(phase=Phase.TRAINING)
 _LOCKED = ~Q(status=Status.PENDING)
 _NOT_SKIPPED = Q(status__in=[Status.ANSWERED, Status.NO_ANSWER])
 
@@ -46,7 +46,7 @@ class AnnotatorRow:
     test_total: int  # test items laid out
     skips: int
     coverage: float | None  # share of locked test items that were not skipped
-    training_s1: float | None
+    training_s1: float | None  # annotation.services.training_s1: None without a scored training item
     training_items: int
     active_ms: int
     paid_seconds: float
@@ -109,8 +109,8 @@ def _aggregates(participation_ids: Sequence[int]) -> dict[int, dict]:
             test_items=Count("id", filter=_TEST & _LOCKED),
             test_total=Count("id", filter=_TEST),
             skips=Count("id", filter=_TEST & Q(status=Status.SKIPPED)),
-            training_avg=Avg("score", filter=_TRAIN & _LOCKED),
-            training_items=Count("id", filter=_TRAIN & _LOCKED),
+            training_avg=training_s1.aggregate(),
+            training_items=Count("id", filter=training_s1.locked_training()),
             active_ms=Sum("active_ms"),
         )
         .order_by()

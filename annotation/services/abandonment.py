@@ -1,10 +1,15 @@
 """Releasing the slots of workers who went away.
 
-An active participation (claimed, training or test) with no activity for its
-study's ``abandon_after_minutes`` becomes *abandoned*: the slot counts as free
-again, so a fresh worker can take it, and the worker stays ineligible for the
-task (the one-participation-per-worker-and-task row remains). Run
-periodically by the Celery task ``annotation.release_abandoned_slots``.
+An active participation (``Participation.ACTIVE_STATES``: claimed, training or
+test) with no activity for its study's ``abandon_after_minutes`` becomes
+*abandoned*: it no longer holds its slot (see ``annotation.services.slots``),
+so a fresh worker can take it, and the worker stays ineligible for the task
+(the one-participation-per-worker-and-task row remains). Run periodically by
+the Celery task ``annotation.release_abandoned_slots``, and by an entry that
+finds its study full (then under that entry's ``slots.lock_study``).
+
+The periodic sweep needs no study lock: it only frees slots, and an entry that
+counted the slot as held a moment too early at worst answers "full".
 """
 
 from __future__ import annotations

@@ -1,17 +1,18 @@
 """A worker arrives through a study's entry link: resume, refuse, or claim a slot.
 
-The claim is race-safe. In one transaction the study's row and its
-conditions' rows are locked (``SELECT ... FOR UPDATE``, conditions in id
-order, so two entries can never deadlock), which serialises the entries of a
-study; the holding participations are counted, the worker goes to the
-condition with the most free slots (ties at random) and takes its lowest free
-slot number below N. A full study first releases its idle slots (those past
-the study's inactivity timeout, as the periodic sweep would). The database
-has the last word: the partial unique constraint on (condition, slot_index)
-for holding states and the unique (worker, task) refuse whatever slipped
-through (e.g. the same worker entering two studies of one task at once), and
-such a refusal becomes the right polite answer instead of an error. On SQLite, whose transactions here begin
-IMMEDIATE, the whole transaction is serialised instead of the rows.
+The claim is race-safe. In one transaction ``slots.lock_study`` locks the
+study's row and its conditions' rows (``SELECT ... FOR UPDATE``, conditions
+in id order, so two entries can never deadlock), which serialises the entries
+of a study; the worker goes to the condition with the most free slots (ties
+at random) and takes its lowest free slot number below N (``slots`` does the
+counting). A full study first releases its idle slots (those past the
+study's inactivity timeout, as the periodic sweep would). The database has
+the last word: the partial unique constraint on (condition, slot_index) for
+holding states and the unique (worker, task) refuse whatever slipped through
+(e.g. the same worker entering two studies of one task at once), and such a
+refusal becomes the right polite answer instead of an error. On SQLite,
+whose transactions here begin IMMEDIATE, the whole transaction is serialised
+instead of the rows.
 
 Nothing is written unless the worker gets a slot: refused entries leave no
 Worker row behind.
@@ -26,8 +27,8 @@ from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
 
-from annotation.models import Condition, Participation, Study, Worker
-from annotation.services import abandonment, lifecycle
+from annotation.models import Participation, Study, Worker
+from annotation.services import abandonment, lifecycle, slots
 from annotation.services.platforms import CompletionTarget, EntryParams, completion_target_for
 
 _random = random.SystemRandom()
@@ -89,21 +90,11 @@ def _get_or_create_worker(params: EntryParams) -> Worker:
     return worker
 
 
-def _free_slots(conditions: list[Condition], slots: int) -> dict[int, list[int]]:
-    held: dict[int, set[int]] = {c.pk: set() for c in conditions}
-    for condition_id, slot in Participation.objects.filter(
-        condition__in=conditions, state__in=Participation.HOLDING_STATES
-    ).values_list("condition_id", "slot_index"):
-        held[condition_id].add(slot)
-    free = {}
-    for c in conditions:
-        room = slots - len(held[c.pk])
-        free[c.pk] = [i for i in range(slots) if i not in held[c.pk]][: max(room, 0)]
-    return free
-
-
 def choose_condition(free: dict[int, list[int]]) -> int | None:
-    """The condition id with the most free slots, ties broken at random; None if all are full."""
+    """The condition id with the most free slots, ties broken at random; None if all are full.
+
+    ``free`` maps condition ids to their free slot numbers (``slots.free_by_condition``).
+    """
     most = max((len(v) for v in free.values()), default=0)
     if most == 0:
         return None
@@ -112,8 +103,7 @@ def choose_condition(free: dict[int, list[int]]) -> int | None:
 
 def _claim(*, study: Study, params: EntryParams) -> JoinResult:
     with transaction.atomic():
-        locked = Study.objects.select_for_update().get(pk=study.pk)
-        conditions = list(Condition.objects.select_for_update().filter(study=locked).order_by("id"))
+        locked, conditions = slots.lock_study(study.pk)
         # Re-check under the lock: the status may have changed, and an earlier entry of the
         # same worker may have committed while this one waited.
         known = _answer_for_known_worker(worker=_find_worker(params), study=locked)
@@ -121,10 +111,10 @@ def _claim(*, study: Study, params: EntryParams) -> JoinResult:
             return known
         if locked.status != Study.Status.OPEN:
             return JoinResult(Outcome.NOT_OPEN, locked)
-        free = _free_slots(conditions, locked.workers_per_condition)
+        free = slots.free_by_condition(conditions, locked.workers_per_condition)
         condition_id = choose_condition(free)
         if condition_id is None and abandonment.release_abandoned(study=locked):
-            free = _free_slots(conditions, locked.workers_per_condition)  # idle slots just released
+            free = slots.free_by_condition(conditions, locked.workers_per_condition)  # idle slots just released
             condition_id = choose_condition(free)
         if condition_id is None:
             return JoinResult(Outcome.FULL, locked)

@@ -1,10 +1,12 @@
-"""Configuring studies: their conditions, the standard CLUES design, status and cohort counts.
+"""Configuring studies: their conditions, the standard CLUES design and status.
 
 A study's conditions are shot levels: 0 (zero-shot, no training set) or a
 shot level of the study's training split (10/20/30 in CLUES), whose ExampleSet
 becomes the condition's training set. The standard design is the four CLUES
 conditions with three workers each on the split's *nested* sets, so a
 30-shot worker's first ten examples are exactly what a 10-shot worker saw.
+
+How a study's slots stand (filled, free, per state) is ``slots.condition_counts``.
 
 Errors are django ValidationErrors keyed by field, so the admin, the API and
 the commands can all show them next to what was wrong.
@@ -13,20 +15,18 @@ the commands can all show them next to what was wrong.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Q
 from django.utils.text import slugify
 
 from annotation.models import Condition, Participation, Study
+from annotation.services import slots
 from tasks_app.models import ExampleSet, Task, TrainingSplit
 
 STANDARD_SHOTS = (0, 10, 20, 30)
 STANDARD_WORKERS = 3
-State = Participation.State
 
 # Study fields an admin may set through create/update (the rest are derived).
 EDITABLE_FIELDS = (
@@ -203,7 +203,7 @@ def validate_change(
             }
         )
     if workers_per_condition is not None:
-        held = max((c.filled for c in condition_counts(study=study)), default=0)
+        held = max((c.filled for c in slots.condition_counts([study])[study.pk]), default=0)
         if workers_per_condition < held:
             raise ValidationError(
                 {"workers_per_condition": f"A condition already holds {held} workers; cannot lower N below that."}
@@ -318,61 +318,3 @@ def change_status(*, study: Study, to_status: str) -> Study:
         Study.objects.filter(pk=locked.pk).update(status=to_status)
     study.status = to_status
     return study
-
-
-# --- Counts ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ConditionCounts:
-    condition_id: int
-    shots: int
-    slots: int
-    filled: int  # claimed + training + test + completed: the slots taken
-    claimed: int
-    in_training: int
-    in_test: int
-    completed: int
-    excluded: int
-    abandoned: int
-
-    @property
-    def free(self) -> int:
-        return max(0, self.slots - self.filled)
-
-
-def _count(state_filter: Q) -> Count:
-    return Count("participations", filter=state_filter)
-
-
-def condition_counts(*, study: Study) -> list[ConditionCounts]:
-    """Per condition of the study, how its slots stand (one aggregate query)."""
-    rows = (
-        Condition.objects.filter(study=study)
-        .order_by("shots")
-        .values("id", "shots", "study__workers_per_condition")
-        .annotate(
-            filled=_count(Q(participations__state__in=Participation.HOLDING_STATES)),
-            claimed=_count(Q(participations__state=State.CLAIMED)),
-            in_training=_count(Q(participations__state=State.TRAINING)),
-            in_test=_count(Q(participations__state=State.TEST)),
-            completed=_count(Q(participations__state=State.COMPLETED)),
-            excluded=_count(Q(participations__state=State.EXCLUDED)),
-            abandoned=_count(Q(participations__state=State.ABANDONED)),
-        )
-    )
-    return [
-        ConditionCounts(
-            condition_id=r["id"],
-            shots=r["shots"],
-            slots=r["study__workers_per_condition"],
-            filled=r["filled"],
-            claimed=r["claimed"],
-            in_training=r["in_training"],
-            in_test=r["in_test"],
-            completed=r["completed"],
-            excluded=r["excluded"],
-            abandoned=r["abandoned"],
-        )
-        for r in rows
-    ]

@@ -1,50 +1,44 @@
 """The training filter: after the training step, does a worker go on to the test?
 
-Rules (set on the study):
+Rules (set on the study), on the worker's training S1 (``training_s1.of``):
 - none: everyone passes.
 - absolute: pass when training S1 >= threshold.
 - relative: pass when training S1 >= (mean training S1 of the condition's other
   workers who finished training so far) - threshold. The first worker of a
   condition has no reference and passes.
 
+A worker without a training S1 (no scored training item) passes whatever the
+rule: there is nothing to judge. Zero-shot workers never reach the filter
+(claimed goes straight to test); an admin's override of one records no
+training S1.
+
 A failing worker is excluded before the test step (the slot reopens for a
 fresh worker; they stay ineligible for the task and are paid for their time).
-Admins can override either way; every verdict is a FilterDecision with its reason.
+Admins can override either way, readmitting into a free slot under the slot
+service's locks; every verdict is a FilterDecision with its reason.
 """
 
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import Avg, Q
 from django.utils import timezone
 
-from annotation.models import FilterDecision, Participation, Response, Study
-from annotation.services import lifecycle
+from annotation.models import FilterDecision, Participation, Study
+from annotation.services import lifecycle, slots, training_s1
 from tasks_app import scoring
 
 State = Participation.State
-_LOCKED_TRAINING = Q(responses__phase=Response.Phase.TRAINING) & ~Q(responses__status=Response.Status.PENDING)
-
-
-def training_s1(participation: Participation) -> float:
-    """Mean S1 over the worker's locked training items (0 if there are none)."""
-    scores = list(
-        Response.objects.filter(participation=participation, phase=Response.Phase.TRAINING)
-        .exclude(status=Response.Status.PENDING)
-        .values_list("score", flat=True)
-    )
-    scored = [s for s in scores if s is not None]
-    return scoring.mean(scored) if scored else 0.0  # never NaN: a NaN would fail every comparison
 
 
 def _reference_mean(participation: Participation) -> float | None:
+    """The mean training S1 of the condition's other workers past training; None if none has one."""
     others = (
         Participation.objects.filter(
             condition=participation.condition, state__in=[State.TEST, State.COMPLETED, State.EXCLUDED]
         )
         .exclude(pk=participation.pk)
-        .annotate(s1=Avg("responses__score", filter=_LOCKED_TRAINING))
+        .annotate(s1=training_s1.aggregate("responses__"))
         .values_list("s1", flat=True)
     )
     values = [v for v in others if v is not None]
@@ -54,9 +48,11 @@ def _reference_mean(participation: Participation) -> float | None:
 def evaluate(participation: Participation) -> FilterDecision:
     """Apply the study's rule to a worker who has just finished training."""
     study = participation.study
-    s1 = training_s1(participation)
+    s1 = training_s1.of(participation)
     reference = None
-    if study.filter_rule == Study.FilterRule.ABSOLUTE:
+    if s1 is None:
+        passed, reason = True, "no scored training item: no training S1 to filter on"
+    elif study.filter_rule == Study.FilterRule.ABSOLUTE:
         passed = s1 >= study.filter_threshold
         reason = f"training S1 {s1:.3f} {'>=' if passed else '<'} minimum {study.filter_threshold:.3f}"
     elif study.filter_rule == Study.FilterRule.RELATIVE:
@@ -97,25 +93,18 @@ def finish_training(participation: Participation) -> FilterDecision:
     return decision
 
 
-def _free_slot_for(locked: Participation) -> int:
-    """The slot number a readmitted worker takes: their own if still free, else the lowest free one.
+def _slot_for_readmission(locked: Participation) -> int:
+    """The slot a readmitted worker takes (``slots.slot_for_return``); refused when the condition is full.
 
-    Called with the study and its conditions locked (in the entry's order), so
-    no entry can take the slot between this choice and the update.
+    Called under ``slots.lock_study``, so no entry can take the slot between
+    this choice and the update.
     """
-    held = set(
-        Participation.objects.filter(condition_id=locked.condition_id, state__in=Participation.HOLDING_STATES)
-        .exclude(pk=locked.pk)
-        .values_list("slot_index", flat=True)
-    )
-    if locked.slot_index not in held:
-        return locked.slot_index
-    free = [i for i in range(locked.study.workers_per_condition) if i not in held]
-    if not free:
+    slot = slots.slot_for_return(locked, slots=locked.study.workers_per_condition)
+    if slot is None:
         raise lifecycle.InvalidTransition(
             "the worker's slot has been given to another worker meanwhile and the condition is full; cannot readmit"
         )
-    return free[0]
+    return slot
 
 
 def override(
@@ -131,9 +120,8 @@ def override(
     if not reason.strip():
         raise ValueError("an override needs a reason")
     with transaction.atomic():
-        # Lock in the entry's order (study, its conditions by id, then the participation): no deadlock.
-        Study.objects.select_for_update().filter(pk=participation.study_id).first()
-        list(participation.study.conditions.select_for_update().order_by("id").values_list("id", flat=True))
+        # The entry's lock order (study, its conditions by id), then the participation: no deadlock.
+        slots.lock_study(participation.study_id)
         locked = Participation.objects.select_for_update().select_related("study").get(pk=participation.pk)
         why = f"admin override: {reason}"
         try:
@@ -141,7 +129,7 @@ def override(
                 if State.TEST not in lifecycle.ALLOWED_TRANSITIONS.get(locked.state, set()):
                     raise lifecycle.InvalidTransition(f"cannot go from {locked.state} to {State.TEST}")
                 if locked.state == State.EXCLUDED:
-                    slot = _free_slot_for(locked)
+                    slot = _slot_for_readmission(locked)
                     if slot != locked.slot_index:
                         Participation.objects.filter(pk=locked.pk).update(slot_index=slot)
                         why += f" (slot {locked.slot_index} was taken meanwhile: now slot {slot})"
@@ -155,7 +143,7 @@ def override(
             ) from None
         decision = FilterDecision.objects.create(
             participation=locked,
-            training_s1=training_s1(locked),
+            training_s1=training_s1.of(locked),
             rule=locked.study.filter_rule,
             threshold=locked.study.filter_threshold,
             passed=admit,

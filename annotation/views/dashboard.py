@@ -6,11 +6,8 @@ export job (the same service the admin action and the API call).
 
 from __future__ import annotations
 
-from collections import defaultdict
-
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
-from django.db.models import Count
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -30,6 +27,7 @@ from annotation.reporting.pay import condition_pay
 from annotation.reporting.plots import PLOT_FORMATS, all_tasks_plot
 from annotation.reporting.selection import select_studies
 from annotation.reporting.tables import build_table
+from annotation.services import slots
 
 STATES = [s for s, _ in Participation.State.choices]
 
@@ -41,27 +39,13 @@ def _selection(request: HttpRequest) -> tuple[list[Study], MetricOptions, str]:
 
 
 def _progress(studies: list[Study]) -> dict[int, list[dict]]:
-    """Per study, per condition: slots and how many participations are in each state."""
-    counts: dict[tuple[int, int], dict[str, int]] = defaultdict(dict)
-    rows = (
-        Participation.objects.filter(study__in=studies)
-        .values("study_id", "condition_id", "state")
-        .annotate(n=Count("id"))
-        .order_by()
-    )
-    for row in rows:
-        counts[(row["study_id"], row["condition_id"])][row["state"]] = row["n"]
-    result: dict[int, list[dict]] = {}
-    for study in studies:
-        result[study.pk] = [
-            {
-                "shots": c.shots,
-                "slots": study.workers_per_condition,
-                "states": [counts[(study.pk, c.pk)].get(state, 0) for state in STATES],
-            }
-            for c in study.conditions.order_by("shots")
+    """Per study, per condition (by shots): its N slots and how many participations are in each state."""
+    return {
+        study_id: [
+            {"shots": c.shots, "slots": c.slots, "states": [c.in_state(state) for state in STATES]} for c in rows
         ]
-    return result
+        for study_id, rows in slots.condition_counts(studies).items()
+    }
 
 
 def _option_links(studies_raw: str | None, options: MetricOptions) -> dict[str, str]:
@@ -100,12 +84,13 @@ def index(request: HttpRequest) -> HttpResponse:
         if "no studies" in str(exc):
             return render(request, "dashboard/index.html", {"studies": []})
         return HttpResponseBadRequest(str(exc))
+    progress = _progress(studies)
     return render(
         request,
         "dashboard/index.html",
         {
             "studies": studies,
-            "overview": [{"study": s, "conditions": c} for s, c in zip(studies, _progress(studies).values())],
+            "overview": [{"study": s, "conditions": progress[s.pk]} for s in studies],
             "states": STATES,
             "studies_value": raw,
             "table": build_table(studies=studies, options=options),

@@ -1,16 +1,19 @@
 """The six CLUES task definitions and how they are installed."""
 
 import ast
+import importlib
 import json
 from pathlib import Path
 
 import pytest
+from django.apps import apps
 
 from tasks_app.catalog import BY_SLUG, CLUES_TASKS, FOLDER_TO_SLUG, NER_QUESTION_TYPES, install_clues_tasks
 from tasks_app.models import Label, Task
 
 pytestmark = pytest.mark.django_db
 SLUGS = ["sst2", "mnli", "conll03", "wikiann", "squad2", "record"]
+CLUES_MIGRATION = importlib.import_module("tasks_app.migrations.0002_clues_tasks")
 
 
 def test_migrations_install_the_six_clues_tasks():
@@ -102,3 +105,40 @@ def test_tasks_app_never_imports_annotation():
             if any(name == "annotation" or name.startswith("annotation.") for name in names):
                 offenders.append(str(path))
     assert offenders == []
+
+
+def _imported_modules(path: Path) -> list[str]:
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names.append(node.module or "")
+    return names
+
+
+def test_the_clues_data_migration_imports_nothing_but_django():
+    # Live application code may change; a migration must replay the same way forever.
+    assert [m for m in _imported_modules(Path(CLUES_MIGRATION.__file__)) if m.split(".")[0] != "django"] == []
+
+
+def test_the_clues_data_migration_created_exactly_its_frozen_tasks():
+    for frozen in CLUES_MIGRATION.TASKS:
+        task = Task.objects.get(slug=frozen["slug"])
+        fields = {name: getattr(task, name) for name in frozen if name not in ("slug", "labels")}
+        assert fields == {name: value for name, value in frozen.items() if name not in ("slug", "labels")}
+        labels = list(Label.objects.filter(task=task).values("name", "definition", "example", "position"))
+        assert labels == [{**label, "position": i} for i, label in enumerate(frozen["labels"])]
+    assert [t["slug"] for t in CLUES_MIGRATION.TASKS] == SLUGS
+
+
+def test_the_clues_data_migration_adds_back_what_is_missing_and_keeps_admin_edits():
+    Task.objects.filter(slug="sst2").update(description="Edited by an admin.")
+    Label.objects.filter(task__slug="mnli", name="neutral").delete()
+    Task.objects.filter(slug="record").delete()
+    CLUES_MIGRATION.install(apps, None)
+    assert Task.objects.get(slug="sst2").description == "Edited by an admin."
+    assert Label.objects.get(task__slug="mnli", name="neutral").position == 1
+    assert Task.objects.get(slug="record").display_order == 60
+    assert Task.objects.filter(slug__in=SLUGS).count() == 6
+    assert Label.objects.filter(task__slug__in=SLUGS).count() == 5

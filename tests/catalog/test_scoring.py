@@ -10,7 +10,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tasks_app.scoring import answer_set, mean, mean_and_std, mean_s1, normalize_answer, s1, s1_best_of, std
+from tasks_app.scoring import (
+    answer_set,
+    mean,
+    mean_and_std,
+    mean_s1,
+    normalize_answer,
+    s1,
+    s1_best_of,
+    skip_score,
+    std,
+)
 
 SCORING_PY = Path(__file__).resolve().parents[2] / "tasks_app" / "scoring.py"
 
@@ -104,6 +114,11 @@ def test_best_of_rejects_a_flat_list_of_strings():
 
 def test_best_of_with_normalisation():
     assert s1_best_of(["the Eiffel Tower"], [["Eiffel Tower."], ["tower"]], normalize=True) == 1.0
+
+
+@pytest.mark.parametrize(("gold", "expected"), [([], 1.0), ([""], 1.0), (["positive"], 0.0), (["a", "b"], 0.0)])
+def test_a_skip_scores_as_the_empty_answer(gold, expected):
+    assert skip_score(gold) == s1([], gold) == expected
 
 
 def test_an_annotators_score_is_the_mean_item_s1():

@@ -1,8 +1,8 @@
 """Small fixed studies for the reporting tests, built with tests/factories.py.
 
 Responses are written the way the worker flow writes them: locked with a
-status, the answer strings, and score = S1(answer, gold) (a skip scores as
-the empty answer).
+status, the answer strings, and score = S1(answer, gold), or skip_score(gold)
+for a skip.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from annotation.models import AnswerSpan, Condition, Participation, ParticipationEvent, Response, Study
 from tasks_app.models import ExampleSet, Task
-from tasks_app.scoring import s1
+from tasks_app.scoring import s1, skip_score
 from tests.factories import ConditionFactory, ParticipationFactory, ResponseFactory, StudyFactory, WorkerFactory
 
 T0 = timezone.now().replace(microsecond=0) - timedelta(days=1)
@@ -69,9 +69,11 @@ def add_annotator(
     ParticipationEvent.objects.create(participation=p, from_state="", to_state="claimed", at=T0)
     if state in (Participation.State.COMPLETED, Participation.State.EXCLUDED):
         ParticipationEvent.objects.create(participation=p, from_state="test", to_state=state, at=end)
-    for i, (example, answer) in enumerate(zip(training_examples(condition) if shots else [], training_answers)):
+    # Not strict: fewer answers than items leave the rest unanswered (a worker still at work).
+    training = training_examples(condition) if shots else []
+    for i, (example, answer) in enumerate(zip(training, training_answers, strict=False)):
         respond(p, example, answer, phase="training", position=i, confidence=confidence, active_ms=active_ms)
-    for i, (example, answer) in enumerate(zip(items_of(study.task), answers)):
+    for i, (example, answer) in enumerate(zip(items_of(study.task), answers, strict=False)):
         respond(p, example, answer, phase="test", position=i, confidence=confidence, active_ms=active_ms)
     return p
 
@@ -95,7 +97,7 @@ def respond(p, example, answer, *, phase, position, confidence=4, active_ms=1000
         status=status,
         answer=strings,
         label=strings[0] if strings and example.task.is_classification else "",
-        score=s1(strings, example.gold_answers),
+        score=skip_score(example.gold_answers) if answer is None else s1(strings, example.gold_answers),
         confidence=None if answer is None else confidence,
         shown_at=T0,
         submitted_at=T0 + timedelta(seconds=5),

@@ -6,7 +6,8 @@ from decimal import Decimal
 import pytest
 
 from annotation.models import ModelRun, Participation, Response
-from annotation.reporting.options import ReportError
+from annotation.reporting import analyses, recompute
+from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.pay import condition_pay, pay_lines
 from annotation.reporting.predictions import model_run_create, model_run_score, parse_predictions
 from annotation.reporting.recompute import recompute_item_scores
@@ -80,7 +81,7 @@ def test_clues_format_predictions_are_scored_and_shown_in_the_table(sst2):
 
 def test_jsonl_predictions_are_accepted(sst2):
     ids, gold = _ids(sst2), gold_answers(sst2)
-    content = "\n".join(json.dumps({"id": i, "prediction": g}) for i, g in zip(ids, gold))
+    content = "\n".join(json.dumps({"id": i, "prediction": g}) for i, g in zip(ids, gold, strict=True))
     run = model_run_create(task=sst2, name="jsonl", content=content.encode())
     assert model_run_score(run).s1 == 1.0
 
@@ -125,3 +126,17 @@ def test_recomputation_gives_the_same_numbers_and_reports_tampering(sst2):
     result = recompute_item_scores(fix=True)
     assert [m["response"] for m in result.mismatches] == [tampered.pk] and result.fixed == 1
     assert build_table(studies=[study]).rows[0].cells[0] == before
+
+
+def test_recomputation_and_the_analyses_score_a_skip_with_the_one_skip_score(sst2, monkeypatch):
+    study = make_study(sst2, shots=(0,))
+    gold = gold_answers(sst2)
+    add_annotator(study, 0, answers=[gold[0], None, gold[2], gold[3]])
+    (skipped,) = Response.objects.filter(status="skipped")
+    assert recompute_item_scores().ok  # stored at lock time with the same definition
+    monkeypatch.setattr(recompute, "skip_score", lambda gold: 0.25)  # as a later skip policy might
+    monkeypatch.setattr(analyses, "skip_score", lambda gold: 0.25)
+    result = recompute_item_scores()
+    assert result.mismatches == [{"response": skipped.pk, "stored": 0.0, "recomputed": 0.25}]
+    (row,) = analyses.majority_and_agreement(study=study, options=MetricOptions())
+    assert row["annotator_mean"]["mean"] == pytest.approx(100 * (3 + 0.25) / 4)

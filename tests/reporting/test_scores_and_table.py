@@ -8,6 +8,7 @@ from annotation.models import Participation
 from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.scores import annotator_rows, condition_summaries
 from annotation.reporting.tables import build_table
+from annotation.services import training_s1
 from tests.factories import make_span_task
 from tests.reporting.builders import add_annotator, gold_answers, make_study, wrong
 
@@ -102,6 +103,17 @@ def test_per_annotator_row_has_training_s1_items_time_and_pay(sst2):
     assert row.active_ms == 14 * 1500
     assert row.paid_seconds == 1800
     assert str(row.pay) == "6.00"  # 12.00/h for half an hour
+
+
+def test_training_s1_in_the_reports_is_the_filter_s_and_none_without_training_items(sst2):
+    study = make_study(sst2, shots=(0, 10))
+    train_gold = [e.gold_answers for e in study.conditions.get(shots=10).training_set.ordered_examples()]
+    trained = add_annotator(study, 10, answers=gold_answers(sst2), training_answers=train_gold[:3] + [[]] * 7)
+    zero_shot = add_annotator(study, 0, answers=gold_answers(sst2))
+    rows = {r.participation_id: r for r in annotator_rows(studies=[study])}
+    assert rows[trained.pk].training_s1 == training_s1.of(trained) == pytest.approx(0.3)
+    assert (rows[zero_shot.pk].training_s1, rows[zero_shot.pk].training_items) == (None, 0)
+    assert training_s1.of(zero_shot) is None
 
 
 def test_studies_combine_into_one_table_grouped_like_the_paper(three_annotators, sst2):

@@ -1,9 +1,7 @@
-"""Configuring studies: conditions, the standard design, status rules and cohort counts."""
+"""Configuring studies: conditions, the standard design and status rules."""
 
 import pytest
 from django.core.exceptions import ValidationError
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 
 from annotation.models import Condition, Participation, Study
 from annotation.services import studies
@@ -215,22 +213,6 @@ def test_cannot_open_a_task_without_a_test_set(db):
     with pytest.raises(ValidationError) as exc_info:
         studies.change_status(study=study, to_status="open")
     assert "no test set" in _messages(exc_info)["task"][0]
-
-
-def test_counts_per_condition_in_one_query(study):
-    by_shots = {c.shots: c for c in study.conditions.all()}
-    for slot, state in enumerate([State.CLAIMED, State.TRAINING, State.TEST]):
-        ParticipationFactory(condition=by_shots[10], slot_index=slot, state=state)
-    ParticipationFactory(condition=by_shots[20], slot_index=0, state=State.COMPLETED)
-    ParticipationFactory(condition=by_shots[20], slot_index=0, state=State.EXCLUDED)
-    ParticipationFactory(condition=by_shots[20], slot_index=1, state=State.ABANDONED)
-    with CaptureQueriesContext(connection) as queries:
-        counts = {c.shots: c for c in studies.condition_counts(study=study)}
-    assert len(queries) == 1
-    ten, twenty, zero = counts[10], counts[20], counts[0]
-    assert (ten.filled, ten.claimed, ten.in_training, ten.in_test, ten.free) == (3, 1, 1, 1, 0)
-    assert (twenty.filled, twenty.completed, twenty.excluded, twenty.abandoned, twenty.free) == (1, 1, 1, 1, 2)
-    assert (zero.filled, zero.free, zero.slots) == (0, 3, 3)
 
 
 @pytest.mark.parametrize("threshold", [-0.1, 1.5, float("nan"), float("inf")])

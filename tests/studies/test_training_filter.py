@@ -4,7 +4,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from annotation.models import FilterDecision, Participation, Response, Study
-from annotation.services import entry, lifecycle, training_filter
+from annotation.services import entry, lifecycle, training_filter, training_s1
 from tests.factories import ExampleFactory, ParticipationFactory, ResponseFactory
 from tests.studies.conftest import inhouse
 
@@ -46,14 +46,33 @@ def test_training_s1_is_the_mean_over_locked_training_items_only(condition):
         score=None,
     )
     ResponseFactory(participation=p, example=ExampleFactory(task=p.task), phase=Response.Phase.TEST, score=0.0)
-    assert training_filter.training_s1(p) == pytest.approx(0.5)
-    empty = ParticipationFactory(condition=p.condition, slot_index=1, state=State.TRAINING)
-    assert training_filter.training_s1(empty) == 0.0
+    assert training_s1.of(p) == pytest.approx(0.5)
 
 
-def test_training_s1_is_zero_not_nan_when_no_locked_item_has_a_score(condition):
-    p = _trained(condition(), [None, None])
-    assert training_filter.training_s1(p) == 0.0
+def test_without_a_scored_training_item_there_is_no_training_s1_none_not_zero_or_nan(condition):
+    c = condition()
+    assert training_s1.of(_trained(c, [None, None], slot=0)) is None
+    assert training_s1.of(ParticipationFactory(condition=c, slot_index=1, state=State.TRAINING)) is None
+
+
+@pytest.mark.parametrize("rule", [Study.FilterRule.ABSOLUTE, Study.FilterRule.RELATIVE])
+def test_a_worker_without_a_training_s1_is_not_excluded_on_it(condition, rule):
+    c = condition(rule, 0.5)
+    Participation.objects.filter(pk=_trained(c, [0.0], slot=0).pk).update(state=State.COMPLETED)  # a reference
+    p = _trained(c, [None], slot=1)
+    decision = training_filter.finish_training(p)
+    assert decision.passed and decision.training_s1 is None and decision.reference_mean is None
+    assert decision.reason == "no scored training item: no training S1 to filter on"
+    assert p.state == State.TEST
+
+
+def test_an_override_of_a_zero_shot_worker_records_no_training_s1(make_study):
+    study = make_study(shots=[0], filter_rule=Study.FilterRule.ABSOLUTE, filter_threshold=0.9)
+    p = ParticipationFactory(condition=study.conditions.get(), slot_index=0, state=State.TEST)
+    decision = training_filter.override(p, admit=False, reason="copied answers", actor=None)
+    decision.refresh_from_db()
+    assert (decision.passed, decision.training_s1) == (False, None)
+    assert p.state == State.EXCLUDED
 
 
 def test_without_a_rule_everyone_goes_on_to_the_test(condition):
@@ -96,6 +115,9 @@ def test_an_excluded_worker_s_slot_reopens_for_a_fresh_worker_and_they_stay_inel
     study = c.study
     joined = entry.join_study(study=study, params=inhouse("weak")).participation
     lifecycle.begin(joined)
+    ResponseFactory(
+        participation=joined, example=ExampleFactory(task=study.task), phase=Response.Phase.TRAINING, score=0.0
+    )
     assert entry.join_study(study=study, params=inhouse("waiting")).outcome == entry.Outcome.FULL
     training_filter.finish_training(joined)
     assert joined.state == State.EXCLUDED
