@@ -125,7 +125,7 @@ def mean_s1(predictions: Iterable[Iterable[str]], golds: Iterable[Iterable[str]]
     predictions, golds = list(predictions), list(golds)
     if len(predictions) != len(golds):
         raise ValueError(f"{len(predictions)} predictions for {len(golds)} gold answers")
-    return mean(s1(p, g, normalize=normalize) for p, g in zip(predictions, golds))
+    return mean(s1(p, g, normalize=normalize) for p, g in zip(predictions, golds, strict=True))
 
 
 def std(values: Iterable[float], ddof: int = 0) -> float:

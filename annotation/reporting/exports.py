@@ -120,7 +120,7 @@ def _annotation_batch(batch: list[tuple]) -> Iterator[str]:
     ):
         spans.setdefault(response_id, []).append({"start": start, "end": end, "text": text})
     for row in batch:
-        r = dict(zip(ANNOTATION_FIELDS, row))
+        r = dict(zip(ANNOTATION_FIELDS, row, strict=True))
         yield (
             json.dumps(
                 {

@@ -32,7 +32,7 @@ def table_csv(table: Table, header: dict[str, Any]) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for row in table.rows:
-        for task, cell in zip(table.tasks, row.cells):
+        for task, cell in zip(table.tasks, row.cells, strict=True):
             writer.writerow(
                 [
                     row.label,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+from itertools import pairwise
 from typing import Any
 
 import matplotlib
@@ -91,7 +92,7 @@ def task_plot(table: Table, task_index: int, fmt: str = "png", header: dict[str,
     xs, ys, errs, ns = _series(table, task_index)
     if xs:
         ax.errorbar(xs, ys, yerr=errs, marker="o", capsize=4)
-        for x, n in zip(xs, ns):  # annotators behind each point, along the bottom of the axes
+        for x, n in zip(xs, ns, strict=True):  # annotators behind each point, along the bottom of the axes
             ax.text(x, 3, f"n={n}", ha="center", va="bottom", fontsize=7, color="0.3")
     else:
         _no_data(ax)
@@ -104,7 +105,7 @@ def all_tasks_plot(table: Table, fmt: str = "png", header: dict[str, Any] | None
     fig = Figure(figsize=(7.5, 4.2))
     ax = fig.add_subplot()
     levels = _shot_levels(table)
-    gap = min((b - a for a, b in zip(levels, levels[1:])), default=10)
+    gap = min((b - a for a, b in pairwise(levels)), default=10)
     step = gap * 0.3 / max(1, len(table.tasks))  # spread the tasks over a third of the gap so error bars do not overlap
     for index, task in enumerate(table.tasks):
         xs, ys, errs, _ = _series(table, index)

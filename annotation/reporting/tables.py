@@ -132,7 +132,7 @@ class Table:
                             "text": c.text(),
                             "coverage": _round(c.coverage),
                         }
-                        for task, c in zip(self.tasks, row.cells)
+                        for task, c in zip(self.tasks, row.cells, strict=True)
                     },
                 }
                 for row in self.rows

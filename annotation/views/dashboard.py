@@ -100,12 +100,13 @@ def index(request: HttpRequest) -> HttpResponse:
         if "no studies" in str(exc):
             return render(request, "dashboard/index.html", {"studies": []})
         return HttpResponseBadRequest(str(exc))
+    progress = _progress(studies)
     return render(
         request,
         "dashboard/index.html",
         {
             "studies": studies,
-            "overview": [{"study": s, "conditions": c} for s, c in zip(studies, _progress(studies).values())],
+            "overview": [{"study": s, "conditions": progress[s.pk]} for s in studies],
             "states": STATES,
             "studies_value": raw,
             "table": build_table(studies=studies, options=options),

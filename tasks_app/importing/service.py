@@ -178,7 +178,7 @@ def _finish(plans: list[tuple[TaskFiles, TaskPlan]], *, task_for, dry_run: bool)
     if dry_run:
         return result
     with transaction.atomic():
-        for (files, plan), outcome in zip(plans, result.tasks):
+        for (files, plan), outcome in zip(plans, result.tasks, strict=True):
             outcome.stats = write_plan(task=task_for(files.slug), plan=plan)
     result.written = True
     return result

@@ -69,9 +69,11 @@ def add_annotator(
     ParticipationEvent.objects.create(participation=p, from_state="", to_state="claimed", at=T0)
     if state in (Participation.State.COMPLETED, Participation.State.EXCLUDED):
         ParticipationEvent.objects.create(participation=p, from_state="test", to_state=state, at=end)
-    for i, (example, answer) in enumerate(zip(training_examples(condition) if shots else [], training_answers)):
+    # Fewer answers than examples is a participation that stopped early: zip stops with the answers.
+    training = training_examples(condition) if shots else []
+    for i, (example, answer) in enumerate(zip(training, training_answers, strict=False)):
         respond(p, example, answer, phase="training", position=i, confidence=confidence, active_ms=active_ms)
-    for i, (example, answer) in enumerate(zip(items_of(study.task), answers)):
+    for i, (example, answer) in enumerate(zip(items_of(study.task), answers, strict=False)):
         respond(p, example, answer, phase="test", position=i, confidence=confidence, active_ms=active_ms)
     return p
 

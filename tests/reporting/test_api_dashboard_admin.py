@@ -186,7 +186,7 @@ def test_admin_model_run_upload_validates_the_file(admin_client, study, sst2):
     )
     assert response.status_code == 200 and "unknown test ids" in response.content.decode()
     assert not ModelRun.objects.exists()
-    good = SimpleUploadedFile("p.json", json.dumps({i: g for i, g in zip(ids, gold_answers(sst2))}).encode())
+    good = SimpleUploadedFile("p.json", json.dumps(dict(zip(ids, gold_answers(sst2), strict=True))).encode())
     response = admin_client.post(
         reverse("admin:annotation_modelrun_add"), {"task": sst2.pk, "name": "m", "shots": "0", "predictions_file": good}
     )

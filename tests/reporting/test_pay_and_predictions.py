@@ -80,7 +80,7 @@ def test_clues_format_predictions_are_scored_and_shown_in_the_table(sst2):
 
 def test_jsonl_predictions_are_accepted(sst2):
     ids, gold = _ids(sst2), gold_answers(sst2)
-    content = "\n".join(json.dumps({"id": i, "prediction": g}) for i, g in zip(ids, gold))
+    content = "\n".join(json.dumps({"id": i, "prediction": g}) for i, g in zip(ids, gold, strict=True))
     run = model_run_create(task=sst2, name="jsonl", content=content.encode())
     assert model_run_score(run).s1 == 1.0
 
