@@ -194,3 +194,6 @@ class ExampleSetItem(models.Model):
             models.UniqueConstraint(fields=["example_set", "position"], name="set_item_unique_position"),
             models.UniqueConstraint(fields=["example_set", "example"], name="set_item_unique_example"),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.example_set_id}#{self.position}: example {self.example_id}"

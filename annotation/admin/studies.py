@@ -46,7 +46,23 @@ class StudyForm(forms.ModelForm):
 
     class Meta:
         model = Study
-        exclude = ["status"]
+        # Every editable field but status, which changes through the services (admin actions, API).
+        fields = [
+            "slug",
+            "name",
+            "task",
+            "split_number",
+            "workers_per_condition",
+            "hourly_rate",
+            "currency",
+            "base_reward",
+            "test_order",
+            "abandon_after_minutes",
+            "filter_rule",
+            "filter_threshold",
+            "completion_code",
+            "prolific_completion_url",
+        ]
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -122,3 +122,7 @@ class FilterDecision(models.Model):
 
     class Meta:
         ordering = ["participation", "at", "id"]
+
+    def __str__(self) -> str:
+        verdict = "passed" if self.passed else "failed"
+        return f"{self.participation_id}: {verdict}{' (override)' if self.is_override else ''}"
