@@ -53,10 +53,7 @@ REPORT_URLS = [
 @pytest.mark.parametrize(("method", "url"), REPORT_URLS)
 @pytest.mark.parametrize("who", ["anonymous", "worker", "user"])
 def test_reports_api_is_for_admins_only(request, study, method, url, who):
-    if who == "anonymous":
-        client = request.getfixturevalue("client")
-    else:
-        client = request.getfixturevalue(f"{who}_client")
+    client = request.getfixturevalue("client" if who == "anonymous" else f"{who}_client")
     body = {"kind": "table-csv", "studies": ["api-study"]} if method == "post" else None
     response = getattr(client, method)(url, body, content_type="application/json")
     assert response.status_code in (401, 403)
