@@ -12,7 +12,12 @@ historical models.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # not at run time: the data migration passes its historical models instead
+    from tasks_app.models import Label, Task
 
 NER_QUESTION_TYPES = [
     {"code": "PER", "name": "People", "question": "List all the people names in the context"},
@@ -196,7 +201,13 @@ _TASK_FIELDS = (
 )
 
 
-def install_clues_tasks(*, task_model=None, label_model=None, overwrite: bool = False, slugs=None) -> list:
+def install_clues_tasks(
+    *,
+    task_model: type[Task] | None = None,
+    label_model: type[Label] | None = None,
+    overwrite: bool = False,
+    slugs: Collection[str] | None = None,
+) -> list[Task]:
     """Create the CLUES tasks that are missing; with ``overwrite``, reset existing ones to this file."""
     if task_model is None or label_model is None:
         from tasks_app.models import Label, Task
@@ -220,7 +231,7 @@ def install_clues_tasks(*, task_model=None, label_model=None, overwrite: bool = 
     return installed
 
 
-def _install_labels(task, definition: TaskDefinition, label_model, *, overwrite: bool) -> None:
+def _install_labels(task: Task, definition: TaskDefinition, label_model: type[Label], *, overwrite: bool) -> None:
     existing = {label.name: label for label in label_model.objects.filter(task=task)}
     for position, label in enumerate(definition.labels):
         values = {"definition": label.definition, "example": label.example, "position": position}

@@ -30,10 +30,10 @@ def recompute_item_scores(
     A skipped item is scored as the empty answer, as at lock time.
     """
     result = Recomputation()
-    rows = Response.objects.exclude(status=Response.Status.PENDING)
+    responses = Response.objects.exclude(status=Response.Status.PENDING)
     if study_ids is not None:
-        rows = rows.filter(participation__study_id__in=study_ids)
-    rows = rows.values_list("pk", "status", "answer", "score", "example__gold_answers").order_by("pk")
+        responses = responses.filter(participation__study_id__in=study_ids)
+    rows = responses.values_list("pk", "status", "answer", "score", "example__gold_answers").order_by("pk")
     for pk, status, answer, stored, gold in rows.iterator(chunk_size=chunk_size):
         result.checked += 1
         expected = s1([] if status == Response.Status.SKIPPED else (answer or []), gold)
