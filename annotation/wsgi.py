@@ -10,5 +10,5 @@ application = get_wsgi_application()
 # Load the URLconf, and with it every view, now instead of on the first request; then take everything
 # loaded so far out of the garbage collector's reach: it lives as long as the process, and each
 # whole-heap collection would walk it again (tens of milliseconds with every thread stopped).
-get_resolver().url_patterns
+_ = get_resolver().url_patterns  # the access is what imports the URLconf
 gc.freeze()

@@ -1,6 +1,7 @@
 """Profile the worker's hot path (GET current, POST submit) in-process with cProfile.
 
-    .venv/bin/python bench/profile_session.py [--task conll03] [--items 300] [--timed 50] [--sort cumulative] [--clock cpu]
+    .venv/bin/python bench/profile_session.py [--task conll03] [--items 300] [--timed 50]
+                                              [--sort cumulative] [--clock cpu]
 
 Creates a fresh PostgreSQL database (bench_profile, dropped at the end),
 imports the task from the CLUES release, opens one study, lets one worker in

@@ -8,6 +8,7 @@ process groups, stopped by id. Everything listens on 127.0.0.1 only.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import signal
@@ -248,20 +249,16 @@ class Stack:
     # --- teardown ----------------------------------------------------------------
 
     def stop(self) -> None:
-        for name, process in reversed(list(self.processes.items())):
+        for process in reversed(list(self.processes.values())):
             if process.poll() is None:
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.killpg(process.pid, signal.SIGTERM)
-                except ProcessLookupError:
-                    continue
         for process in self.processes.values():
             try:
                 process.wait(timeout=15)
             except subprocess.TimeoutExpired:
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.killpg(process.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
                 process.wait(timeout=5)
         self.processes.clear()
         if self.database_created:

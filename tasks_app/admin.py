@@ -1,9 +1,25 @@
 """Admin for the catalog: tasks and labels are editable; imported data is read-only."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, TypedDict
+
 from django.contrib import admin
-from django.db.models import Count
+from django.db.models import Count, QuerySet
+from django.http import HttpRequest
 
 from tasks_app.models import Example, ExampleSet, ExampleSetItem, Label, Task, TrainingSplit
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
+
+class _ExampleCount(TypedDict):
+    _examples: int
+
+
+class _ItemCount(TypedDict):
+    _items: int
 
 
 class LabelInline(admin.TabularInline):
@@ -30,14 +46,14 @@ class TaskAdmin(admin.ModelAdmin):
         "display_order",
     )
 
-    def get_queryset(self, request):
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Task]:
         return super().get_queryset(request).annotate(_examples=Count("examples"))
 
     @admin.display(description="examples", ordering="_examples")
-    def example_count(self, obj):
+    def example_count(self, obj: WithAnnotations[Task, _ExampleCount]) -> int:
         return obj._examples
 
-    def get_readonly_fields(self, request, obj=None):
+    def get_readonly_fields(self, request: HttpRequest, obj: Task | None = None) -> tuple[str, ...]:
         # The slug and kind are what imported data and studies refer to.
         return ("slug", "kind") if obj else ()
 
@@ -62,10 +78,10 @@ class ExampleAdmin(admin.ModelAdmin):
     )
 
     @admin.display(description="question")
-    def short_question(self, obj):
+    def short_question(self, obj: Example) -> str:
         return obj.question if len(obj.question) <= 60 else obj.question[:59] + "…"
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # examples come from the importer
 
 
@@ -77,7 +93,7 @@ class ExampleSetItemInline(admin.TabularInline):
     can_delete = False
     ordering = ("position",)
 
-    def has_add_permission(self, request, obj=None):
+    def has_add_permission(self, request: HttpRequest, obj: ExampleSet | None = None) -> bool:
         return False
 
 
@@ -89,14 +105,14 @@ class ExampleSetAdmin(admin.ModelAdmin):
     readonly_fields = ("task", "role", "split", "shots", "source_file", "content_hash")
     inlines = [ExampleSetItemInline]
 
-    def get_queryset(self, request):
+    def get_queryset(self, request: HttpRequest) -> QuerySet[ExampleSet]:
         return super().get_queryset(request).annotate(_items=Count("items"))
 
     @admin.display(description="items", ordering="_items")
-    def item_count(self, obj):
+    def item_count(self, obj: WithAnnotations[ExampleSet, _ItemCount]) -> int:
         return obj._items
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
 
@@ -106,5 +122,5 @@ class TrainingSplitAdmin(admin.ModelAdmin):
     list_filter = ("task", "is_nested", "nested_built")
     readonly_fields = ("task", "number", "is_nested", "nested_built")
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False

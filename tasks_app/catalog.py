@@ -14,6 +14,7 @@ what ``migrate`` does.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from tasks_app.models import Label, Task
@@ -200,7 +201,7 @@ _TASK_FIELDS = (
 )
 
 
-def install_clues_tasks(*, overwrite: bool = False, slugs=None) -> list[Task]:
+def install_clues_tasks(*, overwrite: bool = False, slugs: Collection[str] | None = None) -> list[Task]:
     """Create the CLUES tasks that are missing; with ``overwrite``, reset existing ones to this file."""
     installed = []
     for definition in CLUES_TASKS:

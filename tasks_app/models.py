@@ -5,6 +5,8 @@ Offsets convention, used everywhere in the project: a span is
 ``start`` inclusive and ``end`` exclusive, so ``context[start:end] == text``.
 """
 
+from __future__ import annotations
+
 from django.db import models
 from django.db.models import Q
 
@@ -160,7 +162,9 @@ class ExampleSet(models.Model):
     )
     source_file = models.CharField(max_length=300, blank=True)
     content_hash = models.CharField(max_length=64, blank=True, help_text="SHA-256 over the ordered examples.")
-    examples = models.ManyToManyField(Example, through="ExampleSetItem", related_name="in_sets")
+    examples: models.ManyToManyField[Example, ExampleSetItem] = models.ManyToManyField(
+        Example, through="ExampleSetItem", related_name="in_sets"
+    )
 
     class Meta:
         ordering = ["task", "role", "split__number", "shots"]
@@ -177,9 +181,10 @@ class ExampleSet(models.Model):
     def __str__(self) -> str:
         if self.role == self.Role.TEST:
             return f"{self.task.slug} test"
+        assert self.split is not None  # a training set has a split (example_set_role_matches_split)
         return f"{self.task.slug} split {self.split.number} {self.shots}-shot"
 
-    def ordered_examples(self):
+    def ordered_examples(self) -> models.QuerySet[Example]:
         return Example.objects.filter(set_items__example_set=self).order_by("set_items__position")
 
 
@@ -194,3 +199,6 @@ class ExampleSetItem(models.Model):
             models.UniqueConstraint(fields=["example_set", "position"], name="set_item_unique_position"),
             models.UniqueConstraint(fields=["example_set", "example"], name="set_item_unique_example"),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.example_set_id}#{self.position}: example {self.example_id}"

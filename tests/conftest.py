@@ -70,7 +70,7 @@ def _stop(process, log) -> None:
         process.wait(timeout=30)
     except subprocess.TimeoutExpired:
         process.kill()
-        process.wait()
+        process.wait(timeout=30)
     log.close()
 
 

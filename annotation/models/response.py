@@ -99,3 +99,6 @@ class AnswerSpan(models.Model):
             models.CheckConstraint(condition=Q(start__lt=F("end")), name="span_start_before_end"),
             models.UniqueConstraint(fields=["response", "start", "end"], name="span_unique_per_response"),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.response_id}[{self.start}:{self.end}]"

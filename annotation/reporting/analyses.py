@@ -16,7 +16,7 @@ from collections import defaultdict
 from itertools import combinations
 from typing import Any
 
-from django.db.models import Avg, Count, F, FloatField, Q, Sum
+from django.db.models import Avg, Count, F, FloatField, Q, QuerySet, Sum
 from django.db.models.functions import Cast
 
 from annotation.models import Condition, Participation, Response, Study
@@ -109,7 +109,9 @@ def training_overlaps(*, study: Study, options: MetricOptions) -> list[dict[str,
     ]
 
 
-def _test_answers(condition: Condition, options: MetricOptions):
+def _test_answers(
+    condition: Condition, options: MetricOptions
+) -> tuple[dict[int, dict[int, list[str]]], dict[int, list[str]], dict[int, dict[int, float]]]:
     """The completed annotators' test answers as {example id: {participation id: answer strings}}, the
     gold per example, and their item scores as {participation id: {example id: S1}}.
 
@@ -176,7 +178,7 @@ def majority_and_agreement(*, study: Study, options: MetricOptions) -> list[dict
     return result
 
 
-def _completed_test(study: Study):
+def _completed_test(study: Study) -> QuerySet[Response]:
     return Response.objects.filter(
         participation__study=study, participation__state=COMPLETED, phase=Phase.TEST
     ).exclude(status=Status.PENDING)
@@ -217,7 +219,7 @@ def item_difficulty(*, study: Study, limit: int = 20) -> list[dict[str, Any]]:
     ]
 
 
-def _snippet(context, length: int = 120) -> str:
+def _snippet(context: str | list[str], length: int = 120) -> str:
     """The start of a context (a sentence pair joined with " / "), for listing an item."""
     text = " / ".join(context) if isinstance(context, list) else str(context)
     return text if len(text) <= length else text[: length - 1].rstrip() + "…"

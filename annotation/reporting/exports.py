@@ -17,7 +17,8 @@ import json
 import logging
 import tempfile
 from collections.abc import Iterable, Iterator
-from typing import Any, BinaryIO
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from django.core.files import File
 from django.db import transaction
@@ -36,6 +37,9 @@ from annotation.reporting.tables import build_table
 from annotation.reporting.training_table import TRAINING_FORMATS, build_training_table
 
 logger = logging.getLogger(__name__)
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser, User  # AUTH_USER_MODEL
 
 EXPORT_KINDS: dict[str, tuple[str, str]] = {
     "table-csv": ("text/csv", "csv"),
@@ -91,7 +95,7 @@ def export_filename(kind: str, studies: list[Study]) -> str:
     return f"{stem}_{kind}_{timezone.now():%Y%m%dT%H%M%S}.{EXPORT_KINDS[kind][1]}"
 
 
-def _iso(value) -> str | None:
+def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value else None
 
 
@@ -197,7 +201,7 @@ def payments_csv(*, studies: list[Study], options: MetricOptions) -> str:
         lines = pay_lines(study=study, participations=participations)
         medians = {c.shots: c for c in condition_pay(study=study)}
         for p in participations:
-            line = lines[p.pk]
+            pay = lines[p.pk]
             median = medians[p.condition.shots]
             writer.writerow(
                 [
@@ -206,13 +210,13 @@ def payments_csv(*, studies: list[Study], options: MetricOptions) -> str:
                     study.slug,
                     p.condition.shots,
                     p.state,
-                    f"{line.minutes:.2f}",
-                    f"{line.amount:.2f}",
+                    f"{pay.minutes:.2f}",
+                    f"{pay.amount:.2f}",
                     study.currency,
-                    f"{line.base:.2f}",
-                    f"{line.bonus:.2f}",
-                    "" if line.effective_hourly is None else f"{line.effective_hourly:.2f}",
-                    int(line.below_rate),
+                    f"{pay.base:.2f}",
+                    f"{pay.bonus:.2f}",
+                    "" if pay.effective_hourly is None else f"{pay.effective_hourly:.2f}",
+                    int(pay.below_rate),
                     f"{study.hourly_rate:.2f}",
                     "" if median.median_effective_hourly is None else f"{median.median_effective_hourly:.2f}",
                     int(median.below_rate),
@@ -341,7 +345,7 @@ def export_job_create(
     study_refs: Iterable[str | int] = (),
     all_studies: bool = False,
     options: MetricOptions | None = None,
-    user=None,
+    user: User | AnonymousUser | None = None,
 ) -> ExportJob:
     """Validate, store a queued job and queue its Celery task after commit; nothing is stored on bad input."""
     check_kind(kind)

@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from annotation.reporting.provenance import header_lines
-from annotation.reporting.tables import Table
+from annotation.reporting.tables import Cell, Table
 
 CSV_COLUMNS = ["row", "shots", "model", "group", "task", "mean", "std", "n", "cell", "coverage"]
 
@@ -32,7 +32,7 @@ def table_csv(table: Table, header: dict[str, Any]) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for row in table.rows:
-        for task, cell in zip(table.tasks, row.cells):
+        for task, cell in zip(table.tasks, row.cells, strict=True):
             writer.writerow(
                 [
                     row.label,
@@ -112,7 +112,7 @@ def latex_escape(text: str) -> str:
     return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
 
 
-def _latex_cell(cell) -> str:
+def _latex_cell(cell: Cell) -> str:
     if cell.mean is None:
         return "--"
     if cell.std is None:

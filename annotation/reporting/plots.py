@@ -10,14 +10,16 @@ from __future__ import annotations
 import io
 import json
 import zipfile
-from typing import Any
+from itertools import pairwise
+from typing import Any, BinaryIO
 
 import matplotlib
 
 matplotlib.use("Agg")
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from annotation.reporting.tables import Table
+from annotation.reporting.tables import Row, Table
 
 PLOT_FORMATS = ("png", "svg")
 _MARKERS = "osD^v<>ph*"
@@ -27,9 +29,9 @@ def _series(table: Table, column: int) -> tuple[list[int], list[float], list[flo
     xs, ys, errs, ns = [], [], [], []
     for row in table.human_rows():
         cell = row.cells[column]
-        if cell.is_missing:
+        if cell.mean is None:  # Cell.is_missing, spelt out for the type checker
             continue
-        xs.append(row.shots)
+        xs.append(_shots(row))
         ys.append(cell.mean)
         errs.append(cell.std or 0.0)
         ns.append(cell.n)
@@ -47,11 +49,16 @@ def _render(fig: Figure, fmt: str, header: dict[str, Any] | None) -> bytes:
     return buffer.getvalue()
 
 
+def _shots(row: Row) -> int:
+    assert row.shots is not None, row.label  # only a model's row may have no shot level
+    return row.shots
+
+
 def _shot_levels(table: Table) -> list[int]:
-    return sorted({r.shots for r in table.human_rows()})
+    return sorted({_shots(r) for r in table.human_rows()})
 
 
-def _decorate(ax, table: Table, title: str) -> None:
+def _decorate(ax: Axes, table: Table, title: str) -> None:
     ax.set_xlabel("number of shots (k)")
     ax.set_ylabel("S1 (0-100)")
     ax.set_ylim(0, 105)
@@ -64,7 +71,7 @@ def _decorate(ax, table: Table, title: str) -> None:
     ax.grid(alpha=0.3)
 
 
-def _caption(ax, table: Table) -> None:
+def _caption(ax: Axes, table: Table) -> None:
     """What the points and bars are, under the x-axis label."""
     spread = "population" if table.options.ddof == 0 else "sample"
     skips = "skips excluded" if table.options.exclude_skips else "a skip counts as an empty answer"
@@ -80,7 +87,7 @@ def _caption(ax, table: Table) -> None:
     )
 
 
-def _no_data(ax) -> None:
+def _no_data(ax: Axes) -> None:
     ax.text(0.5, 0.5, "no completed annotators yet", transform=ax.transAxes, ha="center", va="center", color="0.45")
 
 
@@ -91,7 +98,7 @@ def task_plot(table: Table, task_index: int, fmt: str = "png", header: dict[str,
     xs, ys, errs, ns = _series(table, task_index)
     if xs:
         ax.errorbar(xs, ys, yerr=errs, marker="o", capsize=4)
-        for x, n in zip(xs, ns):  # annotators behind each point, along the bottom of the axes
+        for x, n in zip(xs, ns, strict=True):  # annotators behind each point, along the bottom of the axes
             ax.text(x, 3, f"n={n}", ha="center", va="bottom", fontsize=7, color="0.3")
     else:
         _no_data(ax)
@@ -104,7 +111,7 @@ def all_tasks_plot(table: Table, fmt: str = "png", header: dict[str, Any] | None
     fig = Figure(figsize=(7.5, 4.2))
     ax = fig.add_subplot()
     levels = _shot_levels(table)
-    gap = min((b - a for a, b in zip(levels, levels[1:])), default=10)
+    gap = min((b - a for a, b in pairwise(levels)), default=10)
     step = gap * 0.3 / max(1, len(table.tasks))  # spread the tasks over a third of the gap so error bars do not overlap
     for index, task in enumerate(table.tasks):
         xs, ys, errs, _ = _series(table, index)
@@ -137,7 +144,7 @@ def plot_files(table: Table, header: dict[str, Any] | None = None) -> list[tuple
     return files
 
 
-def plots_zip(table: Table, header: dict[str, Any], out) -> None:
+def plots_zip(table: Table, header: dict[str, Any], out: BinaryIO) -> None:
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("README.json", json.dumps(header, ensure_ascii=False, indent=2))
         for name, content in plot_files(table, header):

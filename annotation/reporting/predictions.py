@@ -14,7 +14,9 @@ items of the same ``tasks_app.scoring.s1`` the human responses are scored with.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from annotation.models import ModelRun
 from annotation.reporting.options import ReportError
@@ -25,10 +27,10 @@ _ANSWER_KEYS = ("answer", "prediction", "predictions")
 _MAX_LISTED = 5
 
 
-def _listed(ids) -> str:
-    ids = sorted(ids)
-    head = ", ".join(repr(i) for i in ids[:_MAX_LISTED])
-    return head + (f" and {len(ids) - _MAX_LISTED} more" if len(ids) > _MAX_LISTED else "")
+def _listed(ids: Iterable[str]) -> str:
+    ordered = sorted(ids)
+    head = ", ".join(repr(i) for i in ordered[:_MAX_LISTED])
+    return head + (f" and {len(ordered) - _MAX_LISTED} more" if len(ordered) > _MAX_LISTED else "")
 
 
 def parse_predictions(text: str | bytes) -> dict[str, list[str]]:
@@ -41,7 +43,7 @@ def parse_predictions(text: str | bytes) -> dict[str, list[str]]:
     stripped = text.strip()
     if not stripped:
         raise ReportError("the predictions file is empty")
-    raw: dict
+    raw: object
     if stripped.startswith("{"):
         try:
             raw = json.loads(stripped)
@@ -66,7 +68,7 @@ def parse_predictions(text: str | bytes) -> dict[str, list[str]]:
     return _validate_pairs(pairs)
 
 
-def _validate_pairs(pairs) -> dict[str, list[str]]:
+def _validate_pairs(pairs: Iterable[tuple[Any, Any]]) -> dict[str, list[str]]:
     result: dict[str, list[str]] = {}
     bad: list[str] = []
     for raw_id, answers in pairs:

@@ -31,10 +31,10 @@ def recompute_item_scores(
 ) -> Recomputation:
     """Compare every locked response's score with the recomputed one; optionally store the recomputed one."""
     result = Recomputation()
-    rows = Response.objects.exclude(status=Response.Status.PENDING)
+    responses = Response.objects.exclude(status=Response.Status.PENDING)
     if study_ids is not None:
-        rows = rows.filter(participation__study_id__in=study_ids)
-    rows = rows.values_list("pk", "status", "answer", "score", "example__gold_answers").order_by("pk")
+        responses = responses.filter(participation__study_id__in=study_ids)
+    rows = responses.values_list("pk", "status", "answer", "score", "example__gold_answers").order_by("pk")
     for pk, status, answer, stored, gold in rows.iterator(chunk_size=chunk_size):
         result.checked += 1
         expected = skip_score(gold) if status == Response.Status.SKIPPED else s1(answer or [], gold)

@@ -15,11 +15,11 @@ def select_studies(*, refs: Iterable[str | int] = (), all_studies: bool = False)
         if not studies:
             raise ReportError("there are no studies yet")
         return studies
-    refs = [str(r).strip() for r in refs if str(r).strip()]
-    if not refs:
+    names = [str(r).strip() for r in refs if str(r).strip()]
+    if not names:
         raise ReportError("name at least one study (slug or id), or ask for all studies")
     found: list[Study] = []
-    for ref in refs:
+    for ref in names:
         query = Study.objects.select_related("task")
         study = query.filter(slug=ref).first()
         if study is None and ref.isdigit():

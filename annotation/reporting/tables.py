@@ -20,7 +20,7 @@ from annotation.reporting.scores import AnnotatorRow, ConditionSummary, annotato
 from tasks_app.models import Task
 
 PAPER_SHOTS = (0, 10, 20, 30)
-GROUP_ORDER = [Task.Group.SENTENCE_CLASSIFICATION, Task.Group.NER, Task.Group.MRC, Task.Group.OTHER]
+GROUP_ORDER: list[str] = [Task.Group.SENTENCE_CLASSIFICATION, Task.Group.NER, Task.Group.MRC, Task.Group.OTHER]
 MISSING = "–"
 
 
@@ -132,7 +132,7 @@ class Table:
                             "text": c.text(),
                             "coverage": _round(c.coverage),
                         }
-                        for task, c in zip(self.tasks, row.cells)
+                        for task, c in zip(self.tasks, row.cells, strict=True)
                     },
                 }
                 for row in self.rows

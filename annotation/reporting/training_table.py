@@ -66,7 +66,7 @@ class TrainingTable:
     def examples_text(self) -> str:
         parts = []
         for row in self.rows:
-            counts = [f"{task.name} {n}" for task, n in zip(self.tasks, row.examples) if n]
+            counts = [f"{task.name} {n}" for task, n in zip(self.tasks, row.examples, strict=True) if n]
             if counts and (row.shared and row.group == row.small or not row.shared):
                 parts.append(f"{row.subset_label}: " + ", ".join(counts))
         return ("Examples per subset: " + "; ".join(parts) + ".") if parts else ""
@@ -109,7 +109,7 @@ def training_csv(table: TrainingTable, header: dict[str, Any]) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["pair", "subset", "annotators", "task", "examples", "mean", "std", "n", "cell"])
     for row in table.rows:
-        for task, cell, n_examples in zip(table.tasks, row.cells, row.examples):
+        for task, cell, n_examples in zip(table.tasks, row.cells, row.examples, strict=True):
             writer.writerow(
                 [
                     f"{row.small} vs {row.large}",
@@ -141,7 +141,7 @@ def training_json(table: TrainingTable, header: dict[str, Any]) -> str:
                     "n": cell.n,
                     "text": cell.text(),
                 }
-                for task, cell, n_examples in zip(table.tasks, row.cells, row.examples)
+                for task, cell, n_examples in zip(table.tasks, row.cells, row.examples, strict=True)
             },
         }
         for row in table.rows

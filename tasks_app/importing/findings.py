@@ -74,10 +74,10 @@ def findings_table(findings: Iterable[Finding], *, max_message: int = 110) -> st
         return "No findings."
     headers = ("file:line", "severity", "kind", "message")
     widths = [max(len(headers[i]), *(len(r[i]) for r in rows)) for i in range(3)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(headers[:3], widths)) + "  " + headers[3]]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers[:3], widths, strict=True)) + "  " + headers[3]]
     lines.append("  ".join("-" * w for w in widths) + "  " + "-" * len(headers[3]))
     for row in rows:
-        lines.append("  ".join(c.ljust(w) for c, w in zip(row[:3], widths)) + "  " + row[3])
+        lines.append("  ".join(c.ljust(w) for c, w in zip(row[:3], widths, strict=True)) + "  " + row[3])
     return "\n".join(lines)
 
 

@@ -39,7 +39,10 @@ def task_files(folder: Path, *, slug: str, prefix: str | None = None, split: int
         raise LayoutError(f"no test file in {folder} (expected {expected})")
     if len(tests) > 1:
         raise LayoutError(f"several test files in {folder}: {', '.join(p.name for p in tests)}")
-    test_prefix = _TEST.match(tests[0].name)["prefix"]
+    test_match = _TEST.match(tests[0].name)
+    # A bare "_test.jsonl" fits the glob but not _TEST (empty prefix): still a crash, as before typing.
+    assert test_match is not None, tests[0].name
+    test_prefix = test_match["prefix"]
     files = TaskFiles(slug=slug, folder=folder, test=tests[0])
     for path in sorted(folder.glob("*_train_*_*.jsonl")):
         match = _TRAIN.match(path.name)

@@ -35,7 +35,7 @@ class LoadStats:
 def write_plan(*, task: Task, plan: TaskPlan) -> LoadStats:
     stats = LoadStats()
     ids = _write_examples(task=task, plan=plan, stats=stats)
-    splits = {}
+    splits: dict[int | None, TrainingSplit] = {}  # the test set's plan has split None
     for split_plan in plan.splits:
         split, _ = TrainingSplit.objects.update_or_create(
             task=task,
@@ -72,7 +72,9 @@ def _write_examples(*, task: Task, plan: TaskPlan, stats: LoadStats) -> dict[str
     return ids
 
 
-def _write_set(*, task: Task, set_plan: SetPlan, split: TrainingSplit | None, ids: dict[str, int], stats: LoadStats):
+def _write_set(
+    *, task: Task, set_plan: SetPlan, split: TrainingSplit | None, ids: dict[str, int], stats: LoadStats
+) -> None:
     content_hash = sha256("\n".join(set_plan.fingerprints))
     if split is None:
         example_set, _ = ExampleSet.objects.get_or_create(task=task, role=ExampleSet.Role.TEST)
@@ -110,6 +112,7 @@ def _has_answers(example_set: ExampleSet) -> bool:
     example_ids = ExampleSetItem.objects.filter(example_set=example_set).values("example_id")
     for relation in Example._meta.related_objects:
         model = relation.related_model
+        assert not isinstance(model, str)  # "self" is resolved to the class once the apps are loaded
         if model._meta.app_label == Example._meta.app_label:
             continue
         if model._default_manager.filter(**{f"{relation.field.name}__in": example_ids}).exists():

@@ -38,5 +38,5 @@ def locate(context: str, text: str) -> list[tuple[int, int]]:
     return bounded or matches
 
 
-def offset_matches(context: str, text: str, start) -> bool:
+def offset_matches(context: str, text: str, start: object) -> bool:
     return isinstance(start, int) and start >= 0 and context[start : start + len(text)] == text

@@ -7,6 +7,7 @@ SST-2 renumbers every file from 1, so ids cannot be compared).
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from itertools import pairwise
 
 from tasks_app.importing.findings import Finding
 from tasks_app.importing.reading import SourceLine
@@ -22,7 +23,7 @@ def check_nested(files: dict[int, list[SourceLine]], *, task: str, split: int, n
     """One finding per adjacent pair of shot levels (10 in 20, 20 in 30) that is not nested."""
     findings = []
     levels = sorted(files)
-    for small, large in zip(levels, levels[1:]):
+    for small, large in pairwise(levels):
         missing = missing_from(files[small], files[large])
         if not missing:
             continue

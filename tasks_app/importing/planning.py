@@ -9,6 +9,7 @@ files number it differently (SST-2); a content repeated within one file
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from tasks_app.importing.findings import Finding
@@ -162,10 +163,10 @@ def _example_values(record: SourceLine, *, spec: TaskSpec, findings: list[Findin
     }
 
 
-def _finding_order(names: dict):
+def _finding_order(names: Mapping[tuple[int, int] | None, str]) -> Callable[[Finding], tuple[int, str, int, str]]:
     rank = {name: i for i, name in enumerate(names.values())}
 
-    def key(finding: Finding):
+    def key(finding: Finding) -> tuple[int, str, int, str]:
         return (rank.get(finding.file, len(rank)), finding.file, finding.line or 0, finding.kind)
 
     return key

@@ -12,6 +12,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tasks_app.importing.findings import Finding
 
@@ -37,7 +38,7 @@ class SourceLine:
         return self.file, self.line
 
 
-def canonical_json(value) -> str:
+def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -158,7 +159,7 @@ def _shape_error(raw: dict) -> str:
 MAX_DEPTH = 50  # far deeper than any release line; keeps every later json.dumps well inside the recursion limit
 
 
-def _content_problem(value, depth: int = 0) -> str:
+def _content_problem(value: object, depth: int = 0) -> str:
     """A NUL character (PostgreSQL refuses those) or nesting beyond MAX_DEPTH anywhere in ``value``."""
     if depth > MAX_DEPTH:
         return f"a field is nested more than {MAX_DEPTH} levels deep"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -102,46 +103,50 @@ def import_task_files(
     if not path.exists():
         raise LayoutError(f"no such file or directory: {path}")
     existing = Task.objects.filter(slug=slug).first()
+    target: Task | NewTask  # the task to import into, or the checked definition of the one to create
     if existing is None:
-        _check_new_task(slug, new_task)
-    elif new_task is not None:
-        _check_same_definition(existing, new_task)
+        target = _check_new_task(slug, new_task)
+    else:
+        target = existing
+        if new_task is not None:
+            _check_same_definition(existing, new_task)
     if path.is_file():
         files = task_files_for_file(path, slug=slug, split=split)
     else:
         files = task_files(path, slug=slug, split=split)
     spec = (
-        _spec_of(existing)
-        if existing
+        _spec_of(target)
+        if isinstance(target, Task)
         else TaskSpec(
             slug=slug,
-            kind=new_task.kind,
-            labels=tuple(new_task.labels),
-            question_types={qt["question"]: qt["code"] for qt in new_task.question_types},
+            kind=target.kind,
+            labels=tuple(target.labels),
+            question_types={qt["question"]: qt["code"] for qt in target.question_types},
         )
     )
     plans = [(files, plan_task(files, spec=spec, build_nested=build_nested))]
 
     def task_for(_slug: str) -> Task:
-        if existing:
-            return existing
+        if isinstance(target, Task):
+            return target
         task = Task.objects.create(
             slug=slug,
-            name=new_task.name,
-            kind=new_task.kind,
-            description=new_task.description,
-            multiple_spans=new_task.kind == Task.Kind.SPAN and new_task.multiple_spans,
-            question_types=list(new_task.question_types),
+            name=target.name,
+            kind=target.kind,
+            description=target.description,
+            multiple_spans=target.kind == Task.Kind.SPAN and target.multiple_spans,
+            question_types=list(target.question_types),
         )
         Label.objects.bulk_create(
-            Label(task=task, name=name, definition="", example="", position=i) for i, name in enumerate(new_task.labels)
+            Label(task=task, name=name, definition="", example="", position=i) for i, name in enumerate(target.labels)
         )
         return task
 
     return _finish(plans, task_for=task_for, dry_run=dry_run)
 
 
-def _check_new_task(slug: str, new_task: NewTask | None) -> None:
+def _check_new_task(slug: str, new_task: NewTask | None) -> NewTask:
+    """``new_task``, when it is a valid definition for a task ``slug`` that does not exist yet."""
     if new_task is None:
         raise TaskDefinitionError(f"task {slug!r} does not exist; give --name and --kind to create it")
     if not re.fullmatch(r"[-a-zA-Z0-9_]{1,50}", slug):
@@ -159,6 +164,7 @@ def _check_new_task(slug: str, new_task: NewTask | None) -> None:
     codes = [qt["code"] for qt in new_task.question_types]
     if len(set(codes)) != len(codes) or any(len(code) > 20 for code in codes):
         raise TaskDefinitionError("question type codes must be distinct and at most 20 characters each")
+    return new_task
 
 
 def _check_same_definition(task: Task, new_task: NewTask) -> None:
@@ -173,7 +179,7 @@ def _check_same_definition(task: Task, new_task: NewTask) -> None:
         )
 
 
-def _finish(plans: list[tuple[TaskFiles, TaskPlan]], *, task_for, dry_run: bool) -> ImportResult:
+def _finish(plans: list[tuple[TaskFiles, TaskPlan]], *, task_for: Callable[[str], Task], dry_run: bool) -> ImportResult:
     """Write every plan in one transaction; raises ImportRejected (errors found) or SetInUse (answered set)."""
     result = ImportResult(findings=[f for _, plan in plans for f in plan.findings])
     result.tasks = [_outcome(files.slug, plan) for files, plan in plans]

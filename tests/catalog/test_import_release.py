@@ -204,7 +204,7 @@ def test_gold_fields_of_each_shape(imported_release):
     assert len(squad.extra["answer_raw"]) == 3
     record = Example.objects.filter(task__slug="record").first()
     assert "@placeholder" in record.question
-    for entity, converted in zip(record.extra["entities"], record.extra["entities_exclusive"]):
+    for entity, converted in zip(record.extra["entities"], record.extra["entities_exclusive"], strict=True):
         assert converted["end"] == entity["end"] + 1
         assert record.context[converted["start"] : converted["end"]] == converted["text"]
 

@@ -53,10 +53,7 @@ REPORT_URLS = [
 @pytest.mark.parametrize(("method", "url"), REPORT_URLS)
 @pytest.mark.parametrize("who", ["anonymous", "worker", "user"])
 def test_reports_api_is_for_admins_only(request, study, method, url, who):
-    if who == "anonymous":
-        client = request.getfixturevalue("client")
-    else:
-        client = request.getfixturevalue(f"{who}_client")
+    client = request.getfixturevalue("client" if who == "anonymous" else f"{who}_client")
     body = {"kind": "table-csv", "studies": ["api-study"]} if method == "post" else None
     response = getattr(client, method)(url, body, content_type="application/json")
     assert response.status_code in (401, 403)
@@ -186,7 +183,7 @@ def test_admin_model_run_upload_validates_the_file(admin_client, study, sst2):
     )
     assert response.status_code == 200 and "unknown test ids" in response.content.decode()
     assert not ModelRun.objects.exists()
-    good = SimpleUploadedFile("p.json", json.dumps({i: g for i, g in zip(ids, gold_answers(sst2))}).encode())
+    good = SimpleUploadedFile("p.json", json.dumps(dict(zip(ids, gold_answers(sst2), strict=True))).encode())
     response = admin_client.post(
         reverse("admin:annotation_modelrun_add"), {"task": sst2.pk, "name": "m", "shots": "0", "predictions_file": good}
     )

@@ -40,7 +40,7 @@ def test_a_queued_job_runs_after_commit_and_ends_done_with_its_file(study, djang
 def test_the_celery_task_is_registered_under_its_name(study):
     job = ExportJob.objects.create(kind="payments-csv", params={"studies": [study.pk]})
     assert run_export.name == "annotation.run_export"
-    assert run_export.delay(job.pk).get() == "done"
+    assert run_export.delay(job.pk).get(timeout=60) == "done"
 
 
 def test_a_failing_job_records_the_reason(study):

@@ -101,7 +101,7 @@ def test_the_periodic_task_is_registered_under_its_beat_name_and_releases_slots(
     assert release_abandoned_slots.name == settings.CELERY_BEAT_SCHEDULE["release-abandoned-slots"]["task"]
     study = make_study(abandon_after_minutes=1)
     _idle(study.conditions.get(shots=0), 2)
-    assert release_abandoned_slots.apply().get() == 1  # eager: runs in this process
+    assert release_abandoned_slots.apply().get(timeout=60) == 1  # eager: runs in this process
 
 
 def test_a_full_study_releases_its_idle_slots_for_a_newcomer_without_the_periodic_task(make_study):

@@ -6,8 +6,10 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from annotation.models import FilterDecision, Participation, Study, Worker
+from annotation.admin.studies import StudyForm
+from annotation.models import AnswerSpan, FilterDecision, Participation, Study, Worker
 from annotation.services import entry
+from tasks_app.models import ExampleSetItem
 from tests.factories import ExampleSetFactory, ParticipationFactory, WorkerFactory
 from tests.studies.conftest import inhouse
 
@@ -241,3 +243,16 @@ def test_staff_without_permissions_cannot_use_the_area_s_own_views(client, study
     client.force_login(staff)
     assert client.get(reverse("admin:annotation_study_standard_design")).status_code == 403
     assert client.get(reverse("admin:annotation_study_participants", args=[study.task_id, "mturk"])).status_code == 403
+
+
+def test_the_study_form_has_every_editable_study_field_but_status():
+    # StudyForm lists its fields (not `exclude`): a new Study field is left out until it is added there.
+    editable = [f.name for f in Study._meta.concrete_fields if f.editable and not f.auto_created]
+    assert list(StudyForm._meta.fields) == [name for name in editable if name != "status"]
+
+
+def test_filter_decisions_and_spans_and_set_items_read_as_text():
+    assert str(FilterDecision(participation_id=7, passed=False, is_override=True)) == "7: failed (override)"
+    assert str(FilterDecision(participation_id=7, passed=True)) == "7: passed"
+    assert str(AnswerSpan(response_id=5, start=0, end=3)) == "5[0:3]"
+    assert str(ExampleSetItem(example_set_id=2, position=4, example_id=9)) == "2#4: example 9"

@@ -18,6 +18,7 @@ from annotation.services import entry, studies
 from annotation.services.entry import Outcome
 from tests.factories import ParticipationFactory, WorkerFactory, make_classification_task
 from tests.studies.conftest import inhouse
+from tests.threads import bounded_barrier, join_all, start_threads
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 State = Participation.State
@@ -32,7 +33,7 @@ def _open_study(task, slug, workers=3):
 
 def _run_concurrently(entries: list[tuple[int, str]]) -> list[tuple[int, str, object]]:
     """Each (study id, worker id) entry on one of THREADS threads, all released at once."""
-    barrier = threading.Barrier(THREADS)
+    barrier = bounded_barrier(THREADS)
     results, errors = [], []
     lock = threading.Lock()
     shares = [entries[i::THREADS] for i in range(THREADS)]
@@ -50,11 +51,7 @@ def _run_concurrently(entries: list[tuple[int, str]]) -> list[tuple[int, str, ob
         finally:
             connection.close()
 
-    threads = [threading.Thread(target=work, args=(share,)) for share in shares]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    join_all(start_threads(work, [(share,) for share in shares]))
     assert errors == []
     assert len(results) == len(entries)
     return results

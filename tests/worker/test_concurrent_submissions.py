@@ -1,7 +1,6 @@
 """Racing submissions of one item on PostgreSQL: exactly one lock wins, the others see it locked."""
 
 import json
-import threading
 
 import pytest
 from django.db import connections
@@ -9,6 +8,7 @@ from django.test import Client
 
 from annotation.models import AnswerSpan, Participation, Response
 from annotation.services import steps
+from tests.threads import bounded_barrier, join_all, start_threads
 from tests.worker.conftest import login, make_participation, make_task_with_items
 
 State = Participation.State
@@ -20,7 +20,7 @@ def test_simultaneous_submissions_of_one_item_lock_it_once():
     task = make_task_with_items(slug="race", test=[("Ada met Bob .", ["Ada"]), ("Cy met Di .", ["Cy"])])
     p = make_participation(task, state=State.TEST)
     item = steps.current_item(participation=p)
-    barrier = threading.Barrier(8)
+    barrier = bounded_barrier(8)
     results = []
 
     def submit(i):
@@ -37,11 +37,7 @@ def test_simultaneous_submissions_of_one_item_lock_it_once():
         finally:
             connections.close_all()
 
-    threads = [threading.Thread(target=submit, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    join_all(start_threads(submit, [(i,) for i in range(8)]))
     statuses = sorted(status for status, _ in results)
     assert statuses == [200] + [409] * 7
     winner = next(body for status, body in results if status == 200)

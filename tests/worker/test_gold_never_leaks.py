@@ -125,7 +125,7 @@ def test_a_whole_test_step_never_carries_gold_score_or_hints(worker):
 
     secrets = [sentinel("TEST", i) for i in range(6)]
     assert len(rec.seen) > 50
-    for label, status, headers, body in rec.seen:
+    for label, _status, headers, body in rec.seen:
         for secret in secrets:
             assert secret not in body, f"gold {secret} in the body of {label}"
             assert secret not in headers, f"gold {secret} in the headers of {label}"

@@ -96,5 +96,9 @@ def test_pages_rendered_from_templates_leave_no_reference_cycle(ner_task, handle
     for path, status in (("/work/", 200), ("/no/such/page/", 404)):
         assert call(handler, "GET", path, cookies)[0] == status  # warm up
         replies = []
-        assert cyclic_garbage(lambda: replies.append(call(handler, "GET", path, cookies))) == [], path
+
+        def get(path=path, replies=replies):  # bound now, not when the loop has moved on
+            replies.append(call(handler, "GET", path, cookies))
+
+        assert cyclic_garbage(get) == [], path
         assert replies[0][0] == status

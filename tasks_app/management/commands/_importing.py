@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+from typing import Any
 
-from django.core.management.base import CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
 from tasks_app.importing.findings import findings_to_json
 from tasks_app.importing.layout import SPLITS, LayoutError
 from tasks_app.importing.loading import SetInUse
 from tasks_app.importing.report import render_report
-from tasks_app.importing.service import ImportRejected, TaskDefinitionError
+from tasks_app.importing.service import ImportRejected, ImportResult, TaskDefinitionError
 
 
-def add_common_arguments(parser) -> None:
+def add_common_arguments(parser: CommandParser) -> None:
     parser.add_argument(
         "--split", type=split_number, metavar="N", help="Import only training split N (1-5) and the test set."
     )
@@ -35,7 +37,7 @@ def split_number(text: str) -> int:
     raise argparse.ArgumentTypeError(f"a split is a number from {SPLITS[0]} to {SPLITS[-1]}, got {text!r}")
 
 
-def run_import(command, options, do_import) -> None:
+def run_import(command: BaseCommand, options: dict[str, Any], do_import: Callable[[], ImportResult]) -> None:
     """Run ``do_import()``, print its report, and turn failures into one-line CommandErrors."""
     try:
         result = do_import()
@@ -50,7 +52,7 @@ def run_import(command, options, do_import) -> None:
     _print(command, result, options)
 
 
-def _print(command, result, options) -> None:
+def _print(command: BaseCommand, result: ImportResult, options: dict[str, Any]) -> None:
     if options["json"]:
         command.stdout.write(findings_to_json(result.findings))
     else:

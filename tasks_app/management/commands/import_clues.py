@@ -1,8 +1,9 @@
 """python manage.py import_clues PATH: import the CLUES release (all six tasks, or some)."""
 
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 
 from tasks_app.catalog import BY_SLUG
 from tasks_app.importing.service import import_clues
@@ -15,7 +16,7 @@ class Command(BaseCommand):
         "or one task folder of it. Prints every finding; any error aborts the whole run and writes nothing."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("path", help="The release folder, or one task folder (e.g. .../clues/SST-2).")
         parser.add_argument(
             "--task",
@@ -27,7 +28,7 @@ class Command(BaseCommand):
         )
         add_common_arguments(parser)
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         run_import(
             self,
             options,

@@ -1,8 +1,9 @@
 """python manage.py import_tasks FILE_OR_DIR --task SLUG: import any task in the unified JSONL format."""
 
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from tasks_app.importing.service import NewTask, import_task_files
 from tasks_app.management.commands._importing import add_common_arguments, run_import
@@ -16,7 +17,7 @@ class Command(BaseCommand):
         "test file. A task that does not exist yet is created from --name, --kind and (classification) --labels."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "path", help="A folder, or a test file (its *_train_<k>_<split>.jsonl siblings come along)."
         )
@@ -39,7 +40,7 @@ class Command(BaseCommand):
         )
         add_common_arguments(parser)
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         new_task = None
         if options["name"] or options["kind"]:
             if not (options["name"] and options["kind"]):
@@ -66,7 +67,7 @@ class Command(BaseCommand):
         )
 
 
-def _question_type(text: str) -> dict:
+def _question_type(text: str) -> dict[str, str]:
     code, sep, question = text.partition("=")
     if not sep or not code.strip() or not question.strip():
         raise CommandError(f"--question-type must look like CODE=question text, got {text!r}")
