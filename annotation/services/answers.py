@@ -373,7 +373,7 @@ def skip(
         "label": "",
         "answer": [],
         "confidence": confidence,
-        "score": scoring.s1([], response.example.gold_answers),
+        "score": scoring.skip_score(response.example.gold_answers),
     }
     return _lock(
         participation=participation,
