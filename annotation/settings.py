@@ -123,16 +123,16 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 # --- Cache and sessions -------------------------------------------------------
-# CACHE_URL, e.g. redis://127.0.0.1:6379/1: a cache shared by all server processes,
-# which then also holds the sessions (written through to the database), so that a
-# worker's request reads its session from Redis instead of querying the database.
-# Default: a per-process memory cache and sessions in the database only (a memory
-# cache is not shared between processes, so it never holds sessions).
+# CACHE_URL, e.g. redis://127.0.0.1:6379/1: Django's Redis cache, shared by all server
+# processes, which then also holds the (admins') sessions, written through to the
+# database. Workers carry a signed cookie instead (annotation.worker_cookie) and read
+# no session store. Default: a per-process memory cache and sessions in the database
+# only (a memory cache is not shared between processes, so it never holds sessions).
 CACHE_URL = env_str("CACHE_URL") or None
 if CACHE_URL:
     if not re.match(r"^rediss?://", CACHE_URL):
         raise ImproperlyConfigured(f"CACHE_URL must be a redis:// or rediss:// URL; got {CACHE_URL!r}")
-    CACHES = {"default": {"BACKEND": "annotation.cache.SharedClientRedisCache", "LOCATION": CACHE_URL}}
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}}
     SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}

@@ -107,6 +107,8 @@ def test_a_redis_cache_url_holds_the_sessions_too():
         "settings.SESSION_ENGINE, settings.CACHES['default']['LOCATION']",
     )
     assert "cached_db" in result.stdout and "redis://127.0.0.1:6379/3" in result.stdout
+    backend = _print({"DEBUG": "1", "CACHE_URL": "redis://127.0.0.1:6379/3"}, "settings.CACHES['default']['BACKEND']")
+    assert backend.stdout.strip() == "django.core.cache.backends.redis.RedisCache", backend.stderr
 
 
 def test_a_cache_url_that_is_not_redis_names_the_variable():
