@@ -8,6 +8,7 @@ process groups, stopped by id. Everything listens on 127.0.0.1 only.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import signal
@@ -116,7 +117,7 @@ class Stack:
             self._secret = secrets.token_urlsafe(50)
         return {
             **os.environ,
-            "DJANGO_SETTINGS_MODULE": "annotation.settings",
+            "DJANGO_SETTINGS_MODULE": "annotation.settings.production",
             "DEBUG": "0",
             "SECRET_KEY": self._secret,
             "ALLOWED_HOSTS": "127.0.0.1",
@@ -248,7 +249,7 @@ class Stack:
     # --- teardown ----------------------------------------------------------------
 
     def stop(self) -> None:
-        for name, process in reversed(list(self.processes.items())):
+        for process in reversed(list(self.processes.values())):
             if process.poll() is None:
                 try:
                     os.killpg(process.pid, signal.SIGTERM)
@@ -258,10 +259,8 @@ class Stack:
             try:
                 process.wait(timeout=15)
             except subprocess.TimeoutExpired:
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.killpg(process.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
                 process.wait(timeout=5)
         self.processes.clear()
         if self.database_created:

@@ -45,7 +45,7 @@ def _celery_env(queue: str, **extra: str) -> dict:
 
     return {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "annotation.settings_test",
+        "DJANGO_SETTINGS_MODULE": "annotation.settings.test",
         "DATABASE_URL": _database_url(connection.settings_dict),
         "CELERY_QUEUE": queue,
         **extra,

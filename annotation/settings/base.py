@@ -1,9 +1,11 @@
-"""Settings for the human-performance platform.
+"""Base settings: the whole configuration, read from the environment.
 
-Everything that differs between a laptop and production comes from the
-environment (see README "Configuration"). With no environment at all the app
-runs on an SQLite file in the project folder with Celery tasks executed
-eagerly in-process, which is what the one-command demo uses.
+This is what development and the one-command demo run (``manage.py``'s
+default): with ``DEBUG=1`` and no other variable the app uses an SQLite file in
+the project folder and runs Celery tasks eagerly in-process. Everything that
+differs between a laptop and a deployment comes from the environment (README
+"Configuration"); ``production`` adds the hardening that only makes sense
+behind HTTPS, and ``test`` adjusts this for the test suite.
 """
 
 import re
@@ -14,7 +16,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from annotation.env import env_bool, env_int, env_list, env_str
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
 APP_VERSION = "0.1.0"
 
 DEBUG = env_bool("DEBUG", default=False)
@@ -188,17 +190,9 @@ SPECTACULAR_SETTINGS = {
     },
 }
 
-# --- Security (production: DEBUG off) -----------------------------------------
+# --- Security -----------------------------------------------------------------
+# The HTTPS-only hardening (secure cookies, SSL redirect, HSTS) is in production.py.
 SESSION_COOKIE_AGE = 60 * 60 * 24 * 14
-if not DEBUG:
-    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
-    SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)
-    CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)
-    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 60 * 60 * 24 * 30)
-    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
-    SECURE_HSTS_PRELOAD = True
-    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-    SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 
 LOGGING = {
