@@ -26,6 +26,7 @@ PRINT_DATABASE_ENGINE = (
 
 BASE = "annotation.settings.base"
 PRODUCTION = "annotation.settings.production"
+BENCH = "annotation.settings.bench"
 PRODUCTION_ENV = {"SECRET_KEY": "x" * 60 + "-production-like-key", "ALLOWED_HOSTS": "example.org"}
 
 
@@ -181,3 +182,13 @@ def test_the_settings_package_itself_is_refused_with_the_modules_to_choose_from(
     result = run_settings({"DEBUG": "1"}, module="annotation.settings")
     assert result.returncode != 0
     assert "use annotation.settings.production" in result.stderr
+
+
+def test_only_the_bench_settings_install_the_benchmark_code():
+    expression = "settings.ROOT_URLCONF, [m for m in settings.MIDDLEWARE if 'bench' in m]"
+    for env, module in (({"DEBUG": "1"}, BASE), (PRODUCTION_ENV, PRODUCTION), ({}, "annotation.settings.test")):
+        result = _print(env, expression, module=module)
+        assert result.stdout.strip() == "annotation.urls []", (module, result.stderr)
+    bench = _print(PRODUCTION_ENV, expression, module=BENCH)
+    assert bench.stdout.strip() == "annotation.bench ['annotation.bench.QueryCountMiddleware']", bench.stderr
+    assert run_settings({**PRODUCTION_ENV, "DEBUG": "1"}, module=BENCH).returncode != 0  # production's checks hold

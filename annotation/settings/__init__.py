@@ -5,6 +5,8 @@
 - ``production``: base with DEBUG refused, SECRET_KEY required and the HTTPS
   hardening (the default of the WSGI, ASGI and Celery apps)
 - ``test``: the test suite (pyproject.toml)
+- ``bench``: production plus the replay benchmark's instrumentation and
+  reference endpoints (bench/stack.py)
 """
 
 import os
@@ -15,5 +17,5 @@ from django.core.exceptions import ImproperlyConfigured
 if os.environ.get("DJANGO_SETTINGS_MODULE") == "annotation.settings":
     raise ImproperlyConfigured(
         "DJANGO_SETTINGS_MODULE=annotation.settings names no settings: use annotation.settings.production, "
-        "annotation.settings.base (development) or annotation.settings.test"
+        "annotation.settings.base (development), annotation.settings.test or annotation.settings.bench"
     )

@@ -5,7 +5,8 @@ default): with ``DEBUG=1`` and no other variable the app uses an SQLite file in
 the project folder and runs Celery tasks eagerly in-process. Everything that
 differs between a laptop and a deployment comes from the environment (README
 "Configuration"); ``production`` adds the hardening that only makes sense
-behind HTTPS, and ``test`` adjusts this for the test suite.
+behind HTTPS, ``test`` and ``bench`` adjust this for the test suite and the
+replay benchmark.
 """
 
 import re
@@ -54,8 +55,6 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
-if env_bool("BENCH_COUNT_QUERIES", False):  # X-DB-Queries on every response, for bench/replay.py only
-    MIDDLEWARE.insert(0, "annotation.middleware.QueryCountMiddleware")
 
 ROOT_URLCONF = "annotation.urls"
 WSGI_APPLICATION = "annotation.wsgi.application"
