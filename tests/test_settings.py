@@ -192,3 +192,49 @@ def test_only_the_bench_settings_install_the_benchmark_code():
     bench = _print(PRODUCTION_ENV, expression, module=BENCH)
     assert bench.stdout.strip() == "annotation.bench ['annotation.bench.QueryCountMiddleware']", bench.stderr
     assert run_settings({**PRODUCTION_ENV, "DEBUG": "1"}, module=BENCH).returncode != 0  # production's checks hold
+
+
+def test_the_log_level_comes_from_the_environment_and_is_checked():
+    assert _print({"DEBUG": "1"}, "settings.LOGGING['root']['level']").stdout.strip() == "WARNING"
+    assert _print({"DEBUG": "1", "LOG_LEVEL": "info"}, "settings.LOGGING['root']['level']").stdout.strip() == "INFO"
+    result = run_settings({"DEBUG": "1", "LOG_LEVEL": "loud"})
+    assert result.returncode != 0
+    assert "LOG_LEVEL must be one of" in result.stderr
+
+
+LOG_EVERYTHING = """
+import django, logging
+django.setup()
+log = logging.getLogger("annotation.example")
+log.info("below the level")
+log.warning("first %s", "line")
+try:
+    1 / 0
+except ZeroDivisionError:
+    log.exception("it broke")
+logging.getLogger("django.request").error("from Django")
+"""
+
+
+def test_production_logs_one_json_object_per_line():
+    import json
+
+    result = run_settings({**PRODUCTION_ENV, "LOG_LEVEL": "WARNING"}, LOG_EVERYTHING, module=PRODUCTION)
+    assert result.returncode == 0, result.stderr
+    records = [json.loads(line) for line in result.stderr.splitlines()]
+    assert [(r["level"], r["logger"], r["message"]) for r in records] == [
+        ("WARNING", "annotation.example", "first line"),
+        ("ERROR", "annotation.example", "it broke"),
+        ("ERROR", "django.request", "from Django"),  # Django's loggers too, once each (no DEBUG console)
+    ]
+    assert all(r["time"].endswith("+00:00") for r in records)
+    assert "ZeroDivisionError" in records[1]["exception"] and "exception" not in records[0]
+
+
+def test_development_logs_plain_text():
+    result = run_settings({"DEBUG": "1"}, LOG_EVERYTHING)
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    assert lines[0].endswith(" WARNING annotation.example: first line")
+    assert any(line.endswith(" ERROR django.request: from Django") for line in lines)
+    assert "Traceback (most recent call last):" in result.stderr

@@ -2,8 +2,8 @@
 
 - ``base``: the whole configuration from the environment; development and the
   demo (``manage.py``'s default)
-- ``production``: base with DEBUG refused, SECRET_KEY required and the HTTPS
-  hardening (the default of the WSGI, ASGI and Celery apps)
+- ``production``: base with DEBUG refused, SECRET_KEY required, the HTTPS
+  hardening and JSON logs (the default of the WSGI, ASGI and Celery apps)
 - ``test``: the test suite (pyproject.toml)
 - ``bench``: production plus the replay benchmark's instrumentation and
   reference endpoints (bench/stack.py)

@@ -194,9 +194,24 @@ SPECTACULAR_SETTINGS = {
 SESSION_COOKIE_AGE = 60 * 60 * 24 * 14
 X_FRAME_OPTIONS = "DENY"
 
+# --- Logging ------------------------------------------------------------------
+# Plain text on stderr; production.py swaps the formatter for one JSON object per line.
+# Django's loggers keep their defaults (runserver's request lines; a console handler
+# only with DEBUG) and propagate here too: the handler's level, not only the root's,
+# keeps their INFO records out below LOG_LEVEL.
+LOG_LEVEL = (env_str("LOG_LEVEL") or "WARNING").upper()
+if LOG_LEVEL not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+    raise ImproperlyConfigured(
+        f"LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL; got {env_str('LOG_LEVEL')!r}"
+    )
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": "plain", "level": LOG_LEVEL},
+    },
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
 }

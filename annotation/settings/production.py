@@ -20,6 +20,7 @@ if not env_str("SECRET_KEY"):
     raise ImproperlyConfigured("SECRET_KEY is required with annotation.settings.production")
 
 from annotation.settings.base import *  # noqa: F403
+from annotation.settings.base import LOGGING
 
 # --- HTTPS ---------------------------------------------------------------------
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
@@ -30,3 +31,10 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = True
 SECURE_HSTS_PRELOAD = True
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")  # the proxy in front terminates TLS
 SECURE_CONTENT_TYPE_NOSNIFF = True
+
+# --- Logging: one JSON object per line, for a log collector --------------------
+LOGGING = {
+    **LOGGING,
+    "formatters": {"json": {"()": "annotation.logformat.JsonFormatter"}},
+    "handlers": {"console": {**LOGGING["handlers"]["console"], "formatter": "json"}},
+}
