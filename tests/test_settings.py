@@ -194,6 +194,12 @@ def test_only_the_bench_settings_install_the_benchmark_code():
     assert run_settings({**PRODUCTION_ENV, "DEBUG": "1"}, module=BENCH).returncode != 0  # production's checks hold
 
 
+def test_persistent_connections_are_checked_before_reuse():
+    expression = "settings.DATABASES['default']['CONN_MAX_AGE'], settings.DATABASES['default']['CONN_HEALTH_CHECKS']"
+    assert _print({"DEBUG": "1"}, expression).stdout.split() == ["0", "False"]
+    assert _print({"DEBUG": "1", "DB_CONN_MAX_AGE": "600"}, expression).stdout.split() == ["600", "True"]
+
+
 def test_the_log_level_comes_from_the_environment_and_is_checked():
     assert _print({"DEBUG": "1"}, "settings.LOGGING['root']['level']").stdout.strip() == "WARNING"
     assert _print({"DEBUG": "1", "LOG_LEVEL": "info"}, "settings.LOGGING['root']['level']").stdout.strip() == "INFO"

@@ -80,9 +80,11 @@ TEMPLATES = [
 # Default: an SQLite file beside manage.py, with a busy timeout so that the
 # dev server and an in-process Celery task do not trip over each other.
 _database_url = env_str("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}"
+# DB_CONN_MAX_AGE > 0 keeps connections between requests; each is then checked before a request
+# reuses it, so that a database restart costs one reconnection instead of a failed request.
 _conn_max_age = env_int("DB_CONN_MAX_AGE", 0)
 try:
-    _db = dj_database_url.parse(_database_url, conn_max_age=_conn_max_age)
+    _db = dj_database_url.parse(_database_url, conn_max_age=_conn_max_age, conn_health_checks=_conn_max_age > 0)
 except Exception as exc:  # dj-database-url raises several types for bad URLs
     raise ImproperlyConfigured(f"DATABASE_URL is not a valid database URL: {exc}") from None
 if _db["ENGINE"] == "django.db.backends.sqlite3":
