@@ -4,7 +4,9 @@ import os
 
 from celery import Celery
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation.settings")
+# The package imports this module, so this default is also that of anything importing ``annotation`` before
+# choosing settings (gunicorn's annotation.wsgi included): production, like the WSGI and ASGI apps.
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation.settings.production")
 
 app = Celery("annotation")
 app.config_from_object("django.conf:settings", namespace="CELERY")

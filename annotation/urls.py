@@ -8,8 +8,6 @@
 - /api/           the rest of the JSON API, described at /api/schema/ (annotation.api.urls)
 """
 
-import os
-
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
@@ -28,11 +26,3 @@ urlpatterns = [
     path("", home, name="home"),
     path("", include("annotation.urls_entry")),
 ]
-
-if os.environ.get("BENCH_NOOP_ENDPOINT") == "1":  # the replay benchmark's reference endpoints
-    from annotation.views import bench
-
-    urlpatterns[:0] = [
-        path("bench/noop/", bench.noop, name="bench-noop"),
-        path("bench/write/<int:row>/", bench.one_write, name="bench-one-write"),
-    ]

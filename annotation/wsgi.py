@@ -4,7 +4,8 @@ import os
 from django.core.wsgi import get_wsgi_application
 from django.urls import get_resolver
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation.settings")
+# A server started without DJANGO_SETTINGS_MODULE runs hardened or refuses to start (DEBUG on, no SECRET_KEY).
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation.settings.production")
 application = get_wsgi_application()
 
 # Load the URLconf, and with it every view, now instead of on the first request; then take everything

@@ -28,7 +28,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["DATABASE_URL"] = f"sqlite:///{tmp}/bench.sqlite3"
         os.environ.setdefault("DEBUG", "1")
-        os.environ["DJANGO_SETTINGS_MODULE"] = "annotation.settings"
+        os.environ["DJANGO_SETTINGS_MODULE"] = "annotation.settings.base"
         import django
 
         django.setup()

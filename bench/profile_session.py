@@ -1,15 +1,15 @@
 """Profile the worker's hot path (GET current, POST submit) in-process with cProfile.
 
     .venv/bin/python bench/profile_session.py [--task conll03] [--items 300] [--timed 50]
-                                              [--sort cumulative] [--clock cpu]
+        [--sort cumulative] [--clock cpu]
 
 Creates a fresh PostgreSQL database (bench_profile, dropped at the end),
 imports the task from the CLUES release, opens one study, lets one worker in
 through the entry link with Django's test client under production settings
-(DEBUG off), and profiles ``--items`` rounds of what the page does per test
-item: POST /api/session/submit/, whose response carries the next item.
-Prints the SQL of a round, the top of the profile, and the milliseconds
-(wall and this process's CPU) per round.
+(DEBUG off, without the replay's instrumentation), and profiles ``--items``
+rounds of what the page does per test item: POST /api/session/submit/, whose
+response carries the next item. Prints the SQL of a round, the top of the
+profile, and the milliseconds (wall and this process's CPU) per round.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def main() -> int:
         stack.create_database()
         os.environ.update(stack.environment())
         os.environ["ALLOWED_HOSTS"] = "testserver"
-        os.environ.pop("BENCH_COUNT_QUERIES", None)
+        os.environ["DJANGO_SETTINGS_MODULE"] = "annotation.settings.production"  # without the replay's instrumentation
         os.environ["STATIC_MANIFEST"] = "0"  # no collectstatic needed; static files are not profiled
         import django
 

@@ -3,16 +3,18 @@
     .venv/bin/python bench/replay.py --concurrency 16 [--clues ../shared/clues] [--p-gold 0.8] [--seed 1]
 
 Starts PostgreSQL and Redis if they are down, a fresh database, a Celery
-worker and gunicorn with production settings (DEBUG off) on 127.0.0.1;
-imports the release, opens the six CLUES studies (0/10/20/30 shots, three
-workers each, split 1) with a short abandonment timeout and an absolute
-training filter, and drives simulated workers (bench/simulate.py) through
-the whole protocol, ``--concurrency`` at a time. Some workers fail the
-training filter or abandon (their slot is released by the Celery task) so
-that replacements happen. Then the same server answers a do-nothing
-endpoint under the same load, the resulting tables are checked against the
-S1 the harness expects from the answers it gave, everything it started is
-stopped, and one JSON object is printed.
+worker and gunicorn with the benchmark's settings
+(annotation.settings.bench: production's, DEBUG off, plus the reference
+endpoints and per-request instrumentation) on 127.0.0.1; imports the
+release, opens the six CLUES studies (0/10/20/30 shots, three workers each,
+split 1) with a short abandonment timeout and an absolute training filter,
+and drives simulated workers (bench/simulate.py) through the whole protocol,
+``--concurrency`` at a time. Some workers fail the training filter or
+abandon (their slot is released by the Celery task) so that replacements
+happen. Then the same server answers a do-nothing endpoint under the same
+load, the resulting tables are checked against the S1 the harness expects
+from the answers it gave, everything it started is stopped, and one JSON
+object is printed.
 """
 
 from __future__ import annotations
@@ -130,7 +132,7 @@ def set_up(stack: Stack, args: argparse.Namespace) -> dict:
     from tasks_app.models import ExampleSet, ExampleSetItem
 
     call_command("migrate", verbosity=0)
-    from annotation.views.bench import create_floor_table
+    from annotation.bench import create_floor_table
 
     create_floor_table()
     call_command("collectstatic", verbosity=0, interactive=False)

@@ -115,7 +115,7 @@ def build(*, args, stack, setup, result, recorder, references, reference_recorde
             else f"sync, {stack.gunicorn_workers} workers",
             "database": "PostgreSQL (fresh database)",
             "celery": "solo pool on Redis",
-            "settings": "DEBUG=0, DB_CONN_MAX_AGE=600",
+            "settings": "annotation.settings.bench, DEBUG=0, DB_CONN_MAX_AGE=600",
         },
         "setup_seconds": setup["seconds"],
         "setup_notes": setup["notes"],

@@ -112,12 +112,13 @@ class Stack:
         return f"bench-replay-{os.getpid()}"
 
     def environment(self) -> dict[str, str]:
-        """Production settings (DEBUG off) for plain HTTP on the loopback."""
+        """The benchmark's settings (production's, with its endpoints and instrumentation) for plain HTTP
+        on the loopback."""
         if not hasattr(self, "_secret"):
             self._secret = secrets.token_urlsafe(50)
         return {
             **os.environ,
-            "DJANGO_SETTINGS_MODULE": "annotation.settings",
+            "DJANGO_SETTINGS_MODULE": "annotation.settings.bench",
             "DEBUG": "0",
             "SECRET_KEY": self._secret,
             "ALLOWED_HOSTS": "127.0.0.1",
@@ -130,8 +131,6 @@ class Stack:
             "CELERY_RESULT_BACKEND": self.broker_url,
             "CELERY_QUEUE": self.queue,  # what the server sends goes to this run's worker
             "CACHE_URL": f"redis://127.0.0.1:6379/{REDIS_DB + 1}",
-            "BENCH_NOOP_ENDPOINT": "1",
-            "BENCH_COUNT_QUERIES": "1",
             "LOG_LEVEL": "ERROR",
         }
 

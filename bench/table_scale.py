@@ -259,7 +259,7 @@ def main() -> int:
     os.environ["DATABASE_URL"] = url
     os.environ["DEBUG"] = "0"  # no query log growing in memory
     os.environ.setdefault("SECRET_KEY", "bench-only-secret-key-not-for-production-use-0123456789")
-    os.environ["DJANGO_SETTINGS_MODULE"] = "annotation.settings"
+    os.environ["DJANGO_SETTINGS_MODULE"] = "annotation.settings.production"
     import django
 
     django.setup()

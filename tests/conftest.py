@@ -17,16 +17,6 @@ def clues_dir() -> Path:
     return CLUES_DIR
 
 
-API_EXCEPTION_HANDLER = "annotation.api.errors.exception_handler"
-
-
-@pytest.fixture(autouse=True)
-def api_exception_handler(settings):
-    """The project-wide error shape, for every test, until annotation/settings.py names the handler itself."""
-    if settings.REST_FRAMEWORK.get("EXCEPTION_HANDLER") != API_EXCEPTION_HANDLER:
-        settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "EXCEPTION_HANDLER": API_EXCEPTION_HANDLER}
-
-
 def pytest_collection_modifyitems(config, items):
     from django.db import connection
 
@@ -55,7 +45,7 @@ def _celery_env(queue: str, **extra: str) -> dict:
 
     return {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "annotation.settings_test",
+        "DJANGO_SETTINGS_MODULE": "annotation.settings.test",
         "DATABASE_URL": _database_url(connection.settings_dict),
         "CELERY_QUEUE": queue,
         **extra,

@@ -5,7 +5,7 @@ import gc
 from django.http import HttpResponse
 from django.test import RequestFactory
 
-from annotation.middleware import QueryCountMiddleware
+from annotation.bench import QueryCountMiddleware
 
 
 def test_a_response_reports_queries_cpu_and_the_garbage_collection_it_ran():

@@ -1,11 +1,12 @@
-"""The replay's reference endpoints: doing nothing, and the cheapest durable write (annotation.views.bench)."""
+"""The replay's reference endpoints: doing nothing, and the cheapest durable write (annotation.bench)."""
 
 import pytest
 from django.db import connection
 from django.test import RequestFactory
+from django.urls import Resolver404, resolve
 
-from annotation.views import bench
-from tests.test_settings import run_settings
+from annotation import bench
+from tests.test_settings import BENCH, PRODUCTION, PRODUCTION_ENV, run_settings
 
 pytestmark = pytest.mark.django_db
 
@@ -48,13 +49,21 @@ def test_the_table_is_made_anew_with_a_row_per_possible_browser(floor_table):
 
 RESOLVE = (
     "import django; django.setup(); from django.urls import resolve, Resolver404\n"
-    "for path in ('/bench/noop/', '/bench/write/5/'):\n"
+    "for path in ('/bench/noop/', '/bench/write/5/', '/api/session/current/'):\n"
     "    try: print(resolve(path).url_name)\n"
     "    except Resolver404: print('absent')\n"
 )
 
 
-def test_the_endpoints_are_mounted_only_for_the_benchmark():
-    assert run_settings({"DEBUG": "1"}, RESOLVE).stdout.split() == ["absent", "absent"]
-    mounted = run_settings({"DEBUG": "1", "BENCH_NOOP_ENDPOINT": "1"}, RESOLVE)
-    assert mounted.stdout.split() == ["bench-noop", "bench-one-write"], mounted.stderr
+def test_the_endpoints_are_mounted_only_by_the_bench_settings():
+    mounted = run_settings(PRODUCTION_ENV, RESOLVE, module=BENCH)
+    assert mounted.stdout.split() == ["bench-noop", "bench-one-write", "current"], mounted.stderr
+    for env, module in ((PRODUCTION_ENV, PRODUCTION), ({"DEBUG": "1"}, "annotation.settings.base")):
+        absent = run_settings(env, RESOLVE, module=module)
+        assert absent.stdout.split() == ["absent", "absent", "current"], (module, absent.stderr)
+
+
+def test_the_test_settings_mount_none_of_them():
+    for path in ("/bench/noop/", "/bench/write/5/"):
+        with pytest.raises(Resolver404):
+            resolve(path)

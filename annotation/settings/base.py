@@ -1,9 +1,12 @@
-"""Settings for the human-performance platform.
+"""Base settings: the whole configuration, read from the environment.
 
-Everything that differs between a laptop and production comes from the
-environment (see README "Configuration"). With no environment at all the app
-runs on an SQLite file in the project folder with Celery tasks executed
-eagerly in-process, which is what the one-command demo uses.
+This is what development and the one-command demo run (``manage.py``'s
+default): with ``DEBUG=1`` and no other variable the app uses an SQLite file in
+the project folder and runs Celery tasks eagerly in-process. Everything that
+differs between a laptop and a deployment comes from the environment (README
+"Configuration"); ``production`` adds the hardening that only makes sense
+behind HTTPS, ``test`` and ``bench`` adjust this for the test suite and the
+replay benchmark.
 """
 
 import re
@@ -14,7 +17,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from annotation.env import env_bool, env_int, env_list, env_str
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
 APP_VERSION = "0.1.0"
 
 DEBUG = env_bool("DEBUG", default=False)
@@ -52,8 +55,6 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
-if env_bool("BENCH_COUNT_QUERIES", False):  # X-DB-Queries on every response, for bench/replay.py only
-    MIDDLEWARE.insert(0, "annotation.middleware.QueryCountMiddleware")
 
 ROOT_URLCONF = "annotation.urls"
 WSGI_APPLICATION = "annotation.wsgi.application"
@@ -79,9 +80,11 @@ TEMPLATES = [
 # Default: an SQLite file beside manage.py, with a busy timeout so that the
 # dev server and an in-process Celery task do not trip over each other.
 _database_url = env_str("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}"
+# DB_CONN_MAX_AGE > 0 keeps connections between requests; each is then checked before a request
+# reuses it, so that a database restart costs one reconnection instead of a failed request.
 _conn_max_age = env_int("DB_CONN_MAX_AGE", 0)
 try:
-    _db = dj_database_url.parse(_database_url, conn_max_age=_conn_max_age)
+    _db = dj_database_url.parse(_database_url, conn_max_age=_conn_max_age, conn_health_checks=_conn_max_age > 0)
 except Exception as exc:  # dj-database-url raises several types for bad URLs
     raise ImproperlyConfigured(f"DATABASE_URL is not a valid database URL: {exc}") from None
 if _db["ENGINE"] == "django.db.backends.sqlite3":
@@ -90,13 +93,14 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
 elif _db["ENGINE"] == "django.db.backends.postgresql":
     # psycopg 3 prepares a statement on the server once a connection has run it DB_PREPARE_THRESHOLD
     # times (the worker's few statements run thousands of times); that needs server-side binding.
-    # DB_PREPARE_THRESHOLD=none turns preparation off, for a pooler that cannot keep prepared statements.
+    # DB_PREPARE_THRESHOLD=none turns preparation off, for a pooler that cannot keep prepared statements;
+    # 0 is refused: it would prepare migrations' multi-statement SQL, which PostgreSQL cannot prepare.
     _db.setdefault("OPTIONS", {})["server_side_binding"] = True
     _threshold = env_str("DB_PREPARE_THRESHOLD", "2")
     if _threshold.lower() == "none":
         _db["OPTIONS"]["prepare_threshold"] = None
     else:
-        _db["OPTIONS"]["prepare_threshold"] = env_int("DB_PREPARE_THRESHOLD", 2, minimum=0)
+        _db["OPTIONS"]["prepare_threshold"] = env_int("DB_PREPARE_THRESHOLD", 2, minimum=1)
 DATABASES = {"default": _db}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -123,16 +127,16 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 # --- Cache and sessions -------------------------------------------------------
-# CACHE_URL, e.g. redis://127.0.0.1:6379/1: a cache shared by all server processes,
-# which then also holds the sessions (written through to the database), so that a
-# worker's request reads its session from Redis instead of querying the database.
-# Default: a per-process memory cache and sessions in the database only (a memory
-# cache is not shared between processes, so it never holds sessions).
+# CACHE_URL, e.g. redis://127.0.0.1:6379/1: Django's Redis cache, shared by all server
+# processes, which then also holds the (admins') sessions, written through to the
+# database. Workers carry a signed cookie instead (annotation.worker_cookie) and read
+# no session store. Default: a per-process memory cache and sessions in the database
+# only (a memory cache is not shared between processes, so it never holds sessions).
 CACHE_URL = env_str("CACHE_URL") or None
 if CACHE_URL:
     if not re.match(r"^rediss?://", CACHE_URL):
         raise ImproperlyConfigured(f"CACHE_URL must be a redis:// or rediss:// URL; got {CACHE_URL!r}")
-    CACHES = {"default": {"BACKEND": "annotation.cache.SharedClientRedisCache", "LOCATION": CACHE_URL}}
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}}
     SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
@@ -174,6 +178,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.BasicAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
+    "EXCEPTION_HANDLER": "annotation.api.errors.exception_handler",  # one error shape for the whole API
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]
     + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
 }
@@ -188,22 +193,29 @@ SPECTACULAR_SETTINGS = {
     },
 }
 
-# --- Security (production: DEBUG off) -----------------------------------------
+# --- Security -----------------------------------------------------------------
+# The HTTPS-only hardening (secure cookies, SSL redirect, HSTS) is in production.py.
 SESSION_COOKIE_AGE = 60 * 60 * 24 * 14
-if not DEBUG:
-    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
-    SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)
-    CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)
-    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 60 * 60 * 24 * 30)
-    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
-    SECURE_HSTS_PRELOAD = True
-    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-    SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 
+# --- Logging ------------------------------------------------------------------
+# Plain text on stderr; production.py swaps the formatter for one JSON object per line.
+# Django's loggers keep their defaults (runserver's request lines; a console handler
+# only with DEBUG) and propagate here too: the handler's level, not only the root's,
+# keeps their INFO records out below LOG_LEVEL.
+LOG_LEVEL = (env_str("LOG_LEVEL") or "WARNING").upper()
+if LOG_LEVEL not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+    raise ImproperlyConfigured(
+        f"LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL; got {env_str('LOG_LEVEL')!r}"
+    )
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": "plain", "level": LOG_LEVEL},
+    },
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
 }

@@ -1,4 +1,4 @@
-"""Settings for the test suite: the development defaults, whatever DEBUG says.
+"""Settings for the test suite: the base settings, with DEBUG on unless the environment turns it off.
 
 The environment still chooses the database (DATABASE_URL) and the broker.
 """
@@ -7,7 +7,7 @@ import os
 
 os.environ.setdefault("DEBUG", "1")
 
-from annotation.settings import *  # noqa: F403
+from annotation.settings.base import *  # noqa: F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast users in tests
 MEDIA_ROOT = BASE_DIR / "test-artifacts" / "media"  # noqa: F405
