@@ -80,8 +80,14 @@ def _statement_name(sql: str) -> str:
 
 
 def _run(cursor, sql: str, params: list) -> None:
-    """Execute ``sql`` (with %s placeholders); on PostgreSQL as a statement prepared once per connection."""
-    if connection.vendor != "postgresql":
+    """Execute ``sql`` (with %s placeholders); on PostgreSQL as a statement prepared once per connection.
+
+    With server-side binding (the settings' default for psycopg 3) the driver prepares the statement
+    itself once a connection has run it ``prepare_threshold`` times. The manual PREPARE/EXECUTE below
+    cannot run there: EXECUTE takes no bind parameters, and psycopg answers a rollback with
+    DEALLOCATE ALL, which would drop statements it did not prepare. It stays for client-side binding.
+    """
+    if connection.vendor != "postgresql" or connection.settings_dict["OPTIONS"].get("server_side_binding"):
         cursor.execute(sql, params)
         return
     name = _statement_name(sql)
