@@ -201,8 +201,8 @@ class HumanPerfAdapter(Adapter):
         }
         study = self.check(s.post(self.url("/api/studies/"), json=body, timeout=REQUEST_TIMEOUT), 201).json()
         state.study_id = study["id"]
-        opened = s.post(self.url(f"/api/studies/{state.study_id}/status/"), json={"status": "open"}, timeout=30)
-        self.check(opened, 200)
+        status_url = self.url(f"/api/studies/{state.study_id}/status/")
+        self.check(s.post(status_url, json={"status": "open"}, timeout=REQUEST_TIMEOUT), 200)
         for _ in range(state.pool_size):
             if time.monotonic() > deadline:
                 break
