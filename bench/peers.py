@@ -400,8 +400,9 @@ def main(argv=None) -> int:
     def on_signal(signum, _frame):
         raise KeyboardInterrupt(f"signal {signum}")
 
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGHUP, on_signal)
+    # SIGINT too: a shell starts background jobs with it ignored, and Ctrl-C must still stop everything
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, on_signal)
 
     made_scratch = args.scratch is None
     scratch = (args.scratch or Path(tempfile.mkdtemp(prefix="peers-"))).resolve()
