@@ -167,6 +167,9 @@ class OurServer(Stack):
             STATIC_ROOT=str(self.scratch / "static"),
         )
         # BENCH_NOOP_ENDPOINT stays: Stack.start_gunicorn waits for /bench/noop/.
+        # gunicorn's control socket defaults to one path in the home folder, shared by every gunicorn
+        # on the machine (ours and other people's): each of ours gets its own.
+        env["GUNICORN_CMD_ARGS"] = f"--control-socket {self.scratch / 'gunicorn.ctl'}"
         if self.sqlite:
             for name in ("CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "CELERY_QUEUE", "CACHE_URL", "DB_CONN_MAX_AGE"):
                 env.pop(name, None)
@@ -192,6 +195,10 @@ class OurServer(Stack):
             self.wait_for_celery(Celery("peers", broker=self.broker_url, backend=self.broker_url), timeout=60)
         else:
             self.start_gunicorn()
+
+    @property
+    def queue(self) -> str:
+        return f"peers-{os.getpid()}"  # our own Celery queue (on Stack's Redis database)
 
     @property
     def base_url(self) -> str:
