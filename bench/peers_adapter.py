@@ -50,7 +50,10 @@ How the harness's phases map onto this project's study/worker model
   /api/reports/exports/`` (kind ``annotations-jsonl``, the study), poll the job's status URL,
   download the file. Its lines are every response row of the study (the reproducibility header
   first, then answered and still-pending rows of each worker); ``records`` counts the answered
-  ones, which must equal the submissions made, and ``lines`` all of them.
+  ones, which must equal the submissions made, and ``lines`` all of them. Every worker's step is
+  laid out in full, so the (b) project's export carries ``--threads`` x N rows for N answers
+  (32,000 lines at the harness's defaults) where doccano's carries N: export B is not like for
+  like.
 
 Set-up outside HTTP needs the server's settings: the harness must run with the server's
 environment (``DJANGO_SETTINGS_MODULE``, ``DATABASE_URL``, ``SECRET_KEY``, ...) so that
