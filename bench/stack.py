@@ -98,6 +98,7 @@ class Stack:
     started_services: list[str] = field(default_factory=list)
     processes: dict[str, subprocess.Popen] = field(default_factory=dict)
     database_created: bool = False
+    ready_path: str = "/bench/noop/"  # answered 200 once gunicorn serves requests
 
     @property
     def database_url(self) -> str:
@@ -213,7 +214,7 @@ class Stack:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/bench/noop/", timeout=1) as reply:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{self.ready_path}", timeout=1) as reply:
                     if reply.status == 200:
                         return
             except OSError:

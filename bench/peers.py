@@ -1,0 +1,522 @@
+"""This project next to doccano 1.8 on the peer harness of ../shared/peers/, and the ratios.
+
+    .venv/bin/python bench/peers.py --rounds 3                      # the harness's default counts
+    .venv/bin/python bench/peers.py --rounds 1 --n-seq 100 --n-next 20 --n-conc 200 --repeats 1   # smoke test
+
+What it does, all on 127.0.0.1:
+1. In a scratch folder (``--scratch``, default a new temporary one, removed at the end unless
+   ``--keep-scratch``; a doccano already installed there is reused), installs doccano in its own
+   virtual environment exactly as the harness's README says (pins included) and a small client
+   environment with ``requests`` for the harness (our .venv is shared and stays untouched).
+2. Starts doccano (``doccano_loopback.py webserver``: its default gunicorn, 2*cores+1 sync
+   workers, SQLite) and its Celery worker (``doccano task``), with their own DOCCANO_HOME.
+3. Starts our production stack (``bench/stack.py``: PostgreSQL and Redis, a fresh database, a
+   Celery worker on a queue of its own, gunicorn) and our embedded default (the same gunicorn on
+   SQLite, Celery tasks in-process, no cache server). The SQLite file is the default settings'
+   engine and options, only placed in the scratch folder (``DATABASE_URL=sqlite:///...``) so
+   that the work tree's own db.sqlite3 is never touched. Both run ``--settings`` (default
+   ``$HUMAN_PERF_SETTINGS`` or ``annotation.settings.production``): no benchmark code is installed.
+4. Runs the harness alternately, ours and doccano's: per round us-PostgreSQL, doccano,
+   us-SQLite, doccano (``--ours`` picks which of ours). Each of our runs is paired with the
+   doccano run right after it; the table gives, per phase, the medians over rounds and the
+   median of the paired ratios (our per_s / doccano's per_s, our p99 / doccano's p99).
+5. Writes every harness JSON line (with ``bench_target`` and ``bench_round`` added) to
+   ``bench/results/peers-<time>.jsonl`` (gitignored) and stops everything it started, also on
+   Ctrl-C or SIGTERM. Every harness run has a time limit, and so has the whole run
+   (``--max-minutes``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.stack import Stack, free_port
+
+REPO = Path(__file__).resolve().parent.parent
+HARNESS = REPO.parent / "shared" / "peers"
+RESULTS = REPO / "bench" / "results"
+ADAPTER = REPO / "bench" / "peers_adapter.py"
+# The Django settings our servers run; another module (e.g. annotation.settings.bench) via the
+# environment or --settings. This is the only place that names it.
+SETTINGS_MODULE = os.environ.get("HUMAN_PERF_SETTINGS", "annotation.settings.production")
+ADMIN = ("admin", "pass")  # the same account name and password on every server (all on loopback)
+DOCCANO_PINS = ["doccano>=1.8,<1.9", "marshmallow<4", "numpy<2"]  # the harness README's install line
+CLIENT_PINS = ["requests>=2.31,<3"]
+# Our variables that must not leak into doccano's environment (it reads DATABASE_URL, DEBUG, ...).
+OUR_VARIABLES = (
+    "DJANGO_SETTINGS_MODULE",
+    "DATABASE_URL",
+    "DB_CONN_MAX_AGE",
+    "CELERY_BROKER_URL",
+    "CELERY_RESULT_BACKEND",
+    "CELERY_QUEUE",
+    "CACHE_URL",
+    "SECRET_KEY",
+    "DEBUG",
+    "ALLOWED_HOSTS",
+    "MEDIA_ROOT",
+    "STATIC_ROOT",
+)
+
+
+def log(*parts) -> None:
+    print("[peers]", *parts, file=sys.stderr, flush=True)
+
+
+# --- installing ----------------------------------------------------------------------------
+
+
+def run_bounded(command: list[str], *, timeout: float, env: dict | None = None, log_file: Path | None = None) -> None:
+    """Run a set-up command to completion within ``timeout`` seconds, its output to ``log_file``."""
+    out = open(log_file, "ab") if log_file else subprocess.DEVNULL  # noqa: SIM115 - closed below
+    try:
+        process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            code = process.wait(timeout=max(1.0, timeout))
+        except BaseException:
+            _kill_group(process)
+            raise
+    finally:
+        if log_file:
+            out.close()
+    if code != 0:
+        raise RuntimeError(f"{' '.join(command[:4])} ... exited {code}" + (f": see {log_file}" if log_file else ""))
+
+
+def venv(path: Path, packages: list[str], *, probe: str, timeout: float, log_file: Path) -> Path:
+    """A virtual environment at ``path`` with ``packages``; reused when ``probe`` imports there."""
+    python = path / "bin" / "python"
+    if python.exists() and subprocess.run([python, "-c", probe], capture_output=True).returncode == 0:
+        log(f"reusing {path}")
+        return python
+    started = time.monotonic()
+    log(f"installing {' '.join(packages)} into {path} (log: {log_file})")
+    run_bounded([sys.executable, "-m", "venv", str(path)], timeout=120, log_file=log_file)
+    run_bounded([python, "-m", "pip", "install", "-q", "--upgrade", "pip"], timeout=300, log_file=log_file)
+    remaining = timeout - (time.monotonic() - started)
+    run_bounded([python, "-m", "pip", "install", "-q", *packages], timeout=remaining, log_file=log_file)
+    log(f"installed in {time.monotonic() - started:.0f} s")
+    return python
+
+
+# --- servers ---------------------------------------------------------------------------------
+
+
+def _kill_group(process: subprocess.Popen, grace: float = 15) -> None:
+    """SIGTERM the process group of a child started in its own session, SIGKILL after ``grace``."""
+    if process.poll() is None:
+        try:
+            os.killpg(process.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+    try:
+        process.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=5)
+
+
+def wait_http(url: str, *, timeout: float, process: subprocess.Popen | None = None, what: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as reply:
+                if reply.status == 200:
+                    return
+        except OSError:
+            pass
+        if process is not None and process.poll() is not None:
+            break
+        time.sleep(0.5)
+    raise RuntimeError(f"{what or url} did not answer 200 within {timeout:.0f} s")
+
+
+@dataclass
+class OurServer(Stack):
+    """bench/stack.py's production stack with the peers run's settings module and scratch folders.
+
+    ``sqlite=True`` is the embedded default instead: an SQLite file, Celery tasks run in-process,
+    a per-process memory cache, and neither PostgreSQL nor Redis.
+    """
+
+    sqlite: bool = False
+    ready_path: str = "/"  # production settings mount no /bench/ endpoint
+    scratch: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="peers-ours-")))
+
+    def environment(self) -> dict[str, str]:
+        env = super().environment()
+        env.update(
+            DJANGO_SETTINGS_MODULE=SETTINGS_MODULE,
+            MEDIA_ROOT=str(self.scratch / "media"),  # export files
+            STATIC_ROOT=str(self.scratch / "static"),
+        )
+        # gunicorn's control socket defaults to one path in the home folder, shared by every gunicorn
+        # on the machine (ours and other people's): each of ours gets its own.
+        env["GUNICORN_CMD_ARGS"] = f"--control-socket {self.scratch / 'gunicorn.ctl'}"
+        if self.sqlite:
+            for name in ("CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "CELERY_QUEUE", "CACHE_URL", "DB_CONN_MAX_AGE"):
+                env.pop(name, None)
+            env["DATABASE_URL"] = f"sqlite:///{self.scratch / 'db.sqlite3'}"
+        return env
+
+    def prepare(self) -> None:
+        if not self.sqlite:
+            self.start_services()
+            self.create_database()
+        self.manage("migrate")
+        self.manage("collectstatic", "--noinput")
+        self.manage("ensure_admin", "--username", ADMIN[0], "--password", ADMIN[1])
+
+    def start(self) -> None:
+        self.scratch.mkdir(parents=True, exist_ok=True)
+        self.prepare()
+        if not self.sqlite:
+            from celery import Celery
+
+            self.start_celery()
+            self.start_gunicorn()
+            self.wait_for_celery(Celery("peers", broker=self.broker_url, backend=self.broker_url), timeout=60)
+        else:
+            self.start_gunicorn()
+
+    @property
+    def queue(self) -> str:
+        return f"peers-{os.getpid()}"  # our own Celery queue (on Stack's Redis database)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def server_pids(self) -> list[str]:
+        return [f"{name}={process.pid}" for name, process in self.processes.items()]
+
+
+@dataclass
+class Doccano:
+    python: Path
+    home: Path
+    port: int = field(default_factory=free_port)
+    processes: dict[str, subprocess.Popen] = field(default_factory=dict)
+
+    def environment(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k not in OUR_VARIABLES}
+        env["DOCCANO_HOME"] = str(self.home)
+        return env
+
+    def cli(self) -> str:
+        return str(self.python.parent / "doccano")
+
+    def start(self, harness: Path) -> None:
+        self.home.mkdir(parents=True, exist_ok=True)
+        logs = self.home / "logs"
+        logs.mkdir(exist_ok=True)
+        env = self.environment()
+        run_bounded([self.cli(), "init"], env=env, timeout=300, log_file=logs / "init.log")
+        run_bounded(
+            [self.cli(), "createuser", "--username", ADMIN[0], "--password", ADMIN[1]],
+            env=env,
+            timeout=120,
+            log_file=logs / "init.log",
+        )
+        for name, command in (
+            (
+                "webserver",
+                [str(self.python), str(harness / "doccano_loopback.py"), "webserver", "--port", str(self.port)],
+            ),
+            ("task", [self.cli(), "task"]),
+        ):
+            out = open(logs / f"{name}.log", "wb")  # noqa: SIM115 - the child keeps it
+            self.processes[name] = subprocess.Popen(
+                command, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, cwd=self.home
+            )
+        # /v1/health/ answers 500 until the Celery worker is up as well
+        wait_http(
+            f"{self.base_url}/v1/health/",
+            timeout=180,
+            process=self.processes["webserver"],
+            what=f"doccano (logs in {logs})",
+        )
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def server_pids(self) -> list[str]:
+        return [f"{name}={process.pid}" for name, process in self.processes.items()]
+
+    def stop(self) -> None:
+        for process in reversed(list(self.processes.values())):
+            _kill_group(process)
+        self.processes.clear()
+
+
+# --- the harness -------------------------------------------------------------------------------
+
+
+def harness_command(args, client: Path, peer: str, base_url: str, pids: list[str], label: str) -> list[str]:
+    command = [str(client), str(args.harness / "bench_peers.py"), "--peer", peer, "--base-url", base_url]
+    command += ["--username", ADMIN[0], "--password", ADMIN[1], "--version-label", label]
+    for name in ("n_seq", "n_next", "n_conc", "threads", "repeats", "phase_timeout"):
+        command += ["--" + name.replace("_", "-"), str(getattr(args, name))]
+    for pid in pids:
+        command += ["--server-pid", pid]
+    if peer == "human-perf":
+        command += ["--adapter-file", str(ADAPTER)]
+    return command
+
+
+def run_harness(command: list[str], *, env: dict, timeout: float) -> dict:
+    """One harness run: its JSON line (progress goes through to our stderr)."""
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=None, cwd=command[1].rsplit("/", 1)[0], start_new_session=True
+    )
+    try:
+        out, _ = process.communicate(timeout=timeout)
+    except BaseException:
+        _kill_group(process, grace=5)
+        raise
+    if process.returncode != 0:
+        raise RuntimeError(f"the harness exited {process.returncode}")
+    return json.loads(out.decode().strip().splitlines()[-1])
+
+
+# --- the table -------------------------------------------------------------------------------------
+
+# (row label, phase key in a harness run, metric, higher is better)
+METRICS = [
+    ("(c) next item p50 ms", "next_item", "p50_ms", False),
+    ("(c) next item p99 ms", "next_item", "p99_ms", False),
+    ("(c) flow items/s", "next_item", "flow_items_per_s", True),
+    ("(a) sequential per_s", "sequential", "per_s", True),
+    ("(a) sequential p99 ms", "sequential", "p99_ms", False),
+    ("(b) concurrent per_s", "concurrent", "per_s", True),
+    ("(b) concurrent p99 ms", "concurrent", "p99_ms", False),
+    ("(d) export A wall s", "export_seq_project", "wall_s", False),
+    ("(d) export B wall s", "export_conc_project", "wall_s", False),
+]
+
+
+def figure(result: dict, phase: str, metric: str) -> float | None:
+    """The median over the run's repeats (None when the phase failed or did not run)."""
+    values = [(run.get(phase) or {}).get(metric) for run in result["runs"]]
+    values = [v for v in values if isinstance(v, int | float)]
+    return statistics.median(values) if values else None
+
+
+def errors(result: dict) -> int:
+    total = 0
+    for run in result["runs"]:
+        for phase in ("next_item", "sequential", "concurrent"):
+            total += sum(((run.get(phase) or {}).get("errors") or {}).values())
+        for phase in ("export_seq_project", "export_conc_project"):
+            total += "error" in (run.get(phase) or {})
+    return total
+
+
+def _fmt(value: float | None, digits: int = 2) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def table(pairs: dict[str, list[tuple[dict, dict]]], doccano_runs: list[dict]) -> str:
+    """Medians per target, and per pairing the median (min-max) of our figure over doccano's."""
+    ours = list(pairs)
+    header = ["phase / metric", *ours, "doccano", *(f"{t} / doccano" for t in ours)]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for label, phase, metric, _ in METRICS:
+        row = [label]
+        for target in ours:
+            row.append(_fmt(_median([figure(us, phase, metric) for us, _ in pairs[target]])))
+        row.append(_fmt(_median([figure(d, phase, metric) for d in doccano_runs])))
+        for target in ours:
+            ratios = []
+            for us, them in pairs[target]:
+                a, b = figure(us, phase, metric), figure(them, phase, metric)
+                if a is not None and b:
+                    ratios.append(a / b)
+            cell = _fmt(_median(ratios), 3)
+            if len(ratios) > 1:
+                cell += f" ({min(ratios):.3f}-{max(ratios):.3f})"
+            row.append(cell)
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
+def _median(values: list[float | None]) -> float | None:
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+# --- main ------------------------------------------------------------------------------------------
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=1, help="rounds of: us-PostgreSQL, doccano, us-SQLite, doccano")
+    parser.add_argument("--n-seq", type=int, default=1000)
+    parser.add_argument("--n-next", type=int, default=200)
+    parser.add_argument("--n-conc", type=int, default=2000)
+    parser.add_argument("--threads", type=int, default=16)
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--phase-timeout", type=float, default=300.0, help="the harness's bound per phase, seconds")
+    parser.add_argument("--ours", default="postgres,sqlite", help="which of our servers: postgres, sqlite or both")
+    parser.add_argument("--settings", default=None, help=f"our Django settings module (default {SETTINGS_MODULE})")
+    parser.add_argument("--harness", type=Path, default=HARNESS, help="folder of bench_peers.py (not copied here)")
+    parser.add_argument("--scratch", type=Path, default=None, help="scratch folder (default: a new temporary one)")
+    parser.add_argument("--keep-scratch", action="store_true", help="keep the scratch folder (and its installs)")
+    parser.add_argument("--install-timeout", type=float, default=1200.0, help="seconds for doccano's pip install")
+    parser.add_argument("--max-minutes", type=float, default=120.0, help="the whole run's time limit")
+    args = parser.parse_args(argv)
+    args.ours = [t.strip() for t in args.ours.split(",") if t.strip()]
+    problems = []
+    if not set(args.ours) <= {"postgres", "sqlite"} or not args.ours:
+        problems.append("--ours takes postgres, sqlite or postgres,sqlite")
+    if args.rounds < 1 or min(args.n_seq, args.n_conc, args.threads, args.repeats) < 1 or args.n_next < 0:
+        problems.append("--rounds, --n-seq, --n-conc, --threads and --repeats must be >= 1, --n-next >= 0")
+    if not (args.harness / "bench_peers.py").is_file():
+        problems.append(f"no bench_peers.py in {args.harness} (give --harness)")
+    if problems:
+        parser.error("; ".join(problems))
+    return args
+
+
+def main(argv=None) -> int:
+    global SETTINGS_MODULE
+    args = parse_args(argv)
+    if args.settings:
+        SETTINGS_MODULE = args.settings
+    started = time.monotonic()
+    deadline = started + args.max_minutes * 60
+
+    def on_signal(signum, _frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    # SIGINT too: a shell starts background jobs with it ignored, and Ctrl-C must still stop everything
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, on_signal)
+
+    made_scratch = args.scratch is None
+    scratch = (args.scratch or Path(tempfile.mkdtemp(prefix="peers-"))).resolve()
+    scratch.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="run-", dir=scratch))  # this run's data: databases, homes, logs
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    results_path = RESULTS / f"peers-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
+    servers: list = []
+    try:
+        client = venv(
+            scratch / "client", CLIENT_PINS, probe="import requests", timeout=300, log_file=scratch / "client-pip.log"
+        )
+        doccano_python = venv(
+            scratch / "doccano",
+            DOCCANO_PINS,
+            probe="import backend.cli, marshmallow, numpy; assert int(numpy.__version__.split('.')[0]) < 2",
+            timeout=args.install_timeout,
+            log_file=scratch / "doccano-pip.log",
+        )
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
+        ).stdout.strip()
+
+        log(f"starting doccano (home {work / 'doccano-home'})")
+        doccano = Doccano(python=doccano_python, home=work / "doccano-home")
+        servers.append(doccano)
+        doccano.start(args.harness)
+        doccano_version = subprocess.run(
+            [str(doccano_python), "-m", "pip", "show", "doccano"], capture_output=True, text=True
+        ).stdout
+        doccano_label = next(
+            (f"doccano {line.split()[1]}" for line in doccano_version.splitlines() if line.startswith("Version:")),
+            "doccano",
+        )
+
+        ours: dict[str, OurServer] = {}
+        for target in args.ours:
+            log(f"starting our {target} server ({SETTINGS_MODULE})")
+            server = OurServer(
+                database=f"peers_bench_{os.getpid()}",
+                sqlite=target == "sqlite",
+                scratch=work / f"ours-{target}",
+                log_dir=work / f"ours-{target}" / "logs",
+            )
+            server.log_dir.mkdir(parents=True, exist_ok=True)
+            servers.append(server)
+            server.start()
+            ours[target] = server
+
+        per_run = args.repeats * 7 * args.phase_timeout + 180  # 7 bounded phases per repeat, and start-up
+        pairs: dict[str, list[tuple[dict, dict]]] = {t: [] for t in ours}
+        doccano_runs: list[dict] = []
+        order = [step for target in ours for step in (target, "doccano")]
+        for round_number in range(1, args.rounds + 1):
+            waiting: tuple[str, dict] | None = None  # our last run, until the doccano run after it
+            for target in order:
+                remaining = deadline - time.monotonic()
+                if remaining < 30:
+                    raise TimeoutError(f"--max-minutes {args.max_minutes} reached")
+                if target == "doccano":
+                    command = harness_command(
+                        args, client, "doccano", doccano.base_url, doccano.server_pids(), doccano_label
+                    )
+                    env = doccano.environment()
+                else:
+                    server = ours[target]
+                    label = f"human-perf {commit} {target} {SETTINGS_MODULE}"
+                    command = harness_command(args, client, "human-perf", server.base_url, server.server_pids(), label)
+                    env = {**server.environment(), "HUMAN_PERF_PYTHON": sys.executable}
+                log(f"round {round_number}: {target}")
+                result = run_harness(command, env=env, timeout=min(per_run, remaining))
+                result["bench_target"] = "doccano" if target == "doccano" else f"us-{target}"
+                result["bench_round"] = round_number
+                with open(results_path, "a", encoding="utf-8") as f:
+                    f.write(json.dumps(result, ensure_ascii=False) + "\n")
+                if errors(result):
+                    log(f"round {round_number}: {target} had {errors(result)} errors (see {results_path})")
+                if target == "doccano":
+                    doccano_runs.append(result)
+                    if waiting is not None:
+                        pairs[waiting[0]].append((waiting[1], result))
+                        waiting = None
+                else:
+                    waiting = (target, result)
+        params = f"--n-seq {args.n_seq} --n-next {args.n_next} --n-conc {args.n_conc} --threads {args.threads}"
+        print(f"\nPeer harness, {args.rounds} round(s), {params} --repeats {args.repeats}; commit {commit}")
+        print("medians over rounds (each run: median over its repeats); ratios paired with the next doccano run\n")
+        print(table(pairs, doccano_runs))
+        print(f"\nraw JSON lines: {results_path}")
+        return 0
+    except KeyboardInterrupt as exc:
+        log(f"interrupted ({exc or 'Ctrl-C'}): stopping everything")
+        return 130
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up short
+        for server in reversed(servers):
+            try:
+                server.stop()
+            except Exception as exc:  # keep stopping the others
+                log(f"could not stop {type(server).__name__}: {exc}")
+        if args.keep_scratch:
+            log(f"kept {scratch}")
+        elif made_scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
+        else:  # a scratch folder given: keep its installs, drop this run's data
+            shutil.rmtree(work, ignore_errors=True)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
