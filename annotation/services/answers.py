@@ -86,14 +86,21 @@ class ValidSpan:
     text: str
 
 
+@dataclass(frozen=True)
+class NextItem:
+    """The test step's next item, already marked shown, and the progress at it."""
+
+    response: Response
+    progress: Progress
+
+
 @dataclass
 class SubmitResult:
     response: Response
     spans: list[AnswerSpan] = field(default_factory=list)
     step_finished: bool = False
     state: str = ""
-    next_item: Response | None = None  # the test step's next item, already marked shown
-    next_progress: Progress | None = None  # the progress at that item
+    next: NextItem | None = None  # in the test step, the item that follows the locked one
 
 
 # --- Reading back ---------------------------------------------------------------
@@ -304,8 +311,7 @@ def _lock(
     result = SubmitResult(response=response, spans=rows, step_finished=following is None, state=participation.state)
     if following is not None and response.phase == Response.Phase.TEST:
         assert head.size is not None  # read with the pending rows, of which ``response`` is one
-        result.next_item = following
-        result.next_progress = steps.progress_at(following, head.size)
+        result.next = NextItem(following, steps.progress_at(following, head.size))
     return result
 
 

@@ -169,10 +169,15 @@ def progress_at(item: Response, step_size: int) -> Progress:
 
 
 def progress(*, participation: Participation, phase: str | None = None) -> Progress | None:
-    """How far the worker is in a phase (the current one by default)."""
+    """How far the worker is in a phase (the current one by default); None outside training and test."""
     phase = phase or phase_for(participation)
     if phase is None:
         return None
+    return phase_progress(participation=participation, phase=phase)
+
+
+def phase_progress(*, participation: Participation, phase: str) -> Progress:
+    """How far the worker is in ``phase``."""
     counts = Response.objects.filter(participation=participation, phase=phase).aggregate(
         total=Count("id"), done=Count("id", filter=~Q(status=Response.Status.PENDING))
     )
