@@ -20,10 +20,12 @@ operation can answer to the OpenAPI schema.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404
 from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.plumbing import ComponentRegistry
 from rest_framework import exceptions, serializers
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
@@ -46,11 +48,13 @@ CODES: tuple[tuple[type[exceptions.APIException], str], ...] = (
 )
 
 
-def error_body(code: str, detail: str, **extra) -> dict:
+def error_body(code: str, detail: str, **extra: Any) -> dict[str, Any]:
     return {"error": code, "detail": detail, **extra}
 
 
-def error_response(code: str, detail: str, status: int, *, headers: dict | None = None, **extra) -> Response:
+def error_response(
+    code: str, detail: str, status: int, *, headers: dict[str, str] | None = None, **extra: Any
+) -> Response:
     return Response(error_body(code, detail, **extra), status=status, headers=headers)
 
 
@@ -64,7 +68,7 @@ def error_code(exc: exceptions.APIException) -> str:
     return codes if isinstance(codes, str) else exc.default_code
 
 
-def _messages(value, path: str = "") -> Iterator[tuple[str, str]]:
+def _messages(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
     """(path, message) pairs of a DRF error structure; nested paths are dotted (``shots.0``)."""
     if isinstance(value, dict):
         for key, item in value.items():
@@ -76,7 +80,7 @@ def _messages(value, path: str = "") -> Iterator[tuple[str, str]]:
         yield path, str(value)
 
 
-def field_errors(detail) -> dict[str, list[str]]:
+def field_errors(detail: Any) -> dict[str, list[str]]:
     """DRF's error detail as ``{field: [message, ...]}``: top-level fields, nested messages prefixed with their path."""
     non_field = api_settings.NON_FIELD_ERRORS_KEY
     if not isinstance(detail, dict):
@@ -105,16 +109,20 @@ def as_api_exception(exc: Exception) -> exceptions.APIException | None:
     return None
 
 
-def exception_handler(exc: Exception, context: dict) -> Response | None:
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's EXCEPTION_HANDLER: the API's errors in one shape; None lets anything else become a 500."""
     api_exc = as_api_exception(exc)
     if api_exc is None:
         return None
-    headers = {}
-    if getattr(api_exc, "auth_header", None):
-        headers["WWW-Authenticate"] = api_exc.auth_header
-    if getattr(api_exc, "wait", None):
-        headers["Retry-After"] = str(int(api_exc.wait))
+    headers: dict[str, str] = {}
+    # Set on some exceptions only: auth_header by the view (NotAuthenticated, AuthenticationFailed), wait by
+    # Throttled.
+    auth_header = getattr(api_exc, "auth_header", None)
+    if auth_header:
+        headers["WWW-Authenticate"] = auth_header
+    wait = getattr(api_exc, "wait", None)
+    if wait:
+        headers["Retry-After"] = str(int(wait))
     code = error_code(api_exc)
     if isinstance(api_exc, exceptions.ValidationError):
         fields = field_errors(api_exc.detail)
@@ -139,7 +147,8 @@ class ErrorSerializer(serializers.Serializer):
         "(e.g. no_session, already_locked)."
     )
     detail = serializers.CharField(help_text="What went wrong, for people.")
-    fields = serializers.DictField(
+    # Ignored: the stubs cannot see SerializerMetaclass take declared fields off the class (`fields` stays a property).
+    fields = serializers.DictField(  # type: ignore[assignment]
         child=serializers.ListField(child=serializers.CharField()),
         required=False,
         help_text="Validation errors (400 invalid) only: each field's messages; non_field_errors for the input "
@@ -156,7 +165,9 @@ class ErrorResponsesSchema(AutoSchema):
     those are left out so the schema lists what a correct client can meet.
     """
 
-    def get_operation(self, path, path_regex, path_prefix, method, registry):
+    def get_operation(
+        self, path: str, path_regex: str, path_prefix: str, method: str, registry: ComponentRegistry
+    ) -> dict[str, Any] | None:
         operation = super().get_operation(path, path_regex, path_prefix, method, registry)
         if operation is None:
             return None

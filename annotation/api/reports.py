@@ -19,7 +19,7 @@ from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
 from annotation.api.errors import ErrorResponsesSchema, ErrorSerializer
-from annotation.models import ExportJob
+from annotation.models import ExportJob, Study
 from annotation.reporting.exports import EXPORT_KINDS, export_job_create
 from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.scores import annotator_rows
@@ -39,7 +39,7 @@ _STUDIES_PARAMETER = OpenApiParameter(
 )
 
 
-def _studies_from_query(request: Request):
+def _studies_from_query(request: Request) -> list[Study]:
     raw = request.query_params.get("studies", "")
     if raw.strip() == "all":
         return select_studies(all_studies=True)

@@ -23,8 +23,11 @@ leaves the server through ``reveal`` and the training-step submit response.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from django.db import transaction
+from django.http import HttpRequest, HttpResponseBase
 from django.middleware.csrf import get_token
 from django.utils.cache import add_never_cache_headers
 from drf_spectacular.utils import extend_schema
@@ -33,7 +36,8 @@ from rest_framework.authentication import CSRFCheck
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import JSONParser
 from rest_framework.permissions import SAFE_METHODS, BasePermission
-from rest_framework.renderers import JSONRenderer
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.request import Request
 from rest_framework.response import Response as JSONResponse
 from rest_framework.views import APIView
 
@@ -55,6 +59,7 @@ from annotation.models import Participation, Response
 from annotation.services import answers, lifecycle, reveal, steps, timing, training_filter
 from annotation.services.answers import AnswerError, InvalidAnswer, NotInStep, NotYourItem
 from annotation.services.entry import completion_target
+from annotation.services.steps import Progress
 from annotation.services.worker_sql import StepHead, WorkerState
 
 TAGS = ["worker session"]
@@ -70,11 +75,11 @@ class HasWorkerSession(BasePermission):
     message = "open the study's link from your crowd platform first (no worker session)"
     code = "no_session"
 
-    def has_permission(self, request, view) -> bool:
-        return view.worker is not None
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        return isinstance(view, WorkerSessionView) and view.worker is not None
 
 
-def load_worker_state(request) -> WorkerState | None:
+def load_worker_state(request: HttpRequest) -> WorkerState | None:
     """The request's participation as the worker cookie names it, read in one statement; None without one."""
     participation_id = worker_cookie.participation_id(request)
     if participation_id is None:
@@ -85,8 +90,15 @@ def load_worker_state(request) -> WorkerState | None:
 class JSONAlways(DefaultContentNegotiation):
     """The session API answers JSON whatever the Accept header says (one renderer: nothing to choose)."""
 
-    def select_renderer(self, request, renderers, format_suffix=None):
-        return renderers[0], renderers[0].media_type
+    def select_renderer(
+        self, request: Request, renderers: Iterable[BaseRenderer], format_suffix: str | None = None
+    ) -> tuple[BaseRenderer, str]:
+        renderer = next(iter(renderers))
+        return renderer, renderer.media_type
+
+
+def _no_view(request: HttpRequest) -> HttpResponseBase:
+    raise AssertionError("the CSRF check is only asked for its verdict: there is no view to call")
 
 
 class WorkerSessionView(APIView):
@@ -99,21 +111,30 @@ class WorkerSessionView(APIView):
     worker: WorkerState | None = None
 
     @property
-    def participation(self) -> Participation | None:
-        return self.worker.participation if self.worker is not None else None
+    def session(self) -> WorkerState:
+        """What the request read at its start, once HasWorkerSession has let it through."""
+        assert self.worker is not None, "HasWorkerSession lets no request without a worker session through"
+        return self.worker
 
-    def initial(self, request, *args, **kwargs):
+    @property
+    def participation(self) -> Participation:
+        """The session's participation (the views run only once HasWorkerSession has let them)."""
+        return self.session.participation
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         if request.method not in SAFE_METHODS:
-            reason = CSRFCheck(lambda _request: None).process_view(request._request, None, (), {})
+            # As DRF's SessionAuthentication checks it: outside the middleware chain, with no view (so no
+            # csrf_exempt); CSRFCheck answers the reason of a refusal instead of a response.
+            reason = CSRFCheck(_no_view).process_view(request._request, _no_view, (), {})
             if reason:
                 raise exceptions.PermissionDenied(f"CSRF failed: {reason}", code="csrf_failed")
         self.worker = load_worker_state(request._request)
         super().initial(request, *args, **kwargs)
 
-    def get_exception_handler(self):
+    def get_exception_handler(self) -> Callable[[Exception, dict[str, Any]], JSONResponse | None]:
         return errors.exception_handler  # the API's one error shape, whatever the settings name
 
-    def handle_exception(self, exc):
+    def handle_exception(self, exc: Exception) -> JSONResponse:
         if isinstance(exc, AnswerError):
             self.log_refusal(exc)
             extra = {"answer": exc.stored} if isinstance(exc, answers.AlreadyLocked) else {}
@@ -124,9 +145,9 @@ class WorkerSessionView(APIView):
 
     def log_refusal(self, exc: AnswerError) -> None:
         # Debug only: refusals are routine (double clicks, stale pages). The code, never the answer's text.
-        participation = self.participation
-        if participation is None or not logger.isEnabledFor(logging.DEBUG):
+        if self.worker is None or not logger.isEnabledFor(logging.DEBUG):
             return  # the worker's id is read only when it will be logged
+        participation = self.worker.participation
         worker = participation.worker
         logger.debug(
             "refused %s %s: %s (participation %s, %s worker %s)",
@@ -138,18 +159,18 @@ class WorkerSessionView(APIView):
             worker.external_id,
         )
 
-    def finalize_response(self, request, response, *args, **kwargs):
+    def finalize_response(self, request: Request, response: JSONResponse, *args: Any, **kwargs: Any) -> JSONResponse:
         response = super().finalize_response(request, response, *args, **kwargs)
         add_never_cache_headers(response)  # a worker's items and answers are never cached
         return response
 
-    def body(self) -> dict:
+    def body(self) -> dict[str, Any]:
         data = self.request.data
         if not isinstance(data, dict):
             raise InvalidAnswer("invalid_payload", "send a JSON object")
         return data
 
-    def item_id(self, data: dict):
+    def item_id(self, data: dict[str, Any]) -> int:
         item = data.get("item")
         if isinstance(item, bool) or not isinstance(item, int):
             raise InvalidAnswer("invalid_item", "item must be the integer id of your current item")
@@ -227,9 +248,12 @@ def session_payload(participation: Participation, known: StepHead | None = None)
     if head is not None and head.current is None:
         settle(participation)
         head = steps.current_step(participation=participation)
-    item = head.current if head is not None else None
-    if item is not None:
+    item: Response | None = None
+    progress: Progress | None
+    if head is not None and head.current is not None:
+        item = head.current
         timing.mark_shown(item)
+        assert head.size is not None  # read with the pending rows, of which the current item is one
         progress = steps.progress_at(item, head.size)
     else:
         progress = steps.progress(participation=participation)
@@ -255,9 +279,9 @@ class CurrentView(WorkerSessionView):
         "Test-step items never carry gold, scores or hints.",
         responses={200: SESSION, 403: ERROR},
     )
-    def get(self, request):
+    def get(self, request: Request) -> JSONResponse:
         get_token(request._request)  # sets the csrftoken cookie for scripted clients
-        return JSONResponse(session_payload(self.participation, known=self.worker.step))
+        return JSONResponse(session_payload(self.participation, known=self.session.step))
 
 
 class StartView(WorkerSessionView):
@@ -267,8 +291,8 @@ class StartView(WorkerSessionView):
         request=None,
         responses={200: SESSION, **ERRORS},
     )
-    def post(self, request):
-        participation, known = self.participation, self.worker.step
+    def post(self, request: Request) -> JSONResponse:
+        participation, known = self.participation, self.session.step
         if participation.state == Participation.State.CLAIMED:
             known = None  # begin writes: the step is read afresh
             try:
@@ -291,7 +315,7 @@ class SubmitView(WorkerSessionView):
         request=SUBMIT,
         responses={200: LOCKED, **ERRORS},
     )
-    def post(self, request):
+    def post(self, request: Request) -> JSONResponse:
         data = self.body()
         result = answers.submit(
             participation=self.participation,
@@ -301,7 +325,7 @@ class SubmitView(WorkerSessionView):
             offset_unit=data.get("offset_unit", "codepoint"),
             confidence=data.get("confidence"),
             no_answer=data.get("no_answer", False),
-            known=self.worker,
+            known=self.session,
         )
         return JSONResponse(_locked_body(self.participation, result))
 
@@ -313,29 +337,29 @@ class SkipView(WorkerSessionView):
         request=SKIP,
         responses={200: LOCKED, **ERRORS},
     )
-    def post(self, request):
+    def post(self, request: Request) -> JSONResponse:
         data = self.body()
         result = answers.skip(
             participation=self.participation,
             item_id=self.item_id(data),
             confidence=data.get("confidence"),
-            known=self.worker,
+            known=self.session,
         )
         return JSONResponse(_locked_body(self.participation, result))
 
 
-def _locked_body(participation: Participation, result: answers.SubmitResult) -> dict:
-    body = {
+def _locked_body(participation: Participation, result: answers.SubmitResult) -> dict[str, Any]:
+    body: dict[str, Any] = {
         "answer": answers.stored_answer(result.response, result.spans),
         "step_finished": result.step_finished,
         "state": result.state,
     }
     if result.response.phase == Response.Phase.TRAINING:
         body["reveal"] = reveal.reveal_payload(result.response, result.spans)
-    elif result.next_item is not None:
+    elif result.next is not None:
         body["next"] = {
-            "progress": result.next_progress.as_dict(),
-            "item": item_payload(participation, result.next_item),
+            "progress": result.next.progress.as_dict(),
+            "item": item_payload(participation, result.next.response),
         }
     return body
 
@@ -346,18 +370,18 @@ class ItemView(WorkerSessionView):
         summary="One of your items: the current one, or a locked one with your answer",
         responses={200: SESSION, 403: ERROR, 409: ERROR},
     )
-    def get(self, request, item_id: int):
+    def get(self, request: Request, item_id: int) -> JSONResponse:
         participation = self.participation
         response = Response.objects.select_related("example").filter(pk=item_id, participation=participation).first()
         if response is None:
             raise NotYourItem("not_your_item", "this item is not assigned to you")
         if not response.is_locked:
-            head = steps.current_step(participation=participation, known=self.worker.step)
+            head = steps.current_step(participation=participation, known=self.session.step)
             current = head.current if head is not None else None
             if current is None or current.pk != response.pk:
                 raise answers.NotCurrentItem("not_current_item", "this is not your current item")
             timing.mark_shown(response)
-        progress = steps.progress(participation=participation, phase=response.phase)
+        progress = steps.phase_progress(participation=participation, phase=response.phase)
         return JSONResponse(
             {
                 "state": participation.state,
@@ -376,7 +400,7 @@ class RevealView(WorkerSessionView):
         summary="Gold for one of your locked training items (409 before lock, 403 for test)",
         responses={200: REVEAL, 403: ERROR, 409: ERROR},
     )
-    def get(self, request, item_id: int):
+    def get(self, request: Request, item_id: int) -> JSONResponse:
         return JSONResponse(reveal.reveal(participation=self.participation, item_id=item_id))
 
 
@@ -384,11 +408,11 @@ class ProgressView(WorkerSessionView):
     @extend_schema(
         tags=TAGS, summary="Progress in the training and test steps", responses={200: PROGRESS_BOTH, 403: ERROR}
     )
-    def get(self, request):
+    def get(self, request: Request) -> JSONResponse:
         participation = self.participation
-        phases = {}
+        phases: dict[str, dict[str, Any] | None] = {}
         for phase in (Response.Phase.TRAINING, Response.Phase.TEST):
-            progress = steps.progress(participation=participation, phase=phase)
+            progress = steps.phase_progress(participation=participation, phase=phase)
             phases[phase] = progress.as_dict() if progress.total else None
         return JSONResponse({"state": participation.state, **phases})
 
@@ -400,7 +424,7 @@ class EventView(WorkerSessionView):
         request=EVENT,
         responses={200: RECORDED, **ERRORS},
     )
-    def post(self, request):
+    def post(self, request: Request) -> JSONResponse:
         data = self.body()
         item_id = self.item_id(data)
         kind = data.get("type")

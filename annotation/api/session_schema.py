@@ -4,6 +4,8 @@ The views validate through the services (to give stable error codes), so
 these serializers describe the JSON; they do not parse it.
 """
 
+from typing import Any
+
 from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers
 
@@ -50,7 +52,7 @@ EVENT = inline_serializer(
 )
 
 
-def _obj(name: str, fields: dict, **kwargs):
+def _obj(name: str, fields: dict[str, serializers.Field], **kwargs: Any) -> serializers.Serializer:
     return inline_serializer(name, fields, **kwargs)
 
 

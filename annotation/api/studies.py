@@ -8,8 +8,12 @@ Errors are the API's one shape (annotation.api.errors).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError
+from django.db.models import QuerySet
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -21,17 +25,30 @@ from drf_spectacular.utils import (
 )
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotAuthenticated, ValidationError
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.permissions import IsAdminUser
-from rest_framework.renderers import JSONRenderer
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.serializers import BaseSerializer
 from rest_framework.views import APIView
 
 from annotation.api.errors import ErrorResponsesSchema, ErrorSerializer
 from annotation.models import Condition, FilterDecision, Participation, ParticipationEvent, Study, Worker
 from annotation.services import blocklist, lifecycle, slots, studies, training_filter
 from tasks_app.models import Task
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User  # AUTH_USER_MODEL
+
+
+def _admin(request: Request) -> User:
+    """The signed-in admin who makes the request (IsAdminUser lets no anonymous request through)."""
+    user = request.user
+    if not user.is_authenticated:
+        raise NotAuthenticated()
+    return user
 
 
 def _as_400(exc: DjangoValidationError) -> ValidationError:
@@ -57,15 +74,15 @@ class ConditionCountsSerializer(serializers.Serializer):
     abandoned = serializers.IntegerField()
 
 
-class ConditionSerializer(serializers.ModelSerializer):
-    study = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+class ConditionSerializer(serializers.ModelSerializer[Condition]):
+    study: serializers.SlugRelatedField[Study] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
 
     class Meta:
         model = Condition
         fields = ["id", "study", "shots", "training_set"]
 
 
-class StudySerializer(serializers.ModelSerializer):
+class StudySerializer(serializers.ModelSerializer[Study]):
     task = serializers.SlugRelatedField(slug_field="slug", queryset=Task.objects.all())
     shots = serializers.ListField(
         child=serializers.IntegerField(min_value=0),
@@ -97,7 +114,7 @@ class StudySerializer(serializers.ModelSerializer):
     def get_entry_path(self, study: Study) -> str:
         return f"/join/{study.slug}/"
 
-    def validate(self, attrs):
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if self.instance is not None and "task" in attrs and attrs["task"] != self.instance.task:
             raise ValidationError({"task": "The task of a study cannot change; create a new study."})
         if self.instance is not None and "slug" in attrs and attrs["slug"] != self.instance.slug:
@@ -118,16 +135,16 @@ class StandardDesignSerializer(serializers.Serializer):
     open = serializers.BooleanField(default=False, help_text="Open the study right away.")
 
 
-class EventSerializer(serializers.ModelSerializer):
-    actor = serializers.StringRelatedField()
+class EventSerializer(serializers.ModelSerializer[ParticipationEvent]):
+    actor: serializers.StringRelatedField[User] = serializers.StringRelatedField()
 
     class Meta:
         model = ParticipationEvent
         fields = ["from_state", "to_state", "at", "reason", "actor"]
 
 
-class FilterDecisionSerializer(serializers.ModelSerializer):
-    decided_by = serializers.StringRelatedField()
+class FilterDecisionSerializer(serializers.ModelSerializer[FilterDecision]):
+    decided_by: serializers.StringRelatedField[User] = serializers.StringRelatedField()
 
     class Meta:
         model = FilterDecision
@@ -144,9 +161,9 @@ class FilterDecisionSerializer(serializers.ModelSerializer):
         ]
 
 
-class ParticipationSerializer(serializers.ModelSerializer):
-    worker = serializers.StringRelatedField()
-    study = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+class ParticipationSerializer(serializers.ModelSerializer[Participation]):
+    worker: serializers.StringRelatedField[Worker] = serializers.StringRelatedField()
+    study: serializers.SlugRelatedField[Study] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     shots = serializers.IntegerField(source="condition.shots", read_only=True)
     events = EventSerializer(many=True, read_only=True)
     filter_decisions = FilterDecisionSerializer(many=True, read_only=True)
@@ -178,7 +195,7 @@ class OverrideSerializer(serializers.Serializer):
     reason = serializers.CharField(max_length=400, help_text="Logged with the decision.")
 
 
-class WorkerSerializer(serializers.ModelSerializer):
+class WorkerSerializer(serializers.ModelSerializer[Worker]):
     class Meta:
         model = Worker
         fields = ["id", "platform", "external_id", "blocked", "blocked_reason", "created_at"]
@@ -200,13 +217,13 @@ class BlockSerializer(serializers.Serializer):
     update=extend_schema(summary="Replace a study's settings"),
     destroy=extend_schema(summary="Delete a study nobody has joined"),
 )
-class StudyViewSet(viewsets.ModelViewSet):
+class StudyViewSet(viewsets.ModelViewSet[Study]):
     schema = ErrorResponsesSchema()
     permission_classes = [IsAdminUser]
     serializer_class = StudySerializer
     queryset = Study.objects.select_related("task").prefetch_related("conditions")
 
-    def perform_create(self, serializer):
+    def perform_create(self, serializer: BaseSerializer[Study]) -> None:
         data = dict(serializer.validated_data)
         try:
             serializer.instance = studies.study_create(
@@ -220,13 +237,15 @@ class StudyViewSet(viewsets.ModelViewSet):
         except DjangoValidationError as exc:
             raise _as_400(exc) from None
 
-    def perform_update(self, serializer):
+    def perform_update(self, serializer: BaseSerializer[Study]) -> None:
+        study = serializer.instance
+        assert study is not None  # an update's serializer is bound to the study it updates
         data = dict(serializer.validated_data)
         for fixed in ("task", "slug"):
             data.pop(fixed, None)
         try:
             serializer.instance = studies.study_update(
-                study=serializer.instance,
+                study=study,
                 split_number=data.pop("split_number", None),
                 shots=data.pop("shots", None),
                 **data,
@@ -234,7 +253,7 @@ class StudyViewSet(viewsets.ModelViewSet):
         except DjangoValidationError as exc:
             raise _as_400(exc) from None
 
-    def perform_destroy(self, instance):
+    def perform_destroy(self, instance: Study) -> None:
         try:
             studies.study_delete(study=instance)
         except DjangoValidationError as exc:
@@ -242,7 +261,7 @@ class StudyViewSet(viewsets.ModelViewSet):
 
     @extend_schema(summary="Open, pause or close a study", request=StatusChangeSerializer, responses=StudySerializer)
     @action(detail=True, methods=["post"])
-    def status(self, request, pk=None):
+    def status(self, request: Request, pk: str | None = None) -> Response:
         serializer = StatusChangeSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
@@ -256,7 +275,7 @@ class StudyViewSet(viewsets.ModelViewSet):
         responses=ConditionCountsSerializer(many=True),
     )
     @action(detail=True, methods=["get"])
-    def counts(self, request, pk=None):
+    def counts(self, request: Request, pk: str | None = None) -> Response:
         study = self.get_object()
         return Response(ConditionCountsSerializer(slots.condition_counts([study])[study.pk], many=True).data)
 
@@ -266,7 +285,7 @@ class StudyViewSet(viewsets.ModelViewSet):
         responses={201: StudySerializer},
     )
     @action(detail=False, methods=["post"], url_path="standard-design")
-    def standard_design(self, request):
+    def standard_design(self, request: Request) -> Response:
         serializer = StandardDesignSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
@@ -290,12 +309,12 @@ class StudyViewSet(viewsets.ModelViewSet):
     ),
     retrieve=extend_schema(summary="A condition"),
 )
-class ConditionViewSet(viewsets.ReadOnlyModelViewSet):
+class ConditionViewSet(viewsets.ReadOnlyModelViewSet[Condition]):
     schema = ErrorResponsesSchema()
     permission_classes = [IsAdminUser]
     serializer_class = ConditionSerializer
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[Condition]:
         qs = Condition.objects.select_related("study").order_by("study_id", "shots")
         if slug := self.request.query_params.get("study"):
             qs = qs.filter(study__slug=slug)
@@ -313,12 +332,12 @@ class ConditionViewSet(viewsets.ReadOnlyModelViewSet):
     ),
     retrieve=extend_schema(summary="A participation with its events and filter decisions"),
 )
-class ParticipationViewSet(viewsets.ReadOnlyModelViewSet):
+class ParticipationViewSet(viewsets.ReadOnlyModelViewSet[Participation]):
     schema = ErrorResponsesSchema()
     permission_classes = [IsAdminUser]
     serializer_class = ParticipationSerializer
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[Participation]:
         qs = Participation.objects.select_related("study", "condition", "worker").prefetch_related(
             "events__actor", "filter_decisions__decided_by"
         )
@@ -336,7 +355,7 @@ class ParticipationViewSet(viewsets.ReadOnlyModelViewSet):
         responses=ParticipationSerializer,
     )
     @action(detail=True, methods=["post"])
-    def override(self, request, pk=None):
+    def override(self, request: Request, pk: str | None = None) -> Response:
         serializer = OverrideSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         participation = self.get_object()
@@ -345,7 +364,7 @@ class ParticipationViewSet(viewsets.ReadOnlyModelViewSet):
                 participation,
                 admit=serializer.validated_data["admit"],
                 reason=serializer.validated_data["reason"],
-                actor=request.user,
+                actor=_admin(request),
             )
         except (lifecycle.InvalidTransition, ValueError, IntegrityError) as exc:
             raise ValidationError({"state": [str(exc)]}) from None
@@ -356,12 +375,12 @@ class ParticipationViewSet(viewsets.ReadOnlyModelViewSet):
     list=extend_schema(summary="List workers", parameters=[OpenApiParameter("blocked", bool)]),
     retrieve=extend_schema(summary="A worker"),
 )
-class WorkerViewSet(viewsets.ReadOnlyModelViewSet):
+class WorkerViewSet(viewsets.ReadOnlyModelViewSet[Worker]):
     schema = ErrorResponsesSchema()
     permission_classes = [IsAdminUser]
     serializer_class = WorkerSerializer
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[Worker]:
         qs = Worker.objects.all()
         blocked = self.request.query_params.get("blocked")
         if blocked is not None:
@@ -370,12 +389,12 @@ class WorkerViewSet(viewsets.ReadOnlyModelViewSet):
 
     @extend_schema(summary="Block a worker from every study", request=BlockSerializer, responses=WorkerSerializer)
     @action(detail=True, methods=["post"])
-    def block(self, request, pk=None):
+    def block(self, request: Request, pk: str | None = None) -> Response:
         serializer = BlockSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
             worker = blocklist.block_worker(
-                worker=self.get_object(), reason=serializer.validated_data["reason"], actor=request.user
+                worker=self.get_object(), reason=serializer.validated_data["reason"], actor=_admin(request)
             )
         except DjangoValidationError as exc:
             raise _as_400(exc) from None
@@ -383,15 +402,18 @@ class WorkerViewSet(viewsets.ReadOnlyModelViewSet):
 
     @extend_schema(summary="Unblock a worker", request=None, responses=WorkerSerializer)
     @action(detail=True, methods=["post"])
-    def unblock(self, request, pk=None):
+    def unblock(self, request: Request, pk: str | None = None) -> Response:
         return Response(WorkerSerializer(blocklist.unblock_worker(worker=self.get_object())).data)
 
 
 class _FormatIsOurs(DefaultContentNegotiation):
     """``?format=`` names the export's shape here, not a DRF renderer; errors are JSON."""
 
-    def select_renderer(self, request, renderers, format_suffix=None):
-        return renderers[0], renderers[0].media_type
+    def select_renderer(
+        self, request: Request, renderers: Iterable[BaseRenderer], format_suffix: str | None = None
+    ) -> tuple[BaseRenderer, str]:
+        renderer = next(iter(renderers))
+        return renderer, renderer.media_type
 
 
 class ParticipantExportView(APIView):
@@ -414,7 +436,7 @@ class ParticipantExportView(APIView):
             404: OpenApiResponse(ErrorSerializer, description="No task with that slug"),
         },
     )
-    def get(self, request):
+    def get(self, request: Request) -> HttpResponse:
         slug = request.query_params.get("task", "")
         if not slug:
             raise ValidationError({"task": ["Give the task slug, e.g. ?task=sst2&format=prolific."]})

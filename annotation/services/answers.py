@@ -18,6 +18,7 @@ a step add their own statements.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -85,14 +86,21 @@ class ValidSpan:
     text: str
 
 
+@dataclass(frozen=True)
+class NextItem:
+    """The test step's next item, already marked shown, and the progress at it."""
+
+    response: Response
+    progress: Progress
+
+
 @dataclass
 class SubmitResult:
     response: Response
     spans: list[AnswerSpan] = field(default_factory=list)
     step_finished: bool = False
     state: str = ""
-    next_item: Response | None = None  # the test step's next item, already marked shown
-    next_progress: Progress | None = None  # the progress at that item
+    next: NextItem | None = None  # in the test step, the item that follows the locked one
 
 
 # --- Reading back ---------------------------------------------------------------
@@ -243,8 +251,8 @@ def _refuse_non_current(participation: Participation, item_id: int) -> AnswerErr
     return NotCurrentItem("not_current_item", "answer the items in order: this is not your current item")
 
 
-def _current(participation: Participation, item_id: Any, known: WorkerState | None) -> StepHead:
-    """The head of the participation's step if ``item_id`` names its current item."""
+def _current(participation: Participation, item_id: Any, known: WorkerState | None) -> tuple[StepHead, Response]:
+    """The head of the participation's step and its current item, if ``item_id`` names that item."""
     if isinstance(item_id, bool) or not isinstance(item_id, int):
         raise InvalidAnswer("invalid_item", "item must be the integer id of your current item")
     phase = steps.phase_for(participation)
@@ -253,18 +261,20 @@ def _current(participation: Participation, item_id: Any, known: WorkerState | No
         head = steps.step_head(participation=participation, phase=phase, known=known.step if known else None)
     if head is None or head.current is None or head.current.pk != item_id:
         raise _refuse_non_current(participation, item_id)
-    return head
+    return head, head.current
 
 
 def _lock(
     *,
     participation: Participation,
     head: StepHead,
+    response: Response,
     now: datetime,
-    changes: dict,
+    changes: Mapping[str, object],
     spans: list[ValidSpan],
 ) -> SubmitResult:
-    response, following = head.current, head.next
+    """Lock ``response``, the current item of ``head``, with ``changes``."""
+    following = head.next
     changes = {
         **changes,
         "submitted_at": now,
@@ -290,7 +300,7 @@ def _lock(
             raise _refuse_non_current(participation, response.pk)  # lost a race: now locked
         for name, value in changes.items():
             setattr(response, name, value)
-        if shown:
+        if shown and following is not None:  # only a following item is ever shown with the lock
             following.shown_at = following.last_seen_at = now
         lifecycle.touch(participation, at=now)
         if following is None:
@@ -300,8 +310,8 @@ def _lock(
                 lifecycle.finish_test(participation, at=now)
     result = SubmitResult(response=response, spans=rows, step_finished=following is None, state=participation.state)
     if following is not None and response.phase == Response.Phase.TEST:
-        result.next_item = following
-        result.next_progress = steps.progress_at(following, head.size)
+        assert head.size is not None  # read with the pending rows, of which ``response`` is one
+        result.next = NextItem(following, steps.progress_at(following, head.size))
     return result
 
 
@@ -322,8 +332,7 @@ def submit(
     ``known`` is the request's read of this participation, made before any write: its step and the
     task's label words are used instead of reading them again.
     """
-    head = _current(participation, item_id, known)
-    response = head.current
+    head, response = _current(participation, item_id, known)
     if offset_unit not in OFFSET_UNITS:
         raise InvalidAnswer("invalid_offset_unit", f"offset_unit must be one of {', '.join(OFFSET_UNITS)}")
     if not isinstance(no_answer, bool):
@@ -348,6 +357,7 @@ def submit(
     return _lock(
         participation=participation,
         head=head,
+        response=response,
         now=now or timezone.now(),
         changes=changes,
         spans=valid_spans,
@@ -363,12 +373,11 @@ def skip(
     now: datetime | None = None,
 ) -> SubmitResult:
     """Record a skip of the current test item (the empty answer, scored as such); ``known`` as for ``submit``."""
-    head = _current(participation, item_id, known)
-    response = head.current
+    head, response = _current(participation, item_id, known)
     if response.phase != Response.Phase.TEST:
         raise SkipNotAllowed("skip_not_allowed", "training items cannot be skipped")
     confidence = _check_confidence(confidence, required=False)
-    changes = {
+    changes: dict[str, object] = {
         "status": Status.SKIPPED,
         "label": "",
         "answer": [],
@@ -378,6 +387,7 @@ def skip(
     return _lock(
         participation=participation,
         head=head,
+        response=response,
         now=now or timezone.now(),
         changes=changes,
         spans=[],

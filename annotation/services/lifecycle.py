@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import secrets
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
-from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Participation, ParticipationEvent
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User  # AUTH_USER_MODEL
 
 State = Participation.State
 
@@ -43,7 +46,7 @@ def transition(
     *,
     to_state: str,
     reason: str = "",
-    actor: AbstractBaseUser | None = None,
+    actor: User | None = None,
     at: datetime | None = None,
 ) -> ParticipationEvent:
     """Move ``participation`` to ``to_state`` and record the event.
@@ -109,7 +112,7 @@ def finish_test(participation: Participation, *, at: datetime | None = None) -> 
 
 
 def exclude(
-    participation: Participation, *, reason: str, actor: AbstractBaseUser | None = None, at: datetime | None = None
+    participation: Participation, *, reason: str, actor: User | None = None, at: datetime | None = None
 ) -> ParticipationEvent:
     """Take the worker out of the study (training filter or an admin). Their slot reopens, and they get
     a completion code all the same: an excluded worker is paid for the time spent, which on the

@@ -169,7 +169,7 @@ _PICTOGRAPHIC_RANGES = [
 _PICTOGRAPHIC_STARTS = [lo for lo, _ in _PICTOGRAPHIC_RANGES]
 
 # Prepend: format characters that attach to what follows (Arabic number signs and a few Brahmic ones).
-_PREPEND = {
+_PREPEND_CODEPOINTS = {
     0x0600,
     0x0601,
     0x0602,
@@ -310,7 +310,7 @@ def _break_property(ch: str) -> str:
         return _RI
     if 0x1F3FB <= cp <= 0x1F3FF or 0xE0020 <= cp <= 0xE007F or cp in _EXTRA_EXTEND:
         return _EXTEND  # skin-tone modifiers, emoji tag characters
-    if cp in _PREPEND:
+    if cp in _PREPEND_CODEPOINTS:
         return _PREPEND
     category = unicodedata.category(ch)
     if category in ("Mn", "Me"):

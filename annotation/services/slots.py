@@ -130,7 +130,7 @@ _STATE_FIELDS = {
     "excluded": State.EXCLUDED,
     "abandoned": State.ABANDONED,
 }
-_FIELD_OF_STATE = {state: name for name, state in _STATE_FIELDS.items()}
+_FIELD_OF_STATE: dict[str, str] = {state: name for name, state in _STATE_FIELDS.items()}
 
 
 def condition_counts(studies: Iterable[Study]) -> dict[int, list[ConditionCounts]]:

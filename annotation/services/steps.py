@@ -33,7 +33,7 @@ State = Participation.State
 Phase = Response.Phase
 
 # Which step each state works in; the other states have none.
-PHASE_OF_STATE = {State.TRAINING: Phase.TRAINING, State.TEST: Phase.TEST}
+PHASE_OF_STATE: dict[str, str] = {State.TRAINING: Phase.TRAINING, State.TEST: Phase.TEST}
 
 
 class StepUnavailable(Exception):
@@ -87,10 +87,13 @@ def _test_example_ids(participation: Participation) -> list[int]:
 
 
 def _ensure_test_seed(participation: Participation) -> int:
-    if participation.test_seed is None:
+    seed = participation.test_seed
+    if seed is None:
         Participation.objects.filter(pk=participation.pk, test_seed__isnull=True).update(test_seed=secrets.randbits(62))
-        participation.test_seed = Participation.objects.values_list("test_seed", flat=True).get(pk=participation.pk)
-    return participation.test_seed
+        seed = Participation.objects.values_list("test_seed", flat=True).get(pk=participation.pk)
+        assert seed is not None  # set by this UPDATE or by the racing request's
+        participation.test_seed = seed
+    return seed
 
 
 def _training_example_ids(participation: Participation) -> list[int]:
@@ -166,10 +169,15 @@ def progress_at(item: Response, step_size: int) -> Progress:
 
 
 def progress(*, participation: Participation, phase: str | None = None) -> Progress | None:
-    """How far the worker is in a phase (the current one by default)."""
+    """How far the worker is in a phase (the current one by default); None outside training and test."""
     phase = phase or phase_for(participation)
     if phase is None:
         return None
+    return phase_progress(participation=participation, phase=phase)
+
+
+def phase_progress(*, participation: Participation, phase: str) -> Progress:
+    """How far the worker is in ``phase``."""
     counts = Response.objects.filter(participation=participation, phase=phase).aggregate(
         total=Count("id"), done=Count("id", filter=~Q(status=Response.Status.PENDING))
     )

@@ -58,7 +58,8 @@ def available_shots(*, task: Task, split_number: int) -> list[int]:
     levels = ExampleSet.objects.filter(task=task, role=ExampleSet.Role.TRAIN, split__number=split_number).values_list(
         "shots", flat=True
     )
-    return [0, *sorted(set(levels))]
+    # A training set has a shot level (example_set_role_matches_split): the `is not None` drops nothing.
+    return [0, *sorted({shots for shots in levels if shots is not None})]
 
 
 def _training_sets(*, task: Task, split_number: int, shots: Iterable[int]) -> dict[int, ExampleSet | None]:

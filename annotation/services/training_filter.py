@@ -20,13 +20,17 @@ service's locks; every verdict is a FilterDecision with its reason.
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser
+from typing import TYPE_CHECKING
+
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.models import FilterDecision, Participation, Study
 from annotation.services import lifecycle, slots, training_s1
 from tasks_app import scoring
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User  # AUTH_USER_MODEL
 
 State = Participation.State
 
@@ -107,9 +111,7 @@ def _slot_for_readmission(locked: Participation) -> int:
     return slot
 
 
-def override(
-    participation: Participation, *, admit: bool, reason: str, actor: AbstractBaseUser | None
-) -> FilterDecision:
+def override(participation: Participation, *, admit: bool, reason: str, actor: User | None) -> FilterDecision:
     """An admin's verdict over the filter's: readmit an excluded worker, or exclude one.
 
     An excluded worker's slot may have gone to a fresh worker meanwhile: the

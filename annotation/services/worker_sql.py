@@ -21,15 +21,21 @@ the server once a connection has run it a few times (the database's
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from django.db import connection, models
 
 from annotation.models import AnswerSpan, Condition, Participation, Response, Study, Worker
 from tasks_app.models import Example, Label, Task
+
+if TYPE_CHECKING:
+    from django.db.models.expressions import Col
+
+_M = TypeVar("_M", bound=models.Model)
 
 
 @dataclass(frozen=True)
@@ -51,24 +57,26 @@ class WorkerState:
     step: StepHead | None  # the step the participation's state works in; None outside training and test
 
 
-class _Columns:
+class _Columns(Generic[_M]):
     """A model's concrete columns under a table alias, and the way back from a row slice to an instance."""
 
-    def __init__(self, model: type[models.Model], alias: str):
+    def __init__(self, model: type[_M], alias: str) -> None:
         self.model = model
         fields = model._meta.concrete_fields
         self.field_names = [f.attname for f in fields]
         self.sql = ", ".join(f'{alias}."{f.column}"' for f in fields)
         self.aliased_sql = ", ".join(f'{alias}."{f.column}" AS {alias}_{f.column}' for f in fields)
         # The columns that have converters: (index, converters, the column expression they are called with).
-        self.converters = []
+        # Asked of the backend and of the column expression, as the ORM's compiler asks them; a column's own
+        # converters are its field's (for a foreign key, its target field's too).
+        self.converters: list[tuple[int, list[Callable[..., Any]], Col]] = []
         for i, f in enumerate(fields):
             column = f.get_col(alias)
-            converters = connection.ops.get_db_converters(column) + f.get_db_converters(connection)
+            converters = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
             if converters:
                 self.converters.append((i, converters, column))
 
-    def build(self, row: tuple, start: int) -> tuple[models.Model, int]:
+    def build(self, row: Sequence[Any], start: int) -> tuple[_M, int]:
         """The instance made of ``row[start:]``, and where the next model's columns begin."""
         end = start + len(self.field_names)
         values = list(row[start:end])
@@ -84,7 +92,7 @@ PENDING_ROWS = 2  # the current item and the one after it: what a submission nee
 
 
 @cache
-def _pending_columns() -> tuple[_Columns, _Columns]:
+def _pending_columns() -> tuple[_Columns[Response], _Columns[Example]]:
     return _Columns(Response, "r"), _Columns(Example, "e")
 
 
@@ -106,10 +114,11 @@ def _pending_select(phase: str) -> str:
     )
 
 
-def _step_head(phase: str, rows: list[tuple], start: int) -> StepHead:
+def _step_head(phase: str, rows: Sequence[Sequence[Any]], start: int) -> StepHead:
     """The step's head made of ``rows`` (at most PENDING_ROWS), whose pending-row columns begin at ``start``."""
     response_columns, example_columns = _pending_columns()
-    items, size = [], None
+    items: list[Response] = []
+    size: int | None = None
     for row in rows:
         response, end = response_columns.build(row, start)
         response.example, end = example_columns.build(row, end)
@@ -119,14 +128,30 @@ def _step_head(phase: str, rows: list[tuple], start: int) -> StepHead:
     return StepHead(phase=phase, current=current, next=following, size=size)
 
 
+@dataclass(frozen=True)
+class _WorkerColumns:
+    """The columns of the worker read's first models, in the order the statement selects them."""
+
+    participation: _Columns[Participation]
+    condition: _Columns[Condition]
+    study: _Columns[Study]
+    task: _Columns[Task]
+    worker: _Columns[Worker]
+
+    @property
+    def sql(self) -> str:
+        parts = (self.participation.sql, self.condition.sql, self.study.sql, self.task.sql, self.worker.sql)
+        return ", ".join(parts)
+
+
 @cache
-def _worker_statement(phase_of_state: tuple[tuple[str, str], ...]) -> tuple[str, tuple[_Columns, ...]]:
-    parts = (
-        _Columns(Participation, "p"),
-        _Columns(Condition, "c"),
-        _Columns(Study, "s"),
-        _Columns(Task, "t"),
-        _Columns(Worker, "w"),
+def _worker_statement(phase_of_state: tuple[tuple[str, str], ...]) -> tuple[str, _WorkerColumns]:
+    columns = _WorkerColumns(
+        participation=_Columns(Participation, "p"),
+        condition=_Columns(Condition, "c"),
+        study=_Columns(Study, "s"),
+        task=_Columns(Task, "t"),
+        worker=_Columns(Worker, "w"),
     )
     cases = " ".join(f"WHEN '{state}' THEN '{phase}'" for state, phase in phase_of_state)
     phase = f"(SELECT CASE q.state {cases} END FROM {Participation._meta.db_table} q WHERE q.id = %s)"
@@ -134,7 +159,7 @@ def _worker_statement(phase_of_state: tuple[tuple[str, str], ...]) -> tuple[str,
     # The pending rows are a derived table joined to the participation row (SQLite has no LATERAL), so
     # its rows repeat the participation's columns; outside a step it is empty and the LEFT JOIN gives NULLs.
     sql = (
-        f"SELECT {', '.join(part.sql for part in parts)},"
+        f"SELECT {columns.sql},"
         f' (SELECT {label_names}(l."name") FROM {Label._meta.db_table} l WHERE l.task_id = t.id),'
         f" x.* FROM {Participation._meta.db_table} p"
         f" JOIN {Condition._meta.db_table} c ON c.id = p.condition_id"
@@ -144,7 +169,7 @@ def _worker_statement(phase_of_state: tuple[tuple[str, str], ...]) -> tuple[str,
         f" LEFT JOIN ({_pending_select(phase)}) x ON 1 = 1"
         " WHERE p.id = %s ORDER BY x.r_position"
     )
-    return sql, parts
+    return sql, columns
 
 
 def worker_state(pk: int, phase_of_state: Mapping[str, str]) -> WorkerState | None:
@@ -152,17 +177,17 @@ def worker_state(pk: int, phase_of_state: Mapping[str, str]) -> WorkerState | No
 
     ``phase_of_state`` says which step each participation state works in (``steps.PHASE_OF_STATE``).
     """
-    sql, parts = _worker_statement(tuple(phase_of_state.items()))
+    sql, columns = _worker_statement(tuple(phase_of_state.items()))
     with connection.cursor() as cursor:
         cursor.execute(sql, [pk, pk, pk])
         rows = cursor.fetchall()
     if not rows:
         return None
-    instances, start = [], 0
-    for part in parts:
-        instance, start = part.build(rows[0], start)
-        instances.append(instance)
-    participation, condition, study, task, worker = instances
+    participation, start = columns.participation.build(rows[0], 0)
+    condition, start = columns.condition.build(rows[0], start)
+    study, start = columns.study.build(rows[0], start)
+    task, start = columns.task.build(rows[0], start)
+    worker, start = columns.worker.build(rows[0], start)
     condition.study = study
     participation.condition, participation.study = condition, study
     participation.task, participation.worker = task, worker
@@ -191,15 +216,22 @@ def step_head(participation_id: int, phase: str) -> StepHead:
 # --- Writes -----------------------------------------------------------------------------
 
 
-def _prepared_values(model: type[models.Model], changes: dict) -> list:
-    return [model._meta.get_field(name).get_db_prep_save(value, connection) for name, value in changes.items()]
+def _column_field(model: type[models.Model], name: str) -> models.Field[Any, Any]:
+    """The field ``name`` of ``model``, one with a column (not a reverse relation)."""
+    field = model._meta.get_field(name)
+    if not isinstance(field, models.Field):
+        raise TypeError(f"{model.__name__}.{name} has no column")
+    return field
+
+
+def _prepared_values(model: type[models.Model], changes: Mapping[str, object]) -> list[Any]:
+    return [_column_field(model, name).get_db_prep_save(value, connection) for name, value in changes.items()]
 
 
 @cache
 def _update_statement(model: type[models.Model], columns: tuple[str, ...], condition: str) -> str:
-    meta = model._meta
-    assignments = ", ".join(f'"{meta.get_field(name).column}" = %s' for name in columns)
-    return f'UPDATE {meta.db_table} SET {assignments} WHERE "id" = %s AND {condition}'
+    assignments = ", ".join(f'"{_column_field(model, name).column}" = %s' for name in columns)
+    return f'UPDATE {model._meta.db_table} SET {assignments} WHERE "id" = %s AND {condition}'
 
 
 # The lock's guard takes 'pending' as a parameter, not a literal: with the literal, the predicate of the
@@ -214,11 +246,17 @@ def lock_is_one_statement() -> bool:
     return connection.vendor == "postgresql"
 
 
+@cache
+def _span_columns() -> str:
+    """The columns a locked answer's spans are inserted into: response, start, end, text, in that order."""
+    return ", ".join(f'"{_column_field(AnswerSpan, name).column}"' for name in ("response", "start", "end", "text"))
+
+
 def lock_response(
     pk: int,
-    changes: dict,
+    changes: Mapping[str, object],
     *,
-    spans: list[AnswerSpan] = (),
+    spans: Sequence[AnswerSpan] = (),
     show: tuple[int, datetime] | None = None,
 ) -> tuple[bool, bool]:
     """Lock a pending response: write ``changes``, store its ``spans`` and, with ``show=(next_pk, at)``,
@@ -253,11 +291,10 @@ def lock_response(
 
 @cache
 def _lock_statement(columns: tuple[str, ...]) -> str:
-    table, span = Response._meta.db_table, AnswerSpan._meta
-    span_columns = ", ".join(f'"{span.get_field(name).column}"' for name in ("response", "start", "end", "text"))
+    table, span_table = Response._meta.db_table, AnswerSpan._meta.db_table
     return (
         f'WITH locked AS ({_update_statement(Response, columns, _PENDING)} RETURNING "id"),'
-        f" spans AS (INSERT INTO {span.db_table} ({span_columns})"
+        f" spans AS (INSERT INTO {span_table} ({_span_columns()})"
         ' SELECT locked."id", s.a, s.b, s.t FROM locked,'
         " unnest(%s::integer[], %s::integer[], %s::text[]) AS s (a, b, t)),"
         f' shown AS (UPDATE {table} SET "shown_at" = %s, "last_seen_at" = %s'
@@ -266,7 +303,7 @@ def _lock_statement(columns: tuple[str, ...]) -> str:
     )
 
 
-def _lock_only(pk: int, changes: dict) -> bool:
+def _lock_only(pk: int, changes: Mapping[str, object]) -> bool:
     sql = _update_statement(Response, tuple(changes), _PENDING)
     with connection.cursor() as cursor:
         cursor.execute(sql, [*_prepared_values(Response, changes), pk, Response.Status.PENDING])
@@ -286,10 +323,8 @@ def insert_spans(spans: list[AnswerSpan]) -> None:
     """Store a locked answer's spans (their ids are not needed, so none are read back)."""
     if not spans:
         return
-    meta = AnswerSpan._meta
-    names = ("response", "start", "end", "text")
-    columns = ", ".join(f'"{meta.get_field(name).column}"' for name in names)
     rows = ", ".join(["(%s, %s, %s, %s)"] * len(spans))
     params = [value for span in spans for value in (span.response_id, span.start, span.end, span.text)]
+    sql = f"INSERT INTO {AnswerSpan._meta.db_table} ({_span_columns()}) VALUES {rows}"
     with connection.cursor() as cursor:
-        cursor.execute(f"INSERT INTO {meta.db_table} ({columns}) VALUES {rows}", params)
+        cursor.execute(sql, params)

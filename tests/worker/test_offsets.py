@@ -82,6 +82,7 @@ def test_non_integer_offsets_are_refused():
         ("क्ष", 1, "before a virama"),
         ("क्ष", 2, "inside a conjunct (after the virama, GB9c)"),
         ("స్త్రీ", 3, "inside a Telugu conjunct"),
+        ("\u0600\u0661", 1, "after an Arabic number sign, a Prepend character (GB9b)"),
     ],
 )
 def test_cuts_inside_a_user_perceived_character_are_refused(text, index, why):
