@@ -153,3 +153,66 @@ def celery_beat_process(celery_worker_process, tmp_path):
         yield process
     finally:
         _stop(process, log)
+
+
+@pytest.fixture
+def celery_processes(django_db_setup, tmp_path):
+    """Start ``celery -A annotation worker`` or ``beat`` processes of a test's own, on a queue of its own.
+
+    ``celery_processes.worker(queue, **env)`` starts a solo worker (answering a ping before it returns),
+    ``celery_processes.beat(queue, **env)`` a beat; ``env`` adds variables to their environment (e.g.
+    EXPORT_STALE_SECONDS). The test may kill them; those still alive are stopped at teardown. For tests
+    that kill a worker, which the session's ``celery_worker_process`` must survive.
+    """
+    import subprocess
+    import sys
+    import time
+
+    from django.db import connection
+
+    from annotation.celery import app
+
+    if connection.vendor != "postgresql":
+        pytest.skip("the Celery integration tests need PostgreSQL (set DATABASE_URL)")
+    started: list[tuple[subprocess.Popen, object]] = []
+
+    def start(name: str, args: list[str], queue: str, env: dict) -> subprocess.Popen:
+        log_path = tmp_path / f"{name}-{len(started)}.log"
+        log = open(log_path, "w")  # noqa: SIM115 - closed at teardown
+        process = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "annotation", *args],
+            cwd=REPO_ROOT,
+            env=_celery_env(queue, **env),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        process.log_path = log_path
+        started.append((process, log))
+        return process
+
+    class Processes:
+        def worker(self, queue: str, **env: str) -> subprocess.Popen:
+            node = f"{queue}-{len(started)}@localhost"
+            args = ["worker", "--pool=solo", "--loglevel=INFO", "-n", node, "-Q", queue]
+            process = start("worker", [*args, "--without-mingle", "--without-gossip"], queue, env)
+            deadline = time.monotonic() + 60
+            while not app.control.ping(destination=[node], timeout=1.0):
+                if process.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"the Celery worker did not answer a ping:\n{self.log(process)}")
+            return process
+
+        def beat(self, queue: str, **env: str) -> subprocess.Popen:
+            schedule = tmp_path / f"beat-schedule-{len(started)}"
+            return start("beat", ["beat", "--loglevel=INFO", "--schedule", str(schedule)], queue, env)
+
+        def log(self, process: subprocess.Popen) -> str:
+            return process.log_path.read_text()[-3000:]
+
+    try:
+        yield Processes()
+    finally:
+        for process, log in reversed(started):
+            if process.poll() is None:
+                _stop(process, log)
+            else:
+                log.close()

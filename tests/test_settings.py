@@ -88,6 +88,25 @@ def test_the_sweep_interval_must_be_a_positive_number_of_seconds():
         assert f"ABANDON_SWEEP_SECONDS {message}" in result.stderr
 
 
+def test_export_job_recovery_settings_are_parsed_strictly():
+    for name, value, message in (
+        ("EXPORT_STALE_SECONDS", "1", "must be at least 2"),
+        ("EXPORT_STALE_SECONDS", "2m", "must be an integer"),
+        ("EXPORT_MAX_ATTEMPTS", "0", "must be at least 1"),
+        ("EXPORT_SWEEP_SECONDS", "0", "must be at least 1"),
+        ("CELERY_VISIBILITY_TIMEOUT", "30", "must be at least 60"),
+    ):
+        result = run_settings({"DEBUG": "1", name: value})
+        assert result.returncode != 0
+        assert f"{name} {message}" in result.stderr
+    shown = _print(
+        {"DEBUG": "1", "EXPORT_STALE_SECONDS": "20", "EXPORT_SWEEP_SECONDS": "5", "CELERY_VISIBILITY_TIMEOUT": "600"},
+        "settings.EXPORT_STALE_SECONDS, settings.EXPORT_HEARTBEAT_SECONDS, "
+        "settings.CELERY_BEAT_SCHEDULE['sweep-export-jobs']['schedule'], settings.CELERY_BROKER_TRANSPORT_OPTIONS",
+    )
+    assert shown.stdout.strip() == "20 5.0 5 {'visibility_timeout': 600}", shown.stderr
+
+
 def test_the_celery_queue_comes_from_the_environment():
     code = "import django; django.setup(); from annotation.celery import app; print(app.conf.task_default_queue)"
     for queue, expected in (("", "celery"), ("study-eu", "study-eu")):

@@ -49,7 +49,17 @@ class ExportJobForm(forms.ModelForm):
 @admin.register(ExportJob)
 class ExportJobAdmin(admin.ModelAdmin):
     form = ExportJobForm
-    list_display = ["id", "kind", "status", "studies_label", "created_at", "finished_at", "download", "error_short"]
+    list_display = [
+        "id",
+        "kind",
+        "status",
+        "attempts",
+        "studies_label",
+        "created_at",
+        "finished_at",
+        "download",
+        "error_short",
+    ]
     list_filter = ["status", "kind"]
     readonly_fields = [
         "kind",
@@ -60,6 +70,8 @@ class ExportJobAdmin(admin.ModelAdmin):
         "created_by",
         "created_at",
         "started_at",
+        "heartbeat_at",
+        "attempts",
         "finished_at",
     ]
     actions = ["requeue"]

@@ -130,6 +130,8 @@ class ExportJobSerializer(serializers.ModelSerializer):
             "error",
             "created_at",
             "started_at",
+            "heartbeat_at",
+            "attempts",
             "finished_at",
             "status_url",
             "download_url",

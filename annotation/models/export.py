@@ -21,6 +21,12 @@ class ExportJob(models.Model):
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="Last sign of life of the worker running it (see EXPORT_STALE_SECONDS)."
+    )
+    attempts = models.PositiveSmallIntegerField(
+        default=0, help_text="How many times a worker has started it (at most EXPORT_MAX_ATTEMPTS)."
+    )
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

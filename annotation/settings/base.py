@@ -119,12 +119,30 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # A queue of its own lets two deployments (or test runs) share one broker without taking each other's tasks.
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE") or "celery"
+# Late acknowledgement: a message stays in Redis, unacknowledged, until its task ends. A worker that
+# dies (SIGKILL, OOM, lost machine) never acknowledges it, and Redis hands it out again only after the
+# visibility timeout (its default is an hour). Export jobs do not wait for that: the sweep below takes
+# over a job whose worker stopped sending heartbeats. The timeout is what recovers the other tasks; a
+# task running longer than it is delivered a second time, which the export job's claim turns into a no-op.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 900, minimum=60)}
 CELERY_BEAT_SCHEDULE = {
     "release-abandoned-slots": {
         "task": "annotation.release_abandoned_slots",
         "schedule": env_int("ABANDON_SWEEP_SECONDS", 60, minimum=1),
     },
+    "sweep-export-jobs": {
+        "task": "annotation.sweep_export_jobs",
+        "schedule": env_int("EXPORT_SWEEP_SECONDS", 60, minimum=1),
+    },
 }
+
+# --- Export jobs ----------------------------------------------------------------
+# A running job's worker writes a heartbeat every EXPORT_HEARTBEAT_SECONDS; a job without one for
+# EXPORT_STALE_SECONDS is stale: its worker is taken for dead. The sweep queues a stale job again, up
+# to EXPORT_MAX_ATTEMPTS starts in all, then fails it with the reason (docs/reports.md).
+EXPORT_STALE_SECONDS = env_int("EXPORT_STALE_SECONDS", 120, minimum=2)
+EXPORT_HEARTBEAT_SECONDS = min(10.0, EXPORT_STALE_SECONDS / 4)
+EXPORT_MAX_ATTEMPTS = env_int("EXPORT_MAX_ATTEMPTS", 3, minimum=1)
 
 # --- Cache and sessions -------------------------------------------------------
 # CACHE_URL, e.g. redis://127.0.0.1:6379/1: Django's Redis cache, shared by all server

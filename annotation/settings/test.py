@@ -14,3 +14,9 @@ MEDIA_ROOT = BASE_DIR / "test-artifacts" / "media"  # noqa: F405
 # WhiteNoise warns about a missing STATIC_ROOT; tests serve static files through the finders.
 STATIC_ROOT = BASE_DIR / "test-artifacts" / "static"  # noqa: F405
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+
+from annotation.env import env_int  # noqa: E402
+
+# Test-only: each export job sleeps this long once claimed (heartbeats go on), so that the Celery
+# integration tests can kill its worker mid-job. Off (0) unless the test sets it for its worker.
+EXPORT_TEST_DELAY_SECONDS = env_int("EXPORT_TEST_DELAY_SECONDS", 0, minimum=0)

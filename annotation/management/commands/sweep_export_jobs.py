@@ -1,0 +1,21 @@
+"""Recover the export jobs whose worker died, as Celery beat does every EXPORT_SWEEP_SECONDS.
+
+manage.py sweep_export_jobs
+
+A running job with no heartbeat for EXPORT_STALE_SECONDS is queued again, or failed with the reason
+once it has been started EXPORT_MAX_ATTEMPTS times. Useful where no beat runs, e.g. from cron.
+"""
+
+from django.core.management.base import BaseCommand
+
+from annotation.reporting.exports import export_jobs_sweep
+
+
+class Command(BaseCommand):
+    help = "Queue again, or fail after EXPORT_MAX_ATTEMPTS starts, the export jobs whose worker died."
+
+    def handle(self, *args, **options):
+        result = export_jobs_sweep()
+        for label, ids in (("requeued", result.requeued), ("failed", result.failed)):
+            listed = f" ({', '.join(f'#{pk}' for pk in ids)})" if ids else ""
+            self.stdout.write(f"{label}: {len(ids)} export job(s){listed}")
