@@ -6,7 +6,9 @@ click, a replay, a reload) is answered with ``AlreadyLocked`` carrying the
 stored answer and changes nothing; there is no update or delete.
 
 Every rejection raises an ``AnswerError`` with a stable ``code`` and an HTTP
-``status``, before anything is written. The happy path runs a fixed number of
+``status``, before anything is written; a study whose grace period after
+closing is over raises ``closing.StudyClosed`` (409 ``study_closed``) first,
+from the study loaded with the participation (no query of its own). The happy path runs a fixed number of
 queries whatever the size of the study. Given the request's ``WorkerState``
 (``known``: the current and next item, the task's label words) it reads
 nothing more and writes once: the lock, its spans and, in the test step,
@@ -27,7 +29,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import AnswerSpan, Participation, Response
-from annotation.services import lifecycle, offsets, steps, timing, training_filter, worker_sql
+from annotation.services import closing, lifecycle, offsets, steps, timing, training_filter, worker_sql
 from annotation.services.steps import Progress
 from annotation.services.worker_sql import StepHead, WorkerState
 from tasks_app import scoring
@@ -322,6 +324,8 @@ def submit(
     ``known`` is the request's read of this participation, made before any write: its step and the
     task's label words are used instead of reading them again.
     """
+    now = now or timezone.now()
+    closing.check_can_work(participation, now=now)
     head = _current(participation, item_id, known)
     response = head.current
     if offset_unit not in OFFSET_UNITS:
@@ -348,7 +352,7 @@ def submit(
     return _lock(
         participation=participation,
         head=head,
-        now=now or timezone.now(),
+        now=now,
         changes=changes,
         spans=valid_spans,
     )
@@ -363,6 +367,8 @@ def skip(
     now: datetime | None = None,
 ) -> SubmitResult:
     """Record a skip of the current test item (the empty answer, scored as such); ``known`` as for ``submit``."""
+    now = now or timezone.now()
+    closing.check_can_work(participation, now=now)
     head = _current(participation, item_id, known)
     response = head.current
     if response.phase != Response.Phase.TEST:
@@ -378,7 +384,7 @@ def skip(
     return _lock(
         participation=participation,
         head=head,
-        now=now or timezone.now(),
+        now=now,
         changes=changes,
         spans=[],
     )
