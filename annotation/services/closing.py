@@ -11,8 +11,8 @@ participation out:
 - a worker who had started (training or test step) is *excluded* with the
   reason ``CLOSED_REASON`` and gets a completion code, as a worker the
   training filter stops does: they did work in good faith and are paid for
-  the time they spent (pay runs to the close-out), and on the platforms being
-  paid means submitting with a code. Their answers stay stored; like every
+  the time they spent (pay runs to the close-out, dated at their last
+  activity), and on the platforms being paid means submitting with a code. Their answers stay stored; like every
   unfinished participation they are not in the human-performance table.
 - a worker who had not started (claimed) is *abandoned* with the reason
   ``CLOSED_BEFORE_START_REASON``: they did no work, get no code and are asked
@@ -61,12 +61,12 @@ class StudyClosed(Exception):
     status = 409
 
     def __init__(self, study: Study):
-        when = format_deadline(study.closes_at) if study.closes_at else "already"
-        super().__init__(when)
+        when = f" at {format_deadline(study.closes_at)}" if study.closes_at else ""
         self.detail = (
-            f"this study closed ({when}): no more answers are taken. Reload the page for your completion code "
-            "if you had started."
+            f"this study closed{when}: no more answers are taken. Reload the page: if you had started, it shows "
+            "your completion code."
         )
+        super().__init__(self.detail)
 
 
 def format_deadline(at: datetime) -> str:
@@ -91,8 +91,14 @@ def is_over(study: Study, *, now: datetime | None = None) -> bool:
 
 
 def close_out(participation: Participation, *, at: datetime | None = None) -> None:
-    """End an active participation of a study that has closed (see the module's docstring)."""
-    at = at or timezone.now()
+    """End an active participation of a study that has closed (see the module's docstring).
+
+    The close-out is dated at the worker's last activity (never after ``at``, default now): pay runs to
+    the end of the work they did, not to whenever the sweep or their next request noticed the deadline.
+    """
+    now = at or timezone.now()
+    last = participation.last_activity_at
+    at = min(last, now) if last is not None else now
     try:
         if participation.state == State.CLAIMED:
             lifecycle.transition(participation, to_state=State.ABANDONED, reason=CLOSED_BEFORE_START_REASON, at=at)

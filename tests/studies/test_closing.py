@@ -174,3 +174,19 @@ def test_the_admin_close_action_defaults_to_60_minutes_and_refuses_a_bad_value(a
     study.refresh_from_db()
     assert timedelta(minutes=59) < study.closes_at - timezone.now() <= timedelta(minutes=60)
     assert 'name="grace_minutes"' in admin_browser.get(reverse("admin:annotation_study_changelist")).content.decode()
+
+
+def test_a_close_out_is_dated_at_the_last_activity_so_pay_stops_there(study):
+    from annotation.models import ParticipationEvent
+    from annotation.reporting.pay import paid_seconds
+
+    alice = entry.join_study(study=study, params=inhouse("alice")).participation
+    lifecycle.begin(alice)
+    now = timezone.now()
+    ParticipationEvent.objects.filter(participation=alice).update(at=now - timedelta(minutes=50))
+    Participation.objects.filter(pk=alice.pk).update(last_activity_at=now - timedelta(minutes=20))
+    _close(study, grace_minutes=0)
+    closing.close_out_expired()  # as the sweep would, long after the worker stopped
+    alice.refresh_from_db()
+    assert alice.state == State.EXCLUDED and alice.finished_at == now - timedelta(minutes=20)
+    assert paid_seconds([alice])[alice.pk] == pytest.approx(30 * 60)
