@@ -4,14 +4,20 @@ import logging
 
 from celery import shared_task
 
-from annotation.services import abandonment
+from annotation.services import abandonment, closing
 
 logger = logging.getLogger(__name__)
 
 
 @shared_task(name="annotation.release_abandoned_slots")
 def release_abandoned_slots() -> int:
-    """Periodic (CELERY_BEAT_SCHEDULE): free the slots of workers with no activity for the study's timeout."""
+    """Periodic (CELERY_BEAT_SCHEDULE): free the slots of workers with no activity for the study's timeout.
+
+    First, the workers still in a closed study whose grace period is over are closed out (those who had
+    started keep their completion code), so that none of them is later released as merely idle."""
+    closed_out = closing.close_out_expired()
+    if closed_out:
+        logger.info("closed out %d participation(s) of closed studies", closed_out)
     released = abandonment.release_abandoned()
     # Runs every minute or so: a sweep that freed nothing is not worth a line at info.
     logger.log(logging.INFO if released else logging.DEBUG, "released %d abandoned slot(s)", released)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.helpers import ActionForm
 from django.core.exceptions import ValidationError
 from django.db.models import Count
 from django.http import HttpResponse, HttpResponseRedirect
@@ -18,7 +19,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from annotation.models import Condition, FilterDecision, Participation, ParticipationEvent, Study, Worker
-from annotation.services import blocklist, lifecycle, platforms, slots, studies, training_filter
+from annotation.services import blocklist, closing, lifecycle, platforms, slots, studies, training_filter
 from tasks_app.models import ExampleSet, Task
 
 SHOT_CHOICES = [(s, f"{s}-shot") for s in studies.STANDARD_SHOTS]
@@ -29,6 +30,30 @@ def _error_text(exc: ValidationError) -> str:
 
 
 # --- Study -----------------------------------------------------------------------------------
+
+
+class StudyActionForm(ActionForm):
+    """The changelist's action bar, with the grace period the close action gives workers already in.
+
+    Text here, checked by the close action: an invalid number in an action form would only make the admin
+    say "No action selected".
+    """
+
+    grace_minutes = forms.CharField(
+        required=False,
+        label="Grace (minutes, when closing):",
+        widget=forms.NumberInput(
+            attrs={
+                "min": 0,
+                "max": closing.MAX_GRACE_MINUTES,
+                "placeholder": str(closing.DEFAULT_GRACE_MINUTES),
+                "style": "width: 5em",
+            }
+        ),
+    )
+
+
+GRACE_FIELD = forms.IntegerField(required=False, min_value=0, max_value=closing.MAX_GRACE_MINUTES)
 
 
 class StudyForm(forms.ModelForm):
@@ -107,15 +132,27 @@ class StudyAdmin(admin.ModelAdmin):
     list_display = ["name", "slug", "task", "split_number", "status", "slots_filled", "created_at"]
     list_filter = ["status", "task"]
     search_fields = ["slug", "name"]
-    readonly_fields = ["status", "cohorts", "past_participants"]
+    readonly_fields = ["status", "closes_at", "cohorts", "past_participants"]
     inlines = [ConditionInline]
     actions = ["open_studies", "pause_studies", "close_studies"]
+    action_form = StudyActionForm
     change_form_template = "admin/annotation/study/change_form.html"
     change_list_template = "admin/annotation/study/change_list.html"
     fieldsets = [
         (
             None,
-            {"fields": ["name", "slug", "task", "split_number", "condition_shots", "workers_per_condition", "status"]},
+            {
+                "fields": [
+                    "name",
+                    "slug",
+                    "task",
+                    "split_number",
+                    "condition_shots",
+                    "workers_per_condition",
+                    "status",
+                    "closes_at",
+                ]
+            },
         ),
         ("Cohorts", {"fields": ["cohorts", "past_participants"]}),
         ("Protocol", {"fields": ["test_order", "abandon_after_minutes", "filter_rule", "filter_threshold"]}),
@@ -279,14 +316,19 @@ class StudyAdmin(admin.ModelAdmin):
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response
 
-    def _change_status(self, request, queryset, to_status):
+    def _change_status(self, request, queryset, to_status, **options):
         for study in queryset:
             try:
-                studies.change_status(study=study, to_status=to_status)
+                study = studies.change_status(study=study, to_status=to_status, **options)
             except ValidationError as exc:
                 self.message_user(request, f"{study.slug}: {_error_text(exc)}", messages.ERROR)
             else:
-                self.message_user(request, f"{study.slug} is now {to_status}.", messages.SUCCESS)
+                closes = (
+                    f" Workers already in may finish until {closing.format_deadline(study.closes_at)}."
+                    if (to_status == Study.Status.CLOSED and study.closes_at)
+                    else ""
+                )
+                self.message_user(request, f"{study.slug} is now {to_status}.{closes}", messages.SUCCESS)
 
     @admin.action(description="Open the selected studies")
     def open_studies(self, request, queryset):
@@ -296,9 +338,16 @@ class StudyAdmin(admin.ModelAdmin):
     def pause_studies(self, request, queryset):
         self._change_status(request, queryset, Study.Status.PAUSED)
 
-    @admin.action(description="Close the selected studies (final)")
+    @admin.action(description="Close the selected studies (final; workers in them get the grace period)")
     def close_studies(self, request, queryset):
-        self._change_status(request, queryset, Study.Status.CLOSED)
+        try:
+            grace = GRACE_FIELD.clean(request.POST.get("grace_minutes", "").strip())
+        except ValidationError as exc:
+            self.message_user(request, f"Not closed: the grace period: {_error_text(exc)}", messages.ERROR)
+            return
+        if grace is None:
+            grace = closing.DEFAULT_GRACE_MINUTES
+        self._change_status(request, queryset, Study.Status.CLOSED, grace_minutes=grace)
 
 
 # --- Worker ----------------------------------------------------------------------------------

@@ -12,7 +12,12 @@ else is 415 ``unsupported_media_type``); answers are JSON whatever ``Accept``.
 Errors are the API's one shape (annotation.api.errors),
 ``{"error": code, "detail": message}``, with 400 (invalid answer),
 403 (no session, not your item, no reveal for it) or 409 (not your current
-item, already locked, not in a step); a refused request stores nothing. A
+item, already locked, not in a step, ``study_closed``); a refused request
+stores nothing. ``study_closed``: the study was closed and the grace period
+it gave the workers already in (``closes_at`` in the session) is over; start,
+submit and skip are refused, and the participation is closed out
+(annotation.services.closing): ``GET current`` then carries its state and,
+for a worker who had started, the completion code. A
 repeated submission answers 409 ``already_locked`` with the stored ``answer``.
 There is no route that updates or deletes an answer.
 
@@ -56,7 +61,7 @@ from annotation.api.session_schema import (
     SUBMIT,
 )
 from annotation.models import Participation, Response
-from annotation.services import answers, lifecycle, reveal, steps, timing, training_filter
+from annotation.services import answers, closing, lifecycle, reveal, steps, timing, training_filter
 from annotation.services.answers import AnswerError, InvalidAnswer, NotInStep, NotYourItem
 from annotation.services.entry import completion_target
 from annotation.services.steps import Progress
@@ -135,7 +140,7 @@ class WorkerSessionView(APIView):
         return errors.exception_handler  # the API's one error shape, whatever the settings name
 
     def handle_exception(self, exc: Exception) -> JSONResponse:
-        if isinstance(exc, AnswerError):
+        if isinstance(exc, AnswerError | closing.StudyClosed):
             self.log_refusal(exc)
             extra = {"answer": exc.stored} if isinstance(exc, answers.AlreadyLocked) else {}
             return errors.error_response(exc.code, exc.detail, exc.status, **extra)
@@ -143,7 +148,7 @@ class WorkerSessionView(APIView):
             return errors.error_response("step_unavailable", str(exc), 409)
         return super().handle_exception(exc)
 
-    def log_refusal(self, exc: AnswerError) -> None:
+    def log_refusal(self, exc: AnswerError | closing.StudyClosed) -> None:
         # Debug only: refusals are routine (double clicks, stale pages). The code, never the answer's text.
         if self.worker is None or not logger.isEnabledFor(logging.DEBUG):
             return  # the worker's id is read only when it will be logged
@@ -264,7 +269,14 @@ def session_payload(participation: Participation, known: StepHead | None = None)
         "progress": progress.as_dict() if progress else None,
         "item": item_payload(participation, item) if item is not None else None,
         "completion": completion_payload(participation),
+        "closes_at": closes_at(participation),
     }
+
+
+def closes_at(participation: Participation) -> str | None:
+    """When the study stops taking this worker's answers (ISO 8601), once it has been closed; else None."""
+    deadline = closing.grace_deadline(participation.study)
+    return deadline.isoformat() if deadline is not None else None
 
 
 # --- Views ------------------------------------------------------------------------
@@ -281,7 +293,12 @@ class CurrentView(WorkerSessionView):
     )
     def get(self, request: Request) -> JSONResponse:
         get_token(request._request)  # sets the csrftoken cookie for scripted clients
-        return JSONResponse(session_payload(self.participation, known=self.session.step))
+        known = self.session.step
+        try:
+            closing.check_can_work(self.participation)
+        except closing.StudyClosed:
+            known = None  # closed out: the payload tells its state and, if they had started, the code
+        return JSONResponse(session_payload(self.participation, known=known))
 
 
 class StartView(WorkerSessionView):
@@ -293,6 +310,7 @@ class StartView(WorkerSessionView):
     )
     def post(self, request: Request) -> JSONResponse:
         participation, known = self.participation, self.session.step
+        closing.check_can_work(participation)
         if participation.state == Participation.State.CLAIMED:
             known = None  # begin writes: the step is read afresh
             try:
@@ -390,6 +408,7 @@ class ItemView(WorkerSessionView):
                 "progress": progress.as_dict(),
                 "item": item_payload(participation, response),
                 "completion": completion_payload(participation),
+                "closes_at": closes_at(participation),
             }
         )
 

@@ -149,6 +149,11 @@ SESSION = _obj(
         "progress": PROGRESS.__class__(allow_null=True),
         "item": ITEM,
         "completion": COMPLETION,
+        "closes_at": serializers.DateTimeField(
+            allow_null=True,
+            help_text="Once the study has been closed: until when the worker's answers are taken (then 409 "
+            "study_closed). Null while the study is not closed.",
+        ),
     },
 )
 REVEAL = _obj(

@@ -36,7 +36,7 @@ from rest_framework.views import APIView
 
 from annotation.api.errors import ErrorResponsesSchema, ErrorSerializer
 from annotation.models import Condition, FilterDecision, Participation, ParticipationEvent, Study, Worker
-from annotation.services import blocklist, lifecycle, slots, studies, training_filter
+from annotation.services import blocklist, closing, lifecycle, slots, studies, training_filter
 from tasks_app.models import Task
 
 if TYPE_CHECKING:
@@ -106,10 +106,11 @@ class StudySerializer(serializers.ModelSerializer[Study]):
             "conditions",
             "entry_path",
             *(f for f in studies.EDITABLE_FIELDS if f != "name"),
+            "closes_at",
             "created_at",
             "updated_at",
         ]
-        read_only_fields = ["status", "created_at", "updated_at"]
+        read_only_fields = ["status", "closes_at", "created_at", "updated_at"]
 
     def get_entry_path(self, study: Study) -> str:
         return f"/join/{study.slug}/"
@@ -124,6 +125,14 @@ class StudySerializer(serializers.ModelSerializer[Study]):
 
 class StatusChangeSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=Study.Status.choices)
+    grace_minutes = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=closing.MAX_GRACE_MINUTES,
+        help_text="Closing only: how long the workers already in may go on (the study's closes_at = now + this; "
+        f"default {closing.DEFAULT_GRACE_MINUTES}, 0 for none). After it their answers are refused "
+        "(409 study_closed). Pausing refuses new entries only.",
+    )
 
 
 class StandardDesignSerializer(serializers.Serializer):
@@ -265,7 +274,11 @@ class StudyViewSet(viewsets.ModelViewSet[Study]):
         serializer = StatusChangeSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
-            study = studies.change_status(study=self.get_object(), to_status=serializer.validated_data["status"])
+            study = studies.change_status(
+                study=self.get_object(),
+                to_status=serializer.validated_data["status"],
+                grace_minutes=serializer.validated_data.get("grace_minutes"),
+            )
         except DjangoValidationError as exc:
             raise _as_400(exc) from None
         return Response(StudySerializer(self.get_queryset().get(pk=study.pk)).data)

@@ -59,6 +59,13 @@ class Study(models.Model):
         blank=True,
         help_text="Where Prolific workers are sent on completion, e.g. https://app.prolific.com/submissions/complete?cc=XXXX",
     )
+    closes_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="Set when the study is closed: workers already in may go on until then, not after. "
+        "Empty on a study that is not closed (and on one closed before this existed: it ends at once).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

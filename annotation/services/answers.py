@@ -6,7 +6,9 @@ click, a replay, a reload) is answered with ``AlreadyLocked`` carrying the
 stored answer and changes nothing; there is no update or delete.
 
 Every rejection raises an ``AnswerError`` with a stable ``code`` and an HTTP
-``status``, before anything is written. The happy path runs a fixed number of
+``status``, before anything is written; a study whose grace period after
+closing is over raises ``closing.StudyClosed`` (409 ``study_closed``) first,
+from the study loaded with the participation (no query of its own). The happy path runs a fixed number of
 queries whatever the size of the study. Given the request's ``WorkerState``
 (``known``: the current and next item, the task's label words) it reads
 nothing more and writes once: the lock, its spans and, in the test step,
@@ -28,7 +30,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import AnswerSpan, Participation, Response
-from annotation.services import lifecycle, offsets, steps, timing, training_filter, worker_sql
+from annotation.services import closing, lifecycle, offsets, steps, timing, training_filter, worker_sql
 from annotation.services.steps import Progress
 from annotation.services.worker_sql import StepHead, WorkerState
 from tasks_app import scoring
@@ -332,6 +334,8 @@ def submit(
     ``known`` is the request's read of this participation, made before any write: its step and the
     task's label words are used instead of reading them again.
     """
+    now = now or timezone.now()
+    closing.check_can_work(participation, now=now)
     head, response = _current(participation, item_id, known)
     if offset_unit not in OFFSET_UNITS:
         raise InvalidAnswer("invalid_offset_unit", f"offset_unit must be one of {', '.join(OFFSET_UNITS)}")
@@ -358,7 +362,7 @@ def submit(
         participation=participation,
         head=head,
         response=response,
-        now=now or timezone.now(),
+        now=now,
         changes=changes,
         spans=valid_spans,
     )
@@ -373,6 +377,8 @@ def skip(
     now: datetime | None = None,
 ) -> SubmitResult:
     """Record a skip of the current test item (the empty answer, scored as such); ``known`` as for ``submit``."""
+    now = now or timezone.now()
+    closing.check_can_work(participation, now=now)
     head, response = _current(participation, item_id, known)
     if response.phase != Response.Phase.TEST:
         raise SkipNotAllowed("skip_not_allowed", "training items cannot be skipped")
@@ -388,7 +394,7 @@ def skip(
         participation=participation,
         head=head,
         response=response,
-        now=now or timezone.now(),
+        now=now,
         changes=changes,
         spans=[],
     )

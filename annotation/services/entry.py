@@ -152,10 +152,18 @@ def join_study(*, study: Study, params: EntryParams) -> JoinResult:
       excluded one gets back to the page that tells them so, with their code.
     - A worker who has taken part in the task before, in any other study or
       condition, or who abandoned their slot, is refused, as is a blocked one.
+    - A closed study admits nobody new, but a worker of this study whose slot or finish page is still
+      theirs gets back to it: to go on during the grace period closing gave them, and afterwards to
+      find their completion code (annotation.services.closing).
     - Otherwise an open study with a free slot gives them one.
     """
-    if study.status in (Study.Status.DRAFT, Study.Status.CLOSED):
+    if study.status == Study.Status.DRAFT:
         return JoinResult(Outcome.NOT_OPEN, study)
+    if study.status == Study.Status.CLOSED:
+        if params.preview:
+            return JoinResult(Outcome.NOT_OPEN, study)
+        known = _answer_for_known_worker(worker=_find_worker(params), study=study)
+        return known if known is not None and known.admitted else JoinResult(Outcome.NOT_OPEN, study)
     if params.preview:
         return JoinResult(Outcome.PREVIEW if study.is_open else Outcome.NOT_OPEN, study)
     known = _answer_for_known_worker(worker=_find_worker(params), study=study)

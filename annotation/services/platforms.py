@@ -7,6 +7,15 @@ Plain Python, no database: the entry service and the views build on it.
   ``hitId``, ``turkSubmitTo``. While a worker only previews the HIT,
   ``assignmentId`` is ``ASSIGNMENT_ID_NOT_AVAILABLE`` and there is no workerId.
 - In-house: ``worker_id``.
+
+A worker id is one exact text: surrounding white space is trimmed (no
+platform issues ids with spaces, so trimming cannot merge two real ids, and a
+link pasted with a trailing space or newline still names its worker); an id
+that is blank, longer than the database column (``MAX_ID_LENGTH``), not valid
+UTF-8 in the raw link, or that holds white space, control or invisible
+characters or U+FFFD (what undecodable bytes become) is refused, so two
+different ids can never end up as one worker. Ids of different platforms are
+different namespaces: the same text on Prolific and in-house is two workers.
 """
 
 from __future__ import annotations
@@ -14,7 +23,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote_to_bytes, urlencode, urlsplit, urlunsplit
 
 PROLIFIC = "prolific"
 MTURK = "mturk"
@@ -25,7 +34,8 @@ logger = logging.getLogger(__name__)
 MTURK_PREVIEW_ASSIGNMENT = "ASSIGNMENT_ID_NOT_AVAILABLE"
 # turkSubmitTo is only ever one of these; anything else would let a link post the worker's data elsewhere.
 MTURK_SUBMIT_HOSTS = {"www.mturk.com", "workersandbox.mturk.com"}
-MAX_ID_LENGTH = 128
+MAX_ID_LENGTH = 128  # Worker.external_id's max_length (a test keeps the two equal)
+REPLACEMENT_CHARACTER = "\ufffd"
 
 _KEPT = {
     PROLIFIC: ("STUDY_ID", "SESSION_ID"),
@@ -52,9 +62,42 @@ def _clean_id(value: str | None, name: str) -> str:
         raise BadEntry(f"The link has no worker id ({name} is missing or blank).")
     if len(value) > MAX_ID_LENGTH:
         raise BadEntry(f"{name} is longer than {MAX_ID_LENGTH} characters.")
+    # isprintable() is False for control and format (invisible, e.g. zero-width) characters and for
+    # every space but U+0020, which isspace() catches.
     if any(not ch.isprintable() or ch.isspace() for ch in value):
         raise BadEntry(f"{name} contains spaces or control characters.")
+    if REPLACEMENT_CHARACTER in value:
+        raise BadEntry(f"{name} contains characters that could not be read (not valid UTF-8).")
     return value
+
+
+def _raw_bytes(raw_query: str) -> bytes:
+    # WSGI hands the query string over as latin-1 text of the bytes received; a test client may give
+    # other text, which can only have come from UTF-8.
+    try:
+        return raw_query.encode("latin-1")
+    except UnicodeEncodeError:
+        return raw_query.encode("utf-8")
+
+
+def _check_utf8(raw_query: str, names: tuple[str, ...]) -> None:
+    """Refuse the link if one of the parameters ``names`` is not valid UTF-8 once percent-decoded.
+
+    Django decodes the query string before the view sees it, replacing what is not UTF-8 by U+FFFD, so
+    ``worker_id=%ff`` and ``worker_id=%fe`` would both read as the same id; the raw string still tells.
+    """
+    for part in _raw_bytes(raw_query).split(b"&"):
+        key, _, value = part.partition(b"=")
+        try:
+            name = unquote_to_bytes(key.replace(b"+", b" ")).decode("utf-8")
+        except UnicodeDecodeError:
+            continue  # not a name we read
+        if name not in names:
+            continue
+        try:
+            unquote_to_bytes(value.replace(b"+", b" ")).decode("utf-8")
+        except UnicodeDecodeError:
+            raise BadEntry(f"{name} is not valid UTF-8 text.") from None
 
 
 def _check_turk_submit_to(value: str) -> None:
@@ -65,10 +108,14 @@ def _check_turk_submit_to(value: str) -> None:
         raise BadEntry("turkSubmitTo is not a Mechanical Turk address.")
 
 
-def parse_entry(query: Mapping[str, str]) -> EntryParams:
-    """Which platform sent the worker, and who they are. Raises BadEntry."""
+def parse_entry(query: Mapping[str, str], *, raw_query: str | None = None) -> EntryParams:
+    """Which platform sent the worker, and who they are. Raises BadEntry.
+
+    ``query`` is the decoded query (``request.GET``), ``raw_query`` the query string as received
+    (``request.META["QUERY_STRING"]``), in which the parameters read are checked to be valid UTF-8.
+    """
     try:
-        params = _parse_entry(query)
+        params = _parse_entry(query, raw_query)
     except BadEntry as exc:
         # Debug: a bad link is the link maker's or the worker's to fix; the message names no value.
         logger.debug("entry refused: %s", exc)
@@ -80,7 +127,7 @@ def parse_entry(query: Mapping[str, str]) -> EntryParams:
     return params
 
 
-def _parse_entry(query: Mapping[str, str]) -> EntryParams:
+def _parse_entry(query: Mapping[str, str], raw_query: str | None) -> EntryParams:
     if "PROLIFIC_PID" in query:
         platform, id_name = PROLIFIC, "PROLIFIC_PID"
     elif "workerId" in query or "assignmentId" in query:
@@ -89,6 +136,8 @@ def _parse_entry(query: Mapping[str, str]) -> EntryParams:
         platform, id_name = INHOUSE, "worker_id"
     else:
         raise BadEntry("The link has no worker id (PROLIFIC_PID, workerId or worker_id).")
+    if raw_query:
+        _check_utf8(raw_query, (id_name, *_KEPT[platform]))
     data = {k: str(query[k]).strip() for k in _KEPT[platform] if str(query.get(k) or "").strip()}
     if platform == MTURK:
         if data.get("turkSubmitTo"):

@@ -15,14 +15,16 @@ the commands can all show them next to what was wrong.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import timedelta
 from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 from django.utils.text import slugify
 
 from annotation.models import Condition, Participation, Study
-from annotation.services import slots
+from annotation.services import closing, slots
 from tasks_app.models import ExampleSet, Task, TrainingSplit
 
 STANDARD_SHOTS = (0, 10, 20, 30)
@@ -300,10 +302,19 @@ def study_delete(*, study: Study) -> None:
 # --- Status ---------------------------------------------------------------------------
 
 
-def change_status(*, study: Study, to_status: str) -> Study:
-    """draft → open ⇄ paused → closed (closed is final); opening checks the study can run."""
+def change_status(*, study: Study, to_status: str, grace_minutes: int | None = None) -> Study:
+    """draft → open ⇄ paused → closed (closed is final); opening checks the study can run.
+
+    Pausing refuses new entries only: the workers already in carry on. Closing refuses new entries too
+    and gives the workers already in ``grace_minutes`` (default ``closing.DEFAULT_GRACE_MINUTES``, 0 for
+    none) to finish: the study's ``closes_at``, after which their work is refused (``services.closing``).
+    """
     if to_status not in Study.Status.values:
         raise ValidationError({"status": f"Unknown status {to_status!r}; one of {Study.Status.values}."})
+    if grace_minutes is not None and to_status != Study.Status.CLOSED:
+        raise ValidationError({"grace_minutes": "A grace period is given only when closing a study."})
+    if to_status == Study.Status.CLOSED:
+        grace_minutes = _checked_grace(grace_minutes)
     with transaction.atomic():
         locked = Study.objects.select_for_update().get(pk=study.pk)
         if to_status == locked.status:
@@ -316,6 +327,22 @@ def change_status(*, study: Study, to_status: str) -> Study:
                 raise ValidationError({"status": "A study without conditions cannot open: add at least one."})
             _training_sets(task=locked.task, split_number=locked.split_number, shots=shots)
             _check_task_has_test_set(locked.task)
-        Study.objects.filter(pk=locked.pk).update(status=to_status)
-    study.status = to_status
+        changes: dict[str, Any] = {"status": to_status}
+        if to_status == Study.Status.CLOSED:
+            changes["closes_at"] = timezone.now() + timedelta(minutes=grace_minutes or 0)
+        Study.objects.filter(pk=locked.pk).update(**changes)
+    for field, value in changes.items():
+        setattr(study, field, value)
     return study
+
+
+def _checked_grace(grace_minutes: Any) -> int:
+    if grace_minutes is None:
+        return closing.DEFAULT_GRACE_MINUTES
+    if isinstance(grace_minutes, bool) or not isinstance(grace_minutes, int):
+        raise ValidationError({"grace_minutes": "The grace period is a whole number of minutes."})
+    if not 0 <= grace_minutes <= closing.MAX_GRACE_MINUTES:
+        raise ValidationError(
+            {"grace_minutes": f"The grace period is from 0 to {closing.MAX_GRACE_MINUTES} minutes (a week)."}
+        )
+    return grace_minutes

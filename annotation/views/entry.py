@@ -86,7 +86,7 @@ def _not_open(request: HttpRequest, study: Study) -> HttpResponse:
 def join(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_object_or_404(Study.objects.select_related("task"), slug=slug)
     try:
-        params = parse_entry(request.GET)
+        params = parse_entry(request.GET, raw_query=request.META.get("QUERY_STRING", ""))
     except BadEntry as exc:
         return _message(
             request,

@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET
 
 from annotation.api.session import completion_payload, load_worker_state
 from annotation.models import Participation
-from annotation.services import timing
+from annotation.services import closing, timing
 from annotation.services.entry import completion_target
 from tasks_app.models import ExampleSet, ExampleSetItem
 
@@ -65,7 +65,14 @@ def home(request: HttpRequest) -> HttpResponse:
     if worker is None:
         return render(request, "worker/no_session.html", status=403)
     participation = worker.participation
+    try:
+        closing.check_can_work(participation)
+    except closing.StudyClosed:
+        return _closed(request, participation)
     context = {"participation": participation, "task": participation.task, "study": participation.study}
+    deadline = closing.grace_deadline(participation.study)
+    if deadline is not None:
+        context["closes_at"] = closing.format_deadline(deadline)
     state = participation.state
     if state == State.CLAIMED:
         n_train, n_test = _item_counts(participation)
@@ -84,6 +91,8 @@ def home(request: HttpRequest) -> HttpResponse:
             confidence_scale=CONFIDENCE_SCALE,
         )
         return render(request, "worker/item.html", context)
+    if state in (State.EXCLUDED, State.ABANDONED) and closing.was_closed_out(participation):
+        return _closed(request, participation)
     if state == State.EXCLUDED:
         # Excluded workers are paid for their time: they submit on their platform with a code too.
         target = completion_target(participation)
@@ -98,3 +107,15 @@ def home(request: HttpRequest) -> HttpResponse:
         context["completion"] = completion_payload(participation)
         return render(request, "worker/finish.html", context)
     return render(request, "worker/abandoned.html", context, status=410)
+
+
+def _closed(request: HttpRequest, participation: Participation) -> HttpResponse:
+    """The study closed before this worker finished: a worker who had started gets their completion code
+    and the way back to their platform (paid for their time); one who had not is asked to return it."""
+    context = {
+        "participation": participation,
+        "task": participation.task,
+        "study": participation.study,
+        "completion": completion_payload(participation),
+    }
+    return render(request, "worker/closed.html", context)

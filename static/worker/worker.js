@@ -53,7 +53,8 @@
     button.addEventListener("click", function () {
       button.disabled = true;
       api("POST", root.dataset.api, {}).then(function (res) {
-        if (res.ok) { window.location.assign(root.dataset.home); return; }
+        // study_closed: the study closed while the page was open; the page says what now.
+        if (res.ok || res.data.error === "study_closed") { window.location.assign(root.dataset.home); return; }
         var msg = $("start-error");
         msg.textContent = res.data.detail || "Something went wrong.";
         msg.hidden = false;
@@ -522,6 +523,8 @@
       self.setBusy(false);
       if (res.ok) return self.afterLock(res.data);
       if (res.status === 409 && res.data.error === "already_locked") return self.showLocked(res.data.answer);
+      // The study has closed and its grace period is over: the page shows the completion code.
+      if (res.status === 409 && res.data.error === "study_closed") { window.location.assign(self.urls.home); return; }
       self.showMessage(res.data.detail || "The answer could not be saved.");
     });
   };

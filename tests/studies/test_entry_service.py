@@ -159,14 +159,16 @@ def test_a_study_that_is_not_open_admits_no_new_worker(make_study, status):
     assert _rows() == (0, 0, 0)
 
 
-def test_a_paused_study_still_lets_its_workers_resume_but_a_closed_one_does_not(study):
+def test_paused_and_closed_studies_let_their_workers_back_but_nobody_new(study):
+    """A closed study's workers go on in its grace period, and afterwards find their page (and code)."""
     first = entry.join_study(study=study, params=inhouse("alice")).participation
     Study.objects.filter(pk=study.pk).update(status=Study.Status.PAUSED)
     study.refresh_from_db()
     assert entry.join_study(study=study, params=inhouse("alice")).participation.pk == first.pk
     Study.objects.filter(pk=study.pk).update(status=Study.Status.CLOSED)
     study.refresh_from_db()
-    assert entry.join_study(study=study, params=inhouse("alice")).outcome == Outcome.NOT_OPEN
+    assert entry.join_study(study=study, params=inhouse("alice")).participation.pk == first.pk
+    assert entry.join_study(study=study, params=inhouse("bob")).outcome == Outcome.NOT_OPEN
 
 
 def test_mturk_preview_writes_nothing(study):

@@ -202,3 +202,34 @@ def test_an_excluded_prolific_worker_is_given_the_way_back_to_prolific_with_the_
     lifecycle.exclude(participation, reason="failed training filter")
     html = client.get("/work/").content.decode()
     assert "CC7" in html and 'href="https://app.prolific.com/submissions/complete?cc=CC7"' in html
+
+
+# --- Worker ids from the raw link ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("raw", ["worker_id=%ff", "worker_id=%fe", "worker_id=al%E9ice", "PROLIFIC_PID=%ff"])
+def test_an_id_that_is_not_valid_utf8_is_400_and_creates_nothing(client, study, raw):
+    response = client.get(f"/join/{study.slug}/?{raw}")
+    assert response.status_code == 400 and b"not valid UTF-8" in response.content
+    assert _rows() == (0, 0, 0)
+    assert _worker_of(client) is None
+
+
+def test_two_different_invalid_ids_never_become_one_worker(client, study):
+    """%ff and %fe used to both decode to U+FFFD: the second worker resumed the first one's slot."""
+    for raw in ("worker_id=%ff", "worker_id=%fe"):
+        assert client.get(f"/join/{study.slug}/?{raw}").status_code == 400
+    assert Worker.objects.count() == 0
+
+
+def test_a_valid_utf8_id_enters(client, study):
+    assert client.get(f"/join/{study.slug}/?worker_id=%C3%A9milie").status_code == 302
+    assert Worker.objects.get().external_id == "émilie"
+
+
+def test_the_same_id_on_two_platforms_is_two_workers(client, make_study):
+    """Platforms' ids live in different namespaces: one person's Prolific and MTurk accounts are two identities."""
+    first, second = make_study(), make_study()
+    assert _join(client, first, PROLIFIC_PID="abc").status_code == 302
+    assert _join(client, second, worker_id="abc").status_code == 302
+    assert sorted(Worker.objects.values_list("platform", "external_id")) == [("inhouse", "abc"), ("prolific", "abc")]

@@ -103,3 +103,52 @@ def test_entry_links_show_each_platform_s_parameters():
     )
     assert links["mturk"] == "https://h/join/s/"
     assert links["inhouse"].startswith("https://h/join/s/?worker_id=")
+
+
+# --- Worker ids: one text, one worker -----------------------------------------------------
+
+
+def test_the_id_length_cap_is_the_model_field_length():
+    from annotation.models import Worker
+    from annotation.services.platforms import MAX_ID_LENGTH
+
+    assert Worker._meta.get_field("external_id").max_length == MAX_ID_LENGTH
+    assert parse_entry({"worker_id": "x" * MAX_ID_LENGTH}).external_id == "x" * MAX_ID_LENGTH
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "a\ufffdb",  # what invalid UTF-8 in the link became: two different ids would be one worker
+        "\ufffd",
+        "alice\u200b",  # zero-width space: invisible, so two ids that look the same would differ
+        "a\u00a0b",  # a no-break space inside
+        "a\tb",
+        "a\x7fb",
+    ],
+)
+def test_ids_with_replacement_invisible_or_space_characters_are_refused(value):
+    with pytest.raises(BadEntry, match="worker_id"):
+        parse_entry({"worker_id": value})
+
+
+@pytest.mark.parametrize(
+    "raw", ["worker_id=%ff", "worker_id=a%fe", "PROLIFIC_PID=%C3%28", "workerId=%80&assignmentId=A"]
+)
+def test_an_id_that_is_not_valid_utf8_in_the_raw_query_is_refused(raw):
+    from urllib.parse import parse_qsl
+
+    decoded = dict(parse_qsl(raw, errors="replace"))  # what Django hands the view
+    with pytest.raises(BadEntry, match="not valid UTF-8"):
+        parse_entry(decoded, raw_query=raw)
+
+
+def test_valid_utf8_in_the_raw_query_is_accepted():
+    raw = "worker_id=%C3%A9milie&other=%ff"  # only the parameters read are checked
+    assert parse_entry({"worker_id": "émilie", "other": "\ufffd"}, raw_query=raw).external_id == "émilie"
+
+
+def test_surrounding_white_space_is_trimmed_the_same_way_for_every_platform():
+    assert parse_entry({"PROLIFIC_PID": "\t5f1a \n"}).external_id == "5f1a"
+    assert parse_entry({"workerId": " A1B2", "assignmentId": "x"}).external_id == "A1B2"
+    assert parse_entry({"worker_id": "\u00a0alice\u3000"}).external_id == "alice"

@@ -512,3 +512,17 @@ def test_an_excluded_worker_gets_the_completion_code_through_the_api_too(sst_tas
     assert session["state"] == "excluded" and session["item"] is None
     p.refresh_from_db()
     assert session["completion"]["code"] == p.completion_code != ""
+
+
+def test_a_worker_of_a_closed_study_cannot_go_on_submitting_once_the_grace_is_over(ner_worker):
+    """Issue "Hard to break", defect 7: the join link answered 410 while a worker already in kept
+    submitting and completed with a code. A study closed with no deadline left stops them at once."""
+    from annotation.models import Study
+
+    p, client = ner_worker
+    item = current_item(client)["item"]
+    Study.objects.filter(pk=p.study_id).update(status=Study.Status.CLOSED)
+    before = stored(p)[1]
+    response = post(client, "skip/", {"item": item})
+    assert response.status_code == 409 and response.json()["error"] == "study_closed"
+    assert stored(p)[1] == before
