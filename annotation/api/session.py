@@ -31,7 +31,6 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions
 from rest_framework.authentication import CSRFCheck
 from rest_framework.negotiation import DefaultContentNegotiation
-from rest_framework.parsers import JSONParser
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response as JSONResponse
@@ -39,6 +38,7 @@ from rest_framework.views import APIView
 
 from annotation import worker_cookie
 from annotation.api import errors
+from annotation.api.parsers import SessionJSONParser
 from annotation.api.session_schema import (
     ERROR,
     ERRORS,
@@ -92,7 +92,7 @@ class JSONAlways(DefaultContentNegotiation):
 class WorkerSessionView(APIView):
     authentication_classes: list = []
     permission_classes = [HasWorkerSession]
-    parser_classes = [JSONParser]  # anything else is 415 unsupported_media_type
+    parser_classes = [SessionJSONParser]  # anything else is 415; nesting and size limited (parsers)
     renderer_classes = [JSONRenderer]
     content_negotiation_class = JSONAlways
     # What the request read at its start; its ``step`` holds only until the request writes.

@@ -179,6 +179,12 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
     "EXCEPTION_HANDLER": "annotation.api.errors.exception_handler",  # one error shape for the whole API
+    # DRF's three, with a JSON parser that limits nesting (a deep body is a 400, not a RecursionError).
+    "DEFAULT_PARSER_CLASSES": [
+        "annotation.api.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]
     + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
 }
