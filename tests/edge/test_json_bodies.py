@@ -34,7 +34,7 @@ def test_nesting_up_to_the_limit_is_parsed(worker_client):
     # 32 levels: the submission is read and refused for what it says, not for its shape
     body = {"item": 1, "spans": [], "confidence": 3, "extra": json.loads(nested(30))}
     response = worker_client.post("/api/session/submit/", data=json.dumps(body), content_type="application/json")
-    assert response.status_code in (400, 409) and response.json()["error"] != "too_deep"
+    assert 400 <= response.status_code < 500 and response.json()["error"] != "too_deep"
 
 
 def test_the_parser_limit_holds_without_recursion():
