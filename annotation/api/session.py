@@ -191,6 +191,9 @@ def item_payload(participation: Participation, response: Response) -> dict:
         "context_kind": "pair" if example.is_sentence_pair else "text",
         "answer_kind": "label" if task.is_classification else "spans",
         "multiple_spans": task.multiple_spans,
+        # The page refuses what the server would: overlapping selections, more spans than the cap.
+        "overlapping_spans": task.overlapping_spans,
+        "max_spans": answers.span_limit(example.context_text, overlapping=task.overlapping_spans),
         "skip_allowed": response.phase == Response.Phase.TEST,
         "locked": response.is_locked,
     }
