@@ -7,7 +7,8 @@ it, every route answers 403 ``no_session``. Unsafe methods need the CSRF
 token: a scripted client GETs the join URL (the worker cookie), then ``GET
 /api/session/current/`` (sets the ``csrftoken`` cookie), and sends the
 cookie's value back in the ``X-CSRFToken`` header. Bodies are JSON (anything
-else is 415 ``unsupported_media_type``); answers are JSON whatever ``Accept``.
+else is 415 ``unsupported_media_type``), at most 64 KiB (413 ``too_large``) and
+32 levels deep (400 ``too_deep``); answers are JSON whatever ``Accept``.
 
 Errors are the API's one shape (annotation.api.errors),
 ``{"error": code, "detail": message}``, with 400 (invalid answer),
@@ -290,7 +291,10 @@ class SubmitView(WorkerSessionView):
         tags=TAGS,
         summary="Submit and lock the answer to the current item",
         description="Training items: the response carries the reveal (gold, verdict, S1). Test items: only the "
-        "stored answer. 409 already_locked returns the stored answer and changes nothing.",
+        "stored answer. 409 already_locked returns the stored answer and changes nothing. At most the item's "
+        "max_spans spans (400 too_many_spans), no span twice or near-copied (400 duplicate_span), overlapping "
+        "spans only where the item's overlapping_spans is on (400 overlapping_spans); the body is at most "
+        "64 KiB (413 too_large) and nests at most 32 levels (400 too_deep).",
         request=SUBMIT,
         responses={200: LOCKED, **ERRORS},
     )

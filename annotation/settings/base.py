@@ -191,7 +191,12 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Human performance on few-shot NLU benchmarks",
-    "DESCRIPTION": "Studies, cohorts, the worker's annotation session and the human-performance tables.",
+    "DESCRIPTION": "Studies, cohorts, the worker's annotation session and the human-performance tables.\n\n"
+    "Limits (docs/session-api.md, Limits): JSON bodies nest at most 32 levels (400 too_deep); a session "
+    "API body is at most 64 KiB and any other body 2.5 MB (413 too_large); a NUL character or non-UTF-8 "
+    "bytes in the URL are 400 invalid; an answer has at most 50 spans and no more than its context has "
+    "words (400 too_many_spans), never the same span twice or a near-copy (400 duplicate_span), and "
+    "overlapping spans only where the task allows them (400 overlapping_spans).",
     "VERSION": APP_VERSION,
     "SERVE_INCLUDE_SCHEMA": False,
     "ENUM_NAME_OVERRIDES": {
