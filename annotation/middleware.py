@@ -1,7 +1,7 @@
 """Refuse URLs that no view can take: a NUL character, or a query string that is not UTF-8.
 
 PostgreSQL refuses NUL in text (the driver raises ValueError, a 500 wherever a parameter reaches a
-query), and a query string that is not UTF-8 would reach views as replacement characters. Such a
+query), and a query string that is not UTF-8 would reach views as U+FFFD replacement characters. Such a
 request is answered here, before any view: 400 in the API's JSON error shape under /api/ (``invalid``,
 with the offending parameter in ``fields``), a plain 400 page elsewhere. Views still validate their
 own parameters (ids are integers, states are known).
@@ -19,21 +19,29 @@ from annotation.api.errors import error_body
 NUL = "\x00"
 
 
+def _raw_bytes(query: str) -> bytes:
+    # WSGI hands the query string over as bytes decoded with ISO-8859-1 (PEP 3333); ASGI as str.
+    try:
+        return query.encode("iso-8859-1")
+    except UnicodeEncodeError:
+        return query.encode()
+
+
 def _query_problem(query: str) -> tuple[str, str] | None:
     """(field, message) for the first unusable parameter of a raw query string, or None."""
-    for part in query.split("&"):
-        name_raw, _, value_raw = part.partition("=")
+    non_field = api_settings.NON_FIELD_ERRORS_KEY
+    for part in _raw_bytes(query).split(b"&"):
+        name_raw, _, value_raw = part.partition(b"=")
         try:
-            name = unquote_to_bytes(name_raw.replace("+", " ")).decode()
-            value = unquote_to_bytes(value_raw.replace("+", " ")).decode()
+            name = unquote_to_bytes(name_raw.replace(b"+", b" ")).decode()
         except UnicodeDecodeError:
-            field = name_raw if name_raw.isprintable() and NUL not in name_raw else api_settings.NON_FIELD_ERRORS_KEY
-            return field, "The query string is not valid UTF-8."
-        # Django's WSGI handler turns raw bytes that are not UTF-8 into U+FFFD.
-        if "\ufffd" in name_raw or "\ufffd" in value_raw:
-            return api_settings.NON_FIELD_ERRORS_KEY, "The query string is not valid UTF-8."
+            return non_field, "A parameter name is not valid UTF-8."
         if NUL in name:
-            return api_settings.NON_FIELD_ERRORS_KEY, "A parameter name contains a NUL character."
+            return non_field, "A parameter name contains a NUL character."
+        try:
+            value = unquote_to_bytes(value_raw.replace(b"+", b" ")).decode()
+        except UnicodeDecodeError:
+            return name, "Not valid UTF-8."
         if NUL in value:
             return name, "Contains a NUL character."
     return None

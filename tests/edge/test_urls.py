@@ -61,3 +61,16 @@ def test_odd_but_not_nul_parameters_are_a_4xx(admin_client, url):
     assert response.status_code < 500
     if response.status_code >= 400:
         assert response.json()["error"]
+
+
+@pytest.mark.parametrize("query", ["studies=%ff", "studies=\xff", "st%ffudies=a", "studies=%C3"])
+def test_a_query_string_that_is_not_utf8_is_a_json_400(admin_client, query):
+    body = assert_error(admin_client.get("/api/reports/table/", QUERY_STRING=query), 400, "invalid")
+    assert body["fields"]
+
+
+def test_utf8_and_plus_in_a_query_string_are_fine(admin_client):
+    # raw UTF-8 bytes as a WSGI server hands them over (ISO-8859-1), percent-encoded and "+" for a space
+    for query in ["study=caf\xc3\xa9", "study=caf%C3%A9", "study=a+b"]:
+        response = admin_client.get("/api/conditions/", QUERY_STRING=query)
+        assert response.status_code == 200 and response.json() == []
