@@ -74,3 +74,23 @@ def test_utf8_and_plus_in_a_query_string_are_fine(admin_client):
     for query in ["study=caf\xc3\xa9", "study=caf%C3%A9", "study=a+b"]:
         response = admin_client.get("/api/conditions/", QUERY_STRING=query)
         assert response.status_code == 200 and response.json() == []
+
+
+@pytest.mark.parametrize(
+    "url, status",
+    [
+        ("/api/workers/?blocked=maybe", 400),
+        ("/api/workers/?blocked=no", 200),
+        ("/api/studies/99999999999999999999999999/", 404),
+        ("/api/studies/%C2%B2/", 404),
+        ("/api/participations/99999999999999999999999999/", 404),
+        ("/api/reports/exports/99999999999999999999999999/", 404),
+        ("/api/reports/table/?studies=all&ddof=7", 400),
+        ("/api/reports/table/?studies=all&ddof=" + "9" * 5000, 400),
+    ],
+)
+def test_ids_and_options_are_validated_where_they_are_read(admin_client, url, status):
+    response = admin_client.get(url)
+    assert response.status_code == status
+    if status >= 400:
+        assert response.json()["error"] in ("invalid", "not_found")
