@@ -42,6 +42,7 @@ class TaskAdmin(admin.ModelAdmin):
         "description",
         "instructions",
         "multiple_spans",
+        "overlapping_spans",
         "question_types",
         "display_order",
     )

@@ -44,6 +44,9 @@ class TaskDefinition:
     description: str
     instructions: str
     multiple_spans: bool = False
+    # Nested spans in one answer. No CLUES task has them: CoNLL-2003 and WikiANN annotate flat, non-nested
+    # entities, and SQuAD 2.0 and ReCoRD take one span at most (nothing to overlap).
+    overlapping_spans: bool = False
     question_types: list = field(default_factory=list)
     labels: tuple[LabelDefinition, ...] = ()
     display_order: int = 100
@@ -196,6 +199,7 @@ _TASK_FIELDS = (
     "description",
     "instructions",
     "multiple_spans",
+    "overlapping_spans",
     "question_types",
     "display_order",
 )

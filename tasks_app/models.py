@@ -31,6 +31,11 @@ class Task(models.Model):
     multiple_spans = models.BooleanField(
         default=False, help_text="Span tasks: may an answer have several spans (NER) or at most one (QA)?"
     )
+    overlapping_spans = models.BooleanField(
+        default=False,
+        help_text="Span tasks with several spans: may they overlap (a nested name such as New York inside "
+        "New York City)? Duplicates and near-copies are refused either way.",
+    )
     question_types = models.JSONField(
         default=list,
         blank=True,

@@ -22,7 +22,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.http import Http404
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import ComponentRegistry
@@ -31,6 +33,8 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import set_rollback
+
+from annotation.api.parsers import TooLarge
 
 # Checked in order; the first match names the code. Clients rely on these: change none.
 CODES: tuple[tuple[type[exceptions.APIException], str], ...] = (
@@ -99,7 +103,12 @@ def _summary(fields: dict[str, list[str]]) -> str:
 
 
 def as_api_exception(exc: Exception) -> exceptions.APIException | None:
-    """Django's Http404 and PermissionDenied as DRF's (message kept); None for anything that is not an API error."""
+    """Django's Http404, PermissionDenied and body limits as DRF's; None for anything that is not an API error."""
+    if isinstance(exc, RequestDataTooBig):
+        # Django's own answer would be an HTML 400; the body is over DATA_UPLOAD_MAX_MEMORY_SIZE.
+        return TooLarge(f"The request body is over {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes.")
+    if isinstance(exc, TooManyFieldsSent):
+        return exceptions.ParseError(str(exc) or "Too many form fields.", code="too_many_fields")
     if isinstance(exc, Http404):
         return exceptions.NotFound(*exc.args)
     if isinstance(exc, DjangoPermissionDenied):
@@ -142,7 +151,8 @@ class ErrorSerializer(serializers.Serializer):
     """The body of every 4xx answer of the API: a stable code, a message, and field errors for validation."""
 
     error = serializers.CharField(
-        help_text="Stable code to branch on: invalid, parse_error, not_authenticated, permission_denied, not_found, "
+        help_text="Stable code to branch on: invalid, parse_error, too_deep (JSON nested over 32 levels), "
+        "too_large (413: a body over the size limit), not_authenticated, permission_denied, not_found, "
         "method_not_allowed, not_acceptable, unsupported_media_type, throttled, or a route's own "
         "(e.g. no_session, already_locked)."
     )

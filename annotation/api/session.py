@@ -7,7 +7,8 @@ it, every route answers 403 ``no_session``. Unsafe methods need the CSRF
 token: a scripted client GETs the join URL (the worker cookie), then ``GET
 /api/session/current/`` (sets the ``csrftoken`` cookie), and sends the
 cookie's value back in the ``X-CSRFToken`` header. Bodies are JSON (anything
-else is 415 ``unsupported_media_type``); answers are JSON whatever ``Accept``.
+else is 415 ``unsupported_media_type``), at most 64 KiB (413 ``too_large``) and
+32 levels deep (400 ``too_deep``); answers are JSON whatever ``Accept``.
 
 Errors are the API's one shape (annotation.api.errors),
 ``{"error": code, "detail": message}``, with 400 (invalid answer),
@@ -39,7 +40,6 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions
 from rest_framework.authentication import CSRFCheck
 from rest_framework.negotiation import DefaultContentNegotiation
-from rest_framework.parsers import JSONParser
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
@@ -48,6 +48,7 @@ from rest_framework.views import APIView
 
 from annotation import worker_cookie
 from annotation.api import errors
+from annotation.api.parsers import SessionJSONParser
 from annotation.api.session_schema import (
     ERROR,
     ERRORS,
@@ -109,7 +110,7 @@ def _no_view(request: HttpRequest) -> HttpResponseBase:
 class WorkerSessionView(APIView):
     authentication_classes: list = []
     permission_classes = [HasWorkerSession]
-    parser_classes = [JSONParser]  # anything else is 415 unsupported_media_type
+    parser_classes = [SessionJSONParser]  # anything else is 415; nesting and size limited (parsers)
     renderer_classes = [JSONRenderer]
     content_negotiation_class = JSONAlways
     # What the request read at its start; its ``step`` holds only until the request writes.
@@ -217,6 +218,9 @@ def item_payload(participation: Participation, response: Response) -> dict:
         "context_kind": "pair" if example.is_sentence_pair else "text",
         "answer_kind": "label" if task.is_classification else "spans",
         "multiple_spans": task.multiple_spans,
+        # The page refuses what the server would: overlapping selections, more spans than the cap.
+        "overlapping_spans": task.overlapping_spans,
+        "max_spans": answers.span_limit(example.context_text, overlapping=task.overlapping_spans),
         "skip_allowed": response.phase == Response.Phase.TEST,
         "locked": response.is_locked,
     }
@@ -329,7 +333,10 @@ class SubmitView(WorkerSessionView):
         tags=TAGS,
         summary="Submit and lock the answer to the current item",
         description="Training items: the response carries the reveal (gold, verdict, S1). Test items: only the "
-        "stored answer. 409 already_locked returns the stored answer and changes nothing.",
+        "stored answer. 409 already_locked returns the stored answer and changes nothing. At most the item's "
+        "max_spans spans (400 too_many_spans), no span twice or near-copied (400 duplicate_span), overlapping "
+        "spans only where the item's overlapping_spans is on (400 overlapping_spans); the body is at most "
+        "64 KiB (413 too_large) and nests at most 32 levels (400 too_deep).",
         request=SUBMIT,
         responses={200: LOCKED, **ERRORS},
     )

@@ -124,6 +124,10 @@ ITEM = _obj(
         "context_kind": serializers.ChoiceField(["text", "pair"]),
         "answer_kind": serializers.ChoiceField(["label", "spans"]),
         "multiple_spans": serializers.BooleanField(),
+        "overlapping_spans": serializers.BooleanField(help_text="May spans overlap (nested names)?"),
+        "max_spans": serializers.IntegerField(
+            help_text="The most spans an answer to this item takes (50, or fewer for a short context)."
+        ),
         "skip_allowed": serializers.BooleanField(),
         "locked": serializers.BooleanField(),
         "your_answer": STORED.__class__(required=False, help_text="Only for a locked item."),

@@ -384,6 +384,9 @@ class ParticipationViewSet(viewsets.ReadOnlyModelViewSet[Participation]):
         return Response(ParticipationSerializer(self.get_queryset().get(pk=participation.pk)).data)
 
 
+_YES_NO = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
+
+
 @extend_schema_view(
     list=extend_schema(summary="List workers", parameters=[OpenApiParameter("blocked", bool)]),
     retrieve=extend_schema(summary="A worker"),
@@ -397,7 +400,11 @@ class WorkerViewSet(viewsets.ReadOnlyModelViewSet[Worker]):
         qs = Worker.objects.all()
         blocked = self.request.query_params.get("blocked")
         if blocked is not None:
-            qs = qs.filter(blocked=blocked.lower() in ("1", "true", "yes"))
+            # Anything but a yes or a no is refused rather than read as "not blocked".
+            answer = _YES_NO.get(blocked.strip().lower())
+            if answer is None:
+                raise ValidationError({"blocked": [f"Give true or false, not {blocked!r}."]})
+            qs = qs.filter(blocked=answer)
         return qs
 
     @extend_schema(summary="Block a worker from every study", request=BlockSerializer, responses=WorkerSerializer)

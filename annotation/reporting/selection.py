@@ -22,7 +22,8 @@ def select_studies(*, refs: Iterable[str | int] = (), all_studies: bool = False)
     for ref in names:
         query = Study.objects.select_related("task")
         study = query.filter(slug=ref).first()
-        if study is None and ref.isdigit():
+        # ASCII digits only: str.isdigit() accepts "²", which int() refuses; ids beyond a bigint name nothing.
+        if study is None and ref.isascii() and ref.isdigit() and len(ref) <= 18:
             study = query.filter(pk=int(ref)).first()
         if study is None:
             raise ReportError(f"unknown study: {ref!r}")

@@ -20,6 +20,7 @@ a step add their own statements.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -38,6 +39,9 @@ from tasks_app.models import Label
 
 Status = Response.Status
 OFFSET_UNITS = ("codepoint", "utf16")
+# Spans per answer: a fixed ceiling, and no more than the context has words (twice that where spans may
+# nest). Without it an answer could store about n²/2 spans of an n-character context.
+MAX_SPANS = 50
 
 
 class AnswerError(Exception):
@@ -164,14 +168,47 @@ def _to_index(context: str, value: Any, unit: str, name: str) -> int:
     return value
 
 
-def validate_spans(*, context: str, spans: Any, unit: str, multiple: bool) -> list[ValidSpan]:
-    """Check raw spans ({start, end, text}) against the context; return them in Python indices."""
+def span_limit(context: str, *, overlapping: bool = False) -> int:
+    """The most spans one answer to this context may have (MAX_SPANS, or fewer for a short context)."""
+    words = len(context.split())
+    return max(1, min(MAX_SPANS, 2 * words if overlapping else words))
+
+
+def _trimmed(context: str, start: int, end: int) -> tuple[int, int]:
+    """The span without the white space and punctuation around it (itself if nothing else is left)."""
+    s, e = start, end
+    while s < e and _is_padding(context[s]):
+        s += 1
+    while e > s and _is_padding(context[e - 1]):
+        e -= 1
+    return (s, e) if s < e else (start, end)
+
+
+def _is_padding(char: str) -> bool:
+    return char.isspace() or unicodedata.category(char).startswith("P")
+
+
+def validate_spans(
+    *, context: str, spans: Any, unit: str, multiple: bool, overlapping: bool = False
+) -> list[ValidSpan]:
+    """Check raw spans ({start, end, text}) against the context; return them in Python indices.
+
+    Several spans only where ``multiple``, at most ``span_limit`` of them; never twice the same span or
+    a near-copy (the same words with other white space or punctuation around them); overlapping
+    spans only where ``overlapping`` (nested names).
+    """
     if unit not in OFFSET_UNITS:
         raise InvalidAnswer("invalid_offset_unit", f"offset_unit must be one of {', '.join(OFFSET_UNITS)}")
     if not isinstance(spans, list):
         raise InvalidAnswer("invalid_span", "spans must be a list of {start, end, text}")
+    if len(spans) > 1 and not multiple:
+        raise InvalidAnswer("too_many_spans", "this task takes one span at most")
+    limit = span_limit(context, overlapping=overlapping)
+    if len(spans) > limit:  # before any span is checked: the work stays bounded
+        raise InvalidAnswer("too_many_spans", f"an answer to this item takes {limit} spans at most")
     result: list[ValidSpan] = []
     seen: set[tuple[int, int]] = set()
+    cores: dict[tuple[int, int], str] = {}
     for raw in spans:
         if not isinstance(raw, dict) or not {"start", "end", "text"} <= raw.keys():
             raise InvalidAnswer("invalid_span", "each span needs start, end and text")
@@ -193,10 +230,22 @@ def validate_spans(*, context: str, spans: Any, unit: str, multiple: bool) -> li
         if (start, end) in seen:
             raise InvalidAnswer("duplicate_span", f"the span {start}..{end} ({text!r}) is given twice")
         seen.add((start, end))
+        core = _trimmed(context, start, end)
+        if core in cores:
+            raise InvalidAnswer(
+                "duplicate_span", f"the spans {cores[core]!r} and {text!r} are the same words: keep one"
+            )
+        cores[core] = text
         result.append(ValidSpan(start, end, text))
-    if len(result) > 1 and not multiple:
-        raise InvalidAnswer("too_many_spans", "this task takes one span at most")
-    return sorted(result, key=lambda s: (s.start, s.end))
+    result.sort(key=lambda s: (s.start, s.end))
+    if not overlapping:
+        for before, after in zip(result, result[1:], strict=False):
+            if after.start < before.end:
+                raise InvalidAnswer(
+                    "overlapping_spans",
+                    f"the spans {before.text!r} and {after.text!r} overlap: this task takes separate spans",
+                )
+    return result
 
 
 def _validate(
@@ -232,7 +281,13 @@ def _validate(
         raise InvalidAnswer("conflicting_answer", "choose either spans or no answer, not both")
     if no_answer:
         return Status.NO_ANSWER, "", [], []
-    valid = validate_spans(context=response.example.context_text, spans=spans, unit=unit, multiple=task.multiple_spans)
+    valid = validate_spans(
+        context=response.example.context_text,
+        spans=spans,
+        unit=unit,
+        multiple=task.multiple_spans,
+        overlapping=task.overlapping_spans,
+    )
     if not valid:
         raise InvalidAnswer("answer_required", "select at least one span, or choose no answer")
     texts = list(dict.fromkeys(s.text for s in valid))

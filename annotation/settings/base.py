@@ -46,6 +46,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "annotation.request_cycles.BreakRequestCycles",  # outermost: it runs once the response is complete
+    "annotation.middleware.RefuseUnusableURLs",  # NUL or non-UTF-8 in the URL: 400 before any view
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -197,12 +198,23 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
     "EXCEPTION_HANDLER": "annotation.api.errors.exception_handler",  # one error shape for the whole API
+    # DRF's three, with a JSON parser that limits nesting (a deep body is a 400, not a RecursionError).
+    "DEFAULT_PARSER_CLASSES": [
+        "annotation.api.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]
     + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Human performance on few-shot NLU benchmarks",
-    "DESCRIPTION": "Studies, cohorts, the worker's annotation session and the human-performance tables.",
+    "DESCRIPTION": "Studies, cohorts, the worker's annotation session and the human-performance tables.\n\n"
+    "Limits (docs/session-api.md, Limits): JSON bodies nest at most 32 levels (400 too_deep); a session "
+    "API body is at most 64 KiB and any other body 2.5 MB (413 too_large); a NUL character or non-UTF-8 "
+    "bytes in the URL are 400 invalid; an answer has at most 50 spans and no more than its context has "
+    "words (400 too_many_spans), never the same span twice or a near-copy (400 duplicate_span), and "
+    "overlapping spans only where the task allows them (400 overlapping_spans).",
     "VERSION": APP_VERSION,
     "SERVE_INCLUDE_SCHEMA": False,
     "ENUM_NAME_OVERRIDES": {

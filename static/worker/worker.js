@@ -310,6 +310,18 @@
     var exists = this.spans.some(function (sp) { return sp.s === span.s && sp.e === span.e; });
     if (exists) { this.showMessage("This span is already in your answer."); return; }
     if (!this.item.multiple_spans) this.spans = [];
+    // The server refuses these too (overlapping_spans, too_many_spans); saying so here loses no work.
+    if (this.item.multiple_spans && !this.item.overlapping_spans) {
+      var clash = this.spans.filter(function (sp) { return sp.s < span.e && span.s < sp.e; })[0];
+      if (clash) {
+        this.showMessage("This selection overlaps a span already in your answer: remove that one first.");
+        return;
+      }
+    }
+    if (this.item.max_spans && this.spans.length >= this.item.max_spans) {
+      this.showMessage("This answer already has " + this.spans.length + " spans, the most this item takes.");
+      return;
+    }
     this.spans.push(span);
     this.spans.sort(function (a, b) { return a.s - b.s || a.e - b.e; });
     this.noAnswer = false;

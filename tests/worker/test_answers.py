@@ -76,8 +76,10 @@ def test_spans_are_stored_with_python_offsets_and_the_answer_is_their_texts(ner_
     assert [(s.start, s.end, s.text) for s in row.spans.all()] == [(0, 12, "Ada Lovelace"), (17, 32, "Charles Babbage")]
 
 
-def test_nested_spans_are_allowed_where_several_spans_are(db):
+def test_nested_spans_are_allowed_where_the_task_allows_overlap(db):
     task = make_task_with_items(slug="nest", test=[("New York City is big .", ["New York City"])])
+    task.overlapping_spans = True  # by default, overlapping spans are refused
+    task.save()
     p = make_participation(task, state=State.TEST)
     item = current(p)
     ctx = item.example.context

@@ -70,6 +70,8 @@ def test_ner_select_two_spans_with_the_mouse_remove_one_and_submit(open_as, db):
 
 def test_nested_spans_render_as_layers(open_as, db):
     task = make_task_with_items(slug="nest", test=[("She moved to New York City last year .", ["New York City"])])
+    task.overlapping_spans = True
+    task.save()
     page = open_as(make_participation(task, state=State.TEST))
     wait_for_item(page, 0)
     drag_select(page, "New", "City")
@@ -78,6 +80,17 @@ def test_nested_spans_render_as_layers(open_as, db):
     assert "d2" in token(page, "York").get_attribute("class")
     assert "d1" in token(page, "City").get_attribute("class")
     shot(page, "item-nested-spans")
+
+
+def test_an_overlapping_selection_is_refused_where_the_task_takes_separate_spans(open_as, db):
+    task = make_task_with_items(slug="flat", test=[("She moved to New York City last year .", ["New York City"])])
+    page = open_as(make_participation(task, state=State.TEST))
+    wait_for_item(page, 0)
+    drag_select(page, "New", "City")
+    drag_select(page, "New", "York")
+    assert span_texts(page) == ["New York City"]
+    assert "overlaps" in page.locator("#message").inner_text()
+    assert not page.js_errors
 
 
 def test_squad_no_answer_and_one_span_only(open_as, db):

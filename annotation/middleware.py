@@ -1,0 +1,67 @@
+"""Refuse URLs that no view can take: a NUL character, or a query string that is not UTF-8.
+
+PostgreSQL refuses NUL in text (the driver raises ValueError, a 500 wherever a parameter reaches a
+query), and a query string that is not UTF-8 would reach views as U+FFFD replacement characters. Such a
+request is answered here, before any view: 400 in the API's JSON error shape under /api/ (``invalid``,
+with the offending parameter in ``fields``), a plain 400 page elsewhere. Views still validate their
+own parameters (ids are integers, states are known).
+"""
+
+from __future__ import annotations
+
+from urllib.parse import unquote_to_bytes
+
+from django.http import HttpResponseBadRequest, JsonResponse
+from rest_framework.settings import api_settings
+
+from annotation.api.errors import error_body
+
+NUL = "\x00"
+
+
+def _raw_bytes(query: str) -> bytes:
+    # WSGI hands the query string over as bytes decoded with ISO-8859-1 (PEP 3333); ASGI as str.
+    try:
+        return query.encode("iso-8859-1")
+    except UnicodeEncodeError:
+        return query.encode()
+
+
+def _query_problem(query: str) -> tuple[str, str] | None:
+    """(field, message) for the first unusable parameter of a raw query string, or None."""
+    non_field = api_settings.NON_FIELD_ERRORS_KEY
+    for part in _raw_bytes(query).split(b"&"):
+        name_raw, _, value_raw = part.partition(b"=")
+        try:
+            name = unquote_to_bytes(name_raw.replace(b"+", b" ")).decode()
+        except UnicodeDecodeError:
+            return non_field, "A parameter name is not valid UTF-8."
+        if NUL in name:
+            return non_field, "A parameter name contains a NUL character."
+        try:
+            value = unquote_to_bytes(value_raw.replace(b"+", b" ")).decode()
+        except UnicodeDecodeError:
+            return name, "Not valid UTF-8."
+        if NUL in value:
+            return name, "Contains a NUL character."
+    return None
+
+
+class RefuseUnusableURLs:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        problem = None
+        if NUL in request.path_info:
+            problem = ("path", "The path contains a NUL character.")
+        elif query := request.META.get("QUERY_STRING", ""):
+            problem = _query_problem(query)
+        if problem is None:
+            return self.get_response(request)
+        field, message = problem
+        if request.path_info.startswith("/api/"):
+            summary = message if field == api_settings.NON_FIELD_ERRORS_KEY else f"{field}: {message}"
+            body = error_body("invalid", summary, fields={field: [message]})
+            return JsonResponse(body, status=400)
+        return HttpResponseBadRequest(f"Bad request: {message}\n", content_type="text/plain; charset=utf-8")
