@@ -3,7 +3,7 @@
 PostgreSQL refuses NUL in text (the driver raises ValueError, a 500 wherever a parameter reaches a
 query), and a query string that is not UTF-8 would reach views as U+FFFD replacement characters. Such a
 request is answered here, before any view: 400 in the API's JSON error shape under /api/ (``invalid``,
-with the offending parameter in ``fields``), a plain 400 page elsewhere. Views still validate their
+with the offending parameter in ``fields``), the site's 400 page saying what is wrong elsewhere. Views still validate their
 own parameters (ids are integers, states are known).
 """
 
@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from urllib.parse import unquote_to_bytes
 
-from django.http import HttpResponseBadRequest, JsonResponse
+from django.http import JsonResponse
+from django.shortcuts import render
 from rest_framework.settings import api_settings
 
 from annotation.api.errors import error_body
@@ -41,9 +42,9 @@ def _query_problem(query: str) -> tuple[str, str] | None:
         try:
             value = unquote_to_bytes(value_raw.replace(b"+", b" ")).decode()
         except UnicodeDecodeError:
-            return name, "Not valid UTF-8."
+            return name, "is not valid UTF-8."
         if NUL in value:
-            return name, "Contains a NUL character."
+            return name, "contains a NUL character."
     return None
 
 
@@ -60,8 +61,11 @@ class RefuseUnusableURLs:
         if problem is None:
             return self.get_response(request)
         field, message = problem
+        named = field not in ("path", api_settings.NON_FIELD_ERRORS_KEY)
         if request.path_info.startswith("/api/"):
-            summary = message if field == api_settings.NON_FIELD_ERRORS_KEY else f"{field}: {message}"
-            body = error_body("invalid", summary, fields={field: [message]})
+            summary = f"The parameter {field} {message}" if named else message
+            body = error_body("invalid", summary, fields={field: [summary]})
             return JsonResponse(body, status=400)
-        return HttpResponseBadRequest(f"Bad request: {message}\n", content_type="text/plain; charset=utf-8")
+        return render(
+            request, "400.html", {"message": f"The link's {field} {message}" if named else message}, status=400
+        )
