@@ -3,8 +3,8 @@
 PostgreSQL refuses NUL in text (the driver raises ValueError, a 500 wherever a parameter reaches a
 query), and a query string that is not UTF-8 would reach views as U+FFFD replacement characters. Such a
 request is answered here, before any view: 400 in the API's JSON error shape under /api/ (``invalid``,
-with the offending parameter in ``fields``), the site's 400 page saying what is wrong elsewhere. Views still validate their
-own parameters (ids are integers, states are known).
+with the offending parameter in ``fields``), the site's 400 page saying what is wrong elsewhere.
+Views still validate their own parameters (ids are integers, states are known).
 """
 
 from __future__ import annotations
