@@ -85,20 +85,22 @@ class Cluster:
 
     def __init__(self, bin_dir: Path) -> None:
         self.bin = bin_dir
-        self.port = free_port()
-        self.root = Path(tempfile.mkdtemp(prefix="pg-outage-"))
-        self.data = self.root / "data"
-        self.log = self.root / "postgres.log"
         self.as_user: list[str] = []
+        owner = None
         if os.geteuid() == 0:
             try:
-                postgres = pwd.getpwnam("postgres")
+                owner = pwd.getpwnam("postgres")
             except KeyError:
                 pytest.skip("running as root and there is no postgres user for initdb")
             if not shutil.which("runuser"):
                 pytest.skip("running as root without runuser to run initdb as postgres")
-            os.chown(self.root, postgres.pw_uid, postgres.pw_gid)
             self.as_user = ["runuser", "-u", "postgres", "--"]
+        self.port = free_port()
+        self.root = Path(tempfile.mkdtemp(prefix="pg-outage-"))
+        if owner is not None:
+            os.chown(self.root, owner.pw_uid, owner.pw_gid)
+        self.data = self.root / "data"
+        self.log = self.root / "postgres.log"
 
     def run(self, *command: str) -> None:
         subprocess.run([*self.as_user, *command], check=True, capture_output=True, timeout=60)
