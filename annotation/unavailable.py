@@ -9,7 +9,8 @@ those. Middleware that reaches the database on the way out (a changed session
 saved after the view) is beyond ``process_exception``: Django turns that error
 into a 500 by calling ``handler500`` while it handles the exception, and
 ``server_error`` here answers the same 503 when that exception is the
-database's, Django's own 500 page otherwise.
+database's, Django's own 500 page otherwise (with DEBUG on, Django shows its
+debug page there instead and calls no handler500).
 
 The answer: under /api/ the API's JSON error shape, elsewhere the 503.html
 page (which renders with no request and no context processor, so it never
