@@ -16,6 +16,10 @@ cause (Django keeps the driver's error as ``__cause__``) is psycopg's
 - SQLSTATE class 08 (connection exception), 57P01/57P02/57P03 (the server is
   shutting down, crashed, or is starting up) or 53300 (too many connections).
 
+A connection refused for a wrong password or database name counts too: psycopg
+reports failed connections without a SQLSTATE. The warning logged for every
+such request carries the driver's message, which names the cause.
+
 Everything else stays a 500, with its traceback in the log, because a retry
 in five seconds will not cure it or because it is a bug to see:
 
