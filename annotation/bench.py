@@ -68,6 +68,7 @@ urlpatterns = [
     path("bench/write/<int:row>/", one_write, name="bench-one-write"),
     path("", include("annotation.urls")),
 ]
+handler500 = "annotation.unavailable.server_error"  # as annotation.urls (the root URLconf names the handler)
 
 # --- Instrumentation --------------------------------------------------------------
 

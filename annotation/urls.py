@@ -6,6 +6,9 @@
 - /dashboard/     admins' progress and results (annotation.urls_dashboard)
 - /api/session/   the worker's session API (annotation.api.session_urls), first: every worker request
 - /api/           the rest of the JSON API, described at /api/schema/ (annotation.api.urls)
+
+``handler500`` answers 503 instead when the error is a database that cannot be
+reached (annotation.unavailable).
 """
 
 from django.contrib import admin
@@ -26,3 +29,5 @@ urlpatterns = [
     path("", home, name="home"),
     path("", include("annotation.urls_entry")),
 ]
+
+handler500 = "annotation.unavailable.server_error"  # a database that is away: 503, not a 500

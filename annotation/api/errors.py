@@ -9,7 +9,10 @@ of its own (the session API's 409 ``already_locked`` carries the stored
 
 DRF's exceptions map to these codes, whatever message they carry; a view that
 raises one with a code of its own (``PermissionDenied(code="csrf_failed")``,
-a permission class's ``code``) keeps that code.
+a permission class's ``code``) keeps that code. A database that cannot be
+reached (``annotation.db_errors``) is 503 ``database_unavailable`` with
+``Retry-After``; failures outside DRF's views get the same answer from
+``annotation.unavailable``.
 
 Wiring: ``exception_handler`` is the project-wide DRF handler
 (``REST_FRAMEWORK["EXCEPTION_HANDLER"]``); the worker's session API calls it
@@ -34,6 +37,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import set_rollback
 
+from annotation import db_errors
 from annotation.api.parsers import TooLarge
 
 # Checked in order; the first match names the code. Clients rely on these: change none.
@@ -118,8 +122,19 @@ def as_api_exception(exc: Exception) -> exceptions.APIException | None:
     return None
 
 
+def database_unavailable_response() -> Response:
+    """503 ``database_unavailable``: the database cannot be reached; the client retries after ``Retry-After``."""
+    headers = {"Retry-After": str(db_errors.RETRY_AFTER_SECONDS)}
+    return error_response(db_errors.CODE, db_errors.DETAIL, 503, headers=headers)
+
+
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's EXCEPTION_HANDLER: the API's errors in one shape; None lets anything else become a 500."""
+    if db_errors.is_database_unavailable(exc):
+        if context.get("request") is not None:
+            db_errors.log_unavailable(context["request"], exc)
+        set_rollback()
+        return database_unavailable_response()
     api_exc = as_api_exception(exc)
     if api_exc is None:
         return None
@@ -148,13 +163,14 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
 
 
 class ErrorSerializer(serializers.Serializer):
-    """The body of every 4xx answer of the API: a stable code, a message, and field errors for validation."""
+    """The body of every 4xx answer of the API, and of a 503 while the database is away: a stable code, a message,
+    and field errors for validation."""
 
     error = serializers.CharField(
         help_text="Stable code to branch on: invalid, parse_error, too_deep (JSON nested over 32 levels), "
         "too_large (413: a body over the size limit), not_authenticated, permission_denied, not_found, "
-        "method_not_allowed, not_acceptable, unsupported_media_type, throttled, or a route's own "
-        "(e.g. no_session, already_locked)."
+        "method_not_allowed, not_acceptable, unsupported_media_type, throttled, database_unavailable (503, "
+        "with Retry-After), or a route's own (e.g. no_session, already_locked)."
     )
     detail = serializers.CharField(help_text="What went wrong, for people.")
     # Ignored: the stubs cannot see SerializerMetaclass take declared fields off the class (`fields` stays a property).

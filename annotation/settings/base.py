@@ -55,6 +55,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # innermost: a database that cannot be reached answers 503 (JSON under /api/), not a 500
+    "annotation.unavailable.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "annotation.urls"

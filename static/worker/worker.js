@@ -5,6 +5,12 @@
  * to the server are JavaScript string offsets (UTF-16 code units) with
  * offset_unit "utf16"; the server converts them to Python indices and
  * refuses a cut through a character.
+ *
+ * While the server cannot reach its database it answers 503 with
+ * Retry-After: the page says so and sends the same request again (persist),
+ * keeping the worker's answer in the form. A repeated submit or skip is safe:
+ * if the first one was stored, the server answers 409 already_locked with the
+ * stored answer, which the page shows as saved.
  */
 (function () {
   "use strict";
@@ -38,11 +44,35 @@
     if (keepalive) opts.keepalive = true;
     return fetch(url, opts).then(function (r) {
       return r.json().catch(function () { return {}; }).then(function (data) {
-        return { ok: r.ok, status: r.status, data: data };
+        return { ok: r.ok, status: r.status, data: data, retryAfter: Number(r.headers.get("Retry-After")) || 0 };
       });
     }, function () {
       return { ok: false, status: 0, data: { error: "network", detail: "No connection to the server. Please try again." } };
     });
+  }
+
+  // 503 (the database is briefly away), 502/504 (a proxy without the app server) or no connection: send the
+  // same request again after Retry-After, then longer (up to 30 s), until a real answer comes back, as long
+  // as opts.wanted() (if given) says it is still wanted. opts.onWait(text) before each wait says so.
+  var TRANSIENT = { 0: true, 502: true, 503: true, 504: true };
+  function persist(method, url, body, opts) {
+    opts = opts || {};
+    var attempt = 0;
+    function once() {
+      return api(method, url, body, opts.keepalive).then(function (res) {
+        if (!TRANSIENT[res.status]) return res;
+        var seconds = Math.min(30, Math.max(res.retryAfter, 2 * Math.pow(2, attempt++)));
+        seconds *= 0.8 + 0.4 * Math.random();  // many pages waiting do not all come back at once
+        if (opts.onWait) {
+          opts.onWait((res.status ? "The study server is briefly unavailable. " : "No connection to the study server. ")
+            + (opts.kept ? opts.kept + " " : "") + "We\u2019ll try again in " + Math.round(seconds) + " s.");
+        }
+        return new Promise(function (resolve) { window.setTimeout(resolve, seconds * 1000); }).then(function () {
+          return opts.wanted && !opts.wanted() ? res : once();
+        });
+      });
+    }
+    return once();
   }
 
   /* ---------------------------------------------------------------- start + finish pages */
@@ -52,10 +82,11 @@
     button.focus();
     button.addEventListener("click", function () {
       button.disabled = true;
-      api("POST", root.dataset.api, {}).then(function (res) {
+      var msg = $("start-error");
+      persist("POST", root.dataset.api, {}, { onWait: function (text) { msg.textContent = text; msg.hidden = false; } })
+      .then(function (res) {
         // study_closed: the study closed while the page was open; the page says what now.
         if (res.ok || res.data.error === "study_closed") { window.location.assign(root.dataset.home); return; }
-        var msg = $("start-error");
         msg.textContent = res.data.detail || "Something went wrong.";
         msg.hidden = false;
         button.disabled = false;
@@ -75,6 +106,7 @@
     this.urls = root.dataset;
     this.kind = root.dataset.kind;
     this.lastInput = Date.now();
+    this.eventSeq = 0;
     this.reset();
     this.bind();
     this.load();
@@ -124,14 +156,20 @@
     }, seconds * 1000);
   };
 
+  // Sent again quietly while the server is away, until a newer event or another item replaces it.
   ItemPage.prototype.event = function (type) {
     if (!this.item || this.locked) return;
-    api("POST", this.urls.events, { item: this.item.item, type: type }, true);
+    var self = this, seq = ++this.eventSeq, item = this.item.item;
+    persist("POST", this.urls.events, { item: item, type: type }, {
+      keepalive: true,
+      wanted: function () { return self.eventSeq === seq && self.item && self.item.item === item && !self.locked; },
+    });
   };
 
   ItemPage.prototype.load = function () {
     var self = this, m = window.location.hash.match(/^#item=(\d+)$/);
-    var request = m ? api("GET", this.urls.items + m[1] + "/") : api("GET", this.urls.current);
+    var wait = { onWait: function (text) { self.showMessage(text); } };
+    var request = persist("GET", m ? this.urls.items + m[1] + "/" : this.urls.current, undefined, wait);
     $("item-main").setAttribute("aria-busy", "true");
     return request.then(function (res) {
       if (!res.ok && m) {
@@ -531,7 +569,10 @@
   ItemPage.prototype.send = function (url, body) {
     var self = this;
     this.setBusy(true);
-    api("POST", url, body).then(function (res) {
+    persist("POST", url, body, {
+      kept: url === this.urls.skip ? "Your skip is kept." : "Your answer is kept as you sent it.",
+      onWait: function (text) { self.showMessage(text); },
+    }).then(function (res) {
       self.setBusy(false);
       if (res.ok) return self.afterLock(res.data);
       if (res.status === 409 && res.data.error === "already_locked") return self.showLocked(res.data.answer);

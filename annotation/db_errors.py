@@ -1,0 +1,76 @@
+"""Which database errors mean "the database is away for now": 503 and a retry, not a 500.
+
+While PostgreSQL is unreachable (restarted, failed over, out of connection
+slots) every request that needs it fails; those requests answer 503
+``database_unavailable`` with ``Retry-After`` (the API's JSON error shape under
+/api/, a friendly page elsewhere: ``annotation.api.errors`` and
+``annotation.unavailable``). This module only decides which errors those are.
+
+Connection-level, so "unavailable": a ``django.db.OperationalError`` whose
+cause (Django keeps the driver's error as ``__cause__``) is psycopg's
+``OperationalError`` with
+
+- no SQLSTATE: the client side could not connect or lost the server
+  ("connection failed: ... Connection refused", "server closed the connection
+  unexpectedly", "the connection is closed", "connection socket closed");
+- SQLSTATE class 08 (connection exception), 57P01/57P02/57P03 (the server is
+  shutting down, crashed, or is starting up) or 53300 (too many connections).
+
+A connection refused for a wrong password or database name counts too: psycopg
+reports failed connections without a SQLSTATE. The warning logged for every
+such request carries the driver's message, which names the cause.
+
+Everything else stays a 500, with its traceback in the log, because a retry
+in five seconds will not cure it or because it is a bug to see:
+
+- PostgreSQL's other OperationalErrors: deadlocks and serialization failures
+  (class 40), a statement or lock timeout (57014, 55P03), a full disk or
+  memory (53100, 53200);
+- ``django.db.InterfaceError``: psycopg 3 raises it for misuse (a closed
+  cursor, a missing adapter), never for a lost server, which is an
+  OperationalError;
+- SQLite's errors, all of them. There is no server that can come back: "database
+  is locked" arrives after the 20 s busy timeout has already waited for the
+  other writer, "no such table" is a missing migration, "unable to open
+  database file" is a path or permission to fix. SQLite is the laptop and demo
+  database; there a hidden 500 helps nobody.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import OperationalError
+
+CODE = "database_unavailable"
+DETAIL = (
+    "The service is briefly unavailable (its database cannot be reached). Please try again in a few seconds; "
+    "sending the same answer again is safe."
+)
+RETRY_AFTER_SECONDS = 5
+
+# SQLSTATEs of a server that cannot serve now but will: shutting down, crashed, starting up, out of connection slots.
+UNAVAILABLE_SQLSTATES = frozenset({"57P01", "57P02", "57P03", "53300"})
+
+logger = logging.getLogger(__name__)
+
+try:
+    import psycopg
+except ImportError:  # an SQLite-only installation: nothing is a connection-level error
+    psycopg = None  # type: ignore[assignment]
+
+
+def is_database_unavailable(exc: BaseException) -> bool:
+    """True for a PostgreSQL error that means the server cannot be reached (see the module's docstring)."""
+    if psycopg is None or not isinstance(exc, OperationalError):
+        return False
+    cause = exc.__cause__
+    if not isinstance(cause, psycopg.OperationalError):
+        return False
+    sqlstate = cause.sqlstate
+    return sqlstate is None or sqlstate.startswith("08") or sqlstate in UNAVAILABLE_SQLSTATES
+
+
+def log_unavailable(request, exc: BaseException) -> None:
+    """One line per refused request: an outage is expected to end, so no traceback."""
+    logger.warning("database unavailable: %s %s answered 503 (%s)", request.method, request.path, exc)

@@ -1,0 +1,161 @@
+"""While the database cannot be reached: 503 database_unavailable with Retry-After, JSON under /api/, a page elsewhere.
+
+None of these tests may touch the database (no django_db mark): the answer must not need it.
+The fault test, with a real PostgreSQL cluster stopped and started, is tests/worker/test_database_outage.py.
+"""
+
+import json
+import sqlite3
+from unittest import mock
+
+import psycopg
+import psycopg.errors
+import pytest
+from django.db import InterfaceError, OperationalError
+from django.test import Client, RequestFactory
+
+from annotation import db_errors
+from annotation.api.errors import exception_handler
+from annotation.unavailable import DatabaseUnavailableMiddleware, server_error
+
+
+def django_error(cause: Exception, kind=OperationalError) -> Exception:
+    """The error as Django raises it: its own class, the driver's error as __cause__."""
+    error = kind(str(cause))
+    error.__cause__ = cause
+    return error
+
+
+def refused() -> Exception:
+    return django_error(
+        psycopg.OperationalError(
+            'connection failed: connection to server at "127.0.0.1", port 5432 failed: Connection refused'
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    "cause",
+    [
+        psycopg.OperationalError("connection failed: Connection refused"),  # no SQLSTATE: the client side
+        psycopg.OperationalError("consuming input failed: server closed the connection unexpectedly"),
+        psycopg.OperationalError("the connection is closed"),
+        psycopg.errors.AdminShutdown("terminating connection due to administrator command"),  # pg_ctl stop
+        psycopg.errors.CannotConnectNow("the database system is starting up"),
+        psycopg.errors.TooManyConnections("too many clients already"),
+        psycopg.errors.ConnectionFailure("connection failure"),  # class 08
+    ],
+)
+def test_connection_level_errors_mean_the_database_is_away(cause):
+    assert db_errors.is_database_unavailable(django_error(cause))
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        django_error(psycopg.errors.SerializationFailure("could not serialize access")),
+        django_error(psycopg.errors.DeadlockDetected("deadlock detected")),
+        django_error(psycopg.errors.QueryCanceled("canceling statement due to statement timeout")),
+        django_error(psycopg.errors.LockNotAvailable("could not obtain lock")),
+        django_error(sqlite3.OperationalError("database is locked")),  # after the 20 s busy timeout: a 500
+        django_error(sqlite3.OperationalError("no such table: annotation_response")),
+        django_error(psycopg.InterfaceError("the cursor is closed"), kind=InterfaceError),  # misuse, not an outage
+        OperationalError("no cause"),
+        ValueError("not a database error"),
+    ],
+)
+def test_other_errors_stay_server_errors(error):
+    assert not db_errors.is_database_unavailable(error)
+
+
+def assert_json_503(response):
+    assert response.status_code == 503
+    assert response["Content-Type"].startswith("application/json")
+    assert response["Retry-After"] == "5"
+    body = json.loads(response.content)
+    assert body["error"] == "database_unavailable" and "try again in a few seconds" in body["detail"]
+    assert set(body) == {"error", "detail"}
+
+
+def test_the_api_handler_maps_an_unreachable_database_to_503():
+    response = exception_handler(refused(), {})
+    assert response.status_code == 503 and response["Retry-After"] == "5"
+    assert response.data["error"] == "database_unavailable"
+    locked = django_error(sqlite3.OperationalError("database is locked"))
+    assert exception_handler(locked, {}) is None  # DRF re-raises it: a 500, as before
+
+
+def test_a_drf_view_answers_json_503_with_retry_after(client, caplog):
+    with mock.patch("annotation.api.session.load_worker_state", side_effect=refused()):
+        response = client.get("/api/session/current/", HTTP_ACCEPT="text/html")
+    assert_json_503(response)
+    assert "no-cache" in response["Cache-Control"]
+    assert "database unavailable: GET /api/session/current/" in caplog.text
+
+
+def test_a_worker_post_answers_json_503(client):
+    with mock.patch("annotation.api.session.load_worker_state", side_effect=refused()):
+        response = client.post("/api/session/submit/", {"item": 1}, content_type="application/json")
+    assert_json_503(response)
+
+
+def test_an_html_page_answers_the_503_page(client, settings):
+    settings.DEBUG = False
+    with mock.patch("annotation.views.worker.load_worker_state", side_effect=refused()):
+        response = client.get("/work/")
+    assert response.status_code == 503 and response["Retry-After"] == "5"
+    assert response["Content-Type"].startswith("text/html")
+    page = response.content.decode()
+    assert "<h1>Back in a moment</h1>" in page and 'class="site-header"' in page
+    assert '<meta http-equiv="refresh" content="5">' in page  # a GET page tries again by itself
+
+
+def test_the_entry_link_answers_the_503_page(client):
+    with mock.patch("annotation.views.entry.get_object_or_404", side_effect=refused()):
+        response = client.get("/join/demo-sst2/?worker_id=alice")
+    assert response.status_code == 503 and "<h1>Back in a moment</h1>" in response.content.decode()
+
+
+def test_a_django_view_under_api_answers_json():
+    middleware = DatabaseUnavailableMiddleware(lambda request: None)
+    assert_json_503(middleware.process_exception(RequestFactory().get("/api/studies/"), refused()))
+    post = middleware.process_exception(RequestFactory().post("/admin/login/"), refused())
+    assert post.status_code == 503 and "refresh" not in post.content.decode()  # a form is not sent again
+    assert middleware.process_exception(RequestFactory().get("/api/"), ValueError()) is None
+
+
+class FailOnTheWayOut:
+    """A middleware that reaches the database after the view, as SessionMiddleware saving a changed session."""
+
+    error: Exception = refused()
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        self.get_response(request)
+        raise self.error
+
+
+@pytest.fixture
+def failing_middleware(settings):
+    settings.DEBUG = False
+    settings.MIDDLEWARE = [*settings.MIDDLEWARE, "tests.test_database_unavailable.FailOnTheWayOut"]
+    with mock.patch("annotation.api.session.load_worker_state", return_value=None):  # 403 no_session, no query
+        yield Client(raise_request_exception=False)
+
+
+def test_a_failure_in_middleware_answers_503_too(failing_middleware):
+    assert_json_503(failing_middleware.get("/api/session/current/"))
+    page = failing_middleware.get("/no/such/page/")
+    assert page.status_code == 503 and "<h1>Back in a moment</h1>" in page.content.decode()
+
+
+def test_other_failures_in_middleware_are_still_500(failing_middleware, monkeypatch):
+    monkeypatch.setattr(FailOnTheWayOut, "error", django_error(sqlite3.OperationalError("database is locked")))
+    response = failing_middleware.get("/no/such/page/")
+    assert response.status_code == 500 and "Something went wrong on our side" in response.content.decode()
+
+
+def test_handler500_outside_an_exception_is_the_500_page():
+    assert server_error(RequestFactory().get("/")).status_code == 500
