@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 
 from django.db import transaction
+from django.http.multipartparser import MultiPartParserError
 from django.middleware.csrf import get_token
 from django.utils.cache import add_never_cache_headers
 from drf_spectacular.utils import extend_schema
@@ -44,6 +45,7 @@ from annotation.api.session_schema import (
     ERRORS,
     EVENT,
     LOCKED,
+    NOT_FOUND,
     PROGRESS_BOTH,
     RECORDED,
     REVEAL,
@@ -104,7 +106,10 @@ class WorkerSessionView(APIView):
 
     def initial(self, request, *args, **kwargs):
         if request.method not in SAFE_METHODS:
-            reason = CSRFCheck(lambda _request: None).process_view(request._request, None, (), {})
+            try:
+                reason = CSRFCheck(lambda _request: None).process_view(request._request, None, (), {})
+            except MultiPartParserError:  # Django reads a form body for its token: a broken one is no JSON either
+                raise exceptions.UnsupportedMediaType(request.content_type) from None
             if reason:
                 raise exceptions.PermissionDenied(f"CSRF failed: {reason}", code="csrf_failed")
         self.worker = load_worker_state(request._request)
@@ -344,7 +349,7 @@ class ItemView(WorkerSessionView):
     @extend_schema(
         tags=TAGS,
         summary="One of your items: the current one, or a locked one with your answer",
-        responses={200: SESSION, 403: ERROR, 409: ERROR},
+        responses={200: SESSION, 403: ERROR, 404: NOT_FOUND, 409: ERROR},
     )
     def get(self, request, item_id: int):
         participation = self.participation
@@ -374,7 +379,7 @@ class RevealView(WorkerSessionView):
     @extend_schema(
         tags=TAGS,
         summary="Gold for one of your locked training items (409 before lock, 403 for test)",
-        responses={200: REVEAL, 403: ERROR, 409: ERROR},
+        responses={200: REVEAL, 403: ERROR, 404: NOT_FOUND, 409: ERROR},
     )
     def get(self, request, item_id: int):
         return JSONResponse(reveal.reveal(participation=self.participation, item_id=item_id))

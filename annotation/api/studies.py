@@ -33,6 +33,11 @@ from annotation.models import Condition, FilterDecision, Participation, Particip
 from annotation.services import blocklist, lifecycle, slots, studies, training_filter
 from tasks_app.models import Task
 
+# The columns' ranges (PositiveSmallIntegerField, PositiveIntegerField) on every database: SQLite stores any
+# 64-bit integer, so without these a huge number reached the database (and overflowed) instead of a 400.
+SMALL_MAX = 32767
+INT_MAX = 2147483647
+
 
 def _as_400(exc: DjangoValidationError) -> ValidationError:
     if hasattr(exc, "error_dict"):
@@ -68,7 +73,7 @@ class ConditionSerializer(serializers.ModelSerializer):
 class StudySerializer(serializers.ModelSerializer):
     task = serializers.SlugRelatedField(slug_field="slug", queryset=Task.objects.all())
     shots = serializers.ListField(
-        child=serializers.IntegerField(min_value=0),
+        child=serializers.IntegerField(min_value=0, max_value=SMALL_MAX),
         write_only=True,
         required=False,
         help_text="The conditions' shot levels, e.g. [0, 10, 20, 30] (the default).",
@@ -93,6 +98,10 @@ class StudySerializer(serializers.ModelSerializer):
             "updated_at",
         ]
         read_only_fields = ["status", "created_at", "updated_at"]
+        extra_kwargs = {
+            "workers_per_condition": {"max_value": SMALL_MAX},
+            "abandon_after_minutes": {"max_value": INT_MAX},
+        }
 
     def get_entry_path(self, study: Study) -> str:
         return f"/join/{study.slug}/"
@@ -114,12 +123,12 @@ class StandardDesignSerializer(serializers.Serializer):
     split_number = serializers.IntegerField(min_value=1, max_value=5, default=1)
     slug = serializers.SlugField(required=False, allow_blank=True)
     name = serializers.CharField(required=False, allow_blank=True, max_length=200)
-    workers_per_condition = serializers.IntegerField(min_value=1, default=studies.STANDARD_WORKERS)
+    workers_per_condition = serializers.IntegerField(min_value=1, max_value=SMALL_MAX, default=studies.STANDARD_WORKERS)
     open = serializers.BooleanField(default=False, help_text="Open the study right away.")
 
 
 class EventSerializer(serializers.ModelSerializer):
-    actor = serializers.StringRelatedField()
+    actor = serializers.StringRelatedField(allow_null=True, help_text="The admin who made it; null: the system.")
 
     class Meta:
         model = ParticipationEvent
@@ -127,7 +136,7 @@ class EventSerializer(serializers.ModelSerializer):
 
 
 class FilterDecisionSerializer(serializers.ModelSerializer):
-    decided_by = serializers.StringRelatedField()
+    decided_by = serializers.StringRelatedField(allow_null=True, help_text="The overriding admin; null: the filter.")
 
     class Meta:
         model = FilterDecision
