@@ -140,6 +140,7 @@ def test_every_response_matches_the_schema_and_none_is_a_server_error(server, tm
     if os.environ.get("SCHEMATHESIS_SEED"):
         command += ["--seed", os.environ["SCHEMATHESIS_SEED"]]
     started = time.monotonic()
-    result = subprocess.run(command, capture_output=True, text=True, timeout=MAX_TIME + 300)
+    # In the test's folder: schemathesis keeps its replay files in the working directory.
+    result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=MAX_TIME + 300)
     print(result.stdout[-30000:], result.stderr[-5000:], f"schemathesis ran {time.monotonic() - started:.0f} s")
     assert result.returncode == 0, "schemathesis found responses that break the schema (output above)"

@@ -11,7 +11,7 @@ from django.test import Client
 
 from annotation.models import Participation, Study
 from annotation.services import studies
-from tests.worker.browser.conftest import csp_violations, shot
+from tests.worker.browser.conftest import CHROMIUM, LAUNCH_ARGS, csp_violations, shot
 from tests.worker.conftest import NER_TEST, NER_TRAIN, make_participation, make_task_with_items
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -69,6 +69,40 @@ def test_an_mturk_worker_from_the_link_to_the_hit_posted_back(open_as, db):
     assert posted and posted[0][0] == "POST" and "assignmentId=A1" in posted[0][2]
     assert "completion_code=CSPCODE1" in posted[0][2]
     assert not page.js_errors
+
+
+def test_mturk_can_frame_the_entry_page_and_nobody_else_can(browser, live_server, db):
+    task = make_task_with_items(slug="cspf", test=NER_TEST)
+    study = studies.study_create(task=task, slug="csp-framed", shots=[0])
+    studies.change_status(study=study, to_status="open")
+    link = f"{live_server.url}/join/{study.slug}/?workerId=W9&assignmentId=A9&hitId=H9&turkSubmitTo={SANDBOX}"
+    hit = f'<html><body><iframe id="hit" src="{link}" width="800" height="600"></iframe></body></html>'
+    # A browser of its own: a public https page framing the test server on localhost is blocked by
+    # Chromium's private/local network access checks before any header is read.
+    blocking = "PrivateNetworkAccessForNavigations,PrivateNetworkAccessRespectPreflightResults,LocalNetworkAccessChecks"
+    framed = browser.browser_type.launch(
+        executable_path=CHROMIUM, headless=True, args=[*LAUNCH_ARGS, f"--disable-features={blocking}"]
+    )
+    context = framed.new_context()
+    try:
+        page = context.new_page()
+        messages = []
+        page.on("console", lambda msg: messages.append(msg.text))
+        # The HIT page as MTurk's sandbox serves it (Playwright answers for the host), then as another site.
+        page.route(f"{SANDBOX}/**", lambda route: route.fulfill(status=200, content_type="text/html", body=hit))
+        page.route("https://elsewhere.example/**", lambda route: route.fulfill(content_type="text/html", body=hit))
+        page.goto(f"{SANDBOX}/mturk/preview")
+        frame = page.frame_locator("#hit")
+        frame.locator("h1").wait_for()
+        assert "Your place is reserved" in frame.locator("h1").inner_text()  # the open-in-a-tab page
+        assert not [m for m in messages if "Content Security Policy" in m or "X-Frame-Options" in m]
+        page.goto("https://elsewhere.example/hit")
+        page.wait_for_timeout(1000)
+        assert not any("Your place is reserved" in frame.content() for frame in page.frames)  # refused
+        assert any("frame-ancestors" in m for m in messages)
+    finally:
+        context.close()
+        framed.close()
 
 
 def test_the_excluded_page_posts_to_mturk_too(open_as, db):
