@@ -13,7 +13,7 @@ reached (annotation.unavailable).
 
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from annotation.views.home import home
 
@@ -22,7 +22,7 @@ urlpatterns = [
     path("api/session/", include("annotation.api.session_urls")),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/", include("annotation.api.urls")),
     path("work/", include("annotation.urls_worker")),
     path("dashboard/", include("annotation.urls_dashboard")),

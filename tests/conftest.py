@@ -22,11 +22,14 @@ def pytest_collection_modifyitems(config, items):
 
     on_postgres = connection.vendor == "postgresql"
     integration = os.environ.get("CELERY_INTEGRATION") == "1"
+    fuzzing = os.environ.get("SCHEMATHESIS") == "1"
     for item in items:
         if "postgres" in item.keywords and not on_postgres:
             item.add_marker(pytest.mark.skip(reason="needs PostgreSQL (set DATABASE_URL)"))
         if "celery_worker" in item.keywords and not integration:
             item.add_marker(pytest.mark.skip(reason="needs a real Celery worker (CELERY_INTEGRATION=1)"))
+        if "schemathesis" in item.keywords and not fuzzing:
+            item.add_marker(pytest.mark.skip(reason="a few minutes of fuzzing: CI's own step (SCHEMATHESIS=1)"))
 
 
 def _database_url(settings_dict: dict) -> str:

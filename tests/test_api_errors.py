@@ -157,6 +157,45 @@ def test_the_participant_export_answers_json_errors(admin_client):
 
 
 @pytest.mark.django_db
+@pytest.mark.django_db
+@pytest.mark.parametrize("debug", [True, False])
+def test_an_address_under_api_that_matches_no_route_is_a_json_404(admin_client, settings, debug):
+    settings.DEBUG = debug  # not Django's HTML page, in development either
+    for path in ("/api/no/such/", "/api/participations/0.5/override/", "/api/session/items/null/", "/api/studies"):
+        body = shape(admin_client.get(path), 404, "not_found")
+        assert path in body["detail"]
+    assert "end with a slash" in admin_client.get("/api/studies").json()["detail"]
+
+
+@pytest.mark.django_db
+def test_a_session_post_with_a_broken_multipart_body_is_a_415_not_a_500(settings):
+    from tests.factories import make_classification_task
+    from tests.worker.conftest import login, make_participation
+
+    client = login(Client(enforce_csrf_checks=True), make_participation(make_classification_task(slug="mp", n_test=2)))
+    client.get("/api/session/current/")
+    token = client.cookies["csrftoken"].value
+    response = client.post(
+        "/api/session/start/", data=b"--x", content_type="multipart/form-data", HTTP_X_CSRFTOKEN=token
+    )
+    assert response.status_code == 415, response.content
+    shape(response, 415, "unsupported_media_type")
+
+
+@pytest.mark.django_db
+def test_numbers_beyond_the_columns_range_are_a_400_on_every_database(admin_client):
+    from tests.factories import make_classification_task
+
+    make_classification_task(slug="big", n_test=2)
+    too_big = {"task": "big", "slug": "big-study", "shots": [2**70]}
+    assert "shots" in shape(post_json(admin_client, "/api/studies/", too_big), 400, "invalid")["fields"]
+    too_many = {"task": "big", "workers_per_condition": 10**19}
+    assert (
+        "workers_per_condition"
+        in shape(post_json(admin_client, "/api/studies/standard-design/", too_many), 400, "invalid")["fields"]
+    )
+
+
 def test_the_session_api_uses_the_shape_even_with_drfs_own_handler(settings):
     settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "EXCEPTION_HANDLER": "rest_framework.views.exception_handler"}
     client = Client()
@@ -197,6 +236,8 @@ def test_the_schema_has_one_error_component(schema):
         ("/api/reports/exports/{job_id}/", "get", "404"),
         ("/api/session/submit/", "post", "409"),
         ("/api/session/current/", "get", "403"),
+        ("/api/session/items/{item_id}/", "get", "404"),
+        ("/api/session/items/{item_id}/reveal/", "get", "404"),
     ],
 )
 def test_operations_document_their_errors_with_it(schema, path, method, status):
@@ -208,3 +249,9 @@ def test_success_responses_are_left_as_they_were(schema):
     assert ok == {"type": "array", "items": {"$ref": "#/components/schemas/Participation"}}
     assert "404" not in schema["paths"]["/api/studies/"]["get"]["responses"]
     assert "204" in schema["paths"]["/api/studies/{id}/"]["delete"]["responses"]
+
+
+def test_who_made_an_event_or_a_filter_decision_may_be_nobody(schema):
+    components = schema["components"]["schemas"]
+    assert components["Event"]["properties"]["actor"]["nullable"] is True
+    assert components["FilterDecision"]["properties"]["decided_by"]["nullable"] is True

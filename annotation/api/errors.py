@@ -28,7 +28,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
-from django.http import Http404
+from django.http import Http404, HttpRequest, JsonResponse
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import ComponentRegistry
 from rest_framework import exceptions, serializers
@@ -157,6 +157,14 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         body = error_body(code, "; ".join(message for _, message in _messages(api_exc.detail)))
     set_rollback()  # as DRF's own handler: an ATOMIC_REQUESTS transaction is not committed
     return Response(body, status=api_exc.status_code, headers=headers)
+
+
+def not_found(request: HttpRequest) -> JsonResponse:
+    """An address under /api/ that matches no route (annotation.api.urls' catch-all): a 404 in this shape."""
+    detail = f"no API route at {request.path}"
+    if not request.path.endswith("/"):
+        detail += " (API routes end with a slash)"
+    return JsonResponse(error_body("not_found", detail + "; see /api/schema/"), status=404)
 
 
 # --- OpenAPI ---------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ from typing import Any
 
 from django.db import transaction
 from django.http import HttpRequest, HttpResponseBase
+from django.http.multipartparser import MultiPartParserError
 from django.middleware.csrf import get_token
 from django.utils.cache import add_never_cache_headers
 from drf_spectacular.utils import extend_schema
@@ -54,6 +55,7 @@ from annotation.api.session_schema import (
     ERRORS,
     EVENT,
     LOCKED,
+    NOT_FOUND,
     PROGRESS_BOTH,
     RECORDED,
     REVEAL,
@@ -131,7 +133,10 @@ class WorkerSessionView(APIView):
         if request.method not in SAFE_METHODS:
             # As DRF's SessionAuthentication checks it: outside the middleware chain, with no view (so no
             # csrf_exempt); CSRFCheck answers the reason of a refusal instead of a response.
-            reason = CSRFCheck(_no_view).process_view(request._request, _no_view, (), {})
+            try:
+                reason = CSRFCheck(_no_view).process_view(request._request, _no_view, (), {})
+            except MultiPartParserError:  # Django reads a form body for its token: a broken one is no JSON either
+                raise exceptions.UnsupportedMediaType(request.content_type) from None
             if reason:
                 raise exceptions.PermissionDenied(f"CSRF failed: {reason}", code="csrf_failed")
         self.worker = load_worker_state(request._request)
@@ -393,7 +398,7 @@ class ItemView(WorkerSessionView):
     @extend_schema(
         tags=TAGS,
         summary="One of your items: the current one, or a locked one with your answer",
-        responses={200: SESSION, 403: ERROR, 409: ERROR},
+        responses={200: SESSION, 403: ERROR, 404: NOT_FOUND, 409: ERROR},
     )
     def get(self, request: Request, item_id: int) -> JSONResponse:
         participation = self.participation
@@ -424,7 +429,7 @@ class RevealView(WorkerSessionView):
     @extend_schema(
         tags=TAGS,
         summary="Gold for one of your locked training items (409 before lock, 403 for test)",
-        responses={200: REVEAL, 403: ERROR, 409: ERROR},
+        responses={200: REVEAL, 403: ERROR, 404: NOT_FOUND, 409: ERROR},
     )
     def get(self, request: Request, item_id: int) -> JSONResponse:
         return JSONResponse(reveal.reveal(participation=self.participation, item_id=item_id))

@@ -6,7 +6,7 @@ these serializers describe the JSON; they do not parse it.
 
 from typing import Any
 
-from drf_spectacular.utils import inline_serializer
+from drf_spectacular.utils import OpenApiResponse, inline_serializer
 from rest_framework import serializers
 
 from annotation.api.errors import ErrorSerializer
@@ -205,3 +205,5 @@ PROGRESS_BOTH = _obj(
 )
 RECORDED = _obj("EventRecorded", {"recorded": serializers.BooleanField(help_text="False for a locked item.")})
 ERRORS = {400: ERROR, 403: ERROR, 409: ERROR}
+# Routes with an id in the path: an id that is not an integer matches no route (annotation.api.urls' not_found).
+NOT_FOUND = OpenApiResponse(ERROR, description="No such route (an item id that is not an integer)")

@@ -51,6 +51,12 @@ def _admin(request: Request) -> User:
     return user
 
 
+# The columns' ranges (PositiveSmallIntegerField, PositiveIntegerField) on every database: SQLite stores any
+# 64-bit integer, so without these a huge number reached the database (and overflowed) instead of a 400.
+SMALL_MAX = 32767
+INT_MAX = 2147483647
+
+
 def _as_400(exc: DjangoValidationError) -> ValidationError:
     if hasattr(exc, "error_dict"):
         return ValidationError({k: [str(m) for e in v for m in e.messages] for k, v in exc.error_dict.items()})
@@ -85,7 +91,7 @@ class ConditionSerializer(serializers.ModelSerializer[Condition]):
 class StudySerializer(serializers.ModelSerializer[Study]):
     task = serializers.SlugRelatedField(slug_field="slug", queryset=Task.objects.all())
     shots = serializers.ListField(
-        child=serializers.IntegerField(min_value=0),
+        child=serializers.IntegerField(min_value=0, max_value=SMALL_MAX),
         write_only=True,
         required=False,
         help_text="The conditions' shot levels, e.g. [0, 10, 20, 30] (the default).",
@@ -111,6 +117,10 @@ class StudySerializer(serializers.ModelSerializer[Study]):
             "updated_at",
         ]
         read_only_fields = ["status", "closes_at", "created_at", "updated_at"]
+        extra_kwargs = {
+            "workers_per_condition": {"max_value": SMALL_MAX},
+            "abandon_after_minutes": {"max_value": INT_MAX},
+        }
 
     def get_entry_path(self, study: Study) -> str:
         return f"/join/{study.slug}/"
@@ -140,12 +150,14 @@ class StandardDesignSerializer(serializers.Serializer):
     split_number = serializers.IntegerField(min_value=1, max_value=5, default=1)
     slug = serializers.SlugField(required=False, allow_blank=True)
     name = serializers.CharField(required=False, allow_blank=True, max_length=200)
-    workers_per_condition = serializers.IntegerField(min_value=1, default=studies.STANDARD_WORKERS)
+    workers_per_condition = serializers.IntegerField(min_value=1, max_value=SMALL_MAX, default=studies.STANDARD_WORKERS)
     open = serializers.BooleanField(default=False, help_text="Open the study right away.")
 
 
 class EventSerializer(serializers.ModelSerializer[ParticipationEvent]):
-    actor: serializers.StringRelatedField[User] = serializers.StringRelatedField()
+    actor: serializers.StringRelatedField[User] = serializers.StringRelatedField(
+        allow_null=True, help_text="The admin who made it; null: the system."
+    )
 
     class Meta:
         model = ParticipationEvent
@@ -153,7 +165,9 @@ class EventSerializer(serializers.ModelSerializer[ParticipationEvent]):
 
 
 class FilterDecisionSerializer(serializers.ModelSerializer[FilterDecision]):
-    decided_by: serializers.StringRelatedField[User] = serializers.StringRelatedField()
+    decided_by: serializers.StringRelatedField[User] = serializers.StringRelatedField(
+        allow_null=True, help_text="The overriding admin; null: the filter."
+    )
 
     class Meta:
         model = FilterDecision

@@ -41,6 +41,16 @@ class InvalidTransition(Exception):
     """The participation is not in a state from which this change is allowed."""
 
 
+EVENT_REASON_LENGTH = ParticipationEvent._meta.get_field("reason").max_length or 300
+
+
+def clip_reason(reason: str) -> str:
+    """An event's reason within its column (an admin's override reason is longer; FilterDecision keeps it whole)."""
+    if len(reason) <= EVENT_REASON_LENGTH:
+        return reason
+    return reason[: EVENT_REASON_LENGTH - 1] + "…"
+
+
 def transition(
     participation: Participation,
     *,
@@ -70,7 +80,12 @@ def transition(
             current = Participation.objects.filter(pk=participation.pk).values_list("state", flat=True).first()
             raise InvalidTransition(f"participation is {current}, not {from_state}")
         event = ParticipationEvent.objects.create(
-            participation=participation, from_state=from_state, to_state=to_state, at=at, reason=reason, actor=actor
+            participation=participation,
+            from_state=from_state,
+            to_state=to_state,
+            at=at,
+            reason=clip_reason(reason),
+            actor=actor,
         )
     for field, value in changes.items():
         setattr(participation, field, value)

@@ -46,8 +46,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "annotation.request_cycles.BreakRequestCycles",  # outermost: it runs once the response is complete
-    "annotation.middleware.RefuseUnusableURLs",  # NUL or non-UTF-8 in the URL: 400 before any view
     "django.middleware.security.SecurityMiddleware",
+    "annotation.csp.ContentSecurityPolicyMiddleware",  # outside WhiteNoise: static files get the header too
+    "annotation.middleware.RefuseUnusableURLs",  # NUL or non-UTF-8 in the URL: 400 before any view
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -229,6 +230,34 @@ SPECTACULAR_SETTINGS = {
 # The HTTPS-only hardening (secure cookies, SSL redirect, HSTS) is in production.py.
 SESSION_COOKIE_AGE = 60 * 60 * 24 * 14
 X_FRAME_OPTIONS = "DENY"
+
+# Content-Security-Policy (annotation.csp): this policy on every response. The site's pages use only
+# their own static scripts and styles; MTurk may frame the entry page (views.entry.join) and the worker's
+# finish and excluded pages post the HIT to MTurk (views.worker.home): those views widen it themselves.
+MTURK_ORIGINS = ["https://www.mturk.com", "https://workersandbox.mturk.com"]
+CSP_POLICY = {
+    "default-src": ["'self'"],
+    "object-src": ["'none'"],
+    "base-uri": ["'none'"],
+    "form-action": ["'self'"],
+    "frame-ancestors": ["'none'"],
+}
+# Pages whose markup is not ours. The admin (staff only, behind a login) has inline scripts and style
+# attributes in Django's templates. Swagger UI loads its bundle, CSS and images from jsDelivr
+# (drf-spectacular's default) and sets style attributes; its own init script is a file (the split view).
+_SWAGGER_CDN = "https://cdn.jsdelivr.net"
+CSP_PATH_UPDATES = {
+    "/admin/": {
+        "script-src": ["'self'", "'unsafe-inline'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+    },
+    "/api/docs/": {
+        "script-src": ["'self'", _SWAGGER_CDN],
+        "style-src": ["'self'", _SWAGGER_CDN, "'unsafe-inline'"],
+        "img-src": ["'self'", "data:", _SWAGGER_CDN],
+    },
+}
 
 # --- Logging ------------------------------------------------------------------
 # Plain text on stderr; production.py swaps the formatter for one JSON object per line.

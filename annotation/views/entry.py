@@ -7,6 +7,7 @@ why, with a status code to match, and writes nothing.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.cache import never_cache
@@ -14,6 +15,7 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET
 
 from annotation import worker_cookie
+from annotation.csp import csp_update
 from annotation.models import Study
 from annotation.services import entry
 from annotation.services.entry import Outcome
@@ -81,6 +83,7 @@ def _not_open(request: HttpRequest, study: Study) -> HttpResponse:
 
 
 @xframe_options_exempt  # MTurk shows external questions, and their preview, in an iframe; this page has no actions
+@csp_update(frame_ancestors=settings.MTURK_ORIGINS)  # ... and only MTurk may frame it (CSP, not X-Frame-Options)
 @never_cache
 @require_GET
 def join(request: HttpRequest, slug: str) -> HttpResponse:

@@ -3,12 +3,14 @@
 The pages only frame the work; everything the worker does goes through the
 JSON session API (annotation.api.session), driven by static/worker/worker.js.
 The participation comes from the worker cookie set by the entry link only.
-The pages keep X-Frame-Options DENY (they have actions): MTurk workers are
-sent from the HIT's iframe to a tab of their own by the entry view.
+The pages keep X-Frame-Options DENY and CSP frame-ancestors 'none' (they have
+actions): MTurk workers are sent from the HIT's iframe to a tab of their own by
+the entry view, the only page MTurk may frame.
 """
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -17,6 +19,7 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET
 
 from annotation.api.session import completion_payload, load_worker_state
+from annotation.csp import csp_update
 from annotation.models import Participation
 from annotation.services import closing, timing
 from annotation.services.entry import completion_target
@@ -57,6 +60,8 @@ def _item_counts(participation: Participation) -> tuple[int, int]:
     return n_train, n_test
 
 
+# The finish and excluded pages post an MTurk HIT to turkSubmitTo (www.mturk.com or the sandbox only).
+@csp_update(form_action=["'self'", *settings.MTURK_ORIGINS])
 @never_cache
 @ensure_csrf_cookie
 @require_GET

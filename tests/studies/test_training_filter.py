@@ -75,6 +75,18 @@ def test_an_override_of_a_zero_shot_worker_records_no_training_s1(make_study):
     assert p.state == State.EXCLUDED
 
 
+def test_the_longest_override_reason_fits_the_events_column_and_stays_whole_in_the_decision(make_study):
+    # The API and the admin take 400 characters; the event's reason column holds 300 (PostgreSQL refuses more).
+    study = make_study(shots=[0])
+    p = ParticipationFactory(condition=study.conditions.get(), slot_index=0, state=State.TEST)
+    reason = "r" * 400
+    decision = training_filter.override(p, admit=False, reason=reason, actor=None)
+    event = p.events.order_by("at", "pk").last()
+    assert len(event.reason) == 300 and event.reason.startswith("admin override: rrr") and event.reason.endswith("…")
+    decision.refresh_from_db()
+    assert decision.reason == reason
+
+
 def test_without_a_rule_everyone_goes_on_to_the_test(condition):
     p = _trained(condition(), [0.0])
     decision = training_filter.finish_training(p)
