@@ -66,7 +66,7 @@ ASGI_APPLICATION = "annotation.asgi.application"
 
 TEMPLATES = [
     {
-        "BACKEND": "annotation.template_backend.DjangoTemplates",  # frees each page's context at once
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
         "DIRS": [BASE_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
