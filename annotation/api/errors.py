@@ -193,7 +193,8 @@ class ErrorSerializer(serializers.Serializer):
 class ErrorResponsesSchema(AutoSchema):
     """Adds the ``Error`` responses an admin operation can give, unless the operation declares its own.
 
-    400 for unsafe methods (parse errors, validation), 403 behind a permission
+    400 for unsafe methods (parse errors, validation) and for any operation with
+    query parameters (an unreadable one is refused, never ignored), 403 behind a permission
     (session authentication: DRF answers 403, not 401), 404 on a path with an
     id. Every operation may also answer 405, 406, 415 and 429 in this shape;
     those are left out so the schema lists what a correct client can meet.
@@ -206,11 +207,12 @@ class ErrorResponsesSchema(AutoSchema):
         if operation is None:
             return None
         statuses = {}
-        if self.method not in ("GET", "HEAD", "OPTIONS"):
+        parameters = operation.get("parameters", [])
+        if self.method not in ("GET", "HEAD", "OPTIONS") or any(p.get("in") == "query" for p in parameters):
             statuses["400"] = "Invalid input (invalid, with fields; parse_error)"
         if any(not isinstance(p, AllowAny) for p in self.view.get_permissions()):
             statuses["403"] = "Not signed in as staff (not_authenticated, permission_denied)"
-        if any(p.get("in") == "path" for p in operation.get("parameters", [])):
+        if any(p.get("in") == "path" for p in parameters):
             statuses["404"] = "No such object (not_found)"
         responses = operation["responses"]
         missing = {status: text for status, text in statuses.items() if status not in responses}
