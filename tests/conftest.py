@@ -67,6 +67,40 @@ def _stop(process, log) -> None:
     log.close()
 
 
+def _spawn_celery(args: list[str], *, queue: str, log_path: Path, **env: str):
+    """``celery -A annotation <args>`` with the test database and ``queue``; output to ``log_path``."""
+    import subprocess
+    import sys
+
+    log = open(log_path, "w")  # noqa: SIM115 - closed by _stop
+    process = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "annotation", *args],
+        cwd=REPO_ROOT,
+        env=_celery_env(queue, **env),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    process.log_path = log_path
+    process.log = log
+    return process
+
+
+def _worker_args(queue: str, node: str) -> list[str]:
+    return ["worker", "--pool=solo", "--loglevel=INFO", "-n", node, "-Q", queue, "--without-mingle", "--without-gossip"]
+
+
+def _wait_for_ping(process, node: str) -> None:
+    """Until the worker ``node`` answers a ping; the test fails with its log if it dies or 60 s pass."""
+    import time
+
+    from annotation.celery import app
+
+    deadline = time.monotonic() + 60
+    while not app.control.ping(destination=[node], timeout=1.0):
+        if process.poll() is not None or time.monotonic() > deadline:
+            pytest.fail(f"the Celery worker did not answer a ping:\n{process.log_path.read_text()[-3000:]}")
+
+
 @pytest.fixture(scope="session")
 def celery_worker_process(django_db_setup, tmp_path_factory):
     """A real ``celery -A annotation worker`` on the broker, using pytest's test database.
@@ -75,10 +109,6 @@ def celery_worker_process(django_db_setup, tmp_path_factory):
     other test runs on the same broker cannot take our tasks (or we theirs).
     Stopped before the test database is dropped.
     """
-    import subprocess
-    import sys
-    import time
-
     from django.db import connection
 
     from annotation.celery import app
@@ -88,74 +118,29 @@ def celery_worker_process(django_db_setup, tmp_path_factory):
     queue = f"pytest-{os.getpid()}"
     node = f"{queue}@localhost"
     log_path = tmp_path_factory.mktemp("celery") / "worker.log"
-    log = open(log_path, "w")  # noqa: SIM115 - closed at teardown
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "annotation",
-            "worker",
-            "--pool=solo",
-            "--loglevel=INFO",
-            "-n",
-            node,
-            "-Q",
-            queue,
-            "--without-mingle",
-            "--without-gossip",
-        ],
-        cwd=REPO_ROOT,
-        env=_celery_env(queue),
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    process = _spawn_celery(_worker_args(queue, node), queue=queue, log_path=log_path)
     previous_queue = app.conf.task_default_queue
     app.conf.task_default_queue = queue
     try:
-        deadline = time.monotonic() + 60
-        while not app.control.ping(destination=[node], timeout=1.0):
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"the Celery worker did not answer a ping:\n{log_path.read_text()[-3000:]}")
+        _wait_for_ping(process, node)
         yield process
     finally:
         app.conf.task_default_queue = previous_queue
-        _stop(process, log)
+        _stop(process, process.log)
 
 
 @pytest.fixture
 def celery_beat_process(celery_worker_process, tmp_path):
     """A real ``celery -A annotation beat`` sending the periodic tasks to the worker's queue every second."""
-    import subprocess
-    import sys
-
     from annotation.celery import app
 
-    log_path = tmp_path / "beat.log"
-    log = open(log_path, "w")  # noqa: SIM115 - closed at teardown
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "annotation",
-            "beat",
-            "--loglevel=INFO",
-            "--schedule",
-            str(tmp_path / "beat-schedule"),
-        ],
-        cwd=REPO_ROOT,
-        env=_celery_env(app.conf.task_default_queue, ABANDON_SWEEP_SECONDS="1"),
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    process.log_path = log_path
+    args = ["beat", "--loglevel=INFO", "--schedule", str(tmp_path / "beat-schedule")]
+    queue = app.conf.task_default_queue
+    process = _spawn_celery(args, queue=queue, log_path=tmp_path / "beat.log", ABANDON_SWEEP_SECONDS="1")
     try:
         yield process
     finally:
-        _stop(process, log)
+        _stop(process, process.log)
 
 
 @pytest.fixture
@@ -167,55 +152,36 @@ def celery_processes(django_db_setup, tmp_path):
     EXPORT_STALE_SECONDS). The test may kill them; those still alive are stopped at teardown. For tests
     that kill a worker, which the session's ``celery_worker_process`` must survive.
     """
-    import subprocess
-    import sys
-    import time
-
     from django.db import connection
-
-    from annotation.celery import app
 
     if connection.vendor != "postgresql":
         pytest.skip("the Celery integration tests need PostgreSQL (set DATABASE_URL)")
-    started: list[tuple[subprocess.Popen, object]] = []
+    started: list = []
 
-    def start(name: str, args: list[str], queue: str, env: dict) -> subprocess.Popen:
-        log_path = tmp_path / f"{name}-{len(started)}.log"
-        log = open(log_path, "w")  # noqa: SIM115 - closed at teardown
-        process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "annotation", *args],
-            cwd=REPO_ROOT,
-            env=_celery_env(queue, **env),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        process.log_path = log_path
-        started.append((process, log))
+    def start(name: str, args: list[str], queue: str, env: dict):
+        process = _spawn_celery(args, queue=queue, log_path=tmp_path / f"{name}-{len(started)}.log", **env)
+        started.append(process)
         return process
 
     class Processes:
-        def worker(self, queue: str, **env: str) -> subprocess.Popen:
+        def worker(self, queue: str, **env: str):
             node = f"{queue}-{len(started)}@localhost"
-            args = ["worker", "--pool=solo", "--loglevel=INFO", "-n", node, "-Q", queue]
-            process = start("worker", [*args, "--without-mingle", "--without-gossip"], queue, env)
-            deadline = time.monotonic() + 60
-            while not app.control.ping(destination=[node], timeout=1.0):
-                if process.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"the Celery worker did not answer a ping:\n{self.log(process)}")
+            process = start("worker", _worker_args(queue, node), queue, env)
+            _wait_for_ping(process, node)
             return process
 
-        def beat(self, queue: str, **env: str) -> subprocess.Popen:
+        def beat(self, queue: str, **env: str):
             schedule = tmp_path / f"beat-schedule-{len(started)}"
             return start("beat", ["beat", "--loglevel=INFO", "--schedule", str(schedule)], queue, env)
 
-        def log(self, process: subprocess.Popen) -> str:
+        def log(self, process) -> str:
             return process.log_path.read_text()[-3000:]
 
     try:
         yield Processes()
     finally:
-        for process, log in reversed(started):
+        for process in reversed(started):
             if process.poll() is None:
-                _stop(process, log)
+                _stop(process, process.log)
             else:
-                log.close()
+                process.log.close()
