@@ -11,6 +11,8 @@ urlpatterns = [
     path("study/<slug:slug>/", dashboard.study_detail, name="study"),
     path("plot.<str:fmt>", dashboard.plot, name="plot"),
     path("export/<str:kind>/", dashboard.export_now, name="export"),
+    path("export/<str:kind>/provenance/", dashboard.export_provenance, name="export-provenance"),
     path("exports/queue/", dashboard.export_queue, name="export-queue"),
     path("exports/<int:job_id>/download/", dashboard.export_download, name="export-download"),
+    path("exports/<int:job_id>/provenance/", dashboard.export_job_provenance, name="export-job-provenance"),
 ]

@@ -119,6 +119,7 @@ class ExportRequestSerializer(serializers.Serializer):
 class ExportJobSerializer(serializers.ModelSerializer):
     status_url = serializers.SerializerMethodField()
     download_url = serializers.SerializerMethodField()
+    provenance_url = serializers.SerializerMethodField()
 
     class Meta:
         model = ExportJob
@@ -135,6 +136,7 @@ class ExportJobSerializer(serializers.ModelSerializer):
             "finished_at",
             "status_url",
             "download_url",
+            "provenance_url",
         ]
 
     def get_status_url(self, job: ExportJob) -> str:
@@ -144,6 +146,12 @@ class ExportJobSerializer(serializers.ModelSerializer):
         if job.status != ExportJob.Status.DONE or not job.file:
             return None
         return reverse("dashboard:export-download", args=[job.pk], request=self.context.get("request"))
+
+    def get_provenance_url(self, job: ExportJob) -> str | None:
+        """The file's provenance as JSON: for a CSV, its only copy (the CSV is a plain table)."""
+        if job.status != ExportJob.Status.DONE or job.provenance is None:
+            return None
+        return reverse("dashboard:export-job-provenance", args=[job.pk], request=self.context.get("request"))
 
 
 class ExportRequestView(APIView):

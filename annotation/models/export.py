@@ -18,6 +18,11 @@ class ExportJob(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     error = models.TextField(blank=True)
     file = models.FileField(upload_to="exports/", blank=True)
+    provenance = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="The reproducibility header and notes of the file; a CSV's only copy (CSV files carry none).",
+    )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)

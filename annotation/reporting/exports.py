@@ -4,8 +4,9 @@ Kinds: table-csv, table-json, table-markdown, table-latex, training-csv,
 training-json, training-markdown, training-latex (the training analyses in the
 appendix's shape), annotators-csv (per-annotator scores, time and pay),
 annotations-jsonl, payments-csv, analyses-json, plot-png, plot-svg (all tasks
-together) and plots-zip (every per-task and all-task plot, PNG and SVG). Each starts with the
-reproducibility header (see provenance.py). The raw annotations are streamed
+together) and plots-zip (every per-task and all-task plot, PNG and SVG). Each carries the
+reproducibility header (see provenance.py) inside, except the CSV files: they are plain
+header-first tables, and their provenance is a JSON sidecar. The raw annotations are streamed
 from a server-side cursor in chunks, so memory stays flat whatever the size.
 """
 
@@ -36,7 +37,7 @@ from annotation.reporting.formats import TABLE_FORMATS
 from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.pay import condition_pay, pay_lines
 from annotation.reporting.plots import all_tasks_plot, plots_zip
-from annotation.reporting.provenance import header_lines, reproducibility_header
+from annotation.reporting.provenance import reproducibility_header
 from annotation.reporting.scores import annotator_rows
 from annotation.reporting.selection import select_studies
 from annotation.reporting.tables import build_table
@@ -95,10 +96,13 @@ def check_kind(kind: str) -> None:
         raise ReportError(f"unknown export kind {kind!r}; one of: {', '.join(EXPORT_KINDS)}")
 
 
-def export_filename(kind: str, studies: list[Study]) -> str:
+def export_filename(kind: str, studies: list[Study], *, stamp: bool = True) -> str:
+    """``sst2-a_table-csv_<time>.csv``; over more than three studies the name counts them all
+    (``6-studies_...``) rather than naming some and hiding the rest."""
     check_kind(kind)
-    stem = "-".join(s.slug for s in studies[:4]) + ("-and-more" if len(studies) > 4 else "")
-    return f"{stem}_{kind}_{timezone.now():%Y%m%dT%H%M%S}.{EXPORT_KINDS[kind][1]}"
+    stem = "-".join(s.slug for s in studies) if len(studies) <= 3 else f"{len(studies)}-studies"
+    when = f"_{timezone.now():%Y%m%dT%H%M%S}" if stamp else ""
+    return f"{stem}_{kind}{when}.{EXPORT_KINDS[kind][1]}"
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -176,8 +180,6 @@ def payments_csv(*, studies: list[Study], options: MetricOptions) -> str:
     on each of its workers' lines.
     """
     out = io.StringIO()
-    for line in header_lines(reproducibility_header(studies=studies, options=options, export="payments-csv")):
-        out.write(line + "\n")
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(
         [
@@ -263,9 +265,6 @@ def _pct(value: float | None) -> str:
 def annotators_csv(*, studies: list[Study], options: MetricOptions) -> str:
     """Every participation (all states) with its test and training S1 (0-100), items, skips, time and pay."""
     out = io.StringIO()
-    for line in header_lines(reproducibility_header(studies=studies, options=options, export="annotators-csv")):
-        out.write(line + "\n")
-    out.write(f"# note: {options.describe()} averaged_in=1 marks the annotators a table cell averages.\n")
     currency = {s.slug: s.currency for s in studies}
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(ANNOTATOR_COLUMNS)
@@ -298,43 +297,72 @@ def annotators_csv(*, studies: list[Study], options: MetricOptions) -> str:
     return out.getvalue()
 
 
-def write_export(*, kind: str, studies: list[Study], options: MetricOptions, out: BinaryIO) -> None:
-    """Write one export of ``kind`` for ``studies`` to the binary file ``out``."""
+CSV_KINDS = frozenset(kind for kind, (content_type, _) in EXPORT_KINDS.items() if content_type == "text/csv")
+
+
+def write_export(*, kind: str, studies: list[Study], options: MetricOptions, out: BinaryIO) -> dict[str, Any]:
+    """Write one export of ``kind`` for ``studies`` to the binary file ``out``; return its provenance.
+
+    The provenance is the reproducibility header plus the notes printed under a table. JSON, JSONL,
+    Markdown, LaTeX and the plots carry it inside; a CSV stays a plain header-first table that any
+    reader opens, and its provenance goes to a sidecar file (see ``provenance_sidecar_name``).
+    """
     check_kind(kind)
+    header = reproducibility_header(studies=studies, options=options, export=kind)
     if kind == "annotations-jsonl":
         for line in iter_annotation_lines(studies=studies, options=options):
             out.write(line.encode())
-        return
+        return header
     if kind == "payments-csv":
         out.write(payments_csv(studies=studies, options=options).encode())
-        return
+        return {**header, "notes": [PAYMENTS_NOTE]}
     if kind == "annotators-csv":
         out.write(annotators_csv(studies=studies, options=options).encode())
-        return
-    header = reproducibility_header(studies=studies, options=options, export=kind)
+        return {**header, "notes": [f"{options.describe()} {ANNOTATORS_NOTE}"]}
     if kind == "analyses-json":
         payload = {"meta": header, "studies": [study_analyses(study=s, options=options) for s in studies]}
         out.write(json.dumps(payload, ensure_ascii=False, indent=2, default=str).encode())
-        return
+        return header
     if kind.startswith("training-"):
         render_training = TRAINING_FORMATS[kind.removeprefix("training-")]
-        out.write(render_training(build_training_table(studies=studies, options=options), header).encode())
-        return
+        training = build_training_table(studies=studies, options=options)
+        out.write(render_training(training, header).encode())
+        return {**header, "notes": [training.note]}
     table = build_table(studies=studies, options=options, include_models=not kind.startswith("plot"))
+    notes = [table.note] + ([table.set_apart_text()] if table.set_apart_text() else [])
     if kind == "plots-zip":
         plots_zip(table, header, out)
-        return
-    if kind.startswith("plot-"):
+    elif kind.startswith("plot-"):
         out.write(all_tasks_plot(table, fmt=kind.removeprefix("plot-"), header=header))
-        return
-    render = TABLE_FORMATS[kind.removeprefix("table-")][0]
-    out.write(render(table, header).encode())
+    else:
+        render = TABLE_FORMATS[kind.removeprefix("table-")][0]
+        out.write(render(table, header).encode())
+    return {**header, "notes": notes}
+
+
+PAYMENTS_NOTE = (
+    "amount includes bonus; effective_hourly is the pay per paid hour; below_rate flags it under hourly_rate."
+)
+ANNOTATORS_NOTE = "averaged_in=1 marks the annotators a table cell averages."
+
+
+def provenance_sidecar_name(filename: str) -> str:
+    """Where a CSV's provenance goes: ``table.csv`` → ``table.csv.provenance.json``."""
+    return f"{filename}.provenance.json"
+
+
+def provenance_json(provenance: dict[str, Any]) -> str:
+    return json.dumps(provenance, ensure_ascii=False, indent=2, default=str) + "\n"
 
 
 def export_to_bytes(*, kind: str, studies: list[Study], options: MetricOptions) -> bytes:
+    return export_with_provenance(kind=kind, studies=studies, options=options)[0]
+
+
+def export_with_provenance(*, kind: str, studies: list[Study], options: MetricOptions) -> tuple[bytes, dict[str, Any]]:
     buffer = io.BytesIO()
-    write_export(kind=kind, studies=studies, options=options, out=buffer)
-    return buffer.getvalue()
+    provenance = write_export(kind=kind, studies=studies, options=options, out=buffer)
+    return buffer.getvalue(), provenance
 
 
 # --- ExportJob: queued → running → done / failed; stale (worker dead) → queued again or failed ---
@@ -461,7 +489,7 @@ def export_job_run(*, job_id: int) -> ExportJob:
             studies = select_studies(refs=params.get("studies", []))
             options = MetricOptions.from_params(params)
             with tempfile.TemporaryFile() as tmp:
-                write_export(kind=job.kind, studies=studies, options=options, out=tmp)
+                provenance = write_export(kind=job.kind, studies=studies, options=options, out=tmp)
                 tmp.seek(0)
                 job.file.save(export_filename(job.kind, studies), File(tmp), save=False)
     except Exception as exc:  # the reason is shown in the admin and the API
@@ -477,7 +505,11 @@ def export_job_run(*, job_id: int) -> ExportJob:
             logger.warning("export job %s: taken over meanwhile; this attempt's failure is not recorded", job.pk)
     else:
         if _claimed(job.pk, attempt).update(
-            status=ExportJob.Status.DONE, file=job.file.name, error="", finished_at=timezone.now()
+            status=ExportJob.Status.DONE,
+            file=job.file.name,
+            provenance=provenance,
+            error="",
+            finished_at=timezone.now(),
         ):
             logger.info("export job %s (%s) done: %s", job.pk, job.kind, job.file.name)
         else:  # presumed dead and started again elsewhere: that attempt's file is the one kept

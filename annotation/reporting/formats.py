@@ -23,12 +23,8 @@ def _number(value: float | None) -> str:
 
 
 def table_csv(table: Table, header: dict[str, Any]) -> str:
+    """A plain header-first table: the provenance (``header``) and the notes go to the sidecar."""
     out = io.StringIO()
-    for line in header_lines(header):
-        out.write(line + "\n")
-    out.write(f"# note: {table.note}\n")
-    if table.set_apart_text():
-        out.write(f"# {table.set_apart_text()}\n")
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for row in table.rows:

@@ -102,10 +102,8 @@ def _num(value: float | None) -> str:
 
 
 def training_csv(table: TrainingTable, header: dict[str, Any]) -> str:
+    """A plain header-first table: the provenance (``header``) and the note go to the sidecar."""
     out = io.StringIO()
-    for line in header_lines(header):
-        out.write(line + "\n")
-    out.write(f"# note: {table.note}\n")
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["pair", "subset", "annotators", "task", "examples", "mean", "std", "n", "cell"])
     for row in table.rows:

@@ -21,7 +21,18 @@ from annotation.reporting.analyses import (
     time_per_item,
     training_overlaps,
 )
-from annotation.reporting.exports import EXPORT_KINDS, export_job_create, export_to_bytes, iter_annotation_lines
+from annotation.reporting.exports import (
+    CSV_KINDS,
+    EXPORT_KINDS,
+    export_filename,
+    export_job_create,
+    export_to_bytes,
+    export_with_provenance,
+    iter_annotation_lines,
+    provenance_json,
+    provenance_sidecar_name,
+)
+from annotation.reporting.provenance import reproducibility_header
 from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.pay import condition_pay
 from annotation.reporting.plots import PLOT_FORMATS, all_tasks_plot
@@ -98,6 +109,7 @@ def index(request: HttpRequest) -> HttpResponse:
             "options": options,
             "option_links": _option_links(None if raw == "all" else raw, options),
             "kinds": list(EXPORT_KINDS),
+            "csv_kinds": CSV_KINDS,
             "jobs": ExportJob.objects.all()[:20],
         },
     )
@@ -131,6 +143,7 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "confidence": confidence_vs_correctness(study=study),
             "timing": time_per_item(study=study),
             "kinds": list(EXPORT_KINDS),
+            "csv_kinds": CSV_KINDS,
             "jobs": ExportJob.objects.filter(params__studies=[study.pk])[:20],
         },
     )
@@ -157,8 +170,8 @@ def export_now(request: HttpRequest, kind: str) -> HttpResponse:
         studies, options, _ = _selection(request)
     except ReportError as exc:
         return HttpResponseBadRequest(str(exc))
-    content_type, ext = EXPORT_KINDS[kind]
-    filename = f"{'-'.join(s.slug for s in studies[:4])}_{kind}.{ext}"
+    content_type = EXPORT_KINDS[kind][0]
+    filename = export_filename(kind, studies, stamp=False)
     if kind == "annotations-jsonl":
         response = StreamingHttpResponse(
             iter_annotation_lines(studies=studies, options=options), content_type=content_type
@@ -166,6 +179,28 @@ def export_now(request: HttpRequest, kind: str) -> HttpResponse:
     else:
         response = HttpResponse(export_to_bytes(kind=kind, studies=studies, options=options), content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    if kind in CSV_KINDS:  # the CSV is a plain table; its provenance is one link away
+        sidecar = reverse("dashboard:export-provenance", args=[kind])
+        response["Link"] = f'<{sidecar}?{request.GET.urlencode()}>; rel="describedby"; type="application/json"'
+    return response
+
+
+@staff_member_required
+def export_provenance(request: HttpRequest, kind: str) -> HttpResponse:
+    """The provenance sidecar of a direct export: what ``export/<kind>/`` with the same query was made from."""
+    if kind not in EXPORT_KINDS:
+        raise Http404
+    try:
+        studies, options, _ = _selection(request)
+    except ReportError as exc:
+        return HttpResponseBadRequest(str(exc))
+    if kind == "annotations-jsonl":  # its first line is the provenance; no need to read every annotation
+        provenance = reproducibility_header(studies=studies, options=options, export=kind)
+    else:
+        provenance = export_with_provenance(kind=kind, studies=studies, options=options)[1]
+    response = HttpResponse(provenance_json(provenance), content_type="application/json")
+    name = provenance_sidecar_name(export_filename(kind, studies, stamp=False))
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
 
 
@@ -194,3 +229,15 @@ def export_download(request: HttpRequest, job_id: int) -> HttpResponse:
     if job.status != ExportJob.Status.DONE or not job.file:
         raise Http404("this export has no file (yet)")
     return FileResponse(job.file.open("rb"), as_attachment=True, filename=job.file.name.rsplit("/", 1)[-1])
+
+
+@staff_member_required
+def export_job_provenance(request: HttpRequest, job_id: int) -> HttpResponse:
+    """A finished job's provenance sidecar, as recorded when its file was written."""
+    job = get_object_or_404(ExportJob, pk=job_id)
+    if job.status != ExportJob.Status.DONE or job.provenance is None:
+        raise Http404("this export has no provenance (yet)")
+    response = HttpResponse(provenance_json(job.provenance), content_type="application/json")
+    name = provenance_sidecar_name(job.file.name.rsplit("/", 1)[-1])
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response

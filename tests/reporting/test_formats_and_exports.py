@@ -8,7 +8,7 @@ import zipfile
 
 import pytest
 
-from annotation.reporting.exports import export_to_bytes, iter_annotation_lines, payments_csv
+from annotation.reporting.exports import export_to_bytes, export_with_provenance, iter_annotation_lines, payments_csv
 from annotation.reporting.formats import table_csv, table_json, table_latex, table_markdown
 from annotation.reporting.options import MetricOptions
 from annotation.reporting.plots import all_tasks_plot, task_plot
@@ -41,7 +41,7 @@ def _header(studies, kind="test"):
 
 def test_csv_parses_back_to_the_cells(studies):
     text = table_csv(build_table(studies=studies), _header(studies))
-    rows = list(csv.DictReader(line for line in io.StringIO(text) if not line.startswith("#")))
+    rows = list(csv.DictReader(io.StringIO(text)))
     cells = {(r["row"], r["task"]): r for r in rows if r["model"] == "0"}
     assert cells[("0", "SST-2")]["cell"] == "75.0 ± 20.4"
     assert float(cells[("0", "SST-2")]["mean"]) == pytest.approx(75.0)
@@ -125,8 +125,8 @@ def test_annotations_jsonl_round_trips_with_spans_and_offsets(studies):
 
 def test_payments_csv_lists_platform_worker_minutes_and_amount(studies):
     text = payments_csv(studies=studies[:1], options=MetricOptions())
-    assert text.startswith("# export:")
-    rows = list(csv.DictReader(line for line in io.StringIO(text) if not line.startswith("#")))
+    assert text.startswith("platform,worker_id,")  # a plain header-first table
+    rows = list(csv.DictReader(io.StringIO(text)))
     assert len(rows) == 5
     assert rows[-1]["state"] == "excluded" and rows[-1]["amount"] == "6.00"
     assert rows[0]["platform"] == "prolific" and rows[0]["minutes"] == "30.00" and rows[0]["amount"] == "6.00"
@@ -138,17 +138,13 @@ def test_every_export_carries_the_reproducibility_header(studies):
     assert config["task_data_sha256"] and len(config["task_data_sha256"]) == 64
     ten = next(c for c in config["conditions"] if c["shots"] == 10)
     assert ten["training_set_sha256"] == example_set_sha256(studies[0].conditions.get(shots=10).training_set)
-    for kind in (
-        "table-csv",
-        "table-json",
-        "table-markdown",
-        "table-latex",
-        "annotations-jsonl",
-        "payments-csv",
-        "analyses-json",
-    ):
+    for kind in ("table-json", "table-markdown", "table-latex", "annotations-jsonl", "analyses-json"):
         text = export_to_bytes(kind=kind, studies=studies, options=MetricOptions()).decode()
         assert "app_version" in text and "task_data_sha256" in text and "metric_options" in text, kind
+    for kind in ("table-csv", "payments-csv"):  # plain tables: the header is their sidecar
+        content, provenance = export_with_provenance(kind=kind, studies=studies, options=MetricOptions())
+        assert b"app_version" not in content
+        assert provenance["app_version"] and provenance["studies"][0]["task_data_sha256"], kind
 
 
 def test_the_task_data_hash_changes_when_an_example_changes(studies):

@@ -75,7 +75,7 @@ def test_training_table_renders_well_formed_markdown_latex_csv_and_json(nested):
     rows = [line for line in body.splitlines() if line.endswith(r"\\") and "multicolumn" not in line]
     assert len(rows) == 1 + 3 and all(len(re.findall(r"(?<!\\)&", line)) == 2 for line in rows)
     assert r"75.0 $\pm$ 25.0" in tex
-    parsed = list(csv.DictReader(line for line in io.StringIO(training_csv(table, header)) if not line.startswith("#")))
+    parsed = list(csv.DictReader(io.StringIO(training_csv(table, header))))
     assert [(r["annotators"], r["mean"], r["std"], r["examples"]) for r in parsed] == [
         ("10", "75.0000", "25.0000", "10"),
         ("20", "90.0000", "10.0000", "10"),
@@ -101,8 +101,8 @@ def test_per_annotator_csv_has_scores_items_skips_time_and_pay_for_every_state(s
     )
     add_annotator(study, 0, answers=[wrong(g, sst2) for g in gold], state="excluded", worker_id="w2", minutes=10)
     text = annotators_csv(studies=[study], options=MetricOptions())
-    assert text.startswith("# export:") and "task_data_sha256" in text
-    rows = {r["worker_id"]: r for r in csv.DictReader(line for line in io.StringIO(text) if not line.startswith("#"))}
+    assert text.startswith("study,task,shots,")  # a plain header-first table: provenance is a sidecar
+    rows = {r["worker_id"]: r for r in csv.DictReader(io.StringIO(text))}
     w1 = rows["w1"]
     assert (w1["state"], w1["averaged_in"], w1["test_s1"], w1["test_items"], w1["skips"], w1["coverage"]) == (
         "completed",
@@ -115,7 +115,7 @@ def test_per_annotator_csv_has_scores_items_skips_time_and_pay_for_every_state(s
     assert (w1["active_minutes"], w1["paid_minutes"], w1["pay"], w1["currency"]) == ("0.10", "30.00", "6.00", "USD")
     assert (rows["w2"]["averaged_in"], rows["w2"]["test_s1"], rows["w2"]["pay"]) == ("0", "0.00", "2.00")
     skipped = annotators_csv(studies=[study], options=MetricOptions(exclude_skips=True))
-    assert ",66.67," in skipped and "skipped items are excluded" in skipped
+    assert ",66.67," in skipped and "skipped items are excluded" not in skipped  # the note is in the sidecar
 
 
 def test_pay_fairness_carries_the_condition_median_and_the_flag(sst2):
@@ -125,13 +125,7 @@ def test_pay_fairness_carries_the_condition_median_and_the_flag(sst2):
     add_annotator(study, 0, answers=gold_answers(sst2), minutes=30, worker_id="slow")  # 4.00/h, bonus 4.00
     add_annotator(study, 0, answers=gold_answers(sst2), minutes=20, worker_id="mid")  # 6.00/h, bonus 2.00
     add_annotator(study, 0, answers=gold_answers(sst2), minutes=5, worker_id="fast")  # 24.00/h
-    rows = list(
-        csv.DictReader(
-            line
-            for line in io.StringIO(payments_csv(studies=[study], options=MetricOptions()))
-            if not line.startswith("#")
-        )
-    )
+    rows = list(csv.DictReader(io.StringIO(payments_csv(studies=[study], options=MetricOptions()))))
     by_worker = {r["worker_id"]: r for r in rows}
     assert (
         by_worker["slow"]["effective_hourly"],

@@ -19,7 +19,14 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.reporting.exports import export_to_bytes, iter_annotation_lines, write_export
+from annotation.reporting.exports import (
+    CSV_KINDS,
+    export_with_provenance,
+    iter_annotation_lines,
+    provenance_json,
+    provenance_sidecar_name,
+    write_export,
+)
 from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.plots import plot_files
 from annotation.reporting.provenance import reproducibility_header
@@ -109,17 +116,26 @@ class Command(BaseCommand):
             handle, partial = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
             try:
                 with os.fdopen(handle, "wb") as out:
-                    write_export(kind=kind, studies=studies, options=options, out=out)
+                    provenance = write_export(kind=kind, studies=studies, options=options, out=out)
+                if kind in CSV_KINDS:  # the CSV stays a plain table: its provenance goes beside it
+                    sidecar = path.with_name(provenance_sidecar_name(path.name))
+                    sidecar.write_text(provenance_json(provenance), encoding="utf-8")
                 os.replace(partial, path)
             except BaseException:
                 Path(partial).unlink(missing_ok=True)
                 raise
             self.stderr.write(f"wrote {kind} to {path}")
+            if kind in CSV_KINDS:
+                self.stderr.write(f"wrote its provenance to {sidecar}")
         elif kind == "annotations-jsonl":
             for line in iter_annotation_lines(studies=studies, options=options):
                 self.stdout.write(line, ending="")
         else:
-            self.stdout.write(export_to_bytes(kind=kind, studies=studies, options=options).decode(), ending="")
+            content, provenance = export_with_provenance(kind=kind, studies=studies, options=options)
+            self.stdout.write(content.decode(), ending="")
+            if kind in CSV_KINDS:  # standard output gets the plain table; say where the provenance is
+                self.stderr.write("the CSV's provenance (study configuration, data hashes, metric notes) is written")
+                self.stderr.write("beside it as FILE.provenance.json when you pass --output FILE")
 
     def _plots(self, studies, options, folder: Path):
         folder.mkdir(parents=True, exist_ok=True)
