@@ -44,11 +44,36 @@ def append_line(path: Path, text: str) -> int:
     return len(lines)
 
 
-def test_report_is_a_table_with_file_and_line(demo_copy):
+def test_report_summarises_by_kind_and_details_list_every_finding(demo_copy):
     out = run("import_clues", str(demo_copy))
-    assert "file:line" in out and "MNLI/mnli_test.jsonl:1" in out and "question_label_mismatch" in out
+    assert "severity  kind" in out and "question_label_mismatch" in out and "MNLI/mnli_test.jsonl:1" in out
+    assert "file:line" not in out and "add --details" in out  # the per-finding table is on request
     assert "sst2: test 8 items; split(s) 1 nested; training sets of 10/20/30 items" in out
     assert "Imported 6 task(s)." in out
+    clear_imported_data()
+    detailed = run("import_clues", str(demo_copy), "--details")
+    assert "file:line" in detailed and detailed.count("question_label_mismatch") > 1
+
+
+def test_the_summary_counts_each_kind_once_with_one_example(demo_copy):
+    test_file = demo_copy / "CoNLL2003" / "conll_test.jsonl"
+    first = json.loads(test_file.read_text(encoding="utf-8").splitlines()[0])
+    for n in range(3):  # three golds that are not in their context: one summary line, count 3
+        extra = {**first, "id": f"nf-{n}", "answer": [f"Nowhere{n}"], "context": f"{first['context']} {n}"}
+        append_line(test_file, json.dumps(extra))
+    out = run("import_clues", str(demo_copy), "--dry-run")
+    line = next(line for line in out.splitlines() if line.startswith("warning") and "gold_not_found" in line)
+    assert " 3  conll03 " in line and "Nowhere0" in line and "Nowhere1" not in out
+    assert "Nowhere1" in run("import_clues", str(demo_copy), "--dry-run", "--details")
+
+
+def test_an_error_is_listed_in_full_under_the_summary(demo_copy):
+    line = append_line(demo_copy / "SST-2" / "sst_test.jsonl", "{not json")
+    with pytest.raises(CommandError):
+        call_command("import_clues", str(demo_copy), stdout=(out := StringIO()))
+    text = out.getvalue()
+    assert text.index("malformed_json") < text.index("question_label_mismatch")  # errors first
+    assert "Errors:" in text and f"SST-2/sst_test.jsonl:{line}" in text
 
 
 def test_json_option_prints_a_list_of_findings(demo_copy):

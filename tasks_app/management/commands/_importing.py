@@ -26,6 +26,9 @@ def add_common_arguments(parser: CommandParser) -> None:
         help="When a split's files are not nested, build its 10/20 sets as prefixes "
         "(per question type) of the 30-shot file, and say so in the report.",
     )
+    parser.add_argument(
+        "--details", action="store_true", help="After the summary by kind, list every finding, one per line."
+    )
     parser.add_argument("--json", action="store_true", help="Print the findings as a JSON list instead of the report.")
     parser.add_argument("--dry-run", action="store_true", help="Read and check everything, write nothing.")
 
@@ -56,4 +59,4 @@ def _print(command: BaseCommand, result: ImportResult, options: dict[str, Any]) 
     if options["json"]:
         command.stdout.write(findings_to_json(result.findings))
     else:
-        command.stdout.write(render_report(result, dry_run=options["dry_run"]))
+        command.stdout.write(render_report(result, dry_run=options["dry_run"], details=options.get("details", False)))
