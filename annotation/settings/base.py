@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI's files, served from here: /api/docs/ works offline
     "tasks_app",
     "annotation",
 ]
@@ -220,6 +221,8 @@ SPECTACULAR_SETTINGS = {
     "overlapping spans only where the task allows them (400 overlapping_spans).",
     "VERSION": APP_VERSION,
     "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {
         "StudyStatusEnum": "annotation.models.study.Study.Status",
         "ParticipationStateEnum": "annotation.models.participation.Participation.State",
@@ -243,9 +246,9 @@ CSP_POLICY = {
     "frame-ancestors": ["'none'"],
 }
 # Pages whose markup is not ours. The admin (staff only, behind a login) has inline scripts and style
-# attributes in Django's templates. Swagger UI loads its bundle, CSS and images from jsDelivr
-# (drf-spectacular's default) and sets style attributes; its own init script is a file (the split view).
-_SWAGGER_CDN = "https://cdn.jsdelivr.net"
+# attributes in Django's templates. Swagger UI's bundle and CSS are static files of the sidecar package
+# (no CDN: the page works offline) and it sets style attributes and data: images; its own init script
+# is a file (the split view).
 CSP_PATH_UPDATES = {
     "/admin/": {
         "script-src": ["'self'", "'unsafe-inline'"],
@@ -253,9 +256,9 @@ CSP_PATH_UPDATES = {
         "img-src": ["'self'", "data:"],
     },
     "/api/docs/": {
-        "script-src": ["'self'", _SWAGGER_CDN],
-        "style-src": ["'self'", _SWAGGER_CDN, "'unsafe-inline'"],
-        "img-src": ["'self'", "data:", _SWAGGER_CDN],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
     },
 }
 
