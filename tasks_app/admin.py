@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TypedDict
 
+from django import forms
 from django.contrib import admin
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest
@@ -22,30 +23,88 @@ class _ItemCount(TypedDict):
     _items: int
 
 
+class LabelForm(forms.ModelForm):
+    class Meta:
+        model = Label
+        fields = ("name", "definition", "example", "position")
+        # Sized to share a laptop-wide row: the default 40x10 textarea and a 300-character input overflowed.
+        widgets = {
+            "name": forms.TextInput(attrs={"size": 14}),
+            "definition": forms.Textarea(attrs={"rows": 3, "cols": 36}),
+            "example": forms.Textarea(attrs={"rows": 3, "cols": 36}),
+            "position": forms.NumberInput(attrs={"style": "width: 4em"}),
+        }
+
+
 class LabelInline(admin.TabularInline):
     model = Label
+    form = LabelForm
     extra = 0
     fields = ("name", "definition", "example", "position")
 
 
+TASK_FIELDS = (
+    "slug",
+    "name",
+    "kind",
+    "group",
+    "description",
+    "instructions",
+    "multiple_spans",
+    "overlapping_spans",
+    "question_types",
+    "display_order",
+)
+
+
+class QuestionTypesField(forms.CharField):
+    """Question types as lines ``CODE | Name | Question`` instead of raw JSON (stored as the same list)."""
+
+    widget = forms.Textarea(attrs={"rows": 4, "cols": 90})
+
+    def prepare_value(self, value: object) -> object:
+        if isinstance(value, list):
+            return "\n".join(f"{qt.get('code', '')} | {qt.get('name', '')} | {qt.get('question', '')}" for qt in value)
+        return value
+
+    def to_python(self, value: object) -> list[dict[str, str]]:  # type: ignore[override]
+        text = super().to_python(value) or ""
+        types: list[dict[str, str]] = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            parts = [part.strip() for part in line.split("|")]
+            if len(parts) != 3 or not all(parts):
+                raise forms.ValidationError(
+                    f"Line {number}: write CODE | Name | Question (three parts, none empty), not {line.strip()!r}."
+                )
+            code, name, question = parts
+            if any(qt["code"] == code for qt in types):
+                raise forms.ValidationError(f"Line {number}: the code {code!r} is used twice.")
+            types.append({"code": code, "name": name, "question": question})
+        return types
+
+
+class TaskForm(forms.ModelForm):
+    question_types = QuestionTypesField(
+        required=False,
+        help_text="One question type per line: CODE | Name | Question, e.g. "
+        "PER | Person | List all the people names in the context. Empty for tasks with one question.",
+    )
+
+    class Meta:
+        model = Task
+        fields = TASK_FIELDS
+
+
 @admin.register(Task)
 class TaskAdmin(admin.ModelAdmin):
+    form = TaskForm
     list_display = ("name", "slug", "kind", "group", "multiple_spans", "example_count", "display_order")
     list_filter = ("kind", "group")
     search_fields = ("name", "slug")
     inlines = [LabelInline]
-    fields = (
-        "slug",
-        "name",
-        "kind",
-        "group",
-        "description",
-        "instructions",
-        "multiple_spans",
-        "overlapping_spans",
-        "question_types",
-        "display_order",
-    )
+    fields = TASK_FIELDS
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Task]:
         return super().get_queryset(request).annotate(_examples=Count("examples"))

@@ -29,6 +29,13 @@ def _error_text(exc: ValidationError) -> str:
     return "; ".join(exc.messages)
 
 
+def _short(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters with an ellipsis, the whole of it in the tooltip."""
+    if len(text) <= limit:
+        return text
+    return format_html('<span title="{}">{}…</span>', text, text[: limit - 1])
+
+
 # --- Study -----------------------------------------------------------------------------------
 
 
@@ -54,6 +61,13 @@ class StudyActionForm(ActionForm):
 
 
 GRACE_FIELD = forms.IntegerField(required=False, min_value=0, max_value=closing.MAX_GRACE_MINUTES)
+
+# The buttons a study's page offers in each status (studies.change_status has the rules).
+STATUS_BUTTONS: dict[str, list[tuple[str, str]]] = {
+    Study.Status.DRAFT: [(Study.Status.OPEN, "Open the study")],
+    Study.Status.OPEN: [(Study.Status.PAUSED, "Pause (no new workers)"), (Study.Status.CLOSED, "Close")],
+    Study.Status.PAUSED: [(Study.Status.OPEN, "Open the study"), (Study.Status.CLOSED, "Close")],
+}
 
 
 class StudyForm(forms.ModelForm):
@@ -260,6 +274,10 @@ class StudyAdmin(admin.ModelAdmin):
         if study is not None:
             join_url = request.build_absolute_uri(reverse("entry:join", args=[study.slug]))
             extra_context["entry_links"] = platforms.entry_links(join_url)
+            if self.has_change_permission(request, study):
+                extra_context["status_buttons"] = STATUS_BUTTONS.get(study.status, [])
+                extra_context["status_url"] = reverse("admin:annotation_study_status", args=[study.pk])
+                extra_context["default_grace"] = closing.DEFAULT_GRACE_MINUTES
         return super().change_view(request, object_id, form_url, extra_context=extra_context)
 
     def get_urls(self):
@@ -268,6 +286,11 @@ class StudyAdmin(admin.ModelAdmin):
                 "standard-design/",
                 self.admin_site.admin_view(self.standard_design_view),
                 name="annotation_study_standard_design",
+            ),
+            path(
+                "<int:pk>/status/",
+                self.admin_site.admin_view(self.status_view),
+                name="annotation_study_status",
             ),
             path(
                 "participants/<int:task_id>/<str:fmt>/",
@@ -315,6 +338,26 @@ class StudyAdmin(admin.ModelAdmin):
         response = HttpResponse(content, content_type=content_type)
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response
+
+    def status_view(self, request, pk: int):
+        """The Open / Pause / Close buttons of a study's page: the same service as the list's actions."""
+        study = get_object_or_404(Study, pk=pk)
+        if request.method != "POST" or not self.has_change_permission(request, study):
+            return HttpResponse(status=405 if request.method != "POST" else 403)
+        to_status = request.POST.get("to_status", "")
+        options = {}
+        if to_status == Study.Status.CLOSED:
+            try:
+                grace = GRACE_FIELD.clean(request.POST.get("grace_minutes", "").strip())
+            except ValidationError as exc:
+                self.message_user(request, f"Not closed: the grace period: {_error_text(exc)}", messages.ERROR)
+                return HttpResponseRedirect(reverse("admin:annotation_study_change", args=[pk]))
+            options["grace_minutes"] = closing.DEFAULT_GRACE_MINUTES if grace is None else grace
+        if to_status not in Study.Status.values:
+            self.message_user(request, f"Unknown status {to_status!r}.", messages.ERROR)
+        else:
+            self._change_status(request, [study], to_status, **options)
+        return HttpResponseRedirect(reverse("admin:annotation_study_change", args=[pk]))
 
     def _change_status(self, request, queryset, to_status, **options):
         for study in queryset:
@@ -428,7 +471,9 @@ class OverrideForm(forms.Form):
 
 @admin.register(Participation)
 class ParticipationAdmin(admin.ModelAdmin):
-    list_display = ["worker", "study", "shots", "slot_index", "state", "created_at", "last_activity_at"]
+    # Compact columns: a Prolific id and a study's name are long, and the list must fit a 1366 px screen
+    # beside the filters (the full values are on each participation's page and in the tooltips).
+    list_display = ["worker_short", "study_slug", "shots", "slot_index", "state", "last_activity_at"]
     list_filter = ["state", "study", "condition__shots"]
     search_fields = ["worker__external_id", "study__slug"]
     list_select_related = ["worker", "study", "condition"]
@@ -452,6 +497,14 @@ class ParticipationAdmin(admin.ModelAdmin):
     @admin.display(description="shots", ordering="condition__shots")
     def shots(self, participation):
         return participation.condition.shots
+
+    @admin.display(description="worker", ordering="worker__external_id")
+    def worker_short(self, participation):
+        return _short(str(participation.worker), 26)
+
+    @admin.display(description="study", ordering="study__slug")
+    def study_slug(self, participation):
+        return _short(participation.study.slug, 24)
 
     def has_add_permission(self, request):
         return False

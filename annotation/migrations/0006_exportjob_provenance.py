@@ -4,15 +4,18 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0005_study_close_grace'),
+        ("annotation", "0005_study_close_grace"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='exportjob',
-            name='provenance',
-            field=models.JSONField(blank=True, help_text="The reproducibility header and notes of the file; a CSV's only copy (CSV files carry none).", null=True),
+            model_name="exportjob",
+            name="provenance",
+            field=models.JSONField(
+                blank=True,
+                help_text="The reproducibility header and notes of the file; a CSV's only copy (CSV files carry none).",
+                null=True,
+            ),
         ),
     ]

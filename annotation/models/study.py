@@ -27,7 +27,7 @@ class Study(models.Model):
         ABSOLUTE = "absolute", "Training S1 at least a minimum"
         RELATIVE = "relative", "Training S1 at most a distance below the condition's mean so far"
 
-    slug = models.SlugField(unique=True, help_text="Used in the entry link /join/<slug>/.")
+    slug = models.SlugField(unique=True, help_text="Used in the workers' entry link, e.g. /join/sst2-pilot/.")
     name = models.CharField(max_length=200)
     task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="studies")
     split_number = models.PositiveSmallIntegerField(

@@ -32,10 +32,10 @@ from annotation.reporting.exports import (
     provenance_json,
     provenance_sidecar_name,
 )
-from annotation.reporting.provenance import reproducibility_header
 from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.pay import condition_pay
 from annotation.reporting.plots import PLOT_FORMATS, all_tasks_plot
+from annotation.reporting.provenance import reproducibility_header
 from annotation.reporting.selection import select_studies
 from annotation.reporting.tables import build_table
 from annotation.services import slots

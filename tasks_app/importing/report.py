@@ -12,7 +12,6 @@ from collections import Counter
 from tasks_app.importing.findings import ERROR, INFO, WARNING, Finding, findings_table
 from tasks_app.importing.service import ImportResult
 
-
 RANK = {ERROR: 0, WARNING: 1, INFO: 2}
 
 

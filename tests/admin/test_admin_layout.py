@@ -1,0 +1,76 @@
+"""The admin pages researchers use, in a real browser at a laptop's width: nothing overflows or is cut off."""
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from annotation.models import Participation, Study, Worker
+from annotation.services import studies
+from tests.factories import make_classification_task
+from tests.worker.browser.conftest import shot
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+LAPTOP = {"width": 1366, "height": 768}
+
+OVERFLOW = """() => {
+  const width = document.documentElement.clientWidth;
+  const wide = [...document.querySelectorAll('#content-main *, #changelist *')]
+    .filter(el => el.getBoundingClientRect().right > width + 1 && el.offsetParent !== null)
+    .map(el => el.tagName + (el.id ? '#' + el.id : '') + '.' + el.className);
+  return {page: document.documentElement.scrollWidth - width, wide: wide.slice(0, 5)};
+}"""
+
+
+@pytest.fixture
+def staff_session(db):
+    admin = get_user_model().objects.create_superuser("staff", "staff@example.org", "pw")
+    client = Client()
+    client.force_login(admin)
+    return [{"name": "sessionid", "value": client.cookies["sessionid"].value}]
+
+
+def _fits(page, name):
+    shot(page, name)
+    result = page.evaluate(OVERFLOW)
+    assert result["page"] <= 0 and result["wide"] == [], result
+
+
+def test_the_participations_list_fits_a_laptop_screen(open_as, staff_session):
+    task = make_classification_task(slug="sst2-layout", n_test=4)
+    study = studies.study_create(
+        task=task,
+        slug="a-study-with-a-rather-long-slug-for-layout",
+        name="A study with a long name " * 3,
+        shots=[0, 10],
+    )
+    for n in range(3):
+        worker = Worker.objects.create(platform="prolific", external_id=f"5f3c{n:020d}abcdef0123456789")
+        Participation.objects.create(
+            study=study, condition=study.conditions.get(shots=0), task=task, worker=worker, slot_index=n
+        )
+    page = open_as(None, path="/admin/annotation/participation/", cookies=staff_session, viewport=LAPTOP)
+    _fits(page, "admin-participations-1366")
+
+
+def test_a_tasks_labels_table_fits_the_page(open_as, staff_session):
+    task = make_classification_task(slug="mnli-layout", labels=("entailment", "neutral", "contradiction"), n_test=2)
+    label = task.labels.first()
+    label.definition = "The second sentence must be true whenever the first one is true; " * 3
+    label.example = "A man plays a guitar on stage. / A person makes music. " * 4
+    label.save()
+    page = open_as(None, path=f"/admin/tasks_app/task/{task.pk}/change/", cookies=staff_session, viewport=LAPTOP)
+    _fits(page, "admin-task-labels-1366")
+
+
+def test_a_draft_studys_page_has_an_open_button_that_opens_it(open_as, staff_session):
+    task = make_classification_task(slug="sst2-open", n_test=4)
+    study = studies.study_create(task=task, slug="draft-study", shots=[0])
+    page = open_as(None, path=f"/admin/annotation/study/{study.pk}/change/", cookies=staff_session, viewport=LAPTOP)
+    assert "/join/<slug>/" not in page.content() and "/join//." not in page.locator("body").inner_text()
+    _fits(page, "admin-study-draft-1366")
+    page.get_by_role("button", name="Open the study").click()
+    page.locator("ul.messagelist").wait_for()
+    assert "is now open" in page.locator("ul.messagelist").inner_text()
+    assert Study.objects.get(pk=study.pk).status == Study.Status.OPEN
+    assert page.get_by_role("button", name="Pause").count() == 1
+    assert page.get_by_role("button", name="Open the study").count() == 0
