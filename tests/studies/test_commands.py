@@ -48,6 +48,15 @@ def test_load_demo_opens_one_standard_study_per_task_and_is_idempotent():
     assert Study.objects.count() == 6
 
 
+def test_load_demo_refuses_a_database_with_other_studies_and_changes_nothing():
+    make_classification_task(slug="sst2")
+    _run("create_clues_studies", "--split", "1")
+    before = list(Study.objects.values_list("slug", flat=True))
+    with pytest.raises(CommandError, match="the demo keeps to its own database"):
+        _run("load_demo")
+    assert list(Study.objects.values_list("slug", flat=True)) == before
+
+
 def test_create_clues_studies_makes_what_it_can_and_says_what_it_skipped():
     make_classification_task(slug="sst2")
     out, err = _run("create_clues_studies", "--split", "1", "--open")
@@ -79,7 +88,7 @@ def test_export_participants_to_stdout_and_to_a_file(tmp_path, make_study):
         _run("export_participants", "--task", "nope", "--format", "mturk")
 
 
-def test_load_demo_keeps_a_database_whose_sets_have_answers_and_says_so():
+def test_load_demo_refuses_a_database_with_annotated_real_data_and_touches_nothing():
     from annotation.models import Response
     from annotation.services import steps
     from tests.worker.conftest import make_participation
@@ -88,7 +97,7 @@ def test_load_demo_keeps_a_database_whose_sets_have_answers_and_says_so():
     p = make_participation(task, state="test")
     steps.lay_out(participation=p, phase=Response.Phase.TEST)
     answered = Response.objects.filter(participation=p).count()
-    out, err = _run("load_demo")
-    assert "Demo data not imported" in err and "Traceback" not in err
+    with pytest.raises(CommandError, match="its own database"):
+        _run("load_demo")
     assert Response.objects.filter(participation=p).count() == answered
-    assert "/join/demo-" in out
+    assert not Study.objects.filter(slug__startswith="demo-").exists()

@@ -1,10 +1,13 @@
 """The demo: bundled demo data, then one open standard-design study per task (``demo-<task slug>``).
 
-Idempotent: running it again imports nothing twice and leaves existing studies alone.
+Idempotent: running it again imports nothing twice and leaves existing studies alone. It refuses a
+database that holds other studies: the demo's invented sentences would replace a real release's data
+and its studies would pool into the real tables (scripts/run_demo.sh gives the demo its own file).
 """
 
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
+from django.db import connection
 
 from annotation.models import Study
 from annotation.services import studies
@@ -22,6 +25,13 @@ class Command(BaseCommand):
     help = "Import the bundled demo data and open one demo study per task (/join/demo-<task>/?worker_id=...)."
 
     def handle(self, *args, **options):
+        others = list(Study.objects.exclude(slug__startswith="demo-").values_list("slug", flat=True)[:5])
+        if others:
+            raise CommandError(
+                f"this database ({connection.settings_dict['NAME']}) holds studies that are not the demo's "
+                f"({', '.join(others)}); the demo keeps to its own database: run scripts/run_demo.sh "
+                "(demo.sqlite3) or set DATABASE_URL to an empty database"
+            )
         from tasks_app.demo import import_demo_data
         from tasks_app.importing.layout import LayoutError
         from tasks_app.importing.loading import SetInUse
