@@ -62,15 +62,20 @@ def paid_seconds(participations: Iterable[Participation]) -> dict[int, float]:
     return result
 
 
+# Under a minute of paid time (a worker who left at once) an hourly figure says nothing: it is left
+# empty rather than shown as the full rate next to "0.0 minutes".
+MIN_SECONDS_FOR_RATE = 60
+
+
 def pay_line(*, study: Study, participation_id: int, seconds: float) -> PayLine:
     rate = Decimal(study.hourly_rate)
     hours = Decimal(str(seconds)) / Decimal(3600)
     owed = (rate * hours).quantize(CENT, ROUND_HALF_UP)
     base = Decimal(study.base_reward or 0).quantize(CENT)
     if base <= 0:
-        effective = rate if seconds > 0 else None
+        effective = rate if seconds >= MIN_SECONDS_FOR_RATE else None
         return PayLine(participation_id, seconds, Decimal("0.00"), Decimal("0.00"), owed, effective, False)
-    effective = (base / hours).quantize(CENT, ROUND_HALF_UP) if seconds > 0 else None
+    effective = (base / hours).quantize(CENT, ROUND_HALF_UP) if seconds >= MIN_SECONDS_FOR_RATE else None
     below = effective is not None and effective < rate
     bonus = max(Decimal("0.00"), owed - base) if below else Decimal("0.00")
     return PayLine(participation_id, seconds, base, bonus, base + bonus, effective, below)

@@ -30,6 +30,15 @@ def test_without_a_posted_reward_workers_are_paid_the_rate_for_their_time(sst2):
     )
 
 
+@pytest.mark.parametrize("base_reward", [Decimal("0.00"), Decimal("2.00")])
+def test_a_worker_paid_under_a_minute_has_no_effective_hourly_rate(sst2, base_reward):
+    study = make_study(sst2, shots=(0,), base_reward=base_reward, slug=f"quick-{base_reward}")
+    quick = add_annotator(study, 0, answers=gold_answers(sst2), minutes=0.5, worker_id="quick")
+    line = pay_lines(study=study, participations=[quick])[quick.pk]
+    assert line.effective_hourly is None and not line.below_rate  # not "12.00/h" beside 0.5 minutes
+    assert condition_pay(study=study)[0].median_effective_hourly is None
+
+
 def test_a_posted_reward_below_the_rate_is_flagged_with_the_bonus_that_makes_it_up(sst2):
     study = make_study(sst2, shots=(0,), base_reward=Decimal("2.00"))
     slow = add_annotator(study, 0, answers=gold_answers(sst2), minutes=30)
