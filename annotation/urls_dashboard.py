@@ -9,6 +9,7 @@ app_name = "dashboard"
 urlpatterns = [
     path("", dashboard.index, name="index"),
     path("study/<slug:slug>/", dashboard.study_detail, name="study"),
+    path("live.json", dashboard.live, name="live"),
     path("plot.<str:fmt>", dashboard.plot, name="plot"),
     path("export/<str:kind>/", dashboard.export_now, name="export"),
     path("export/<str:kind>/provenance/", dashboard.export_provenance, name="export-provenance"),

@@ -8,12 +8,20 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
+from django.http import (
+    FileResponse,
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    JsonResponse,
+    StreamingHttpResponse,
+)
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotation.models import ExportJob, Participation, Study
+from annotation.models import ExportJob, Study
 from annotation.reporting.analyses import (
     confidence_vs_correctness,
     item_difficulty,
@@ -32,15 +40,15 @@ from annotation.reporting.exports import (
     provenance_json,
     provenance_sidecar_name,
 )
+from annotation.reporting.monitoring import live_payload, notices, progress
 from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.pay import condition_pay
 from annotation.reporting.plots import PLOT_FORMATS, all_tasks_plot
 from annotation.reporting.provenance import reproducibility_header
 from annotation.reporting.selection import select_studies
 from annotation.reporting.tables import build_table
-from annotation.services import slots
 
-STATES = [s for s, _ in Participation.State.choices]
+LIVE_SECONDS = 5  # how often the pages poll their live feed
 
 
 def _selection(request: HttpRequest) -> tuple[list[Study], MetricOptions, str]:
@@ -49,14 +57,21 @@ def _selection(request: HttpRequest) -> tuple[list[Study], MetricOptions, str]:
     return studies, MetricOptions.from_params(request.GET), raw
 
 
-def _progress(studies: list[Study]) -> dict[int, list[dict]]:
-    """Per study, per condition (by shots): its N slots and how many participations are in each state."""
-    return {
-        study_id: [
-            {"shots": c.shots, "slots": c.slots, "states": [c.in_state(state) for state in STATES]} for c in rows
-        ]
-        for study_id, rows in slots.condition_counts(studies).items()
-    }
+AGREEMENT_NAMES = {"fleiss_kappa": "Fleiss’ κ", "pairwise_s1": "pairwise S1"}
+
+
+def _agreement_text(row: dict) -> dict:
+    """The agreement of one condition in words: the measure's name, and why it is missing when it is."""
+    agreement = dict(row.get("agreement") or {})
+    agreement["name"] = AGREEMENT_NAMES.get(agreement.get("measure", ""), agreement.get("measure", ""))
+    if agreement.get("value") is None:
+        if row.get("annotators", 0) < 2:
+            agreement["why"] = "needs two or more completed annotators"
+        elif not agreement.get("items"):
+            agreement["why"] = "no item has an answer from every annotator"
+        else:
+            agreement["why"] = "undefined: every answer falls in one category"
+    return {**row, "agreement": agreement}
 
 
 def _option_links(studies_raw: str | None, options: MetricOptions) -> dict[str, str]:
@@ -95,14 +110,15 @@ def index(request: HttpRequest) -> HttpResponse:
         if "no studies" in str(exc):
             return render(request, "dashboard/index.html", {"studies": []})
         return HttpResponseBadRequest(str(exc))
-    progress = _progress(studies)
+    rows = progress(studies)
     return render(
         request,
         "dashboard/index.html",
         {
             "studies": studies,
-            "overview": [{"study": s, "conditions": progress[s.pk]} for s in studies],
-            "states": STATES,
+            "overview": [{"study": s, "conditions": rows[s.pk], "notices": notices(s)} for s in studies],
+            "live_url": f"{reverse('dashboard:live')}?studies={raw}",
+            "live_seconds": LIVE_SECONDS,
             "studies_value": raw,
             "table": build_table(studies=studies, options=options),
             "query": _query(raw, options),
@@ -128,8 +144,10 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "dashboard/study.html",
         {
             "study": study,
-            "progress": _progress([study])[study.pk],
-            "states": STATES,
+            "conditions": progress([study])[study.pk],
+            "notices": notices(study),
+            "live_url": f"{reverse('dashboard:live')}?studies={study.slug}",
+            "live_seconds": LIVE_SECONDS,
             "table": table,
             "annotators": table.annotators,
             "pay": condition_pay(study=study),
@@ -137,7 +155,7 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "studies_value": study.slug,
             "options": options,
             "option_links": _option_links(None, options),
-            "aggregation": majority_and_agreement(study=study, options=options),
+            "aggregation": [_agreement_text(row) for row in majority_and_agreement(study=study, options=options)],
             "overlaps": training_overlaps(study=study, options=options),
             "hardest": item_difficulty(study=study, limit=10),
             "confidence": confidence_vs_correctness(study=study),
@@ -147,6 +165,18 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "jobs": ExportJob.objects.filter(params__studies=[study.pk])[:20],
         },
     )
+
+
+@staff_member_required
+def live(request: HttpRequest) -> HttpResponse:
+    """The pages' live feed (polled every few seconds): progress and notices of the selected studies."""
+    try:
+        studies, _, _ = _selection(request)
+    except ReportError as exc:
+        return JsonResponse({"error": "invalid", "detail": str(exc)}, status=400)
+    response = JsonResponse(live_payload(studies))
+    response["Cache-Control"] = "no-store"
+    return response
 
 
 @staff_member_required

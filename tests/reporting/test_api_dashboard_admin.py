@@ -136,7 +136,7 @@ def test_dashboard_pages_show_progress_table_plot_and_export_links(admin_client,
     assert "/dashboard/export/table-latex/?studies=all" in page
     detail = admin_client.get("/dashboard/study/api-study/").content.decode()
     assert "75.0 ± 20.4" in detail and "Pay per condition" in detail and "annotations-jsonl" in detail
-    assert "Majority vote" in detail and "fleiss_kappa" in detail
+    assert "Majority vote" in detail and "Fleiss’ κ" in detail and "fleiss_kappa" not in detail
     assert "Hardest test items" in detail and "Confidence against correctness" in detail and "Time per item" in detail
     svg = admin_client.get("/dashboard/plot.svg?studies=api-study")
     assert svg["Content-Type"] == "image/svg+xml" and b"<svg" in svg.content

@@ -1,0 +1,177 @@
+"""How a running study stands, at a glance: progress per condition and the warnings that need a person.
+
+The dashboard renders it and polls it (``live_payload``) to update in place. Each warning source is a
+small function over the study's rows; add one to ``WARNING_SOURCES`` and it shows on the page and in the
+live feed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db.models import Count, Max, Q
+from django.utils import timezone
+
+from annotation.models import FilterDecision, Participation, Study
+from annotation.services import slots
+
+State = Participation.State
+
+# An active worker idle for this share of the study's abandonment timeout is worth a look.
+IDLE_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class ConditionProgress:
+    """One condition's slots as the segments of a bar: completed, at work, free (of ``slots``)."""
+
+    shots: int
+    slots: int
+    completed: int
+    at_work: int
+    free: int
+    excluded: int
+    abandoned: int
+
+    def share(self, count: int) -> float:
+        """``count`` as a percentage of the condition's slots (for the bar's segments), 0..100."""
+        return round(100 * min(count, self.slots) / self.slots, 2) if self.slots else 0.0
+
+    @property
+    def completed_pct(self) -> float:
+        return self.share(self.completed)
+
+    @property
+    def at_work_pct(self) -> float:
+        return min(self.share(self.at_work), round(100 - self.completed_pct, 2))
+
+    @property
+    def is_done(self) -> bool:
+        return self.completed >= self.slots
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "completed_pct": self.completed_pct, "at_work_pct": self.at_work_pct}
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A warning (``level`` "warn") or a note ("info") about a study, in words a researcher acts on."""
+
+    level: str
+    kind: str
+    text: str
+
+    def as_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+
+def progress(studies: Iterable[Study]) -> dict[int, list[ConditionProgress]]:
+    """Study id -> its conditions' progress, by shots (one aggregate query for all the studies)."""
+    return {
+        study_id: [
+            ConditionProgress(
+                shots=c.shots,
+                slots=c.slots,
+                completed=c.completed,
+                at_work=c.claimed + c.in_training + c.in_test,
+                free=c.free,
+                excluded=c.excluded,
+                abandoned=c.abandoned,
+            )
+            for c in rows
+        ]
+        for study_id, rows in slots.condition_counts(studies).items()
+    }
+
+
+def _minutes(n: float) -> str:
+    return f"{n:.0f} minute{'s' if round(n) != 1 else ''}"
+
+
+def stuck_slots(study: Study, now: datetime) -> list[Notice]:
+    """Active workers idle past the timeout (the release sweep is not running?) or past half of it."""
+    timeout = timedelta(minutes=study.abandon_after_minutes)
+    active = Participation.objects.filter(study=study, state__in=Participation.ACTIVE_STATES)
+    counts = active.aggregate(
+        overdue=Count("id", filter=Q(last_activity_at__lt=now - timeout)),
+        idle=Count("id", filter=Q(last_activity_at__lt=now - timeout * IDLE_SHARE)),
+    )
+    notices = []
+    if counts["overdue"]:
+        notices.append(
+            Notice(
+                "warn",
+                "stuck",
+                f"{counts['overdue']} slot(s) held past the {_minutes(study.abandon_after_minutes)} timeout: "
+                "the periodic release has not run (is Celery beat running?).",
+            )
+        )
+    idle = counts["idle"] - counts["overdue"]
+    if idle:
+        notices.append(
+            Notice(
+                "info",
+                "idle",
+                f"{idle} worker(s) idle for over {_minutes(study.abandon_after_minutes * IDLE_SHARE)}; "
+                f"their slots are released after {_minutes(study.abandon_after_minutes)}.",
+            )
+        )
+    return notices
+
+
+def screened_out(study: Study, now: datetime) -> list[Notice]:
+    """Workers the training filter (or an admin) excluded: each is a slot to fill again and a pay line."""
+    latest = (
+        FilterDecision.objects.filter(participation__study=study)
+        .values("participation_id")
+        .annotate(last=Max("id"))
+        .values_list("last", flat=True)
+    )
+    failed = FilterDecision.objects.filter(id__in=list(latest), passed=False).count()
+    if not failed:
+        return []
+    return [
+        Notice(
+            "warn",
+            "excluded",
+            f"{failed} worker(s) excluded by the training filter; review them in the admin "
+            "(Participations, filter decisions) and readmit any with a logged reason.",
+        )
+    ]
+
+
+def finished(study: Study, now: datetime) -> list[Notice]:
+    rows = progress([study])[study.pk]
+    if study.status == Study.Status.OPEN and rows and all(c.is_done for c in rows):
+        return [Notice("info", "finished", "Every slot is completed: close the study when you are ready.")]
+    return []
+
+
+WARNING_SOURCES: list[Callable[[Study, datetime], list[Notice]]] = [stuck_slots, screened_out, finished]
+
+
+def notices(study: Study, *, now: datetime | None = None) -> list[Notice]:
+    now = now or timezone.now()
+    found = [notice for source in WARNING_SOURCES for notice in source(study, now)]
+    return sorted(found, key=lambda n: n.level != "warn")  # warnings first, in source order
+
+
+def live_payload(studies: list[Study], *, with_notices: bool = True) -> dict[str, Any]:
+    """What the dashboard polls: per study its status, conditions' progress and notices."""
+    rows = progress(studies)
+    return {
+        "at": timezone.now().isoformat(timespec="seconds"),
+        "studies": [
+            {
+                "slug": s.slug,
+                "status": s.status,
+                "status_display": s.get_status_display(),
+                "conditions": [c.as_dict() for c in rows[s.pk]],
+                "notices": [n.as_dict() for n in notices(s)] if with_notices else [],
+            }
+            for s in studies
+        ],
+    }

@@ -1,0 +1,71 @@
+"""The dashboard in a real browser: it reads at a glance on a laptop and a phone, and updates live."""
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from annotation.models import Participation
+from tests.reporting.builders import add_annotator, gold_answers, make_study, wrong
+from tests.worker.browser.conftest import shot
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+State = Participation.State
+FITS = "() => document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+
+
+@pytest.fixture
+def staff_session(db):
+    admin = get_user_model().objects.create_superuser("staff", "staff@example.org", "pw")
+    client = Client()
+    client.force_login(admin)
+    return [{"name": "sessionid", "value": client.cookies["sessionid"].value}]
+
+
+@pytest.fixture
+def running(sst2):
+    study = make_study(sst2, shots=(0, 10), slug="running", name="Movie reviews, split 1", status="open")
+    gold = gold_answers(sst2)
+    for n in (4, 3):
+        add_annotator(study, 0, answers=[g if i < n else wrong(g, sst2) for i, g in enumerate(gold)])
+    add_annotator(study, 0, answers=gold[:2], state=State.TEST, worker_id="at-work")
+    add_annotator(study, 10, answers=gold, worker_id="ten-1")
+    return study
+
+
+def test_the_study_page_updates_its_progress_without_a_reload(open_as, staff_session, running, sst2):
+    page = open_as(None, path="/dashboard/study/running/", cookies=staff_session)
+    ten = page.locator('[data-cond="running:10"]')
+    assert ten.locator('[data-f="completed"]').inner_text() == "1"
+    page.evaluate("() => { window.__sameDocument = true; }")
+    shot(page, "dashboard-study-desktop")
+    add_annotator(running, 10, answers=gold_answers(sst2), worker_id="ten-2")
+    page.wait_for_function(
+        "() => document.querySelector('[data-cond=\"running:10\"] [data-f=\"completed\"]').textContent === '2'",
+        timeout=15_000,
+    )
+    assert page.evaluate("() => window.__sameDocument === true")  # updated in place, not reloaded
+    width = float(ten.locator("rect.bar-done").get_attribute("width"))
+    assert width == pytest.approx(66.67)
+    assert "Live · updated" in page.locator("#live-stamp").inner_text()
+    assert not page.js_errors
+
+
+def test_the_pages_read_at_a_glance_on_a_phone(open_as, staff_session, running):
+    phone = {"width": 390, "height": 844}
+    index = open_as(None, path="/dashboard/", cookies=staff_session, viewport=phone, touch=True)
+    card = index.locator(".study-card").first
+    assert card.locator(".cond").count() == 2 and card.locator(".badge").inner_text() == "Open"
+    assert index.evaluate(FITS)  # wide tables scroll inside their cards; the page itself does not
+    shot(index, "dashboard-index-phone")
+    study = open_as(None, path="/dashboard/study/running/", cookies=staff_session, viewport=phone, touch=True)
+    first = study.locator('[data-cond="running:0"]').bounding_box()
+    assert first is not None and first["y"] + first["height"] < 844  # progress is in the first view
+    assert study.evaluate(FITS)
+    shot(study, "dashboard-study-phone")
+
+
+def test_the_index_on_a_laptop(open_as, staff_session, running):
+    page = open_as(None, path="/dashboard/", cookies=staff_session, viewport={"width": 1366, "height": 900})
+    page.locator("img.plot").evaluate("img => img.complete || new Promise(r => img.onload = r)")
+    assert page.evaluate(FITS)
+    shot(page, "dashboard-index-desktop")
