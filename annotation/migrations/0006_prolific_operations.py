@@ -5,63 +5,111 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0005_study_close_grace'),
-        ('tasks_app', '0003_task_overlapping_spans'),
+        ("annotation", "0005_study_close_grace"),
+        ("tasks_app", "0003_task_overlapping_spans"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ProlificAction',
+            name="ProlificAction",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('review', 'Approve / reject / screen out'), ('bonus', 'Bonus'), ('group', 'Participant group')], max_length=10)),
-                ('action', models.CharField(help_text='APPROVE, REJECT, SCREEN_OUT, BONUS or GROUP.', max_length=20)),
-                ('status', models.CharField(choices=[('done', 'Done'), ('set_up', 'Bonus set up on Prolific, not paid yet'), ('failed', 'Failed (nothing done; a run retries it)'), ('uncertain', 'Sent, answer unknown (check on Prolific)')], max_length=10)),
-                ('amount', models.DecimalField(blank=True, decimal_places=2, max_digits=8, null=True)),
-                ('currency', models.CharField(blank=True, max_length=3)),
-                ('prolific_id', models.CharField(blank=True, help_text='The submission, bulk bonus payment or participant group it concerns.', max_length=64)),
-                ('error', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('participation', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='prolific_actions', to='annotation.participation')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("review", "Approve / reject / screen out"),
+                            ("bonus", "Bonus"),
+                            ("group", "Participant group"),
+                        ],
+                        max_length=10,
+                    ),
+                ),
+                ("action", models.CharField(help_text="APPROVE, REJECT, SCREEN_OUT, BONUS or GROUP.", max_length=20)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("done", "Done"),
+                            ("set_up", "Bonus set up on Prolific, not paid yet"),
+                            ("failed", "Failed (nothing done; a run retries it)"),
+                            ("uncertain", "Sent, answer unknown (check on Prolific)"),
+                        ],
+                        max_length=10,
+                    ),
+                ),
+                ("amount", models.DecimalField(blank=True, decimal_places=2, max_digits=8, null=True)),
+                ("currency", models.CharField(blank=True, max_length=3)),
+                (
+                    "prolific_id",
+                    models.CharField(
+                        blank=True,
+                        help_text="The submission, bulk bonus payment or participant group it concerns.",
+                        max_length=64,
+                    ),
+                ),
+                ("error", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "participation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="prolific_actions",
+                        to="annotation.participation",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['participation', 'kind'],
+                "ordering": ["participation", "kind"],
             },
         ),
         migrations.CreateModel(
-            name='ProlificCall',
+            name="ProlificCall",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('method', models.CharField(max_length=8)),
-                ('path', models.CharField(max_length=300)),
-                ('request', models.JSONField(blank=True, default=dict)),
-                ('status_code', models.PositiveSmallIntegerField(blank=True, null=True)),
-                ('response', models.TextField(blank=True, help_text="The start of the answer's body.")),
-                ('ok', models.BooleanField()),
-                ('error', models.TextField(blank=True)),
-                ('seconds', models.FloatField(default=0.0)),
-                ('at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('action', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='calls', to='annotation.prolificaction')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("method", models.CharField(max_length=8)),
+                ("path", models.CharField(max_length=300)),
+                ("request", models.JSONField(blank=True, default=dict)),
+                ("status_code", models.PositiveSmallIntegerField(blank=True, null=True)),
+                ("response", models.TextField(blank=True, help_text="The start of the answer's body.")),
+                ("ok", models.BooleanField()),
+                ("error", models.TextField(blank=True)),
+                ("seconds", models.FloatField(default=0.0)),
+                ("at", models.DateTimeField(auto_now_add=True, db_index=True)),
+                (
+                    "action",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="calls",
+                        to="annotation.prolificaction",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-at', '-id'],
+                "ordering": ["-at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='ProlificGroup',
+            name="ProlificGroup",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('group_id', models.CharField(max_length=64)),
-                ('name', models.CharField(max_length=200)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('task', models.OneToOneField(on_delete=django.db.models.deletion.PROTECT, related_name='prolific_group', to='tasks_app.task')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("group_id", models.CharField(max_length=64)),
+                ("name", models.CharField(max_length=200)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "task",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="prolific_group", to="tasks_app.task"
+                    ),
+                ),
             ],
         ),
         migrations.AddConstraint(
-            model_name='prolificaction',
-            constraint=models.UniqueConstraint(fields=('participation', 'kind'), name='prolific_action_one_per_kind'),
+            model_name="prolificaction",
+            constraint=models.UniqueConstraint(fields=("participation", "kind"), name="prolific_action_one_per_kind"),
         ),
     ]
