@@ -6,6 +6,7 @@ export job (the same service the admin action and the API call).
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
@@ -132,6 +133,7 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "timing": time_per_item(study=study),
             "kinds": list(EXPORT_KINDS),
             "jobs": ExportJob.objects.filter(params__studies=[study.pk])[:20],
+            "prolific_enabled": bool(settings.PROLIFIC_API_TOKEN),
         },
     )
 
