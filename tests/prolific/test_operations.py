@@ -219,3 +219,27 @@ def test_an_unreachable_prolific_stops_the_run_and_stores_no_success(cohort):
     report = operations.run(operation="review", study=study)
     assert report.counts == {"failed": 1, "not tried": 2, "skip": 1, "needs decision": 1}
     assert not ProlificAction.objects.filter(status="done").exists()
+
+
+def test_an_uncertain_bonus_resolved_as_unpaid_is_paid_once_by_the_next_run(cohort, admin_client):
+    study, standin, _ = cohort
+    standin.slow_paths, standin.slow_seconds = ["/pay/"], 1.5
+    operations.run(operation="bonus", study=study)
+    import time
+
+    time.sleep(1.0)
+    standin.slow_paths = []
+    for bulk in standin.bulks.values():
+        bulk["paid"] = 0  # as if the slow payments had not gone through
+    action = ProlificAction.objects.get(participation__worker__external_id="p1", kind="bonus")
+    from django.urls import reverse
+
+    admin_client.post(
+        reverse("admin:annotation_prolificaction_changelist"),
+        {"action": "mark_not_paid", "_selected_action": [action.pk]},
+    )
+    action.refresh_from_db()
+    assert action.status == "set_up" and "resolved by hand" in action.error
+    rows = by_participant(operations.run(operation="bonus", study=study))
+    assert rows["p1"].state == "done" and rows["p2"].state == "uncertain"
+    assert standin.paid_to("p1") == Decimal("3.00") and standin.paid_to("p2") == Decimal("0")

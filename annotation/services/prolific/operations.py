@@ -201,8 +201,11 @@ def _bonus_rows(study: Study, decide_fn: Callable[[Participation], Decision]) ->
         elif not row.prolific_study:
             row.state, row.note = SKIP, "no Prolific study id (STUDY_ID) was recorded at entry"
         else:
-            state, note = _state_of(existing.get(p.pk), kind=Kind.BONUS)
+            action = existing.get(p.pk)
+            state, note = _state_of(action, kind=Kind.BONUS)
             row.state, row.note = state, note or row.note
+            if action is not None and action.amount is not None and action.status != Status.FAILED:
+                row.amount = action.amount  # what was set up or paid, whatever the pay table says now
         rows.append(row)
     return rows
 
@@ -366,8 +369,6 @@ def _bonus_one(client: ProlificClient, log: _Log, row: Row) -> None:
         Kind.BONUS,
         action="BONUS",
         blocked=(Status.DONE, Status.UNCERTAIN),
-        amount=row.amount,
-        currency=row.currency,
     )
     if claimed is None:
         row.state, row.note = DONE, "done by another run"
@@ -392,7 +393,9 @@ def _bonus_one(client: ProlificClient, log: _Log, row: Row) -> None:
                 _finish(claimed, Status.FAILED, error)
                 row.state, row.note = FAILED, error
                 return
-            _finish(claimed, Status.SET_UP, prolific_id=bulk_id)
+            _finish(claimed, Status.SET_UP, prolific_id=bulk_id, amount=row.amount, currency=row.currency)
+        else:
+            row.amount = claimed.amount
         # Committed as uncertain before the call: whatever happens next, no run pays this again by itself.
         _finish(claimed, Status.UNCERTAIN, prolific_id=bulk_id)
         try:
