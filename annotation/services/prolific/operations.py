@@ -364,18 +364,21 @@ def _review_one(client: ProlificClient, log: _Log, row: Row, d: Decision) -> Non
 
 def _bonus_one(client: ProlificClient, log: _Log, row: Row) -> None:
     assert row.amount is not None
+    # Claimed as uncertain, and committed, before any call: a concurrent run or one after a crash skips it,
+    # so no second bulk bonus is set up and no bulk bonus is paid twice.
     claimed = _claim(
         row.participation_id,
         Kind.BONUS,
         action="BONUS",
         blocked=(Status.DONE, Status.UNCERTAIN),
+        status=Status.UNCERTAIN,
     )
     if claimed is None:
-        row.state, row.note = DONE, "done by another run"
+        row.state, row.note = UNCERTAIN, "being paid by another run, or uncertain"
         return
     log.action = claimed
     try:
-        bulk_id = claimed.prolific_id if claimed.status == Status.SET_UP else ""
+        bulk_id = claimed.prolific_id  # only a row whose set-up worked and whose payment was refused has one
         if not bulk_id:
             try:
                 answer = client.set_up_bonus(study_id=row.prolific_study, bonuses=[(row.participant, row.amount)])
@@ -393,11 +396,10 @@ def _bonus_one(client: ProlificClient, log: _Log, row: Row) -> None:
                 _finish(claimed, Status.FAILED, error)
                 row.state, row.note = FAILED, error
                 return
-            _finish(claimed, Status.SET_UP, prolific_id=bulk_id, amount=row.amount, currency=row.currency)
+            # Still uncertain: from here on the bulk bonus exists and may be paid.
+            _finish(claimed, Status.UNCERTAIN, prolific_id=bulk_id, amount=row.amount, currency=row.currency)
         else:
             row.amount = claimed.amount
-        # Committed as uncertain before the call: whatever happens next, no run pays this again by itself.
-        _finish(claimed, Status.UNCERTAIN, prolific_id=bulk_id)
         try:
             client.pay_bonus(bulk_id)
         except ProlificError as exc:
