@@ -2,13 +2,14 @@
 
 from django.urls import path
 
-from annotation.views import dashboard
+from annotation.views import dashboard, prolific
 
 app_name = "dashboard"
 
 urlpatterns = [
     path("", dashboard.index, name="index"),
     path("study/<slug:slug>/", dashboard.study_detail, name="study"),
+    path("study/<slug:slug>/prolific/<str:operation>/", prolific.operation, name="prolific"),
     path("live.json", dashboard.live, name="live"),
     path("plot.<str:fmt>", dashboard.plot, name="plot"),
     path("export/<str:kind>/", dashboard.export_now, name="export"),

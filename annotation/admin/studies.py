@@ -18,6 +18,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
+from annotation.admin.prolific import ProlificStudyActions
 from annotation.models import Condition, FilterDecision, Participation, ParticipationEvent, Study, Worker
 from annotation.services import blocklist, closing, lifecycle, platforms, slots, studies, training_filter
 from tasks_app.models import ExampleSet, Task
@@ -141,14 +142,14 @@ class StandardDesignForm(forms.Form):
 
 
 @admin.register(Study)
-class StudyAdmin(admin.ModelAdmin):
+class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
     form = StudyForm
     list_display = ["name", "slug", "task", "split_number", "status", "slots_filled", "created_at"]
     list_filter = ["status", "task"]
     search_fields = ["slug", "name"]
     readonly_fields = ["status", "closes_at", "cohorts", "past_participants"]
     inlines = [ConditionInline]
-    actions = ["open_studies", "pause_studies", "close_studies"]
+    actions = ["open_studies", "pause_studies", "close_studies", *ProlificStudyActions.prolific_actions]
     action_form = StudyActionForm
     change_form_template = "admin/annotation/study/change_form.html"
     change_list_template = "admin/annotation/study/change_list.html"

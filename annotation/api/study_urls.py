@@ -1,9 +1,10 @@
-"""Admins' API: /api/studies/, /api/conditions/, /api/participations/, /api/workers/, /api/participants/export/."""
+"""Admins' API: /api/studies/, /api/conditions/, /api/participations/, /api/workers/, /api/participants/export/,
+/api/studies/{id}/prolific/{operation}/."""
 
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from annotation.api import studies
+from annotation.api import prolific, studies
 
 router = SimpleRouter()
 router.register("studies", studies.StudyViewSet, basename="study")
@@ -12,6 +13,11 @@ router.register("participations", studies.ParticipationViewSet, basename="partic
 router.register("workers", studies.WorkerViewSet, basename="worker")
 
 urlpatterns = [
+    path(
+        "studies/<int:id>/prolific/<str:operation>/",
+        prolific.ProlificOperationView.as_view(),
+        name="study-prolific",
+    ),
     path("participants/export/", studies.ParticipantExportView.as_view(), name="participant-export"),
     *router.urls,
 ]

@@ -1,5 +1,6 @@
 from annotation.models.export import ExportJob, ModelRun
 from annotation.models.participation import FilterDecision, Participation, ParticipationEvent, Worker
+from annotation.models.prolific import ProlificAction, ProlificCall, ProlificGroup
 from annotation.models.response import AnswerSpan, Response
 from annotation.models.study import Condition, Study
 
@@ -11,6 +12,9 @@ __all__ = [
     "ModelRun",
     "Participation",
     "ParticipationEvent",
+    "ProlificAction",
+    "ProlificCall",
+    "ProlificGroup",
     "Response",
     "Study",
     "Worker",

@@ -149,6 +149,16 @@ EXPORT_STALE_SECONDS = env_int("EXPORT_STALE_SECONDS", 120, minimum=2)
 EXPORT_HEARTBEAT_SECONDS = min(10.0, EXPORT_STALE_SECONDS / 4)
 EXPORT_MAX_ATTEMPTS = env_int("EXPORT_MAX_ATTEMPTS", 3, minimum=1)
 
+# --- Prolific operations (optional) ----------------------------------------------
+# Off unless PROLIFIC_API_TOKEN is set (docs/prolific.md). PROLIFIC_API_URL points the client
+# elsewhere (the tests' stand-in server); PROLIFIC_WORKSPACE_ID is where participant groups are made.
+PROLIFIC_API_TOKEN = env_str("PROLIFIC_API_TOKEN") or ""
+PROLIFIC_API_URL = env_str("PROLIFIC_API_URL") or "https://api.prolific.com/api/v1/"
+if not re.match(r"^https?://", PROLIFIC_API_URL):
+    raise ImproperlyConfigured(f"PROLIFIC_API_URL must be an http(s):// URL; got {PROLIFIC_API_URL!r}")
+PROLIFIC_WORKSPACE_ID = env_str("PROLIFIC_WORKSPACE_ID") or ""
+PROLIFIC_TIMEOUT_SECONDS = env_int("PROLIFIC_TIMEOUT_SECONDS", 20, minimum=1)
+
 # --- Cache and sessions -------------------------------------------------------
 # CACHE_URL, e.g. redis://127.0.0.1:6379/1: Django's Redis cache, shared by all server
 # processes, which then also holds the (admins') sessions, written through to the

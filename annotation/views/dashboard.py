@@ -6,6 +6,7 @@ export job (the same service the admin action and the API call).
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import (
@@ -163,6 +164,7 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "kinds": list(EXPORT_KINDS),
             "csv_kinds": CSV_KINDS,
             "jobs": ExportJob.objects.filter(params__studies=[study.pk])[:20],
+            "prolific_enabled": bool(settings.PROLIFIC_API_TOKEN),
         },
     )
 

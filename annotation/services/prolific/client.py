@@ -1,0 +1,243 @@
+"""A small client for the parts of Prolific's public API this project uses.
+
+Every endpoint below is from Prolific's API reference (docs.prolific.com/api-reference);
+docs/prolific.md lists them with what each operation sends:
+
+- ``POST /submissions/{id}/transition/``: approve, reject (``message`` of at least 100
+  characters and a ``rejection_category``) or complete with a completion code (how a
+  submission becomes SCREENED OUT). Documented as idempotent.
+- ``POST /submissions/bonus-payments/``: set up a bonus (``study_id``, ``csv_bonuses`` with
+  ``<participant_id>,<amount>`` lines in the study's currency); pays nothing.
+- ``POST /bulk-bonus-payments/{id}/pay/``: pay a set-up bonus. Documented as NOT idempotent.
+- ``POST /participant-groups/``: create a group (``name``, ``workspace_id``).
+- ``POST /participant-groups/{id}/participants/``: add ``participant_ids``; members are ignored.
+
+Authentication is the header ``Authorization: Token <token>``. The reference documents no
+rate-limit figures nor an error-body schema: a 429 is retried after its ``Retry-After``
+(seconds, bounded by ``max_wait``), and an error's body is kept as text, whatever its shape.
+
+Plain Python (urllib, no Django): the operations module records every call through ``on_call``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_BASE_URL = "https://api.prolific.com/api/v1/"
+EXCERPT = 2000  # characters of an answer kept in the call log
+
+
+class ProlificError(Exception):
+    """A call to Prolific did not succeed. ``definite`` is False when it may have taken effect anyway."""
+
+    definite = True
+
+    def __init__(self, message: str, *, status: int | None = None, body: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = body
+
+
+class ProlificRequestError(ProlificError):
+    """Prolific refused the request (4xx other than 429): nothing was done."""
+
+
+class ProlificServerError(ProlificError):
+    """Prolific answered 5xx: the request may or may not have taken effect."""
+
+    definite = False
+
+
+class ProlificRateLimited(ProlificError):
+    """Still 429 after the retries, or the wait asked for was longer than allowed."""
+
+    retry_after: float = 1.0
+
+
+class ProlificTimeout(ProlificError):
+    """No answer in time: the request may or may not have taken effect."""
+
+    definite = False
+
+
+class ProlificConnectionError(ProlificError):
+    """Prolific could not be reached (refused, DNS, TLS): the request never arrived."""
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One HTTP exchange, for the call log."""
+
+    method: str
+    path: str
+    request: dict[str, Any]
+    status: int | None
+    response: str
+    ok: bool
+    error: str
+    seconds: float
+
+
+@dataclass
+class ProlificClient:
+    token: str
+    base_url: str = DEFAULT_BASE_URL
+    timeout: float = 20.0
+    max_retries: int = 3  # extra attempts after a 429
+    max_wait: float = 60.0  # longest Retry-After honoured, in seconds
+    on_call: Callable[[CallRecord], None] | None = None
+    sleep: Callable[[float], None] = time.sleep
+
+    # --- endpoints ---------------------------------------------------------------------------
+
+    def approve(self, submission_id: str) -> dict[str, Any]:
+        return self._post(f"submissions/{submission_id}/transition/", {"action": "APPROVE"})
+
+    def reject(self, submission_id: str, *, message: str, category: str) -> dict[str, Any]:
+        if len(message) < 100:  # Prolific's rule; checked here so a short message costs no call
+            raise ProlificRequestError("A rejection message must be at least 100 characters long.")
+        body = {"action": "REJECT", "message": message, "rejection_category": category}
+        return self._post(f"submissions/{submission_id}/transition/", body)
+
+    def complete(self, submission_id: str, *, completion_code: str) -> dict[str, Any]:
+        """Complete with a code set up on the Prolific study (e.g. a screen-out code)."""
+        body = {"action": "COMPLETE", "completion_code": completion_code}
+        return self._post(f"submissions/{submission_id}/transition/", body)
+
+    def set_up_bonus(self, *, study_id: str, bonuses: list[tuple[str, Decimal]]) -> dict[str, Any]:
+        csv = "".join(f"{pid},{amount:.2f}\n" for pid, amount in bonuses)
+        return self._post("submissions/bonus-payments/", {"study_id": study_id, "csv_bonuses": csv})
+
+    def pay_bonus(self, bulk_id: str) -> dict[str, Any]:
+        return self._post(f"bulk-bonus-payments/{bulk_id}/pay/", {})
+
+    def create_group(self, *, name: str, workspace_id: str, description: str = "") -> dict[str, Any]:
+        body = {"name": name, "workspace_id": workspace_id, "description": description}
+        return self._post("participant-groups/", body)
+
+    def add_to_group(self, group_id: str, participant_ids: list[str]) -> dict[str, Any]:
+        return self._post(f"participant-groups/{group_id}/participants/", {"participant_ids": participant_ids})
+
+    # --- transport ---------------------------------------------------------------------------
+
+    def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        return self._request("POST", path, body)
+
+    def _request(self, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
+        for attempt in range(self.max_retries + 1):
+            try:
+                return self._once(method, path, body)
+            except ProlificRateLimited as exc:
+                wait = exc.retry_after
+                if attempt == self.max_retries or wait > self.max_wait:
+                    raise
+                logger.info("Prolific rate limit on %s %s: waiting %.1f s", method, path, wait)
+                self.sleep(wait)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _once(self, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
+        url = self.base_url.rstrip("/") + "/" + path
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(url, data=data, method=method)
+        request.add_header("Authorization", f"Token {self.token}")
+        request.add_header("Content-Type", "application/json")
+        request.add_header("Accept", "application/json")
+        started = time.monotonic()
+        status: int | None = None
+        text = ""
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                status = response.status
+                text = response.read().decode("utf-8", "replace")
+        except urllib.error.HTTPError as exc:
+            status = exc.code
+            text = exc.read().decode("utf-8", "replace")
+            error = _http_error(method, path, exc.code, text)
+            if isinstance(error, ProlificRateLimited):
+                error.retry_after = _retry_after(dict(exc.headers.items()))
+            self._record(method, path, body, status, text, False, str(error), started)
+            raise error from None
+        except TimeoutError as exc:
+            error = ProlificTimeout(f"Prolific did not answer {method} {path} within {self.timeout:g} s.")
+            self._record(method, path, body, None, "", False, str(error), started)
+            raise error from exc
+        except urllib.error.URLError as exc:
+            if isinstance(exc.reason, TimeoutError):
+                error = ProlificTimeout(f"Prolific did not answer {method} {path} within {self.timeout:g} s.")
+            else:
+                error = ProlificConnectionError(f"Could not reach Prolific for {method} {path}: {exc.reason}.")
+            self._record(method, path, body, None, "", False, str(error), started)
+            raise error from exc
+        self._record(method, path, body, status, text, True, "", started)
+        if not text.strip():
+            return {}
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            return {"raw": text[:EXCERPT]}
+        return parsed if isinstance(parsed, dict) else {"results": parsed}
+
+    def _record(
+        self,
+        method: str,
+        path: str,
+        body: dict[str, Any] | None,
+        status: int | None,
+        text: str,
+        ok: bool,
+        error: str,
+        started: float,
+    ) -> None:
+        if self.on_call is None:
+            return
+        record = CallRecord(method, path, body or {}, status, text[:EXCERPT], ok, error, time.monotonic() - started)
+        self.on_call(record)
+
+
+def _retry_after(headers: dict[str, str]) -> float:
+    value = next((v for k, v in headers.items() if k.lower() == "retry-after"), "")
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return 1.0  # absent or an HTTP date: a short, bounded wait
+
+
+def _http_error(method: str, path: str, status: int, text: str) -> ProlificError:
+    detail = _detail(text)
+    where = f"{method} {path}"
+    if status == 429:
+        return ProlificRateLimited(f"Prolific rate limit on {where} (429).", status=status, body=text)
+    if status in (401, 403):
+        return ProlificRequestError(
+            f"Prolific refused the API token on {where} ({status}): check PROLIFIC_API_TOKEN.{detail}",
+            status=status,
+            body=text,
+        )
+    if status >= 500:
+        return ProlificServerError(f"Prolific failed on {where} ({status}).{detail}", status=status, body=text)
+    return ProlificRequestError(f"Prolific refused {where} ({status}).{detail}", status=status, body=text)
+
+
+def _detail(text: str) -> str:
+    """A short reason out of an error body, whatever its shape (the reference documents none)."""
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return f" {text.strip()[:200]}" if text.strip() else ""
+    if isinstance(parsed, dict) and isinstance(parsed.get("error"), dict):
+        parsed = parsed["error"]
+    if isinstance(parsed, dict):
+        for key in ("detail", "title", "message"):
+            if parsed.get(key):
+                return f" {str(parsed[key])[:200]}"
+    return f" {json.dumps(parsed)[:200]}"
