@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0005_study_close_grace"),
+        ("annotation", "0007_study_slug_help"),
         ("tasks_app", "0003_task_overlapping_spans"),
     ]
 
