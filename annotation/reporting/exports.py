@@ -32,6 +32,7 @@ from django.utils import timezone
 
 from annotation.models import AnswerSpan, ExportJob, Response, Study
 from annotation.reporting.analyses import study_analyses
+from annotation.reporting.bootstrap import IntervalOptions
 from annotation.reporting.formats import TABLE_FORMATS
 from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.pay import condition_pay, pay_lines
@@ -298,8 +299,14 @@ def annotators_csv(*, studies: list[Study], options: MetricOptions) -> str:
     return out.getvalue()
 
 
-def write_export(*, kind: str, studies: list[Study], options: MetricOptions, out: BinaryIO) -> None:
-    """Write one export of ``kind`` for ``studies`` to the binary file ``out``."""
+def write_export(
+    *, kind: str, studies: list[Study], options: MetricOptions, out: BinaryIO, intervals: IntervalOptions | None = None
+) -> None:
+    """Write one export of ``kind`` for ``studies`` to the binary file ``out``.
+
+    ``intervals``: the bootstrap's seed and resamples for the table and plots (default: bootstrap.py's),
+    and whether Markdown/LaTeX print the intervals.
+    """
     check_kind(kind)
     if kind == "annotations-jsonl":
         for line in iter_annotation_lines(studies=studies, options=options):
@@ -320,7 +327,9 @@ def write_export(*, kind: str, studies: list[Study], options: MetricOptions, out
         render_training = TRAINING_FORMATS[kind.removeprefix("training-")]
         out.write(render_training(build_training_table(studies=studies, options=options), header).encode())
         return
-    table = build_table(studies=studies, options=options, include_models=not kind.startswith("plot"))
+    intervals = intervals or IntervalOptions()
+    header = {**header, "intervals": intervals.as_dict()}
+    table = build_table(studies=studies, options=options, intervals=intervals)
     if kind == "plots-zip":
         plots_zip(table, header, out)
         return
@@ -331,9 +340,11 @@ def write_export(*, kind: str, studies: list[Study], options: MetricOptions, out
     out.write(render(table, header).encode())
 
 
-def export_to_bytes(*, kind: str, studies: list[Study], options: MetricOptions) -> bytes:
+def export_to_bytes(
+    *, kind: str, studies: list[Study], options: MetricOptions, intervals: IntervalOptions | None = None
+) -> bytes:
     buffer = io.BytesIO()
-    write_export(kind=kind, studies=studies, options=options, out=buffer)
+    write_export(kind=kind, studies=studies, options=options, out=buffer, intervals=intervals)
     return buffer.getvalue()
 
 

@@ -68,6 +68,7 @@ class Row:
     shots: int | None
     cells: list[Cell]
     is_model: bool = False
+    model: str = ""  # a model row's run name (the label adds the shot level)
 
 
 @dataclass

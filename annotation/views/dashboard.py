@@ -24,7 +24,7 @@ from annotation.reporting.analyses import (
 from annotation.reporting.exports import EXPORT_KINDS, export_job_create, export_to_bytes, iter_annotation_lines
 from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.pay import condition_pay
-from annotation.reporting.plots import PLOT_FORMATS, all_tasks_plot
+from annotation.reporting.plots import PLOT_FORMATS, all_tasks_plot, task_plot
 from annotation.reporting.selection import select_studies
 from annotation.reporting.tables import build_table
 from annotation.services import slots
@@ -144,8 +144,10 @@ def plot(request: HttpRequest, fmt: str) -> HttpResponse:
         studies, options, _ = _selection(request)
     except ReportError as exc:
         return HttpResponseBadRequest(str(exc))
-    table = build_table(studies=studies, options=options, include_models=False)
-    return HttpResponse(all_tasks_plot(table, fmt), content_type=EXPORT_KINDS[f"plot-{fmt}"][0])
+    table = build_table(studies=studies, options=options)
+    # One task (a study's page): its learning curve with the model runs beside it.
+    content = task_plot(table, 0, fmt) if len(table.tasks) == 1 else all_tasks_plot(table, fmt)
+    return HttpResponse(content, content_type=EXPORT_KINDS[f"plot-{fmt}"][0])
 
 
 @staff_member_required
