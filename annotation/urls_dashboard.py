@@ -9,6 +9,7 @@ app_name = "dashboard"
 urlpatterns = [
     path("", dashboard.index, name="index"),
     path("study/<slug:slug>/", dashboard.study_detail, name="study"),
+    path("study/<slug:slug>/statement.<str:fmt>", dashboard.statement, name="statement"),
     path("plot.<str:fmt>", dashboard.plot, name="plot"),
     path("export/<str:kind>/", dashboard.export_now, name="export"),
     path("exports/queue/", dashboard.export_queue, name="export-queue"),

@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation.models import ExportJob, Participation, Study
+from annotation.reporting.alpha import task_alpha
 from annotation.reporting.analyses import (
     confidence_vs_correctness,
     item_difficulty,
@@ -26,6 +27,7 @@ from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.pay import condition_pay
 from annotation.reporting.plots import PLOT_FORMATS, all_tasks_plot, task_plot
 from annotation.reporting.selection import select_studies
+from annotation.reporting.statement import STATEMENT_FORMATS, build_statement, render_statement
 from annotation.reporting.tables import build_table
 from annotation.services import slots
 
@@ -126,6 +128,7 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "options": options,
             "option_links": _option_links(None, options),
             "aggregation": majority_and_agreement(study=study, options=options),
+            "task_alpha": task_alpha(study),
             "overlaps": training_overlaps(study=study, options=options),
             "hardest": item_difficulty(study=study, limit=10),
             "confidence": confidence_vs_correctness(study=study),
@@ -134,6 +137,26 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "jobs": ExportJob.objects.filter(params__studies=[study.pk])[:20],
         },
     )
+
+
+@staff_member_required
+def statement(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
+    """The study's human-evaluation statement as text, shown in the browser (``?download=1``: a file)."""
+    study = get_object_or_404(Study.objects.select_related("task"), slug=slug)
+    if fmt not in STATEMENT_FORMATS:
+        raise Http404
+    try:
+        options = MetricOptions.from_params(request.GET)
+    except ReportError as exc:
+        return HttpResponseBadRequest(str(exc))
+    text = render_statement(build_statement(study=study, options=options), fmt)
+    if not request.GET.get("download"):
+        return HttpResponse(text, content_type="text/plain; charset=utf-8")
+    kind = "table-markdown" if fmt == "markdown" else "table-latex"
+    content_type, ext = EXPORT_KINDS[kind]
+    response = HttpResponse(text, content_type=f"{content_type}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}_human-evaluation.{ext}"'
+    return response
 
 
 @staff_member_required
