@@ -203,7 +203,7 @@ class StatementSectionSerializer(serializers.Serializer):
 
 class StatementSerializer(serializers.Serializer):
     study = serializers.CharField()
-    format = serializers.ChoiceField(choices=list(STATEMENT_FORMATS))
+    markup = serializers.ChoiceField(choices=list(STATEMENT_FORMATS))
     text = serializers.CharField(help_text="The paragraph and table, rendered in the format.")
     sections = StatementSectionSerializer(many=True)
     header = serializers.ListField(child=serializers.CharField())
@@ -219,14 +219,16 @@ class StatementView(APIView):
         summary="The human-evaluation statement of one study (paragraph + per-condition table)",
         parameters=[
             OpenApiParameter("study", OpenApiTypes.STR, required=True, description="A study slug or id."),
-            OpenApiParameter("format", OpenApiTypes.STR, enum=list(STATEMENT_FORMATS), description="Default markdown."),
+            OpenApiParameter(
+                "markup", OpenApiTypes.STR, enum=list(STATEMENT_FORMATS), description="Markdown (default) or LaTeX."
+            ),
             *_METRIC_PARAMETERS,
             *_INTERVAL_PARAMETERS,
         ],
         responses={200: StatementSerializer, 400: ErrorSerializer},
     )
     def get(self, request: Request) -> Response:
-        fmt = request.query_params.get("format", "markdown")
+        fmt = request.query_params.get("markup", "markdown")  # not "format": DRF reads that to pick a renderer
         try:
             (study,) = select_studies(refs=[request.query_params.get("study", "")])
             options = MetricOptions.from_params(request.query_params)
@@ -238,7 +240,7 @@ class StatementView(APIView):
         return Response(
             {
                 "study": study.slug,
-                "format": fmt,
+                "markup": fmt,
                 "text": text,
                 "sections": [{"title": s.title, "text": s.text} for s in statement.sections],
                 "header": statement.header,
