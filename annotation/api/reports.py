@@ -38,7 +38,7 @@ _METRIC_PARAMETERS = [
 ]
 _INTERVAL_PARAMETERS = [
     OpenApiParameter("seed", OpenApiTypes.INT, description="Bootstrap seed (default 20211206)."),
-    OpenApiParameter("resamples", OpenApiTypes.INT, description="Bootstrap resamples, 100 to 100000 (default 2000)."),
+    OpenApiParameter("resamples", OpenApiTypes.INT, description="Bootstrap resamples, 100 to 20000 (default 2000)."),
 ]
 _STUDIES_PARAMETER = OpenApiParameter(
     "studies", OpenApiTypes.STR, required=True, description="Comma-separated study slugs or ids, or 'all'."

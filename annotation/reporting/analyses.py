@@ -234,7 +234,7 @@ def _snippet(context: str | list[str], length: int = 120) -> str:
 def confidence_vs_correctness(*, study: Study, intervals: IntervalOptions | None = None) -> dict[str, Any]:
     base = _completed_test(study).filter(confidence__isnull=False)
     pairs = list(base.filter(score__isnull=False).values_list("confidence", "score"))
-    rank = spearman_with_interval([c for c, _ in pairs], [s for _, s in pairs], intervals)
+    rank = spearman_with_interval([float(c or 0) for c, _ in pairs], [float(s or 0) for _, s in pairs], intervals)
     levels = (
         base.values("confidence")
         .annotate(n=Count("id"), mean_s1=Avg("score"), exact=Count("id", filter=Q(score=1)))

@@ -31,11 +31,11 @@ from annotation.reporting.options import ReportError
 
 DEFAULT_SEED = 20211206
 DEFAULT_RESAMPLES = 2000
-MAX_RESAMPLES = 100_000
+MAX_RESAMPLES = 20_000  # bounds the time and memory one request may ask for
 CELL_METHOD = "two-way percentile bootstrap (annotators and test items resampled with replacement)"
 GAP_METHOD = "paired percentile bootstrap over test items (annotators fixed)"
 
-ItemScores = Mapping[Hashable, Mapping[Hashable, float]]  # {annotator: {item: S1 0..1}}
+ItemScores = Mapping[Any, Mapping[Any, float]]  # {annotator: {item: S1 0..1}}
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ class IntervalOptions:
                 values[key] = int(raw)
             except (TypeError, ValueError):
                 raise ReportError(f"{key} must be an integer, not {raw!r}") from None
-        return cls(**values)
+        return cls(resamples=values.get("resamples", DEFAULT_RESAMPLES), seed=values.get("seed", DEFAULT_SEED))
 
     def as_dict(self) -> dict[str, Any]:
         return {"method": CELL_METHOD, "gap_method": GAP_METHOD, **asdict(self)}
@@ -183,9 +183,7 @@ def gap_replicates(matrix: np.ndarray, model: np.ndarray, item_draws: np.ndarray
     return human - (item_counts @ model) / item_counts.sum(axis=1)
 
 
-def paired_gap(
-    scores: ItemScores, model: Mapping[Hashable, float], options: IntervalOptions | None = None
-) -> Gap | None:
+def paired_gap(scores: ItemScores, model: Mapping[Any, float], options: IntervalOptions | None = None) -> Gap | None:
     """The human–model gap on the items both have, with its paired bootstrap interval; None without overlap."""
     options = options or IntervalOptions()
     shared = {annotator: {k: v for k, v in by_item.items() if k in model} for annotator, by_item in scores.items()}
