@@ -150,7 +150,7 @@ def task_plot(table: Table, task_index: int, fmt: str = "png", header: dict[str,
         _no_data(ax)
     _draw_models(ax, table, task_index)
     if _model_series(table, task_index):
-        ax.legend(fontsize=7, loc="lower right")
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     _decorate(ax, table, f"{task.name}: S1 by shots")
     _caption(ax, table)
     return _render(fig, fmt, header)

@@ -272,6 +272,7 @@ def _model_rows(
                 shots=shots,
                 cells=[cells.get(t.pk, Cell()) for t in tasks],
                 is_model=True,
+                model=name,
             )
         )
     return rows, gaps

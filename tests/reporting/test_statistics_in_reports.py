@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from annotation.reporting.bootstrap import IntervalOptions, cell_interval
 from annotation.reporting.exports import export_to_bytes
 from annotation.reporting.options import MetricOptions
-from annotation.reporting.plots import task_plot
+from annotation.reporting.plots import _model_series, task_plot
 from annotation.reporting.predictions import model_run_create
 from annotation.reporting.statement import build_statement, consent_facts, render_statement
 from annotation.reporting.tables import build_table
@@ -119,10 +119,15 @@ def test_the_command_takes_seed_resamples_and_intervals(voted, capsys):
 
 def test_learning_curve_draws_model_rows_beside_the_humans(voted, sst2):
     ids = [e.source_id for e in items_of(sst2)]
+    model_run_create(task=sst2, name="bert", shots=0, content=json.dumps({i: POS for i in ids}))
     model_run_create(task=sst2, name="bert", shots=10, content=json.dumps({i: POS for i in ids}))
     model_run_create(task=sst2, name="zero", content=json.dumps({i: NEG for i in ids}))
-    svg = task_plot(build_table(studies=[voted]), 0, "svg").decode()
-    assert "bert" in svg and "zero (no shot level)" in svg and "bootstrap CI" in svg
+    table = build_table(studies=[voted])
+    assert [r.model for r in table.model_rows()] == ["bert", "bert", "zero"]  # one curve per model name
+    series = _model_series(table, 0)
+    assert series == {"bert": [(0, 50.0), (10, 50.0)], "zero": [(None, 50.0)]}
+    svg = task_plot(table, 0, "svg").decode()
+    assert "zero (no shot level)" in svg and "bootstrap CI" in svg and "bert (10-shot)" not in svg
 
 
 def test_statement_holds_every_section_from_stored_facts(voted):
