@@ -24,7 +24,7 @@ from typing import Any
 
 from django.db.models import Sum
 
-from annotation.models import Participation, Response, Study
+from annotation.models import FilterDecision, Participation, Response, Study
 from annotation.reporting.alpha import task_alpha
 from annotation.reporting.analyses import majority_and_agreement
 from annotation.reporting.bootstrap import IntervalOptions
@@ -37,7 +37,7 @@ from annotation.reporting.tables import Table, build_table
 NOT_RECORDED = "not recorded"
 STATEMENT_FORMATS = ("markdown", "latex")
 _ENTRY_PARAMETERS = {
-    "prolific": "Prolific, through the study's entry link with Prolific's PROLIFIC_PID, STUDY_ID and SESSION_ID",
+    "prolific": "Prolific, whose link passes PROLIFIC_PID, STUDY_ID and SESSION_ID",
     "mturk": "Mechanical Turk, as an external-question HIT passing workerId, assignmentId and hitId",
     "inhouse": "an in-house link carrying a worker_id",
 }
@@ -95,7 +95,7 @@ def workers_facts(study: Study, table: Table) -> str:
 def recruitment_facts(study: Study, table: Table) -> str:
     platforms = sorted({row.platform for row in table.annotators})
     kinds = [_ENTRY_PARAMETERS.get(p, p) for p in platforms] or [NOT_RECORDED]
-    return f"Recruitment: {'; '.join(kinds)} (entry link /join/{study.slug}/)."
+    return f"Recruitment: {'; '.join(kinds)} (the study's link is /join/{study.slug}/)."
 
 
 def consent_facts(study: Study) -> str:
@@ -119,10 +119,11 @@ def instruction_facts(study: Study) -> str:
 
 
 def training_facts(study: Study, table: Table) -> str:
-    conditions = [c for c in study.conditions.order_by("shots") if c.shots]
+    levels = [str(c.shots) for c in study.conditions.order_by("shots") if c.shots]
     training = (
-        "In training, workers answered each of the condition's k examples with the answer locked, then saw the gold."
-        if conditions
+        f"In training ({' / '.join(levels)} examples by condition), workers answered each example, "
+        "the answer was locked, and then the gold answer was shown."
+        if levels
         else "There was no training step."
     )
     if study.filter_rule == Study.FilterRule.NONE:
@@ -135,7 +136,16 @@ def training_facts(study: Study, table: Table) -> str:
             "condition's other workers so far were excluded."
         )
     excluded = sum(len(s.excluded) for s in table.summaries)
-    return f"{training} {rule} Excluded: {excluded} worker(s) in all; none of them is averaged in."
+    failed = (
+        FilterDecision.objects.filter(participation__study=study, passed=False)
+        .values("participation_id")
+        .distinct()
+        .count()
+    )
+    return (
+        f"{training} {rule} Excluded: {excluded} worker(s) in all ({failed} failed the training filter); "
+        "none of them is averaged in."
+    )
 
 
 def abandonment_facts(study: Study, table: Table) -> str:

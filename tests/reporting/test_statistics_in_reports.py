@@ -210,3 +210,28 @@ def test_study_page_shows_alpha_spearman_intervals_and_the_statement_links(admin
     download = admin_client.get("/dashboard/study/voted/statement.latex?download=1")
     assert 'filename="voted_human-evaluation.tex"' in download["Content-Disposition"]
     assert admin_client.get("/dashboard/study/voted/statement.html").status_code == 404
+
+
+def test_statement_training_section_counts_filter_exclusions(sst2):
+    from django.utils import timezone
+
+    from annotation.models import FilterDecision
+    from annotation.reporting.statement import training_facts
+    from annotation.reporting.tables import build_table as table_of
+
+    study = make_study(sst2, shots=(0, 10), filter_rule="absolute", filter_threshold=0.5)
+    add_annotator(study, 10, answers=gold_answers(sst2))
+    failed = add_annotator(study, 10, answers=[], state="excluded")
+    FilterDecision.objects.create(
+        participation=failed,
+        training_s1=0.2,
+        rule="absolute",
+        threshold=0.5,
+        passed=False,
+        reason="low",
+        at=timezone.now(),
+    )
+    text = training_facts(study, table_of(studies=[study], include_models=False))
+    assert "In training (10 examples by condition)" in text
+    assert "below 0.50 were excluded" in text
+    assert "Excluded: 1 worker(s) in all (1 failed the training filter)" in text
