@@ -11,6 +11,7 @@ urlpatterns = [
     path("study/<slug:slug>/", dashboard.study_detail, name="study"),
     path("study/<slug:slug>/prolific/<str:operation>/", prolific.operation, name="prolific"),
     path("live.json", dashboard.live, name="live"),
+    path("study/<slug:slug>/statement.<str:fmt>", dashboard.statement, name="statement"),
     path("plot.<str:fmt>", dashboard.plot, name="plot"),
     path("export/<str:kind>/", dashboard.export_now, name="export"),
     path("export/<str:kind>/provenance/", dashboard.export_provenance, name="export-provenance"),

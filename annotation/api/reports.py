@@ -1,4 +1,4 @@
-"""Reports API (admins only): the table, per-annotator scores, export jobs.
+"""Reports API (admins only): the table, per-annotator scores, the human-evaluation statement, export jobs.
 
 Thin views over annotation.reporting; every number comes from the same
 services the command line, the admin and the dashboard use. Errors are the
@@ -20,10 +20,12 @@ from rest_framework.views import APIView
 
 from annotation.api.errors import ErrorResponsesSchema, ErrorSerializer
 from annotation.models import ExportJob, Study
+from annotation.reporting.bootstrap import IntervalOptions
 from annotation.reporting.exports import EXPORT_KINDS, export_job_create
 from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.scores import annotator_rows
 from annotation.reporting.selection import select_studies
+from annotation.reporting.statement import STATEMENT_FORMATS, build_statement, render_statement
 from annotation.reporting.tables import build_table
 
 _METRIC_PARAMETERS = [
@@ -33,6 +35,10 @@ _METRIC_PARAMETERS = [
         description="Leave skipped items out (default: a skip counts as an empty answer).",
     ),
     OpenApiParameter("ddof", OpenApiTypes.INT, enum=[0, 1], description="0: population std (default), 1: sample std."),
+]
+_INTERVAL_PARAMETERS = [
+    OpenApiParameter("seed", OpenApiTypes.INT, description="Bootstrap seed (default 20211206)."),
+    OpenApiParameter("resamples", OpenApiTypes.INT, description="Bootstrap resamples, 100 to 20000 (default 2000)."),
 ]
 _STUDIES_PARAMETER = OpenApiParameter(
     "studies", OpenApiTypes.STR, required=True, description="Comma-separated study slugs or ids, or 'all'."
@@ -75,17 +81,18 @@ class TableView(APIView):
 
     @extend_schema(
         operation_id="reports_table",
-        summary="The human-performance table for the given studies",
-        parameters=[_STUDIES_PARAMETER, *_METRIC_PARAMETERS],
+        summary="The human-performance table for the given studies, with bootstrap intervals and model gaps",
+        parameters=[_STUDIES_PARAMETER, *_METRIC_PARAMETERS, *_INTERVAL_PARAMETERS],
         responses={200: OpenApiTypes.OBJECT, 400: ErrorSerializer},
     )
     def get(self, request: Request) -> Response:
         try:
             studies = _studies_from_query(request)
             options = MetricOptions.from_params(request.query_params)
+            intervals = IntervalOptions.from_params(request.query_params)
         except ReportError as exc:
             raise ValidationError(str(exc)) from None
-        table = build_table(studies=studies, options=options)
+        table = build_table(studies=studies, options=options, intervals=intervals)
         return Response({"studies": [s.slug for s in studies], "options": options.as_dict(), **table.as_dict()})
 
 
@@ -195,3 +202,56 @@ class ExportStatusView(APIView):
         if job is None:
             raise NotFound("no such export job")
         return Response(ExportJobSerializer(job, context={"request": request}).data)
+
+
+class StatementSectionSerializer(serializers.Serializer):
+    title = serializers.CharField()
+    text = serializers.CharField()
+
+
+class StatementSerializer(serializers.Serializer):
+    study = serializers.CharField()
+    markup = serializers.ChoiceField(choices=list(STATEMENT_FORMATS))
+    text = serializers.CharField(help_text="The paragraph and table, rendered in the format.")
+    sections = StatementSectionSerializer(many=True)
+    header = serializers.ListField(child=serializers.CharField())
+    rows = serializers.ListField(child=serializers.ListField(child=serializers.CharField()))
+
+
+class StatementView(APIView):
+    permission_classes = [IsAdminUser]
+    schema = ErrorResponsesSchema()
+
+    @extend_schema(
+        operation_id="reports_statement",
+        summary="The human-evaluation statement of one study (paragraph + per-condition table)",
+        parameters=[
+            OpenApiParameter("study", OpenApiTypes.STR, required=True, description="A study slug or id."),
+            OpenApiParameter(
+                "markup", OpenApiTypes.STR, enum=list(STATEMENT_FORMATS), description="Markdown (default) or LaTeX."
+            ),
+            *_METRIC_PARAMETERS,
+            *_INTERVAL_PARAMETERS,
+        ],
+        responses={200: StatementSerializer, 400: ErrorSerializer},
+    )
+    def get(self, request: Request) -> Response:
+        fmt = request.query_params.get("markup", "markdown")  # not "format": DRF reads that to pick a renderer
+        try:
+            (study,) = select_studies(refs=[request.query_params.get("study", "")])
+            options = MetricOptions.from_params(request.query_params)
+            intervals = IntervalOptions.from_params(request.query_params)
+            statement = build_statement(study=study, options=options, intervals=intervals)
+            text = render_statement(statement, fmt)
+        except ReportError as exc:
+            raise ValidationError(str(exc)) from None
+        return Response(
+            {
+                "study": study.slug,
+                "markup": fmt,
+                "text": text,
+                "sections": [{"title": s.title, "text": s.text} for s in statement.sections],
+                "header": statement.header,
+                "rows": statement.rows,
+            }
+        )

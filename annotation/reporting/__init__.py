@@ -8,6 +8,12 @@ and derives every number from them; nothing here is a hand-kept counter.
 - scores.py       per-annotator rows and per-condition mean ± std (SQL aggregates)
 - tables.py       the paper-shaped table (rows = shots, columns = tasks by group)
 - analyses.py     training overlaps, majority vote, agreement, difficulty, confidence, time
+- item_scores.py  the per-item score matrix behind each cell, with the skip policy applied
+- bootstrap.py    two-way bootstrap intervals of cells, paired intervals of human-model gaps
+- agreement.py    majority vote, Fleiss' kappa, Krippendorff's alpha (pure)
+- alpha.py        Krippendorff's alpha from the stored answers (items or context tokens)
+- correlation.py  Spearman's rho with ties and its bootstrap interval
+- statement.py    the human-evaluation statement of a study (Markdown, LaTeX)
 - predictions.py  model predictions upload, validated and scored by the same S1
 - pay.py          paid time, pay at the hourly rate, effective hourly pay, bonuses
 - provenance.py   the reproducibility header of every export

@@ -1,11 +1,16 @@
-"""Pure aggregation helpers (no Django): majority vote, Fleiss' kappa, pairwise S1."""
+"""Pure aggregation helpers (no Django): majority vote, Fleiss' kappa, Krippendorff's alpha, pairwise S1."""
 
 from __future__ import annotations
 
 import math
+import re
+import warnings
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from itertools import combinations
+
+import krippendorff
+import numpy as np
 
 from tasks_app.scoring import answer_set, mean, s1
 
@@ -64,3 +69,47 @@ def pairwise_s1(per_annotator: Sequence[dict[int, list[str]]]) -> float:
 
 def as_answer(strings: Sequence[str]) -> Answer:
     return answer_set(strings)
+
+
+def krippendorff_alpha_nominal(ratings: Mapping[Hashable, Mapping[Hashable, Hashable]]) -> float:
+    """Krippendorff's alpha, nominal, over {coder: {unit: value}}; a unit a coder did not rate is missing.
+
+    Computed by the ``krippendorff`` package (coincidence matrix; units with
+    fewer than two values are not pairable and drop out). NaN when undefined:
+    no pairable unit, or a single value in all the pairable data.
+    """
+    coders = [c for c in ratings if ratings[c]]
+    units = sorted({u for c in coders for u in ratings[c]}, key=repr)
+    codes: dict[Hashable, int] = {}
+    data = np.full((len(coders), len(units)), np.nan)
+    column = {u: j for j, u in enumerate(units)}
+    for i, coder in enumerate(coders):
+        for unit, value in ratings[coder].items():
+            data[i, column[unit]] = codes.setdefault(value, len(codes))
+    pairable = (~np.isnan(data)).sum(axis=0) >= 2
+    values = data[:, pairable]
+    if values.size == 0 or len(set(values[~np.isnan(values)].tolist())) < 2:
+        return math.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        alpha = float(krippendorff.alpha(reliability_data=values, level_of_measurement="nominal"))
+    return alpha
+
+
+_TOKEN = re.compile(r"\S+")
+
+
+def token_marks(text: str, spans: Iterable[tuple[int, int]]) -> list[int]:
+    """The span-agreement unit: per whitespace token of ``text``, 1 if any span overlaps it, else 0."""
+    spans = list(spans)
+    return [int(any(start < m.end() and m.start() < end for start, end in spans)) for m in _TOKEN.finditer(text)]
+
+
+def spans_of_strings(text: str, strings: Iterable[str]) -> list[tuple[int, int]]:
+    """Offsets of answer strings stored without spans: each string's first occurrence in the text."""
+    found = []
+    for string in strings:
+        at = text.find(string) if string else -1
+        if at >= 0:
+            found.append((at, at + len(string)))
+    return found

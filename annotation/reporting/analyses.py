@@ -5,8 +5,10 @@
   S1 on the examples only its set has (mean ± std over completed annotators).
 - Majority-vote S1 per condition next to the mean of the annotators' S1.
 - Inter-annotator agreement per condition: Fleiss' kappa for labels, mean
-  pairwise S1 for spans.
-- Per-item difficulty, confidence against correctness, time per item.
+  pairwise S1 for spans, and Krippendorff's alpha for both (alpha.py), also
+  per task with every condition pooled.
+- Per-item difficulty, confidence against correctness (per level, and
+  Spearman's rho with a bootstrap interval), time per item.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ from annotation.reporting.agreement import (
     majority_spans,
     pairwise_s1,
 )
+from annotation.reporting.alpha import alpha_for, task_alpha
+from annotation.reporting.bootstrap import IntervalOptions
+from annotation.reporting.correlation import CORRELATION_METHOD, spearman_with_interval
 from annotation.reporting.options import MetricOptions
 from annotation.reporting.pay import condition_pay
 from annotation.services import training_s1
@@ -174,6 +179,7 @@ def majority_and_agreement(*, study: Study, options: MetricOptions) -> list[dict
         else:
             value = pairwise_s1(per_annotator)
             row["agreement"] = {"measure": "pairwise_s1", "value": _pct(value), "items": len(answers)}
+        row["alpha"] = alpha_for([condition], classification=classification)
         result.append(row)
     return result
 
@@ -225,8 +231,10 @@ def _snippet(context: str | list[str], length: int = 120) -> str:
     return text if len(text) <= length else text[: length - 1].rstrip() + "…"
 
 
-def confidence_vs_correctness(*, study: Study) -> dict[str, Any]:
+def confidence_vs_correctness(*, study: Study, intervals: IntervalOptions | None = None) -> dict[str, Any]:
     base = _completed_test(study).filter(confidence__isnull=False)
+    pairs = list(base.filter(score__isnull=False).values_list("confidence", "score"))
+    rank = spearman_with_interval([float(c or 0) for c, _ in pairs], [float(s or 0) for _, s in pairs], intervals)
     levels = (
         base.values("confidence")
         .annotate(n=Count("id"), mean_s1=Avg("score"), exact=Count("id", filter=Q(score=1)))
@@ -259,6 +267,18 @@ def confidence_vs_correctness(*, study: Study) -> dict[str, Any]:
             for r in levels
         ],
         "pearson_confidence_s1": correlation,
+        "spearman": {
+            "rho": None if math.isnan(rank.rho) else round(rank.rho, 4),
+            "ci_low": round(rank.interval.low, 4) if rank.interval else None,
+            "ci_high": round(rank.interval.high, 4) if rank.interval else None,
+            "n": rank.n,
+            "method": CORRELATION_METHOD,
+            **{
+                k: v
+                for k, v in (intervals or IntervalOptions()).as_dict().items()
+                if k in ("seed", "resamples", "level")
+            },
+        },
     }
 
 
@@ -305,6 +325,7 @@ def study_analyses(*, study: Study, options: MetricOptions) -> dict[str, Any]:
         "task": study.task.slug,
         "training_overlaps": training_overlaps(study=study, options=options),
         "conditions": majority_and_agreement(study=study, options=options),
+        "task_agreement": task_alpha(study),
         "hardest_items": item_difficulty(study=study),
         "confidence": confidence_vs_correctness(study=study),
         "time_per_item": time_per_item(study=study),

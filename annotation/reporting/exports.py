@@ -33,6 +33,7 @@ from django.utils import timezone
 
 from annotation.models import AnswerSpan, ExportJob, Response, Study
 from annotation.reporting.analyses import study_analyses
+from annotation.reporting.bootstrap import IntervalOptions
 from annotation.reporting.formats import TABLE_FORMATS
 from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.pay import condition_pay, pay_lines
@@ -300,12 +301,16 @@ def annotators_csv(*, studies: list[Study], options: MetricOptions) -> str:
 CSV_KINDS = frozenset(kind for kind, (content_type, _) in EXPORT_KINDS.items() if content_type == "text/csv")
 
 
-def write_export(*, kind: str, studies: list[Study], options: MetricOptions, out: BinaryIO) -> dict[str, Any]:
+def write_export(
+    *, kind: str, studies: list[Study], options: MetricOptions, out: BinaryIO, intervals: IntervalOptions | None = None
+) -> dict[str, Any]:
     """Write one export of ``kind`` for ``studies`` to the binary file ``out``; return its provenance.
 
     The provenance is the reproducibility header plus the notes printed under a table. JSON, JSONL,
     Markdown, LaTeX and the plots carry it inside; a CSV stays a plain header-first table that any
     reader opens, and its provenance goes to a sidecar file (see ``provenance_sidecar_name``).
+    ``intervals``: the bootstrap's seed and resamples for the table and plots (default: bootstrap.py's),
+    and whether Markdown/LaTeX print the intervals.
     """
     check_kind(kind)
     header = reproducibility_header(studies=studies, options=options, export=kind)
@@ -328,8 +333,10 @@ def write_export(*, kind: str, studies: list[Study], options: MetricOptions, out
         training = build_training_table(studies=studies, options=options)
         out.write(render_training(training, header).encode())
         return {**header, "notes": [training.note]}
-    table = build_table(studies=studies, options=options, include_models=not kind.startswith("plot"))
-    notes = [table.note] + ([table.set_apart_text()] if table.set_apart_text() else [])
+    intervals = intervals or IntervalOptions()
+    header = {**header, "intervals": intervals.as_dict()}
+    table = build_table(studies=studies, options=options, intervals=intervals)
+    notes = [table.note] + [text for text in (table.interval_note, table.set_apart_text()) if text]
     if kind == "plots-zip":
         plots_zip(table, header, out)
     elif kind.startswith("plot-"):
@@ -355,13 +362,17 @@ def provenance_json(provenance: dict[str, Any]) -> str:
     return json.dumps(provenance, ensure_ascii=False, indent=2, default=str) + "\n"
 
 
-def export_to_bytes(*, kind: str, studies: list[Study], options: MetricOptions) -> bytes:
-    return export_with_provenance(kind=kind, studies=studies, options=options)[0]
+def export_to_bytes(
+    *, kind: str, studies: list[Study], options: MetricOptions, intervals: IntervalOptions | None = None
+) -> bytes:
+    return export_with_provenance(kind=kind, studies=studies, options=options, intervals=intervals)[0]
 
 
-def export_with_provenance(*, kind: str, studies: list[Study], options: MetricOptions) -> tuple[bytes, dict[str, Any]]:
+def export_with_provenance(
+    *, kind: str, studies: list[Study], options: MetricOptions, intervals: IntervalOptions | None = None
+) -> tuple[bytes, dict[str, Any]]:
     buffer = io.BytesIO()
-    provenance = write_export(kind=kind, studies=studies, options=options, out=buffer)
+    provenance = write_export(kind=kind, studies=studies, options=options, out=buffer, intervals=intervals)
     return buffer.getvalue(), provenance
 
 

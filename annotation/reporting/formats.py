@@ -15,7 +15,7 @@ from typing import Any
 from annotation.reporting.provenance import header_lines
 from annotation.reporting.tables import Cell, Table
 
-CSV_COLUMNS = ["row", "shots", "model", "group", "task", "mean", "std", "n", "cell", "coverage"]
+CSV_COLUMNS = ["row", "shots", "model", "group", "task", "mean", "std", "n", "cell", "coverage", "ci_low", "ci_high"]
 
 
 def _number(value: float | None) -> str:
@@ -41,6 +41,8 @@ def table_csv(table: Table, header: dict[str, Any]) -> str:
                     cell.n,
                     cell.text(missing=""),
                     _number(cell.coverage),
+                    _number(cell.ci_low),
+                    _number(cell.ci_high),
                 ]
             )
     return out.getvalue()
@@ -59,6 +61,24 @@ def _html_comment(lines: list[str]) -> list[str]:
     return ["<!--"] + [line.replace("-->", "--\\u003e") for line in lines] + ["-->"]
 
 
+def _in_text(table: Table) -> bool:
+    return bool(table.intervals and table.intervals.in_text)
+
+
+def _md_cell(cell: Cell, intervals: bool) -> str:
+    return f"{cell.text()} {cell.interval_text()}".strip() if intervals else cell.text()
+
+
+def _gap_lines(table: Table) -> list[str]:
+    """The human–model gaps, one line each (for the Markdown and LaTeX notes)."""
+    return [
+        f"{g['task']} {g['human_shots']}-shot humans - {g['model']}: {g['gap']:.1f}"
+        + (f" [{g['ci_low']:.1f}, {g['ci_high']:.1f}]" if g["ci_low"] is not None else "")
+        + f" over {g['items']} items"
+        for g in table.gaps
+    ]
+
+
 def table_markdown(table: Table, header: dict[str, Any]) -> str:
     lines = _html_comment(header_lines(header, prefix="")) + [""]
     groups = "; ".join(
@@ -72,8 +92,11 @@ def table_markdown(table: Table, header: dict[str, Any]) -> str:
     lines.append("|" + "|".join([":---"] + [":---:"] * (len(head) - 1)) + "|")
     for row in table.rows:
         label = f"*{_md_escape(row.label)}*" if row.is_model else _md_escape(row.label)
-        lines.append("| " + " | ".join([label] + [c.text() for c in row.cells]) + " |")
+        lines.append("| " + " | ".join([label] + [_md_cell(c, _in_text(table)) for c in row.cells]) + " |")
     lines += ["", f"_{table.note}_", ""]
+    if _in_text(table):
+        lines += [f"_{_md_escape(table.interval_note)}_", ""]
+        lines += [f"- {_md_escape(line)}" for line in _gap_lines(table)] + ([""] if table.gaps else [])
     if table.shows_coverage:
         lines += ["Coverage: share of test items answered (not skipped), mean over the completed annotators.", ""]
         lines.append("| " + " | ".join(_md_escape(h) for h in head) + " |")
@@ -101,6 +124,7 @@ _LATEX_SPECIAL = {
     "±": r"$\pm$",
     "–": "--",
     "—": "---",
+    "…": r"\ldots{}",
 }
 
 
@@ -108,12 +132,13 @@ def latex_escape(text: str) -> str:
     return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
 
 
-def _latex_cell(cell: Cell) -> str:
+def _latex_cell(cell: Cell, intervals: bool = False) -> str:
     if cell.mean is None:
         return "--"
-    if cell.std is None:
-        return f"{cell.mean:.1f}"
-    return f"{cell.mean:.1f} $\\pm$ {cell.std:.1f}"
+    text = f"{cell.mean:.1f}" if cell.std is None else f"{cell.mean:.1f} $\\pm$ {cell.std:.1f}"
+    if intervals and cell.has_interval:
+        text += f" {{\\scriptsize [{cell.ci_low:.1f}, {cell.ci_high:.1f}]}}"
+    return text
 
 
 def table_latex(table: Table, header: dict[str, Any]) -> str:
@@ -129,7 +154,9 @@ def table_latex(table: Table, header: dict[str, Any]) -> str:
     lines.append(r"\hline")
     human, models = table.human_rows(), table.model_rows()
     for row in human:
-        lines.append(" & ".join([latex_escape(row.label)] + [_latex_cell(c) for c in row.cells]) + r" \\")
+        lines.append(
+            " & ".join([latex_escape(row.label)] + [_latex_cell(c, _in_text(table)) for c in row.cells]) + r" \\"
+        )
     if table.shows_coverage:
         lines.append(r"\hline")
         lines.append(rf"\multicolumn{{{1 + len(table.tasks)}}}{{l}}{{Coverage (\% of test items answered)}} \\")
@@ -143,7 +170,9 @@ def table_latex(table: Table, header: dict[str, Any]) -> str:
     lines += [
         r"\hline",
         r"\end{tabular}",
-        rf"\caption{{Human performance (S1). {latex_escape(table.note)} {latex_escape(table.set_apart_text())}}}",
+        rf"\caption{{Human performance (S1). {latex_escape(table.note)} {latex_escape(table.set_apart_text())}"
+        + (latex_escape(" " + table.interval_note + " " + "; ".join(_gap_lines(table))) if _in_text(table) else "")
+        + "}",
         r"\end{table}",
         "",
     ]

@@ -1,4 +1,9 @@
-"""S1 against the number of shots, with error bars (± the table's std), per task and all together.
+"""S1 against the number of shots, per task and all together: the learning curves.
+
+Error bars are the cells' 95% bootstrap intervals when the table has them
+(bootstrap.py), else ± the table's std. A task's plot also draws the model
+runs uploaded for the task: one dashed line per model over its shot levels,
+and a horizontal dotted line for a run without a shot level.
 
 Uses matplotlib's object API on the Agg/SVG backends (no pyplot, no display).
 The reproducibility header, when given, is embedded as the image's
@@ -25,17 +30,50 @@ PLOT_FORMATS = ("png", "svg")
 _MARKERS = "osD^v<>ph*"
 
 
-def _series(table: Table, column: int) -> tuple[list[int], list[float], list[float], list[int]]:
-    xs, ys, errs, ns = [], [], [], []
+def _series(table: Table, column: int) -> tuple[list[int], list[float], list[list[float]], list[int]]:
+    """x, y, the error bars as [below, above] lists (matplotlib's asymmetric yerr) and n, per human row."""
+    xs, ys, below, above, ns = [], [], [], [], []
     for row in table.human_rows():
         cell = row.cells[column]
         if cell.mean is None:  # Cell.is_missing, spelt out for the type checker
             continue
         xs.append(_shots(row))
         ys.append(cell.mean)
-        errs.append(cell.std or 0.0)
+        if cell.ci_low is not None and cell.ci_high is not None:
+            below.append(max(0.0, cell.mean - cell.ci_low))
+            above.append(max(0.0, cell.ci_high - cell.mean))
+        else:
+            below.append(cell.std or 0.0)
+            above.append(cell.std or 0.0)
         ns.append(cell.n)
-    return xs, ys, errs, ns
+    return xs, ys, [below, above], ns
+
+
+def _model_series(table: Table, column: int) -> dict[str, list[tuple[int | None, float]]]:
+    """Per model name, its (shots, S1) points for the task in this column."""
+    series: dict[str, list[tuple[int | None, float]]] = {}
+    for row in table.model_rows():
+        cell = row.cells[column]
+        if cell.mean is not None:
+            series.setdefault(row.model or row.label, []).append((row.shots, cell.mean))
+    return series
+
+
+def _draw_models(ax: Axes, table: Table, column: int) -> None:
+    for index, (name, points) in enumerate(_model_series(table, column).items()):
+        color = f"C{(index + 1) % 10}"  # C0 is the humans'
+        leveled = sorted((x, y) for x, y in points if x is not None)
+        if leveled:
+            ax.plot(
+                [x for x, _ in leveled],
+                [y for _, y in leveled],
+                linestyle="--",
+                marker=_MARKERS[(index + 1) % len(_MARKERS)],
+                color=color,
+                label=name,
+            )
+        for _, y in (p for p in points if p[0] is None):
+            ax.axhline(y, linestyle=":", color=color, label=f"{name} (no shot level)")
 
 
 def _render(fig: Figure, fmt: str, header: dict[str, Any] | None) -> bytes:
@@ -55,7 +93,9 @@ def _shots(row: Row) -> int:
 
 
 def _shot_levels(table: Table) -> list[int]:
-    return sorted({_shots(r) for r in table.human_rows()})
+    return sorted(
+        {_shots(r) for r in table.human_rows()} | {r.shots for r in table.model_rows() if r.shots is not None}
+    )
 
 
 def _decorate(ax: Axes, table: Table, title: str) -> None:
@@ -75,8 +115,14 @@ def _caption(ax: Axes, table: Table) -> None:
     """What the points and bars are, under the x-axis label."""
     spread = "population" if table.options.ddof == 0 else "sample"
     skips = "skips excluded" if table.options.exclude_skips else "a skip counts as an empty answer"
+    bars = (
+        f"{table.intervals.level:.0%} two-way bootstrap CI ({table.intervals.resamples} resamples, "
+        f"seed {table.intervals.seed})"
+        if table.intervals
+        else f"± {spread} std"
+    )
     ax.annotate(
-        f"mean ± {spread} std over completed annotators; {skips}",
+        f"mean over completed annotators, bars: {bars}; {skips}",
         xy=(0, 0),
         xycoords="axes fraction",
         xytext=(0, -36),
@@ -97,12 +143,15 @@ def task_plot(table: Table, task_index: int, fmt: str = "png", header: dict[str,
     ax = fig.add_subplot()
     xs, ys, errs, ns = _series(table, task_index)
     if xs:
-        ax.errorbar(xs, ys, yerr=errs, marker="o", capsize=4)
+        ax.errorbar(xs, ys, yerr=errs, marker="o", capsize=4, color="C0", label="humans")
         for x, n in zip(xs, ns, strict=True):  # annotators behind each point, along the bottom of the axes
             ax.text(x, 3, f"n={n}", ha="center", va="bottom", fontsize=7, color="0.3")
     else:
         _no_data(ax)
-    _decorate(ax, table, f"{task.name}: human S1")
+    _draw_models(ax, table, task_index)
+    if _model_series(table, task_index):
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    _decorate(ax, table, f"{task.name}: S1 by shots")
     _caption(ax, table)
     return _render(fig, fmt, header)
 

@@ -131,3 +131,12 @@ def model_run_score(run: ModelRun) -> ModelScore:
     gold = _test_examples(run.task)
     scores = [s1(run.predictions.get(test_id, []), answers) for test_id, answers in gold.items()]
     return ModelScore(run=run, s1=mean(scores), items=len(scores))
+
+
+def model_item_scores(run: ModelRun) -> dict[int, float]:
+    """The run's S1 per test item, keyed by example id (to pair with the humans' item scores)."""
+    test_set = ExampleSet.objects.filter(task=run.task, role=ExampleSet.Role.TEST).first()
+    if test_set is None:
+        raise ReportError(f"task {run.task.slug} has no test set")
+    rows = Example.objects.filter(set_items__example_set=test_set).values_list("pk", "source_id", "gold_answers")
+    return {pk: s1(run.predictions.get(source_id, []), gold) for pk, source_id, gold in rows}

@@ -6,6 +6,9 @@ Recognition, Machine Reading Comprehension (then Other); a cell is
 "mean ± std" of the completed annotators' S1 on a 0-100 scale with one
 decimal. A cell no study provides stays missing (never zero). Model runs
 uploaded for the tasks appear as extra rows, scored by the same code.
+
+Each human cell carries a bootstrap interval and each model cell the paired
+bootstrap interval of the human–model gap at its shot level (bootstrap.py).
 """
 
 from __future__ import annotations
@@ -14,14 +17,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from annotation.models import ModelRun, Study
+from annotation.reporting.bootstrap import Gap, IntervalOptions, cell_interval, paired_gap
+from annotation.reporting.item_scores import CellKey, CellScores, cell_item_scores
 from annotation.reporting.options import MetricOptions
-from annotation.reporting.predictions import model_run_score
+from annotation.reporting.predictions import model_item_scores, model_run_score
 from annotation.reporting.scores import AnnotatorRow, ConditionSummary, annotator_rows, condition_summaries
 from tasks_app.models import Task
 
 PAPER_SHOTS = (0, 10, 20, 30)
 GROUP_ORDER: list[str] = [Task.Group.SENTENCE_CLASSIFICATION, Task.Group.NER, Task.Group.MRC, Task.Group.OTHER]
 MISSING = "–"
+DEFAULT_INTERVALS = IntervalOptions()
 
 
 @dataclass(frozen=True)
@@ -30,10 +36,19 @@ class Cell:
     std: float | None = None  # 0-100
     n: int = 0
     coverage: float | None = None  # 0..1, share of test items not skipped
+    ci_low: float | None = None  # 0-100, the bootstrap interval
+    ci_high: float | None = None
 
     @property
     def is_missing(self) -> bool:
         return self.mean is None
+
+    @property
+    def has_interval(self) -> bool:
+        return self.ci_low is not None and self.ci_high is not None
+
+    def interval_text(self, missing: str = "") -> str:
+        return f"[{self.ci_low:.1f}, {self.ci_high:.1f}]" if self.has_interval else missing
 
     def text(self, missing: str = MISSING) -> str:
         if self.mean is None:
@@ -53,6 +68,7 @@ class Row:
     shots: int | None
     cells: list[Cell]
     is_model: bool = False
+    model: str = ""  # a model row's run name (the label adds the shot level)
 
 
 @dataclass
@@ -64,10 +80,16 @@ class Table:
     studies: list[Study]
     summaries: list[ConditionSummary] = field(default_factory=list)
     annotators: list[AnnotatorRow] = field(default_factory=list)
+    intervals: IntervalOptions | None = None  # None: built without intervals
+    gaps: list[dict[str, Any]] = field(default_factory=list)  # human minus model, per model cell and human level
 
     @property
     def note(self) -> str:
         return self.options.describe()
+
+    @property
+    def interval_note(self) -> str:
+        return self.intervals.describe() if self.intervals else ""
 
     @property
     def shows_coverage(self) -> bool:
@@ -131,6 +153,8 @@ class Table:
                             "n": c.n,
                             "text": c.text(),
                             "coverage": _round(c.coverage),
+                            "ci_low": _round(c.ci_low),
+                            "ci_high": _round(c.ci_high),
                         }
                         for task, c in zip(self.tasks, row.cells, strict=True)
                     },
@@ -139,6 +163,8 @@ class Table:
             ],
             "note": self.note,
             "not_averaged": self.set_apart(),
+            "intervals": self.intervals.as_dict() if self.intervals else None,
+            "model_gaps": self.gaps,
         }
 
 
@@ -168,13 +194,23 @@ def _scale(value: float | None) -> float | None:
     return None if value is None else value * 100
 
 
-def build_table(*, studies: list[Study], options: MetricOptions | None = None, include_models: bool = True) -> Table:
-    """The table for any set of studies (their annotators pooled per task and shot level)."""
+def build_table(
+    *,
+    studies: list[Study],
+    options: MetricOptions | None = None,
+    include_models: bool = True,
+    intervals: IntervalOptions | None = DEFAULT_INTERVALS,
+) -> Table:
+    """The table for any set of studies (their annotators pooled per task and shot level).
+
+    ``intervals=None`` leaves the bootstrap out (no item-level read at all).
+    """
     options = options or MetricOptions()
     rows_by_annotator = annotator_rows(studies=studies, options=options)
     summaries = condition_summaries(studies=studies, options=options, rows=rows_by_annotator)
     tasks = _ordered_tasks(studies)
     by_key = {(s.task.pk, s.shots): s for s in summaries}
+    item_scores = cell_item_scores(studies=studies, options=options) if intervals else {}
     shots_levels = sorted(set(PAPER_SHOTS) | {s.shots for s in summaries})
     rows = []
     for shots in shots_levels:
@@ -184,12 +220,22 @@ def build_table(*, studies: list[Study], options: MetricOptions | None = None, i
             if summary is None or summary.mean is None:
                 cells.append(Cell(n=summary.n if summary else 0))
             else:
+                interval = cell_interval(item_scores.get((task.pk, shots), {}), intervals) if intervals else None
                 cells.append(
-                    Cell(mean=_scale(summary.mean), std=_scale(summary.std), n=summary.n, coverage=summary.coverage)
+                    Cell(
+                        mean=_scale(summary.mean),
+                        std=_scale(summary.std),
+                        n=summary.n,
+                        coverage=summary.coverage,
+                        ci_low=_scale(interval.low) if interval else None,
+                        ci_high=_scale(interval.high) if interval else None,
+                    )
                 )
         rows.append(Row(label=str(shots), shots=shots, cells=cells))
+    gaps: list[dict[str, Any]] = []
     if include_models:
-        rows.extend(_model_rows(tasks))
+        model_rows, gaps = _model_rows(tasks, item_scores, intervals)
+        rows.extend(model_rows)
     return Table(
         tasks=tasks,
         groups=_groups(tasks),
@@ -198,17 +244,65 @@ def build_table(*, studies: list[Study], options: MetricOptions | None = None, i
         studies=studies,
         summaries=summaries,
         annotators=rows_by_annotator,
+        intervals=intervals,
+        gaps=gaps,
     )
 
 
-def _model_rows(tasks: list[Task]) -> list[Row]:
+def _model_label(name: str, shots: int | None) -> str:
+    return f"{name} ({shots}-shot)" if shots is not None else name
+
+
+def _model_rows(
+    tasks: list[Task], item_scores: dict[CellKey, CellScores], intervals: IntervalOptions | None
+) -> tuple[list[Row], list[dict[str, Any]]]:
     runs = ModelRun.objects.filter(task__in=tasks).select_related("task").order_by("name", "shots", "created_at")
     grouped: dict[tuple[str, int | None], dict[int, Cell]] = {}
+    gaps: list[dict[str, Any]] = []
     for run in runs:
         score = model_run_score(run)
         grouped.setdefault((run.name, run.shots), {})[run.task_id] = Cell(mean=score.s1 * 100, n=1)
+        if intervals:
+            gaps.extend(_gaps(run, item_scores, intervals))
     rows = []
     for (name, shots), cells in grouped.items():
-        label = f"{name} ({shots}-shot)" if shots is not None else name
-        rows.append(Row(label=label, shots=shots, cells=[cells.get(t.pk, Cell()) for t in tasks], is_model=True))
-    return rows
+        rows.append(
+            Row(
+                label=_model_label(name, shots),
+                shots=shots,
+                cells=[cells.get(t.pk, Cell()) for t in tasks],
+                is_model=True,
+                model=name,
+            )
+        )
+    return rows, gaps
+
+
+def _gaps(run: ModelRun, item_scores: dict[CellKey, CellScores], intervals: IntervalOptions) -> list[dict[str, Any]]:
+    """Human minus model at the run's shot level (every human level for a run without one)."""
+    levels = sorted(shots for task_id, shots in item_scores if task_id == run.task_id)
+    if run.shots is not None:
+        levels = [s for s in levels if s == run.shots]
+    if not levels:
+        return []
+    model = model_item_scores(run)
+    result = []
+    for shots in levels:
+        gap: Gap | None = paired_gap(item_scores[(run.task_id, shots)], model, intervals)
+        if gap is None:
+            continue
+        result.append(
+            {
+                "model": _model_label(run.name, run.shots),
+                "model_run": run.pk,
+                "task": run.task.slug,
+                "human_shots": shots,
+                "items": gap.items,
+                "human": _round(gap.human * 100),
+                "model_s1": _round(gap.model * 100),
+                "gap": _round(gap.gap * 100),
+                "ci_low": _round(gap.interval.low * 100) if gap.interval else None,
+                "ci_high": _round(gap.interval.high * 100) if gap.interval else None,
+            }
+        )
+    return result

@@ -23,6 +23,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation.models import ExportJob, Study
+from annotation.reporting.alpha import task_alpha
 from annotation.reporting.analyses import (
     confidence_vs_correctness,
     item_difficulty,
@@ -44,9 +45,10 @@ from annotation.reporting.exports import (
 from annotation.reporting.monitoring import live_payload, notices, progress
 from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.pay import condition_pay
-from annotation.reporting.plots import PLOT_FORMATS, all_tasks_plot
+from annotation.reporting.plots import PLOT_FORMATS, all_tasks_plot, task_plot
 from annotation.reporting.provenance import reproducibility_header
 from annotation.reporting.selection import select_studies
+from annotation.reporting.statement import STATEMENT_FORMATS, build_statement, render_statement
 from annotation.reporting.tables import build_table
 
 LIVE_SECONDS = 5  # how often the pages poll their live feed
@@ -157,6 +159,7 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "options": options,
             "option_links": _option_links(None, options),
             "aggregation": [_agreement_text(row) for row in majority_and_agreement(study=study, options=options)],
+            "task_alpha": task_alpha(study),
             "overlaps": training_overlaps(study=study, options=options),
             "hardest": item_difficulty(study=study, limit=10),
             "confidence": confidence_vs_correctness(study=study),
@@ -182,6 +185,26 @@ def live(request: HttpRequest) -> HttpResponse:
 
 
 @staff_member_required
+def statement(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
+    """The study's human-evaluation statement as text, shown in the browser (``?download=1``: a file)."""
+    study = get_object_or_404(Study.objects.select_related("task"), slug=slug)
+    if fmt not in STATEMENT_FORMATS:
+        raise Http404
+    try:
+        options = MetricOptions.from_params(request.GET)
+    except ReportError as exc:
+        return HttpResponseBadRequest(str(exc))
+    text = render_statement(build_statement(study=study, options=options), fmt)
+    if not request.GET.get("download"):
+        return HttpResponse(text, content_type="text/plain; charset=utf-8")
+    kind = "table-markdown" if fmt == "markdown" else "table-latex"
+    content_type, ext = EXPORT_KINDS[kind]
+    response = HttpResponse(text, content_type=f"{content_type}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}_human-evaluation.{ext}"'
+    return response
+
+
+@staff_member_required
 def plot(request: HttpRequest, fmt: str) -> HttpResponse:
     if fmt not in PLOT_FORMATS:
         raise Http404
@@ -189,8 +212,10 @@ def plot(request: HttpRequest, fmt: str) -> HttpResponse:
         studies, options, _ = _selection(request)
     except ReportError as exc:
         return HttpResponseBadRequest(str(exc))
-    table = build_table(studies=studies, options=options, include_models=False)
-    return HttpResponse(all_tasks_plot(table, fmt), content_type=EXPORT_KINDS[f"plot-{fmt}"][0])
+    table = build_table(studies=studies, options=options)
+    # One task (a study's page): its learning curve with the model runs beside it.
+    content = task_plot(table, 0, fmt) if len(table.tasks) == 1 else all_tasks_plot(table, fmt)
+    return HttpResponse(content, content_type=EXPORT_KINDS[f"plot-{fmt}"][0])
 
 
 @staff_member_required

@@ -45,6 +45,7 @@ def user_client(client, db):
 REPORT_URLS = [
     ("get", "/api/reports/table/?studies=api-study"),
     ("get", "/api/reports/annotators/?studies=api-study"),
+    ("get", "/api/reports/statement/?study=api-study"),
     ("post", "/api/reports/exports/"),
     ("get", "/api/reports/exports/1/"),
 ]

@@ -9,6 +9,7 @@ human_performance --study sst2-a --payments --output pay.csv
 human_performance --study sst2-a --analyses --output analyses.json
 human_performance --all --plots figures/          (per-task and all-task PNG + SVG)
 human_performance --all --recompute               (re-derive every item score and report mismatches)
+human_performance --all --format latex --intervals --seed 7 --resamples 5000   (95% bootstrap CIs in the cells)
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.reporting.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, IntervalOptions
 from annotation.reporting.exports import (
     CSV_KINDS,
     export_with_provenance,
@@ -81,16 +83,29 @@ class Command(BaseCommand):
         parser.add_argument(
             "--ddof", type=int, choices=(0, 1), default=0, help="0: population std (the paper's), 1: sample std."
         )
+        parser.add_argument(
+            "--intervals",
+            action="store_true",
+            help="Markdown/LaTeX: print each cell's 95%% bootstrap interval (JSON and CSV always carry it).",
+        )
+        parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"Bootstrap seed (default {DEFAULT_SEED}).")
+        parser.add_argument(
+            "--resamples",
+            type=int,
+            default=DEFAULT_RESAMPLES,
+            help=f"Bootstrap resamples (default {DEFAULT_RESAMPLES}).",
+        )
         parser.add_argument("--output", "-o", metavar="FILE", help="Write to FILE instead of standard output.")
 
     def handle(self, *args, **opts):
         try:
             studies = select_studies(refs=opts["study"], all_studies=opts["all"])
             options = MetricOptions(exclude_skips=opts["exclude_skips"], ddof=opts["ddof"])
+            intervals = IntervalOptions(resamples=opts["resamples"], seed=opts["seed"], in_text=opts["intervals"])
             if opts["recompute"]:
                 return self._recompute(studies, fix=opts["fix"])
             if opts["plots"]:
-                return self._plots(studies, options, Path(opts["plots"]))
+                return self._plots(studies, options, intervals, Path(opts["plots"]))
             if opts["training"]:
                 kind = f"training-{opts['format']}"
             elif opts["per_annotator"]:
@@ -103,11 +118,11 @@ class Command(BaseCommand):
                 kind = "analyses-json"
             else:
                 kind = f"table-{opts['format']}"
-            self._write(kind, studies, options, opts["output"])
+            self._write(kind, studies, options, intervals, opts["output"])
         except ReportError as exc:
             raise CommandError(str(exc)) from None
 
-    def _write(self, kind, studies, options, output):
+    def _write(self, kind, studies, options, intervals, output):
         if output:
             path = Path(output)
             if not path.parent.is_dir():
@@ -116,7 +131,7 @@ class Command(BaseCommand):
             handle, partial = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
             try:
                 with os.fdopen(handle, "wb") as out:
-                    provenance = write_export(kind=kind, studies=studies, options=options, out=out)
+                    provenance = write_export(kind=kind, studies=studies, options=options, out=out, intervals=intervals)
                 if kind in CSV_KINDS:  # the CSV stays a plain table: its provenance goes beside it
                     sidecar = path.with_name(provenance_sidecar_name(path.name))
                     sidecar.write_text(provenance_json(provenance), encoding="utf-8")
@@ -131,16 +146,21 @@ class Command(BaseCommand):
             for line in iter_annotation_lines(studies=studies, options=options):
                 self.stdout.write(line, ending="")
         else:
-            content, provenance = export_with_provenance(kind=kind, studies=studies, options=options)
+            content, provenance = export_with_provenance(
+                kind=kind, studies=studies, options=options, intervals=intervals
+            )
             self.stdout.write(content.decode(), ending="")
             if kind in CSV_KINDS:  # standard output gets the plain table; say where the provenance is
                 self.stderr.write("the CSV's provenance (study configuration, data hashes, metric notes) is written")
                 self.stderr.write("beside it as FILE.provenance.json when you pass --output FILE")
 
-    def _plots(self, studies, options, folder: Path):
+    def _plots(self, studies, options, intervals, folder: Path):
         folder.mkdir(parents=True, exist_ok=True)
-        table = build_table(studies=studies, options=options, include_models=False)
-        header = reproducibility_header(studies=studies, options=options, export="plots")
+        table = build_table(studies=studies, options=options, intervals=intervals)
+        header = {
+            **reproducibility_header(studies=studies, options=options, export="plots"),
+            "intervals": intervals.as_dict(),
+        }
         for name, content in plot_files(table, header):
             path = folder / name
             path.write_bytes(content)

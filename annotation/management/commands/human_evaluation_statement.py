@@ -1,0 +1,51 @@
+"""python manage.py human_evaluation_statement: the paragraph and table a paper needs about its human evaluation.
+
+human_evaluation_statement --study sst2-a
+human_evaluation_statement --study sst2-a --study mnli-a --format latex --output human-eval.tex
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.reporting.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, IntervalOptions
+from annotation.reporting.options import MetricOptions, ReportError
+from annotation.reporting.selection import select_studies
+from annotation.reporting.statement import STATEMENT_FORMATS, build_statement, render_statement
+
+
+class Command(BaseCommand):
+    help = "Write the human-evaluation statement (paragraph + table) of each study, in Markdown or LaTeX."
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--study", action="append", default=[], metavar="SLUG", required=True, help="A study slug or id; repeat."
+        )
+        parser.add_argument("--format", choices=STATEMENT_FORMATS, default="markdown")
+        parser.add_argument("--exclude-skips", action="store_true", help="Leave skipped items out of S1.")
+        parser.add_argument("--ddof", type=int, choices=(0, 1), default=0)
+        parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="Bootstrap seed.")
+        parser.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES, help="Bootstrap resamples.")
+        parser.add_argument("--output", "-o", metavar="FILE", help="Write to FILE instead of standard output.")
+
+    def handle(self, *args, **opts):
+        try:
+            studies = select_studies(refs=opts["study"])
+            options = MetricOptions(exclude_skips=opts["exclude_skips"], ddof=opts["ddof"])
+            intervals = IntervalOptions(resamples=opts["resamples"], seed=opts["seed"])
+            text = "\n".join(
+                render_statement(build_statement(study=s, options=options, intervals=intervals), opts["format"])
+                for s in studies
+            )
+        except ReportError as exc:
+            raise CommandError(str(exc)) from None
+        if opts["output"]:
+            path = Path(opts["output"])
+            if not path.parent.is_dir():
+                raise CommandError(f"the folder of {opts['output']} does not exist")
+            path.write_text(text, encoding="utf-8")
+            self.stderr.write(f"wrote the statement to {path}")
+        else:
+            self.stdout.write(text, ending="")

@@ -1,0 +1,323 @@
+"""The human-evaluation statement a paper needs, written from what is stored about one study.
+
+``build_statement`` assembles sections, each from one small function that
+reads the stored facts (platform, workers per condition, recruitment,
+consent, instructions, training and filter, abandonment, attention checks,
+survey, time, pay, metric, agreement), and a per-condition table; the
+renderers turn it into Markdown or LaTeX. A fact that is not stored is said
+to be "not recorded", never guessed.
+
+Hooks for facts other modules store (wire them at merge): ``consent_facts``
+(``Study.consent_text``), ``attention_check_facts`` (attention checks) and
+``survey_facts`` (the post-task survey) read them with ``getattr`` so that
+this module works before those fields exist.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from django.db.models import Sum
+
+from annotation.models import FilterDecision, Participation, Response, Study
+from annotation.reporting.alpha import task_alpha
+from annotation.reporting.analyses import majority_and_agreement
+from annotation.reporting.bootstrap import IntervalOptions
+from annotation.reporting.formats import latex_escape
+from annotation.reporting.options import MetricOptions, ReportError
+from annotation.reporting.pay import condition_pay
+from annotation.reporting.scores import ConditionSummary
+from annotation.reporting.tables import Table, build_table
+
+NOT_RECORDED = "not recorded"
+STATEMENT_FORMATS = ("markdown", "latex")
+_ENTRY_PARAMETERS = {
+    "prolific": "Prolific, whose link passes PROLIFIC_PID, STUDY_ID and SESSION_ID",
+    "mturk": "Mechanical Turk, as an external-question HIT passing workerId, assignmentId and hitId",
+    "inhouse": "an in-house link carrying a worker_id",
+}
+
+
+@dataclass(frozen=True)
+class Section:
+    title: str
+    text: str
+
+
+@dataclass
+class Statement:
+    study: Study
+    sections: list[Section] = field(default_factory=list)
+    header: list[str] = field(default_factory=list)
+    rows: list[list[str]] = field(default_factory=list)
+
+
+def _minutes(seconds: float | None) -> str:
+    return NOT_RECORDED if seconds is None else f"{seconds / 60:.1f} min"
+
+
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def _summaries(table: Table) -> list[ConditionSummary]:
+    return sorted(table.summaries, key=lambda s: s.shots)
+
+
+# --- sections: each reads what is stored ---
+
+
+def platform_facts(table: Table) -> str:
+    seen = Counter(row.platform for row in table.annotators)
+    if not seen:
+        return "No worker has joined yet."
+    return "Workers came from " + ", ".join(f"{platform} ({n})" for platform, n in sorted(seen.items())) + "."
+
+
+def workers_facts(study: Study, table: Table) -> str:
+    parts = [
+        f"{s.shots}-shot: {s.n} completed, {len(s.excluded)} excluded, {len(s.abandoned)} abandoned"
+        + (f", {len(s.in_progress)} still working" if s.in_progress else "")
+        for s in _summaries(table)
+    ]
+    return (
+        f"The study asked for {study.workers_per_condition} fresh workers per condition, each taking part once. "
+        + "; ".join(parts)
+        + "."
+    )
+
+
+def recruitment_facts(study: Study, table: Table) -> str:
+    platforms = sorted({row.platform for row in table.annotators})
+    kinds = [_ENTRY_PARAMETERS.get(p, p) for p in platforms] or [NOT_RECORDED]
+    return f"Recruitment: {'; '.join(kinds)} (the study's link is /join/{study.slug}/)."
+
+
+def consent_facts(study: Study) -> str:
+    """HOOK: the consent page's text (``Study.consent_text``, added by the consent work)."""
+    text = (getattr(study, "consent_text", "") or "").strip()
+    if not text:
+        return f"Consent: {NOT_RECORDED}."
+    excerpt = text if len(text) <= 300 else text[:299].rstrip() + "…"
+    return f'Workers gave informed consent on a page stating: "{excerpt}"'
+
+
+def instruction_facts(study: Study) -> str:
+    task = study.task
+    text = f"Instructions (shown on every page): {task.description.strip() or NOT_RECORDED}"
+    if task.instructions.strip():
+        text += f" Beside each item: {task.instructions.strip()}"
+    labels = task.labels.count() if task.is_classification else 0
+    if labels:
+        text += f" Each of the {labels} labels was shown with a definition and an example."
+    return text
+
+
+def training_facts(study: Study, table: Table) -> str:
+    levels = [str(c.shots) for c in study.conditions.order_by("shots") if c.shots]
+    training = (
+        f"In training ({' / '.join(levels)} examples by condition), workers answered each example, "
+        "the answer was locked, and then the gold answer was shown."
+        if levels
+        else "There was no training step."
+    )
+    if study.filter_rule == Study.FilterRule.NONE:
+        rule = "No training filter was applied."
+    elif study.filter_rule == Study.FilterRule.ABSOLUTE:
+        rule = f"Workers whose training S1 fell below {study.filter_threshold:.2f} were excluded."
+    else:
+        rule = (
+            f"Workers whose training S1 fell more than {study.filter_threshold:.2f} below the mean of the "
+            "condition's other workers so far were excluded."
+        )
+    excluded = sum(len(s.excluded) for s in table.summaries)
+    failed = (
+        FilterDecision.objects.filter(participation__study=study, passed=False)
+        .values("participation_id")
+        .distinct()
+        .count()
+    )
+    return (
+        f"{training} {rule} Excluded: {excluded} worker(s) in all ({failed} failed the training filter); "
+        "none of them is averaged in."
+    )
+
+
+def abandonment_facts(study: Study, table: Table) -> str:
+    abandoned = sum(len(s.abandoned) for s in table.summaries)
+    return (
+        f"A slot with no activity for {study.abandon_after_minutes} minutes was released to a new worker; "
+        f"{abandoned} worker(s) abandoned and were replaced, and none of them is averaged in."
+    )
+
+
+def attention_check_facts(study: Study) -> str:
+    """HOOK: attention checks (added by the attention-check work): a short description, or not recorded."""
+    describe = getattr(study, "attention_check_summary", None)
+    text = describe() if callable(describe) else ""
+    return f"Attention checks: {text or NOT_RECORDED}."
+
+
+def survey_facts(study: Study) -> str:
+    """HOOK: the post-task survey (added by the survey work): a short summary, or not recorded."""
+    describe = getattr(study, "survey_summary", None)
+    text = describe() if callable(describe) else ""
+    return f"Survey: {text or NOT_RECORDED}."
+
+
+def _test_seconds(participation_ids: list[int]) -> dict[int, float]:
+    rows = (
+        Response.objects.filter(participation_id__in=participation_ids, phase=Response.Phase.TEST)
+        .values("participation_id")
+        .annotate(ms=Sum("active_ms"))
+        .order_by()
+    )
+    return {r["participation_id"]: (r["ms"] or 0) / 1000 for r in rows}
+
+
+def time_facts(table: Table) -> str:
+    completed = [row for row in table.annotators if row.state == Participation.State.COMPLETED]
+    test = _test_seconds([row.participation_id for row in completed])
+    return (
+        f"Median time of a completed worker: {_minutes(_median(list(test.values())))} active on the test step, "
+        f"{_minutes(_median([row.paid_seconds for row in completed]))} from claiming the slot to completion."
+    )
+
+
+def pay_facts(study: Study, table: Table) -> str:
+    rate = f"{study.hourly_rate} {study.currency}/h"
+    posted = (
+        f"a posted reward of {study.base_reward} {study.currency}, topped up to {rate} by a bonus"
+        if study.base_reward
+        else f"{rate} for the time spent"
+    )
+    effective = [row.effective_hourly for row in table.annotators if row.effective_hourly is not None]
+    median = statistics.median(effective) if effective else None
+    per_condition = ", ".join(
+        f"{c.shots}-shot {c.median_effective_hourly if c.median_effective_hourly is not None else '–'}"
+        for c in condition_pay(study=study)
+    )
+    text = f"Pay: {posted}."
+    if median is not None:
+        text += (
+            f" Median effective hourly pay {Decimal(median).quantize(Decimal('0.01'))} {study.currency}"
+            f" (per condition: {per_condition})."
+        )
+    return text
+
+
+def metric_facts(table: Table) -> str:
+    intervals = f" {table.interval_note}" if table.interval_note else ""
+    return f"Metric: {table.note}{intervals}"
+
+
+def agreement_facts(study: Study, options: MetricOptions) -> tuple[str, dict[int, dict[str, Any]]]:
+    rows = {row["shots"]: row for row in majority_and_agreement(study=study, options=options)}
+    overall = task_alpha(study)
+    measure = "Fleiss' kappa" if study.task.is_classification else "mean pairwise S1"
+    value = overall["value"]
+    text = (
+        f"Agreement: {measure} and Krippendorff's alpha (nominal, unit: {overall['unit']}; skipped items missing) "
+        f"per condition in the table; alpha over all conditions together "
+        f"{'undefined' if value is None else f'{value:.3f}'}."
+    )
+    return text, rows
+
+
+def _cell(summary: ConditionSummary, table: Table) -> str:
+    for row in table.human_rows():
+        if row.shots == summary.shots:
+            cell = row.cells[0]
+            return f"{cell.text()} {cell.interval_text()}".strip()
+    return "–"
+
+
+def _fmt(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def build_statement(
+    *, study: Study, options: MetricOptions | None = None, intervals: IntervalOptions | None = None
+) -> Statement:
+    options = options or MetricOptions()
+    table = build_table(
+        studies=[study], options=options, intervals=intervals or IntervalOptions(), include_models=False
+    )
+    agreement_text, agreement = agreement_facts(study, options)
+    statement = Statement(study=study)
+    statement.sections = [
+        Section("Platform", platform_facts(table)),
+        Section("Workers", workers_facts(study, table)),
+        Section("Recruitment", recruitment_facts(study, table)),
+        Section("Consent", consent_facts(study)),
+        Section("Instructions", instruction_facts(study)),
+        Section("Training and filter", training_facts(study, table)),
+        Section("Abandonment", abandonment_facts(study, table)),
+        Section("Attention checks", attention_check_facts(study)),
+        Section("Survey", survey_facts(study)),
+        Section("Time", time_facts(table)),
+        Section("Pay", pay_facts(study, table)),
+        Section("Metric", metric_facts(table)),
+        Section("Agreement", agreement_text),
+    ]
+    kappa = "Fleiss' kappa" if study.task.is_classification else "Pairwise S1"
+    statement.header = ["Shots", "Completed", "Excluded", "Abandoned", "S1 (95% CI)", kappa, "Krippendorff's alpha"]
+    for summary in _summaries(table):
+        row = agreement.get(summary.shots, {})
+        statement.rows.append(
+            [
+                str(summary.shots),
+                str(summary.n),
+                str(len(summary.excluded)),
+                str(len(summary.abandoned)),
+                _cell(summary, table),
+                _fmt(row.get("agreement", {}).get("value")),
+                _fmt(row.get("alpha", {}).get("value")),
+            ]
+        )
+    return statement
+
+
+def statement_markdown(statement: Statement) -> str:
+    study = statement.study
+    lines = [f"## Human evaluation: {study.name} ({study.task.name})", ""]
+    lines.append(" ".join(section.text for section in statement.sections))
+    lines += ["", "| " + " | ".join(statement.header) + " |", "|" + "|".join([":---"] * len(statement.header)) + "|"]
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in statement.rows]
+    return "\n".join(lines) + "\n"
+
+
+def statement_latex(statement: Statement) -> str:
+    study = statement.study
+    lines = [rf"\paragraph{{Human evaluation: {latex_escape(study.name)} ({latex_escape(study.task.name)})}}"]
+    lines.append(latex_escape(" ".join(section.text for section in statement.sections)))
+    lines += [
+        "",
+        r"\begin{table}[t]",
+        r"\centering",
+        rf"\begin{{tabular}}{{{'l' * len(statement.header)}}}",
+        r"\hline",
+        " & ".join(latex_escape(h) for h in statement.header) + r" \\",
+        r"\hline",
+    ]
+    lines += [" & ".join(latex_escape(cell) for cell in row) + r" \\" for row in statement.rows]
+    lines += [
+        r"\hline",
+        r"\end{tabular}",
+        rf"\caption{{Human evaluation of {latex_escape(study.task.name)} per condition.}}",
+        r"\end{table}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def render_statement(statement: Statement, fmt: str) -> str:
+    if fmt not in STATEMENT_FORMATS:
+        raise ReportError(f"format must be one of {', '.join(STATEMENT_FORMATS)}, not {fmt!r}")
+    return statement_markdown(statement) if fmt == "markdown" else statement_latex(statement)
