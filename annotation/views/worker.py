@@ -34,9 +34,11 @@ SHORTCUTS_CLASSIFICATION = [
     ("Enter", "submit / next"),
 ]
 SHORTCUTS_SPANS = [
-    ("← →", "move the word cursor (or click a word)"),
+    ("Click", "select a word (a drag: several words)"),
+    ("← →", "move the word cursor"),
     ("Shift + ← →", "extend the selection"),
     ("A", "add the selection as a span"),
+    ("M", "merge two spans side by side"),
     ("Backspace", "remove the last span"),
     ("N", "no answer (empty set)"),
     ("Q W E R T", "confidence 1 … 5"),
@@ -87,7 +89,7 @@ def home(request: HttpRequest) -> HttpResponse:
         task = participation.task
         shortcuts = SHORTCUTS_CLASSIFICATION if task.is_classification else SHORTCUTS_SPANS
         if state == State.TEST:
-            shortcuts = [*shortcuts[:-1], ("S", "skip this item"), shortcuts[-1]]
+            shortcuts = [*shortcuts[:-1], ("S", "skip this item (press twice)"), shortcuts[-1]]
         n_labels = task.labels.count() if task.is_classification else 0
         context.update(
             items_base=reverse("session:item", args=[0]).removesuffix("0/"),
