@@ -169,6 +169,7 @@
     if (this.locked) return;
     this.spans.splice(index, 1);
     this.focusSpan = null;
+    this.keptApart = {};  // what is left is a new answer: pairs are offered again
     this.paintSpans();
   };
 
