@@ -12,8 +12,8 @@
 
   var K = window.WorkerKit, $ = K.$, el = K.el, gettext = K.gettext, interpolate = K.interpolate;
   var ItemPage = window.WorkerItem.ItemPage;
-  var TOUCH_HINT = gettext("Tap a word to select it. For several words, press and hold a word, drag the handles "
-    + "over the answer, then tap \u201cAdd selection\u201d.");
+  var TOUCH_HINT = gettext("Tap a word to select it. For several words, press and hold a word, drag the handles, "
+    + "then tap \u201cAdd selection\u201d.");
 
   function quoted(text) { return "\u201c" + text + "\u201d"; }
 
@@ -42,10 +42,10 @@
                  [document.createTextNode(gettext("Add selection") + " "), el("kbd", { text: "A" })]);
     add.addEventListener("click", function (e) { self.addKeyboardSelection(); if (e.detail) add.blur(); });
     var hint = item.multiple_spans
-      ? gettext("Select every answer in the text: click a word, or drag across several words. Each selection is "
-                + "one answer; two selections side by side stay two answers unless you merge them.")
-      : gettext("Select the answer in the text (one span): click a word, or drag across several words.");
-    if (window.matchMedia && window.matchMedia("(pointer: coarse)").matches) hint += " " + TOUCH_HINT;
+      ? gettext("Select every answer in the text. Two selections side by side stay two answers unless you merge them.")
+      : gettext("Select the answer in the text (one span).");
+    var coarse = window.matchMedia && window.matchMedia("(pointer: coarse)").matches;
+    hint += " " + (coarse ? TOUCH_HINT : gettext("Click a word to select it, or drag across several words."));
     tools.appendChild(el("p", { class: "span-hint", id: "span-hint", text: hint }));
     tools.appendChild(add);
     if (this.emptyAllowed()) {

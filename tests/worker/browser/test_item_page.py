@@ -81,7 +81,7 @@ def test_two_adjacent_words_become_two_spans_and_the_page_offers_to_merge_them(o
     p = make_participation(task, state=State.TEST)
     page = open_as(p)
     wait_for_item(page, 0)
-    assert "two selections side by side stay two answers" in page.locator("#span-hint").inner_text()
+    assert "Two selections side by side stay two answers" in page.locator("#span-hint").inner_text()
     assert "merge them" in page.locator(".span-howto").inner_text()
     token(page, "Amara").click()
     token(page, "Osei").click()
