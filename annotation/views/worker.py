@@ -14,6 +14,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET
@@ -28,21 +29,21 @@ from tasks_app.models import ExampleSet, ExampleSetItem
 State = Participation.State
 
 SHORTCUTS_CLASSIFICATION = [
-    ("1 … {n}", "choose a label"),
-    ("H", "help for the chosen label"),
-    ("Q W E R T", "confidence 1 … 5"),
-    ("Enter", "submit / next"),
+    ("1 … {n}", _("choose a label")),
+    ("H", _("help for the chosen label")),
+    ("Q W E R T", _("confidence 1 … 5")),
+    ("Enter", _("submit / next")),
 ]
 SHORTCUTS_SPANS = [
-    ("Click", "select a word (a drag: several words)"),
-    ("← →", "move the word cursor"),
-    ("Shift + ← →", "extend the selection"),
-    ("A", "add the selection as a span"),
-    ("M", "merge two spans side by side"),
-    ("Backspace", "remove the last span"),
-    ("N", "no answer (empty set)"),
-    ("Q W E R T", "confidence 1 … 5"),
-    ("Enter", "submit / next"),
+    (_("Click"), _("select a word (a drag: several words)")),
+    ("← →", _("move the word cursor")),
+    ("Shift + ← →", _("extend the selection")),
+    ("A", _("add the selection as a span")),
+    ("M", _("merge two spans side by side")),
+    ("Backspace", _("remove the last span")),
+    ("N", _("no answer (empty set)")),
+    ("Q W E R T", _("confidence 1 … 5")),
+    ("Enter", _("submit / next")),
 ]
 
 CONFIDENCE_SCALE = [
@@ -89,7 +90,7 @@ def home(request: HttpRequest) -> HttpResponse:
         task = participation.task
         shortcuts = SHORTCUTS_CLASSIFICATION if task.is_classification else SHORTCUTS_SPANS
         if state == State.TEST:
-            shortcuts = [*shortcuts[:-1], ("S", "skip this item (press twice)"), shortcuts[-1]]
+            shortcuts = [*shortcuts[:-1], ("S", _("skip this item (press twice)")), shortcuts[-1]]
         n_labels = task.labels.count() if task.is_classification else 0
         context.update(
             items_base=reverse("session:item", args=[0]).removesuffix("0/"),

@@ -36,9 +36,9 @@
     var box = K.$("reveal"), item = this.item;
     box.textContent = "";
     box.hidden = false;
-    box.className = "reveal verdict-" + rv.verdict.replace(" ", "-");
+    box.className = "reveal verdict-" + String(rv.verdict).replace(" ", "-");
     var mark = rv.verdict === "correct" ? gettext("\u2713 Correct") : rv.verdict === "incorrect" ? gettext("\u2717 Incorrect") : gettext("\u25d0 Partly correct");
-    var score = el("span", {
+    var score = rv.score === null || rv.score === undefined ? null : el("span", {
       class: "score",
       title: gettext("S1 is the item's score in the study's results: 1 for a full match, 0 for none."),
       text: interpolate(gettext("S1 %(score)s"), { score: rv.score.toFixed(2) }, true),
