@@ -1,7 +1,8 @@
 """The worker's pages under /work/: one entry point that shows what the state calls for.
 
 The pages only frame the work; everything the worker does goes through the
-JSON session API (annotation.api.session), driven by static/worker/worker.js.
+JSON session API (annotation.api.session), driven by static/worker/*.js
+(worker.js; on the item page also context.js, item.js, spans.js, reveal.js).
 The participation comes from the worker cookie set by the entry link only.
 The pages keep X-Frame-Options DENY and CSP frame-ancestors 'none' (they have
 actions): MTurk workers are sent from the HIT's iframe to a tab of their own by
