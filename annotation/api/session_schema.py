@@ -174,7 +174,19 @@ REVEAL = _obj(
             },
         ),
         "matches": _obj("Match", {"text": serializers.CharField(), "in_gold": serializers.BooleanField()}, many=True),
-        "score": serializers.FloatField(help_text="The item's S1."),
+        "score": serializers.FloatField(help_text="The item's S1 (shown small, for researchers)."),
+        "feedback": _obj(
+            "RevealFeedback",
+            {
+                "unit": serializers.ChoiceField(
+                    ["label", "name", "answer"], help_text="What one answer is called on the page."
+                ),
+                "gold": serializers.IntegerField(help_text="How many answers the gold has (0: the empty set)."),
+                "yours": serializers.IntegerField(help_text="How many answers the worker gave."),
+                "found": serializers.IntegerField(help_text="How many of the worker's answers are in the gold."),
+            },
+            help_text='The counts the page puts in words ("3 of 4 names right"), as S1 compares the sets.',
+        ),
         "verdict": serializers.ChoiceField(["correct", "partly correct", "incorrect"]),
         "correct": serializers.BooleanField(),
     },

@@ -13,6 +13,8 @@ from django.utils import timezone
 
 from annotation.models import AnswerSpan, Participation, Response
 from annotation.services.answers import AnswerError, NotYourItem, span_dict, stored_answer
+from tasks_app import scoring
+from tasks_app.models import Task
 
 
 class RevealNotAllowed(AnswerError):
@@ -31,8 +33,27 @@ def verdict(score: float | None) -> str:
     return "partly correct" if score > 0 else "incorrect"
 
 
+def unit_of(task: Task) -> str:
+    """What one answer is called on the page: a label, a name (NER) or an answer (reading comprehension)."""
+    if task.is_classification:
+        return "label"
+    return "name" if task.group == Task.Group.NER else "answer"
+
+
+def feedback(response: Response, gold_answers: list[str], unit: str) -> dict:
+    """The counts behind the worker's words ("3 of 4 names right"), as S1 compares them: answer sets, not
+    normalised, the empty string no answer. ``found`` = the worker's answers in the gold."""
+    if unit == "label":
+        yours = scoring.answer_set([response.label] if response.label else [])
+    else:
+        yours = scoring.answer_set(response.answer)
+    gold = scoring.answer_set(gold_answers)
+    return {"unit": unit, "gold": len(gold), "yours": len(yours), "found": len(yours & gold)}
+
+
 def reveal_payload(response: Response, spans: list[AnswerSpan] | None = None) -> dict:
-    """The worker's locked training answer beside the gold, with the item's S1."""
+    """The worker's locked training answer beside the gold, with the item's S1 (for researchers) and the
+    counts the page puts in words (for the worker)."""
     if response.phase != Response.Phase.TRAINING or not response.is_locked:
         raise RevealNotAllowed("reveal_not_allowed", "gold is only shown for locked training items")
     example = response.example
@@ -53,6 +74,7 @@ def reveal_payload(response: Response, spans: list[AnswerSpan] | None = None) ->
         "gold": {"answers": gold_answers, "spans": gold_spans, "empty": not gold_answers},
         "matches": [{"text": text, "in_gold": text in gold_set} for text in yours["answer"]],
         "score": response.score,
+        "feedback": feedback(response, gold_answers, unit_of(example.task)),
         "verdict": verdict(response.score),
         "correct": response.score is not None and response.score >= 1.0,
     }
@@ -60,7 +82,7 @@ def reveal_payload(response: Response, spans: list[AnswerSpan] | None = None) ->
 
 def reveal(*, participation: Participation, item_id: int, now: datetime | None = None) -> dict:
     """The reveal of one of the worker's own locked training items (reload, back button)."""
-    response = Response.objects.select_related("example").filter(pk=item_id, participation=participation).first()
+    response = Response.objects.select_related("example__task").filter(pk=item_id, participation=participation).first()
     if response is None:
         raise NotYourItem("not_your_item", "this item is not assigned to you")
     if response.phase != Response.Phase.TRAINING:

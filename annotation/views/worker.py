@@ -1,7 +1,8 @@
 """The worker's pages under /work/: one entry point that shows what the state calls for.
 
 The pages only frame the work; everything the worker does goes through the
-JSON session API (annotation.api.session), driven by static/worker/worker.js.
+JSON session API (annotation.api.session), driven by static/worker/*.js
+(worker.js; on the item page also context.js, item.js, spans.js, reveal.js).
 The participation comes from the worker cookie set by the entry link only.
 The pages keep X-Frame-Options DENY and CSP frame-ancestors 'none' (they have
 actions): MTurk workers are sent from the HIT's iframe to a tab of their own by
@@ -14,6 +15,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET
@@ -28,19 +30,21 @@ from tasks_app.models import ExampleSet, ExampleSetItem
 State = Participation.State
 
 SHORTCUTS_CLASSIFICATION = [
-    ("1 … {n}", "choose a label"),
-    ("H", "help for the chosen label"),
-    ("Q W E R T", "confidence 1 … 5"),
-    ("Enter", "submit / next"),
+    ("1 … {n}", _("choose a label")),
+    ("H", _("help for the chosen label")),
+    ("Q W E R T", _("confidence 1 … 5")),
+    ("Enter", _("submit / next")),
 ]
 SHORTCUTS_SPANS = [
-    ("← →", "move the word cursor (or click a word)"),
-    ("Shift + ← →", "extend the selection"),
-    ("A", "add the selection as a span"),
-    ("Backspace", "remove the last span"),
-    ("N", "no answer (empty set)"),
-    ("Q W E R T", "confidence 1 … 5"),
-    ("Enter", "submit / next"),
+    (_("Click"), _("select a word (a drag: several words)")),
+    ("← →", _("move the word cursor")),
+    ("Shift + ← →", _("extend the selection")),
+    ("A", _("add the selection as a span")),
+    ("M", _("merge two spans side by side")),
+    ("Backspace", _("remove the last span")),
+    ("N", _("no answer (empty set)")),
+    ("Q W E R T", _("confidence 1 … 5")),
+    ("Enter", _("submit / next")),
 ]
 
 CONFIDENCE_SCALE = [
@@ -87,7 +91,7 @@ def home(request: HttpRequest) -> HttpResponse:
         task = participation.task
         shortcuts = SHORTCUTS_CLASSIFICATION if task.is_classification else SHORTCUTS_SPANS
         if state == State.TEST:
-            shortcuts = [*shortcuts[:-1], ("S", "skip this item"), shortcuts[-1]]
+            shortcuts = [*shortcuts[:-1], ("S", _("skip this item (press twice)")), shortcuts[-1]]
         n_labels = task.labels.count() if task.is_classification else 0
         context.update(
             items_base=reverse("session:item", args=[0]).removesuffix("0/"),

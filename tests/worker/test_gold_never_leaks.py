@@ -27,6 +27,7 @@ FORBIDDEN_KEYS = {
     "verdict",
     "correct",
     "matches",
+    "feedback",
     "alternative_answers",
     "extra",
     "reveal",

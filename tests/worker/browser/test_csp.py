@@ -65,6 +65,7 @@ def test_an_mturk_worker_from_the_link_to_the_hit_posted_back(open_as, db):
     for position in range(len(NER_TEST)):
         wait_for_item(page, "test", position)
         page.keyboard.press("s")
+        page.keyboard.press("s")  # a skip is confirmed by a second S
     page.wait_for_url(f"{SANDBOX}/mturk/externalSubmit", timeout=15_000)
     assert posted and posted[0][0] == "POST" and "assignmentId=A1" in posted[0][2]
     assert "completion_code=CSPCODE1" in posted[0][2]

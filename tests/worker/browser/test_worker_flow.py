@@ -142,7 +142,8 @@ def test_keyboard_only_classification_with_the_help_pop_up(open_as, db):
     wait_for_item(page, 1)
     row = Response.objects.get(participation=p, position=0)
     assert (row.status, row.label, row.confidence) == ("answered", "negative", 5)
-    page.keyboard.press("s")  # skip
+    page.keyboard.press("s")
+    page.keyboard.press("s")  # a skip is confirmed by a second S
     wait_for_item(page, 2)
     assert Response.objects.get(participation=p, position=1).status == "skipped"
     shot(page, "item-classification")
@@ -221,6 +222,7 @@ def test_finishing_training_leads_to_the_test_step_and_finishing_the_test_to_the
     for position in range(2):
         wait_for_item(page, position)
         page.keyboard.press("s")
+        page.keyboard.press("s")  # a skip is confirmed by a second S
     page.locator("#completion-code").wait_for()
     assert page.locator("#completion-code").inner_text() == "C0DE1234"
     shot(page, "finish")
@@ -378,8 +380,9 @@ def test_on_a_touch_screen_a_selection_is_adjusted_then_added_with_the_button(op
     p = make_participation(task, state=State.TEST)
     page = open_as(p, viewport={"width": 390, "height": 640}, touch=True)
     wait_for_item(page, 0)
-    assert "Press and hold a word" in page.locator(".span-hint").inner_text()
-    token(page, "Ada").tap()
+    assert "press and hold a word" in page.locator(".span-hint").inner_text()
+    token(page, "Ada").tap()  # a tap selects the word
+    assert span_texts(page) == ["Ada"]
     # What a long press then dragging the handles leaves: a selection from inside "Ada" to inside "Lovelace".
     page.evaluate("""() => {
         const toks = [...document.querySelectorAll('#context-wrap .tok')];
@@ -388,10 +391,10 @@ def test_on_a_touch_screen_a_selection_is_adjusted_then_added_with_the_button(op
         getSelection().setBaseAndExtent(a, 1, b, 4);
     }""")
     page.wait_for_function("() => window.workerPage.pending !== null")
-    assert span_texts(page) == []  # not added until the worker says so
+    assert span_texts(page) == ["Ada"]  # not added until the worker says so
     assert "kbd-sel" in token(page, "Lovelace").get_attribute("class")
     page.locator("#add-span").tap()
-    assert span_texts(page) == ["Ada Lovelace"]
+    assert span_texts(page) == ["Ada Lovelace"]  # the selection reaching over "Ada" extends it
     page.get_by_text("Agree", exact=True).tap()
     page.locator("#submit-button").tap()
     wait_for_item(page, 1)
@@ -413,17 +416,18 @@ def test_the_no_session_page(open_as, db):
     shot(page, "no-session")
 
 
-def test_a_click_on_a_word_puts_the_word_cursor_there_for_the_keyboard(open_as, db):
+def test_a_click_on_a_word_selects_it_and_puts_the_word_cursor_there_for_the_keyboard(open_as, db):
     task = make_task_with_items(slug="click", test=NER_TEST)
     p = make_participation(task, state=State.TEST)
     page = open_as(p)
     wait_for_item(page, 0)
     token(page, "Charles").click()
     assert "kbd-cursor" in token(page, "Charles").get_attribute("class")
-    assert span_texts(page) == []  # a click alone adds nothing
+    assert span_texts(page) == ["Charles"]  # issue 20: a click selects the word
     page.keyboard.press("Shift+ArrowRight")
     page.keyboard.press("a")
-    assert span_texts(page) == ["Charles Babbage"]
-    token(page, "Ada").dblclick()  # a double click selects the word: added at once
+    assert span_texts(page) == ["Charles Babbage"]  # the keyboard selection extends the clicked word
+    token(page, "Ada").dblclick()  # a double click: the word once, not added then removed
     assert span_texts(page) == ["Ada", "Charles Babbage"]
+    assert page.locator("#message").is_hidden()
     assert not page.js_errors
