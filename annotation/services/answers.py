@@ -431,7 +431,11 @@ def skip(
     known: WorkerState | None = None,
     now: datetime | None = None,
 ) -> SubmitResult:
-    """Record a skip of the current test item (the empty answer, scored as such); ``known`` as for ``submit``."""
+    """Record a skip of the current test item; ``known`` as for ``submit``.
+
+    The stored score is the empty answer's (``scoring.stored_skip_score``); the reports apply the skip
+    policy (by default a skip scores 0), so the stored data serve every policy.
+    """
     now = now or timezone.now()
     closing.check_can_work(participation, now=now)
     head, response = _current(participation, item_id, known)
@@ -443,7 +447,7 @@ def skip(
         "label": "",
         "answer": [],
         "confidence": confidence,
-        "score": scoring.skip_score(response.example.gold_answers),
+        "score": scoring.stored_skip_score(response.example.gold_answers),
     }
     return _lock(
         participation=participation,

@@ -28,6 +28,7 @@ from annotation.reporting.plots import PLOT_FORMATS, all_tasks_plot
 from annotation.reporting.selection import select_studies
 from annotation.reporting.tables import build_table
 from annotation.services import slots
+from tasks_app.scoring import SKIP_EMPTY, SKIP_EXCLUDE, SKIP_ZERO
 
 STATES = [s for s, _ in Participation.State.choices]
 
@@ -51,26 +52,27 @@ def _progress(studies: list[Study]) -> dict[int, list[dict]]:
 def _option_links(studies_raw: str | None, options: MetricOptions) -> dict[str, str]:
     """Query strings that change one metric option and keep the other (and the study selection)."""
 
-    def query(exclude_skips: bool, ddof: int) -> str:
+    def query(skip_policy: str, ddof: int) -> str:
         parts = [f"studies={studies_raw}"] if studies_raw else []
-        if exclude_skips:
-            parts.append("exclude_skips=1")
+        if skip_policy != SKIP_ZERO:
+            parts.append(f"skip_policy={skip_policy}")
         if ddof:
             parts.append(f"ddof={ddof}")
         return "&".join(parts)
 
     return {
-        "skips_empty": query(False, options.ddof),
-        "skips_excluded": query(True, options.ddof),
-        "population": query(options.exclude_skips, 0),
-        "sample": query(options.exclude_skips, 1),
+        "skips_zero": query(SKIP_ZERO, options.ddof),
+        "skips_empty": query(SKIP_EMPTY, options.ddof),
+        "skips_excluded": query(SKIP_EXCLUDE, options.ddof),
+        "population": query(options.skip_policy, 0),
+        "sample": query(options.skip_policy, 1),
     }
 
 
 def _query(studies_raw: str, options: MetricOptions) -> str:
     query = f"studies={studies_raw}"
-    if options.exclude_skips:
-        query += "&exclude_skips=1"
+    if options.skip_policy != SKIP_ZERO:
+        query += f"&skip_policy={options.skip_policy}"
     if options.ddof:
         query += f"&ddof={options.ddof}"
     return query
