@@ -43,6 +43,7 @@ class TaskAdmin(admin.ModelAdmin):
         "instructions",
         "multiple_spans",
         "overlapping_spans",
+        "empty_answer_allowed",
         "question_types",
         "display_order",
     )

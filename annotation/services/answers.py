@@ -280,6 +280,10 @@ def _validate(
     if no_answer and spans:
         raise InvalidAnswer("conflicting_answer", "choose either spans or no answer, not both")
     if no_answer:
+        if not task.empty_answer_allowed:
+            raise InvalidAnswer(
+                "no_answer_not_allowed", "every item of this task has an answer: select it (or skip the item)"
+            )
         return Status.NO_ANSWER, "", [], []
     valid = validate_spans(
         context=response.example.context_text,

@@ -295,7 +295,7 @@
     if (window.matchMedia && window.matchMedia("(pointer: coarse)").matches) hint += " " + TOUCH_HINT;
     tools.appendChild(el("span", { class: "span-hint", text: hint }));
     tools.appendChild(add);
-    tools.appendChild(none);
+    if (item.empty_answer_allowed !== false) tools.appendChild(none);  // a task whose gold is never empty: no "No answer"
     area.appendChild(tools);
     area.appendChild(el("ol", { class: "span-list", id: "span-list", "aria-label": "Your spans" }));
     this.paintSpans();
@@ -376,7 +376,7 @@
   };
 
   ItemPage.prototype.toggleNoAnswer = function () {
-    if (this.locked || !this.view) return;
+    if (this.locked || !this.view || this.item.empty_answer_allowed === false) return;
     this.noAnswer = !this.noAnswer;
     if (this.noAnswer) this.spans = [];
     this.hideMessage();
