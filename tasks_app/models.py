@@ -30,8 +30,7 @@ class Task(models.Model):
     instructions = models.TextField(blank=True, help_text="Short instructions shown beside each item.")
     multiple_spans = models.BooleanField(
         default=False,
-        help_text="Span tasks: may an answer have several spans (NER, and SQuAD as in the CLUES paper) or at "
-        "most one?",
+        help_text="Span tasks: may an answer have several spans (NER, and SQuAD as in the CLUES paper) or at most one?",
     )
     empty_answer_allowed = models.BooleanField(
         default=True,

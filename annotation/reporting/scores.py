@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from django.db.models import Avg, Case, Count, F, FloatField, Q, Sum, Value, When
-from django.db.models.expressions import Expression
+from django.db.models.expressions import Combinable
 
 from annotation.models import Participation, Response, Study
 from annotation.reporting.options import MetricOptions
@@ -34,7 +34,7 @@ _TEST = Q(phase=Phase.TEST)
 _LOCKED = ~Q(status=Status.PENDING)
 
 
-def policy_score(options: MetricOptions) -> Expression:
+def policy_score(options: MetricOptions) -> Combinable:
     """A response's score under the skip policy, as an SQL expression (NULL = left out of averages)."""
     if options.skip_policy == SKIP_EMPTY:
         return F("score")

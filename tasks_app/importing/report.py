@@ -1,21 +1,28 @@
-"""The human-readable import report: findings (errors first), then what each task holds."""
+"""The human-readable import report: findings (errors first), the comparison with the CLUES paper,
+then what each task holds."""
 
 from __future__ import annotations
 
 from collections import Counter
 
 from tasks_app.importing.findings import ERROR, INFO, WARNING, findings_table
+from tasks_app.importing.paper_comparison import KIND as PAPER_COMPARISON
 from tasks_app.importing.service import ImportResult
 
 
 def render_report(result: ImportResult, *, dry_run: bool = False) -> str:
     parts = []
-    counts = Counter(f.severity for f in result.findings)
+    findings = [f for f in result.findings if f.kind != PAPER_COMPARISON]
+    counts = Counter(f.severity for f in findings)
     summary = ", ".join(f"{n} {severity}(s)" for severity, n in sorted(counts.items())) or "none"
     parts.append(f"Findings: {summary}")
-    if result.findings:
+    if findings:
         rank = {ERROR: 0, WARNING: 1, INFO: 2}
-        parts.append(findings_table(sorted(result.findings, key=lambda f: rank[f.severity])))
+        parts.append(findings_table(sorted(findings, key=lambda f: rank[f.severity])))
+    comparison = [f for f in result.findings if f.kind == PAPER_COMPARISON]
+    if comparison:
+        parts.append("Compared with the CLUES paper (Table 3; MNLI 7 genres x 30):")
+        parts += [f"  {f.task}: {f.message}" for f in comparison]
     if any(f.is_error for f in result.findings):
         return "\n".join(parts)
     for outcome in result.tasks:

@@ -1,32 +1,12 @@
-"""QA answer options as in the CLUES paper: SQuAD takes several spans, ReCoRD offers no "No answer".
-
-The data step brings the tasks that ``0002_clues_tasks`` installed in line with the catalog: ReCoRD
-(slug ``record``) gets ``empty_answer_allowed = False`` (its gold is never empty), and SQuAD (slug
-``squad2``) gets ``multiple_spans = True`` and ``overlapping_spans = True`` (its gold's alternative
-answers nest) unless a worker has already answered one of its items: a
-study under way keeps the single-span protocol it started with (the admin can switch it by hand).
-"""
+"""Task.empty_answer_allowed; the data step that brings the installed CLUES tasks in line is
+annotation's ``0006_clues_qa_answer_options`` (it needs to know whether workers have answered)."""
 
 from django.db import migrations, models
-
-
-def forwards(apps, schema_editor):
-    Task = apps.get_model("tasks_app", "Task")
-    Response = apps.get_model("annotation", "Response")
-    Task.objects.filter(slug="record").update(empty_answer_allowed=False)
-    for task in Task.objects.filter(slug="squad2", kind="span", multiple_spans=False):
-        if not Response.objects.filter(example__task_id=task.pk).exists():
-            Task.objects.filter(pk=task.pk).update(multiple_spans=True, overlapping_spans=True)
-
-
-def backwards(apps, schema_editor):
-    pass  # the field goes away with the schema step; multiple_spans keeps what it was set to
 
 
 class Migration(migrations.Migration):
     dependencies = [
         ("tasks_app", "0003_task_overlapping_spans"),
-        ("annotation", "0001_initial"),
     ]
 
     operations = [
@@ -49,5 +29,4 @@ class Migration(migrations.Migration):
                 "at most one?",
             ),
         ),
-        migrations.RunPython(forwards, backwards),
     ]

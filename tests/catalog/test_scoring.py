@@ -19,8 +19,8 @@ from tasks_app.scoring import (
     s1,
     s1_best_of,
     skip_score,
-    stored_skip_score,
     std,
+    stored_skip_score,
 )
 
 SCORING_PY = Path(__file__).resolve().parents[2] / "tasks_app" / "scoring.py"

@@ -1,12 +1,16 @@
 """QA answer options as in the CLUES paper: several spans per answer, and no "No answer" where the gold
 is never empty (ReCoRD), through the session API."""
 
+import importlib
 import json
 
 import pytest
+from django.apps import apps as django_apps
 
 from annotation.models import Participation, Response
 from tasks_app.catalog import BY_SLUG
+from tasks_app.models import Task
+from tests.factories import ExampleFactory, ResponseFactory
 from tests.worker.conftest import make_participation, make_task_with_items
 
 pytestmark = pytest.mark.django_db
@@ -82,3 +86,26 @@ def test_a_classification_item_says_no_empty_answer(client, worker, sst_task):
     p = make_participation(sst_task, state=State.TEST)
     worker(p)
     assert client.get(API + "current/").json()["item"]["empty_answer_allowed"] is False
+
+
+def _qa_migration():
+    return importlib.import_module("annotation.migrations.0006_clues_qa_answer_options")
+
+
+def test_the_data_migration_made_squad_multi_span_and_record_answer_always():
+    assert Task.objects.filter(slug="squad2", multiple_spans=True, overlapping_spans=True).exists()
+    assert Task.objects.get(slug="record").empty_answer_allowed is False
+
+
+def test_the_data_migration_keeps_a_squad_task_single_span_once_workers_have_answered():
+    squad = Task.objects.get(slug="squad2")
+    Task.objects.filter(pk=squad.pk).update(multiple_spans=False, overlapping_spans=False)
+    example = ExampleFactory(task=squad, context=PARAGRAPH, gold_answers=["Normandy"])
+    ResponseFactory(participation=make_participation(squad, state=State.TEST), example=example)
+    _qa_migration().forwards(django_apps, None)
+    squad.refresh_from_db()
+    assert (squad.multiple_spans, squad.overlapping_spans) == (False, False)
+    Response.objects.all().delete()
+    _qa_migration().forwards(django_apps, None)
+    squad.refresh_from_db()
+    assert (squad.multiple_spans, squad.overlapping_spans) == (True, True)
