@@ -29,6 +29,7 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotation.models import AnswerSpan, Participation, Response
 from annotation.services import closing, lifecycle, offsets, steps, timing, training_filter, worker_sql
@@ -282,7 +283,7 @@ def _validate(
     if no_answer:
         if not task.empty_answer_allowed:
             raise InvalidAnswer(
-                "no_answer_not_allowed", "every item of this task has an answer: select it (or skip the item)"
+                "no_answer_not_allowed", gettext("every item of this task has an answer: select it (or skip the item)")
             )
         return Status.NO_ANSWER, "", [], []
     valid = validate_spans(
