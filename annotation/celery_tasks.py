@@ -4,7 +4,7 @@ import logging
 
 from celery import shared_task
 
-from annotation.services import abandonment, closing
+from annotation.services import abandonment, closing, filter_groups
 
 logger = logging.getLogger(__name__)
 
@@ -22,3 +22,18 @@ def release_abandoned_slots() -> int:
     # Runs every minute or so: a sweep that freed nothing is not worth a line at info.
     logger.log(logging.INFO if released else logging.DEBUG, "released %d abandoned slot(s)", released)
     return released
+
+
+@shared_task(name="annotation.decide_training_filters")
+def decide_training_filters() -> int:
+    """Periodic (CELERY_BEAT_SCHEDULE): give the relative training filter's verdicts of every group that has
+    finished training or waited past its study's timeout (``filter_groups``)."""
+    decisions = filter_groups.decide_due()
+    excluded = sum(not d.passed for d in decisions)
+    logger.log(
+        logging.INFO if decisions else logging.DEBUG,
+        "training filter: %d verdict(s), %d excluded",
+        len(decisions),
+        excluded,
+    )
+    return len(decisions)

@@ -52,6 +52,7 @@ TASK_FIELDS = (
     "instructions",
     "multiple_spans",
     "overlapping_spans",
+    "empty_answer_allowed",
     "question_types",
     "display_order",
 )

@@ -44,9 +44,11 @@ class TaskDefinition:
     description: str
     instructions: str
     multiple_spans: bool = False
-    # Nested spans in one answer. No CLUES task has them: CoNLL-2003 and WikiANN annotate flat, non-nested
-    # entities, and SQuAD 2.0 and ReCoRD take one span at most (nothing to overlap).
+    # Nested spans in one answer. CoNLL-2003 and WikiANN annotate flat, non-nested entities; SQuAD's gold
+    # lists every annotator's answer, which often nest ("complexity classes" in "some complexity classes").
     overlapping_spans: bool = False
+    # False where the gold is never empty (ReCoRD): no "No answer" for the worker.
+    empty_answer_allowed: bool = True
     question_types: list = field(default_factory=list)
     labels: tuple[LabelDefinition, ...] = ()
     display_order: int = 100
@@ -165,10 +167,14 @@ CLUES_TASKS: tuple[TaskDefinition, ...] = (
             "paragraph that answers the question, or say that the paragraph does not answer it."
         ),
         instructions=(
-            "Select one span of the paragraph. Some questions have no answer in the paragraph: then answer "
-            "that there is none rather than guessing."
+            "Select the span of the paragraph that answers the question; if several parts of it answer it, "
+            "select each. Some questions have no answer in the paragraph: then answer that there is none "
+            "rather than guessing."
         ),
-        multiple_spans=False,
+        # The paper's SQuAD page (its Fig. 3) takes zero, one or more answers, as NER does; a single span
+        # could not reach full credit where the gold lists several texts.
+        multiple_spans=True,
+        overlapping_spans=True,  # the gold's alternative answers nest: full credit needs each of them
         display_order=50,
     ),
     TaskDefinition(
@@ -184,6 +190,7 @@ CLUES_TASKS: tuple[TaskDefinition, ...] = (
         ),
         instructions="Select one mention in the article of the person, place or thing that fills @placeholder.",
         multiple_spans=False,
+        empty_answer_allowed=False,  # every ReCoRD item has an answer
         display_order=60,
     ),
 )
@@ -200,6 +207,7 @@ _TASK_FIELDS = (
     "instructions",
     "multiple_spans",
     "overlapping_spans",
+    "empty_answer_allowed",
     "question_types",
     "display_order",
 )

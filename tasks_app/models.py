@@ -29,7 +29,14 @@ class Task(models.Model):
     description = models.TextField(help_text="Shown to workers at the top of every page.")
     instructions = models.TextField(blank=True, help_text="Short instructions shown beside each item.")
     multiple_spans = models.BooleanField(
-        default=False, help_text="Span tasks: may an answer have several spans (NER) or at most one (QA)?"
+        default=False,
+        help_text="Span tasks: may an answer have several spans (NER, and SQuAD as in the CLUES paper) or at most one?",
+    )
+    empty_answer_allowed = models.BooleanField(
+        default=True,
+        help_text="Span tasks: may a worker answer that there is no answer? Off for a task whose gold is never "
+        "empty (ReCoRD): the worker page then offers no 'No answer' button and the server refuses one. "
+        "A test item can still be skipped.",
     )
     overlapping_spans = models.BooleanField(
         default=False,

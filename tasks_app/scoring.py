@@ -16,9 +16,12 @@ Standard deviation: the paper's "±" figures match the *population* standard
 deviation (ddof = 0) over the annotators, which is the default here. Pass
 ``ddof=1`` for the sample standard deviation.
 
-A skipped test item is scored by ``skip_score``, the one definition that the
-live path (at lock time) and the recomputation both call: today a skip scores
-as the empty answer.
+A skipped test item is scored by ``skip_score`` under a skip policy
+(``SKIP_POLICIES``): ``"zero"`` (the default: a skip never earns credit),
+``"empty"`` (a skip scores as the empty answer, 1 when the gold is empty) or
+``"exclude"`` (the item is left out of the annotator's mean). The score stored
+with a skip is the ``"empty"`` one (``STORED_SKIP_POLICY``), the only one that
+needs the gold; reports derive the other two from it.
 
 Options beyond the paper's definition (all off by default):
 - ``normalize``: compare strings after SQuAD-style normalisation (lower case,
@@ -40,7 +43,13 @@ __all__ = [
     "s1",
     "s1_best_of",
     "SKIP_ANSWER",
+    "SKIP_POLICIES",
+    "SKIP_ZERO",
+    "SKIP_EMPTY",
+    "SKIP_EXCLUDE",
+    "STORED_SKIP_POLICY",
     "skip_score",
+    "stored_skip_score",
     "mean",
     "mean_s1",
     "std",
@@ -100,12 +109,33 @@ def s1(prediction: Iterable[str], gold: Iterable[str], *, normalize: bool = Fals
 SKIP_ANSWER: tuple[str, ...] = ()
 
 
-def skip_score(gold: Iterable[str]) -> float:
-    """The S1 of a skipped item against its gold: that of the empty answer (1 if the gold is empty, else 0).
+SKIP_ZERO = "zero"
+SKIP_EMPTY = "empty"
+SKIP_EXCLUDE = "exclude"
+SKIP_POLICIES: tuple[str, ...] = (SKIP_ZERO, SKIP_EMPTY, SKIP_EXCLUDE)
+# What ``Response.score`` holds for a skip: the empty answer's S1, from which the other policies follow.
+STORED_SKIP_POLICY = SKIP_EMPTY
 
-    Every place that scores a skip calls this, so a different skip policy
-    (e.g. a fixed score) is a change here and nowhere else.
+
+def skip_score(gold: Iterable[str], policy: str = SKIP_ZERO) -> float | None:
+    """The S1 of a skipped item under a skip policy; None when the policy leaves the item out.
+
+    ``"zero"``: 0 whatever the gold, so skipping never earns credit (on NER about half the gold
+    sets are empty, and a worker who skipped everything would otherwise score about 50);
+    ``"empty"``: that of the empty answer (1 if the gold is empty, else 0); ``"exclude"``: None.
+    Every place that scores a skip calls this.
     """
+    if policy == SKIP_ZERO:
+        return 0.0
+    if policy == SKIP_EMPTY:
+        return s1(SKIP_ANSWER, gold)
+    if policy == SKIP_EXCLUDE:
+        return None
+    raise ValueError(f"skip policy must be one of {', '.join(SKIP_POLICIES)}, not {policy!r}")
+
+
+def stored_skip_score(gold: Iterable[str]) -> float:
+    """The score stored with a skip (``STORED_SKIP_POLICY``): the empty answer's S1 against the gold."""
     return s1(SKIP_ANSWER, gold)
 
 

@@ -23,7 +23,15 @@ class ExportJobForm(forms.ModelForm):
 
     kind = forms.ChoiceField(choices=[(k, k) for k in EXPORT_KINDS])
     studies = forms.ModelMultipleChoiceField(queryset=Study.objects.all())
-    exclude_skips = forms.BooleanField(required=False, help_text="Leave skipped items out (default: count as empty).")
+    skip_policy = forms.ChoiceField(
+        choices=[
+            ("zero", "a skip scores 0 (default)"),
+            ("empty", "a skip counts as an empty answer"),
+            ("exclude", "skips left out, coverage reported"),
+        ],
+        initial="zero",
+        required=False,
+    )
     ddof = forms.TypedChoiceField(choices=[(0, "population std (paper)"), (1, "sample std")], coerce=int, initial=0)
 
     class Meta:
@@ -38,7 +46,7 @@ class ExportJobForm(forms.ModelForm):
             self.job = export_job_create(
                 kind=data["kind"],
                 study_refs=[s.pk for s in data["studies"]],
-                options=MetricOptions(exclude_skips=data.get("exclude_skips", False), ddof=data.get("ddof", 0)),
+                options=MetricOptions(skip_policy=data.get("skip_policy") or "zero", ddof=data.get("ddof", 0)),
                 user=getattr(self, "user", None),
             )
         except ReportError as exc:
@@ -83,7 +91,7 @@ class ExportJobAdmin(admin.ModelAdmin):
 
     def get_fields(self, request, obj=None):
         if obj is None:
-            return ["kind", "studies", "exclude_skips", "ddof"]
+            return ["kind", "studies", "skip_policy", "ddof"]
         return self.readonly_fields
 
     def get_readonly_fields(self, request, obj=None):

@@ -139,6 +139,15 @@ class StandardDesignForm(forms.Form):
     workers_per_condition = forms.IntegerField(min_value=1, initial=studies.STANDARD_WORKERS)
     slug = forms.SlugField(required=False, help_text="Default: <task>-split<N>.")
     open_now = forms.BooleanField(required=False, label="Open the study right away")
+    filter_rule = forms.ChoiceField(choices=Study.FilterRule.choices, initial=Study.FilterRule.NONE, required=False)
+    filter_threshold = forms.FloatField(
+        initial=0.0,
+        required=False,
+        help_text="Absolute: the minimum training S1 (0..1). Relative: the largest distance below the group.",
+    )
+    filter_reference = forms.ChoiceField(
+        choices=Study.FilterReference.choices, initial=Study.FilterReference.MEAN, required=False
+    )
 
 
 @admin.register(Study)
@@ -170,7 +179,19 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
             },
         ),
         ("Cohorts", {"fields": ["cohorts", "past_participants"]}),
-        ("Protocol", {"fields": ["test_order", "abandon_after_minutes", "filter_rule", "filter_threshold"]}),
+        (
+            "Protocol",
+            {
+                "fields": [
+                    "test_order",
+                    "abandon_after_minutes",
+                    "filter_rule",
+                    "filter_threshold",
+                    "filter_reference",
+                    "filter_group_timeout_minutes",
+                ]
+            },
+        ),
         (
             "Pay and completion",
             {
@@ -314,6 +335,9 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
                     slug=data["slug"] or None,
                     workers_per_condition=data["workers_per_condition"],
                     open_now=data["open_now"],
+                    filter_rule=data["filter_rule"] or Study.FilterRule.NONE,
+                    filter_threshold=data["filter_threshold"] or 0.0,
+                    filter_reference=data["filter_reference"] or Study.FilterReference.MEAN,
                 )
             except ValidationError as exc:
                 form.add_error(None, _error_text(exc))
@@ -457,7 +481,10 @@ class FilterDecisionInline(_ReadOnlyInline):
         "training_s1",
         "rule",
         "threshold",
+        "pending_group",
+        "reference",
         "reference_mean",
+        "group_training_s1",
         "reason",
         "decided_by",
     ]

@@ -27,12 +27,21 @@ from annotation.reporting.scores import annotator_rows
 from annotation.reporting.selection import select_studies
 from annotation.reporting.statement import STATEMENT_FORMATS, build_statement, render_statement
 from annotation.reporting.tables import build_table
+from tasks_app.scoring import SKIP_POLICIES
 
 _METRIC_PARAMETERS = [
     OpenApiParameter(
+        "skip_policy",
+        OpenApiTypes.STR,
+        enum=list(SKIP_POLICIES),
+        description="How a skipped test item is scored: zero (default), empty (as the empty answer) or "
+        "exclude (left out, coverage reported).",
+    ),
+    OpenApiParameter(
         "exclude_skips",
         OpenApiTypes.BOOL,
-        description="Leave skipped items out (default: a skip counts as an empty answer).",
+        description="Deprecated alias: true is skip_policy=exclude.",
+        deprecated=True,
     ),
     OpenApiParameter("ddof", OpenApiTypes.INT, enum=[0, 1], description="0: population std (default), 1: sample std."),
 ]
@@ -119,7 +128,8 @@ class ExportRequestSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=list(EXPORT_KINDS))
     studies = serializers.ListField(child=serializers.CharField(), allow_empty=True, default=list)
     all = serializers.BooleanField(default=False)
-    exclude_skips = serializers.BooleanField(default=False)
+    skip_policy = serializers.ChoiceField(choices=list(SKIP_POLICIES), required=False)
+    exclude_skips = serializers.BooleanField(default=False, help_text="Deprecated alias: true is skip_policy=exclude.")
     ddof = serializers.ChoiceField(choices=[0, 1], default=0)
 
 
@@ -180,7 +190,7 @@ class ExportRequestView(APIView):
                 kind=data["kind"],
                 study_refs=data["studies"],
                 all_studies=data["all"],
-                options=MetricOptions(exclude_skips=data["exclude_skips"], ddof=data["ddof"]),
+                options=MetricOptions.from_params(data),
                 user=request.user,
             )
         except ReportError as exc:

@@ -225,6 +225,7 @@ def item_payload(participation: Participation, response: Response) -> dict:
         "multiple_spans": task.multiple_spans,
         # The page refuses what the server would: overlapping selections, more spans than the cap.
         "overlapping_spans": task.overlapping_spans,
+        "empty_answer_allowed": not task.is_classification and task.empty_answer_allowed,
         "max_spans": answers.span_limit(example.context_text, overlapping=task.overlapping_spans),
         "skip_allowed": response.phase == Response.Phase.TEST,
         "locked": response.is_locked,

@@ -125,6 +125,10 @@ ITEM = _obj(
         "answer_kind": serializers.ChoiceField(["label", "spans"]),
         "multiple_spans": serializers.BooleanField(),
         "overlapping_spans": serializers.BooleanField(help_text="May spans overlap (nested names)?"),
+        "empty_answer_allowed": serializers.BooleanField(
+            help_text="May the answer be 'no answer'? False for a span task whose gold is never empty "
+            "(ReCoRD) and for classification; submit then refuses no_answer (400 no_answer_not_allowed)."
+        ),
         "max_spans": serializers.IntegerField(
             help_text="The most spans an answer to this item takes (50, or fewer for a short context)."
         ),

@@ -152,6 +152,18 @@ class StandardDesignSerializer(serializers.Serializer):
     name = serializers.CharField(required=False, allow_blank=True, max_length=200)
     workers_per_condition = serializers.IntegerField(min_value=1, max_value=SMALL_MAX, default=studies.STANDARD_WORKERS)
     open = serializers.BooleanField(default=False, help_text="Open the study right away.")
+    filter_rule = serializers.ChoiceField(
+        choices=Study.FilterRule.choices, default=Study.FilterRule.NONE, help_text="The training filter's rule."
+    )
+    filter_threshold = serializers.FloatField(
+        default=0.0,
+        help_text="Absolute: the minimum training S1 (0..1); relative: the largest distance below the group.",
+    )
+    filter_reference = serializers.ChoiceField(
+        choices=Study.FilterReference.choices,
+        default=Study.FilterReference.MEAN,
+        help_text="Relative rule: the others' mean or median.",
+    )
 
 
 class EventSerializer(serializers.ModelSerializer[ParticipationEvent]):
@@ -175,7 +187,10 @@ class FilterDecisionSerializer(serializers.ModelSerializer[FilterDecision]):
             "training_s1",
             "rule",
             "threshold",
+            "reference",
             "reference_mean",
+            "group_training_s1",
+            "pending_group",
             "passed",
             "is_override",
             "reason",
@@ -324,6 +339,9 @@ class StudyViewSet(viewsets.ModelViewSet[Study]):
                 name=data.get("name", ""),
                 workers_per_condition=data["workers_per_condition"],
                 open_now=data["open"],
+                filter_rule=data["filter_rule"],
+                filter_threshold=data["filter_threshold"],
+                filter_reference=data["filter_reference"],
             )
         except DjangoValidationError as exc:
             raise _as_400(exc) from None

@@ -132,7 +132,19 @@ class FilterDecision(models.Model):
     )
     rule = models.CharField(max_length=10)
     threshold = models.FloatField()
-    reference_mean = models.FloatField(null=True, blank=True)
+    reference_mean = models.FloatField(
+        null=True, blank=True, help_text="Relative rule: the group's reference (mean or median of the others)."
+    )
+    reference = models.CharField(max_length=10, blank=True, help_text="Relative rule: mean or median.")
+    group_training_s1 = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Relative rule: the training S1 of the others in the group the worker was compared with.",
+    )
+    pending_group = models.BooleanField(
+        default=False,
+        help_text="Relative rule: the worker went on to the test; the verdict waits for the group's training.",
+    )
     passed = models.BooleanField()
     is_override = models.BooleanField(default=False)
     reason = models.CharField(max_length=500)
@@ -143,5 +155,5 @@ class FilterDecision(models.Model):
         ordering = ["participation", "at", "id"]
 
     def __str__(self) -> str:
-        verdict = "passed" if self.passed else "failed"
+        verdict = "waiting for the group" if self.pending_group else ("passed" if self.passed else "failed")
         return f"{self.participation_id}: {verdict}{' (override)' if self.is_override else ''}"

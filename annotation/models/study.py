@@ -25,7 +25,11 @@ class Study(models.Model):
     class FilterRule(models.TextChoices):
         NONE = "none", "No training filter"
         ABSOLUTE = "absolute", "Training S1 at least a minimum"
-        RELATIVE = "relative", "Training S1 at most a distance below the condition's mean so far"
+        RELATIVE = "relative", "Training S1 at most a distance below the group's (the condition's other workers)"
+
+    class FilterReference(models.TextChoices):
+        MEAN = "mean", "Mean of the others in the group"
+        MEDIAN = "median", "Median of the others in the group"
 
     slug = models.SlugField(unique=True, help_text="Used in the workers' entry link, e.g. /join/sst2-pilot/.")
     name = models.CharField(max_length=200)
@@ -52,7 +56,20 @@ class Study(models.Model):
     filter_threshold = models.FloatField(
         default=0.0,
         help_text="Absolute rule: the minimum training S1 (0..1). Relative rule: the largest allowed distance "
-        "below the mean training S1 of the condition's other workers so far.",
+        "below the mean (or median) training S1 of the other workers of the condition's group.",
+    )
+    filter_reference = models.CharField(
+        max_length=10,
+        choices=FilterReference.choices,
+        default=FilterReference.MEAN,
+        help_text="Relative rule: compare each worker with the mean or the median of the others in the group.",
+    )
+    filter_group_timeout_minutes = models.PositiveIntegerField(
+        default=120,
+        validators=[MinValueValidator(1)],
+        help_text="Relative rule: the group is judged once all its slots have finished training, or this long "
+        "after its first undecided worker finished training, with the group so far. Workers go on to the "
+        "test meanwhile.",
     )
     completion_code = models.CharField(max_length=64, blank=True, help_text="Shown to workers who finish.")
     prolific_completion_url = models.URLField(

@@ -34,6 +34,7 @@ from annotation.reporting.bootstrap import IntervalOptions
 from annotation.reporting.correlation import CORRELATION_METHOD, spearman_with_interval
 from annotation.reporting.options import MetricOptions
 from annotation.reporting.pay import condition_pay
+from annotation.reporting.scores import policy_score
 from annotation.services import training_s1
 from tasks_app.models import Example, ExampleSetItem
 from tasks_app.scoring import SKIP_ANSWER, mean, s1, skip_score, std
@@ -120,7 +121,8 @@ def _test_answers(
     """The completed annotators' test answers as {example id: {participation id: answer strings}}, the
     gold per example, and their item scores as {participation id: {example id: S1}}.
 
-    A skip stands for ``SKIP_ANSWER`` among the answers and scores ``skip_score``, as at lock time.
+    A skip stands for ``SKIP_ANSWER`` among the answers and scores ``skip_score`` under the options'
+    skip policy (left out altogether when the policy excludes skips).
     """
     answers: dict[int, dict[int, list[str]]] = defaultdict(dict)
     scores: dict[int, dict[int, float]] = defaultdict(dict)
@@ -133,10 +135,11 @@ def _test_answers(
     for pid, example_id, status, answer, gold_answers in rows.iterator(chunk_size=2000):
         gold[example_id] = gold_answers
         if status == Status.SKIPPED:
-            if options.exclude_skips:
+            score = skip_score(gold_answers, options.skip_policy)
+            if score is None:
                 continue
             answer = list(SKIP_ANSWER)
-            scores[pid][example_id] = skip_score(gold_answers)
+            scores[pid][example_id] = score
         else:
             answer = answer or []
             scores[pid][example_id] = s1(answer, gold_answers)
@@ -190,13 +193,14 @@ def _completed_test(study: Study) -> QuerySet[Response]:
     ).exclude(status=Status.PENDING)
 
 
-def item_difficulty(*, study: Study, limit: int = 20) -> list[dict[str, Any]]:
-    """The test items with the lowest mean S1 over all completed annotators of the study."""
+def item_difficulty(*, study: Study, options: MetricOptions | None = None, limit: int = 20) -> list[dict[str, Any]]:
+    """The test items with the lowest mean S1 (skips per the options) over the study's completed annotators."""
+    options = options or MetricOptions()
     rows = list(
         _completed_test(study)
         .values("example_id", "example__source_id")
         .annotate(
-            mean_s1=Avg("score"),
+            mean_s1=Avg(policy_score(options)),
             annotators=Count("id"),
             wrong=Count("id", filter=Q(score=0)),
             skips=Count("id", filter=Q(status=Status.SKIPPED)),
@@ -231,22 +235,29 @@ def _snippet(context: str | list[str], length: int = 120) -> str:
     return text if len(text) <= length else text[: length - 1].rstrip() + "…"
 
 
-def confidence_vs_correctness(*, study: Study, intervals: IntervalOptions | None = None) -> dict[str, Any]:
-    base = _completed_test(study).filter(confidence__isnull=False)
-    pairs = list(base.filter(score__isnull=False).values_list("confidence", "score"))
+def confidence_vs_correctness(
+    *, study: Study, options: MetricOptions | None = None, intervals: IntervalOptions | None = None
+) -> dict[str, Any]:
+    base = (
+        _completed_test(study)
+        .filter(confidence__isnull=False)
+        .annotate(s=policy_score(options or MetricOptions()))
+        .filter(s__isnull=False)
+    )
+    pairs = list(base.values_list("confidence", "s"))
     rank = spearman_with_interval([float(c or 0) for c, _ in pairs], [float(s or 0) for _, s in pairs], intervals)
     levels = (
         base.values("confidence")
-        .annotate(n=Count("id"), mean_s1=Avg("score"), exact=Count("id", filter=Q(score=1)))
+        .annotate(n=Count("id"), mean_s1=Avg("s"), exact=Count("id", filter=Q(s=1)))
         .order_by("confidence")
     )
     totals = base.aggregate(
         n=Count("id"),
         sx=Sum(Cast("confidence", FloatField())),
-        sy=Sum("score"),
+        sy=Sum("s"),
         sxx=Sum(Cast(F("confidence") * F("confidence"), FloatField())),
-        syy=Sum(F("score") * F("score")),
-        sxy=Sum(Cast("confidence", FloatField()) * F("score")),
+        syy=Sum(F("s") * F("s")),
+        sxy=Sum(Cast("confidence", FloatField()) * F("s")),
     )
     n = totals["n"] or 0
     correlation = None
@@ -326,8 +337,8 @@ def study_analyses(*, study: Study, options: MetricOptions) -> dict[str, Any]:
         "training_overlaps": training_overlaps(study=study, options=options),
         "conditions": majority_and_agreement(study=study, options=options),
         "task_agreement": task_alpha(study),
-        "hardest_items": item_difficulty(study=study),
-        "confidence": confidence_vs_correctness(study=study),
+        "hardest_items": item_difficulty(study=study, options=options),
+        "confidence": confidence_vs_correctness(study=study, options=options),
         "time_per_item": time_per_item(study=study),
         "pay_fairness": pay_fairness(study=study),
     }

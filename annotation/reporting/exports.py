@@ -43,6 +43,7 @@ from annotation.reporting.scores import annotator_rows
 from annotation.reporting.selection import select_studies
 from annotation.reporting.tables import build_table
 from annotation.reporting.training_table import TRAINING_FORMATS, build_training_table
+from tasks_app.scoring import SKIP_EMPTY, SKIP_EXCLUDE, SKIP_ZERO
 
 logger = logging.getLogger(__name__)
 
@@ -123,13 +124,20 @@ def iter_annotation_lines(*, studies: list[Study], options: MetricOptions, chunk
     for row in rows.iterator(chunk_size=chunk_size):
         batch.append(row)
         if len(batch) >= chunk_size:
-            yield from _annotation_batch(batch)
+            yield from _annotation_batch(batch, options)
             batch = []
     if batch:
-        yield from _annotation_batch(batch)
+        yield from _annotation_batch(batch, options)
 
 
-def _annotation_batch(batch: list[tuple]) -> Iterator[str]:
+def _policy_score(status: str, stored: float | None, options: MetricOptions) -> float | None:
+    """The item's score under the report's skip policy (a skip's stored score is the empty answer's)."""
+    if status != Response.Status.SKIPPED:
+        return stored
+    return {SKIP_ZERO: 0.0, SKIP_EMPTY: stored, SKIP_EXCLUDE: None}[options.skip_policy]
+
+
+def _annotation_batch(batch: list[tuple], options: MetricOptions) -> Iterator[str]:
     spans: dict[int, list[dict[str, Any]]] = {}
     for response_id, start, end, text in (
         AnswerSpan.objects.filter(response_id__in=[r[0] for r in batch])
@@ -160,6 +168,7 @@ def _annotation_batch(batch: list[tuple]) -> Iterator[str]:
                     "spans": spans.get(r["pk"], []),
                     "confidence": r["confidence"],
                     "score": r["score"],
+                    "policy_score": _policy_score(r["status"], r["score"], options),
                     "shown_at": _iso(r["shown_at"]),
                     "submitted_at": _iso(r["submitted_at"]),
                     "revealed_at": _iso(r["revealed_at"]),

@@ -114,7 +114,7 @@ def _decorate(ax: Axes, table: Table, title: str) -> None:
 def _caption(ax: Axes, table: Table) -> None:
     """What the points and bars are, under the x-axis label."""
     spread = "population" if table.options.ddof == 0 else "sample"
-    skips = "skips excluded" if table.options.exclude_skips else "a skip counts as an empty answer"
+    skips = f"skip policy {table.options.skip_policy!r}: {table.options.skips}"
     bars = (
         f"{table.intervals.level:.0%} two-way bootstrap CI ({table.intervals.resamples} resamples, "
         f"seed {table.intervals.seed})"

@@ -1,7 +1,8 @@
 """Re-derive every stored item score from the stored answer and the gold, with the pure scorer.
 
-An answered item is S1(answer, gold); a skipped one is ``skip_score(gold)``,
-the same two functions the live path scores with at lock time.
+An answered item is S1(answer, gold); a skipped one is ``stored_skip_score(gold)``
+(the empty answer's S1, whatever skip policy a report applies later), the same
+two functions the live path scores with at lock time.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import math
 from dataclasses import dataclass, field
 
 from annotation.models import Response
-from tasks_app.scoring import s1, skip_score
+from tasks_app.scoring import s1, stored_skip_score
 
 _TOLERANCE = 1e-9
 
@@ -37,7 +38,7 @@ def recompute_item_scores(
     rows = responses.values_list("pk", "status", "answer", "score", "example__gold_answers").order_by("pk")
     for pk, status, answer, stored, gold in rows.iterator(chunk_size=chunk_size):
         result.checked += 1
-        expected = skip_score(gold) if status == Response.Status.SKIPPED else s1(answer or [], gold)
+        expected = stored_skip_score(gold) if status == Response.Status.SKIPPED else s1(answer or [], gold)
         if stored is None or not math.isclose(stored, expected, abs_tol=_TOLERANCE):
             result.mismatches.append({"response": pk, "stored": stored, "recomputed": expected})
             if fix:

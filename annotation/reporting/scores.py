@@ -3,7 +3,9 @@
 The database averages ``Response.score`` per participation (one GROUP BY over
 the responses); only the few resulting rows per condition come into Python,
 where the mean and standard deviation over annotators are taken with the
-pure scorer's ``mean``/``std``.
+pure scorer's ``mean``/``std``. The skip policy is applied in the same query
+(``policy_score``): a skip's stored score is the empty answer's, replaced by 0
+or left out (NULL, which AVG ignores) as the options say.
 """
 
 from __future__ import annotations
@@ -14,14 +16,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from django.db.models import Avg, Count, Q, Sum
+from django.db.models import Avg, Case, Count, F, FloatField, Q, Sum, Value, When
+from django.db.models.expressions import Combinable
 
 from annotation.models import Participation, Response, Study
 from annotation.reporting.options import MetricOptions
 from annotation.reporting.pay import pay_lines
 from annotation.services import training_s1
 from tasks_app.models import Task
-from tasks_app.scoring import mean, std
+from tasks_app.scoring import SKIP_EMPTY, SKIP_ZERO, mean, std
 
 State = Participation.State
 Status = Response.Status
@@ -29,7 +32,14 @@ Phase = Response.Phase
 
 _TEST = Q(phase=Phase.TEST)
 _LOCKED = ~Q(status=Status.PENDING)
-_NOT_SKIPPED = Q(status__in=[Status.ANSWERED, Status.NO_ANSWER])
+
+
+def policy_score(options: MetricOptions) -> Combinable:
+    """A response's score under the skip policy, as an SQL expression (NULL = left out of averages)."""
+    if options.skip_policy == SKIP_EMPTY:
+        return F("score")
+    skipped = Value(0.0) if options.skip_policy == SKIP_ZERO else Value(None)
+    return Case(When(status=Status.SKIPPED, then=skipped), default=F("score"), output_field=FloatField())
 
 
 @dataclass
@@ -41,7 +51,7 @@ class AnnotatorRow:
     platform: str
     worker_id: str
     state: str
-    test_s1: float | None  # 0..1, per the options; None before any locked test item
+    test_s1: float | None  # 0..1, per the options; None before any locked (and, excluding skips, answered) item
     test_items: int  # locked test items
     test_total: int  # test items laid out
     skips: int
@@ -97,15 +107,14 @@ class ConditionSummary:
         return len(self.completed)
 
 
-def _aggregates(participation_ids: Sequence[int]) -> dict[int, dict]:
+def _aggregates(participation_ids: Sequence[int], options: MetricOptions) -> dict[int, dict]:
     if not participation_ids:
         return {}
     rows = (
         Response.objects.filter(participation_id__in=participation_ids)
         .values("participation_id")
         .annotate(
-            test_avg=Avg("score", filter=_TEST & _LOCKED),
-            test_avg_answered=Avg("score", filter=_TEST & _NOT_SKIPPED),
+            test_avg=Avg(policy_score(options), filter=_TEST & _LOCKED),
             test_items=Count("id", filter=_TEST & _LOCKED),
             test_total=Count("id", filter=_TEST),
             skips=Count("id", filter=_TEST & Q(status=Status.SKIPPED)),
@@ -128,13 +137,13 @@ def annotator_rows(*, studies: Iterable[Study], options: MetricOptions | None = 
             .select_related("condition", "worker")
             .order_by("condition__shots", "slot_index", "created_at")
         )
-        aggregates = _aggregates([p.pk for p in participations])
+        aggregates = _aggregates([p.pk for p in participations], options)
         pay = pay_lines(study=study, participations=participations)
         for p in participations:
             agg = aggregates.get(p.pk, {})
             locked = agg.get("test_items", 0)
             skips = agg.get("skips", 0)
-            test_s1 = agg.get("test_avg_answered") if options.exclude_skips else agg.get("test_avg")
+            test_s1 = agg.get("test_avg")
             line = pay[p.pk]
             result.append(
                 AnnotatorRow(

@@ -29,6 +29,7 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotation.models import AnswerSpan, Participation, Response
 from annotation.services import closing, lifecycle, offsets, steps, timing, training_filter, worker_sql
@@ -280,6 +281,10 @@ def _validate(
     if no_answer and spans:
         raise InvalidAnswer("conflicting_answer", "choose either spans or no answer, not both")
     if no_answer:
+        if not task.empty_answer_allowed:
+            raise InvalidAnswer(
+                "no_answer_not_allowed", gettext("every item of this task has an answer: select it (or skip the item)")
+            )
         return Status.NO_ANSWER, "", [], []
     valid = validate_spans(
         context=response.example.context_text,
@@ -431,7 +436,11 @@ def skip(
     known: WorkerState | None = None,
     now: datetime | None = None,
 ) -> SubmitResult:
-    """Record a skip of the current test item (the empty answer, scored as such); ``known`` as for ``submit``."""
+    """Record a skip of the current test item; ``known`` as for ``submit``.
+
+    The stored score is the empty answer's (``scoring.stored_skip_score``); the reports apply the skip
+    policy (by default a skip scores 0), so the stored data serve every policy.
+    """
     now = now or timezone.now()
     closing.check_can_work(participation, now=now)
     head, response = _current(participation, item_id, known)
@@ -443,7 +452,7 @@ def skip(
         "label": "",
         "answer": [],
         "confidence": confidence,
-        "score": scoring.skip_score(response.example.gold_answers),
+        "score": scoring.stored_skip_score(response.example.gold_answers),
     }
     return _lock(
         participation=participation,

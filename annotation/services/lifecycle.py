@@ -1,8 +1,11 @@
 """The slot lifecycle: every state change of a participation goes through here.
 
     claimed ──▶ training ──▶ test ──▶ completed
-       │           │  └──▶ excluded (training filter; an admin may readmit)
+       │           │  └──▶ excluded ◀──┘ (training filter; an admin may readmit)
        └───────────┴──────────┴──▶ abandoned (no activity for the study's timeout)
+
+The relative training filter judges a condition's group once it has trained, so a worker may be
+excluded from the test step or after completing it (``filter_groups``).
 
 Zero-shot participations go from claimed straight to test. Each change is a
 conditional UPDATE from the expected state, so two racing requests cannot both
@@ -31,7 +34,8 @@ ALLOWED_TRANSITIONS: dict[str, set[str]] = {
     State.TRAINING: {State.TEST, State.EXCLUDED, State.ABANDONED},
     State.TEST: {State.COMPLETED, State.ABANDONED, State.EXCLUDED},
     State.EXCLUDED: {State.TEST},  # an admin's override readmits a filtered worker
-    State.COMPLETED: set(),
+    # The relative training filter judges a group once it has trained: a fast worker may have finished.
+    State.COMPLETED: {State.EXCLUDED},
     State.ABANDONED: set(),
 }
 TERMINAL_STATES = {State.COMPLETED, State.ABANDONED, State.EXCLUDED}

@@ -40,6 +40,8 @@ EDITABLE_FIELDS = (
     "abandon_after_minutes",
     "filter_rule",
     "filter_threshold",
+    "filter_reference",
+    "filter_group_timeout_minutes",
     "completion_code",
     "prolific_completion_url",
 ) + tuple(name for name in ("base_reward",) if name in {f.name for f in Study._meta.get_fields()})

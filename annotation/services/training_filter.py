@@ -3,9 +3,10 @@
 Rules (set on the study), on the worker's training S1 (``training_s1.of``):
 - none: everyone passes.
 - absolute: pass when training S1 >= threshold.
-- relative: pass when training S1 >= (mean training S1 of the condition's other
-  workers who finished training so far) - threshold. The first worker of a
-  condition has no reference and passes.
+- relative: pass when training S1 >= (mean or median training S1 of the other
+  workers of the condition's group) - threshold. The worker goes on to the
+  test at once with a pending verdict; the group is judged once it has
+  trained (``filter_groups``, which says how and why).
 
 A worker without a training S1 (no scored training item) passes whatever the
 rule: there is nothing to judge. Zero-shot workers never reach the filter
@@ -25,9 +26,8 @@ from typing import TYPE_CHECKING
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation.models import FilterDecision, Participation, Study
-from annotation.services import lifecycle, slots, training_s1
-from tasks_app import scoring
+from annotation.models import FilterDecision, Participation, Response, Study
+from annotation.services import filter_groups, lifecycle, slots, training_s1
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User  # AUTH_USER_MODEL
@@ -35,41 +35,19 @@ if TYPE_CHECKING:
 State = Participation.State
 
 
-def _reference_mean(participation: Participation) -> float | None:
-    """The mean training S1 of the condition's other workers past training; None if none has one."""
-    others = (
-        Participation.objects.filter(
-            condition=participation.condition, state__in=[State.TEST, State.COMPLETED, State.EXCLUDED]
-        )
-        .exclude(pk=participation.pk)
-        .annotate(s1=training_s1.aggregate("responses__"))
-        .values_list("s1", flat=True)
-    )
-    values = [v for v in others if v is not None]
-    return scoring.mean(values) if values else None
-
-
 def evaluate(participation: Participation) -> FilterDecision:
     """Apply the study's rule to a worker who has just finished training."""
     study = participation.study
     s1 = training_s1.of(participation)
-    reference = None
+    pending = False
     if s1 is None:
         passed, reason = True, "no scored training item: no training S1 to filter on"
     elif study.filter_rule == Study.FilterRule.ABSOLUTE:
         passed = s1 >= study.filter_threshold
         reason = f"training S1 {s1:.3f} {'>=' if passed else '<'} minimum {study.filter_threshold:.3f}"
     elif study.filter_rule == Study.FilterRule.RELATIVE:
-        reference = _reference_mean(participation)
-        if reference is None:
-            passed, reason = True, f"training S1 {s1:.3f}; first worker of the condition, no reference yet"
-        else:
-            floor = reference - study.filter_threshold
-            passed = s1 >= floor
-            reason = (
-                f"training S1 {s1:.3f} {'>=' if passed else '<'} {floor:.3f} "
-                f"(others' mean {reference:.3f} - {study.filter_threshold:.3f})"
-            )
+        passed, pending = True, True
+        reason = f"training S1 {s1:.3f}; goes on to the test, judged against the group once it has trained"
     else:
         passed, reason = True, f"training S1 {s1:.3f}; no filter"
     return FilterDecision.objects.create(
@@ -77,7 +55,8 @@ def evaluate(participation: Participation) -> FilterDecision:
         training_s1=s1,
         rule=study.filter_rule,
         threshold=study.filter_threshold,
-        reference_mean=reference,
+        reference=study.filter_reference if pending else "",
+        pending_group=pending,
         passed=passed,
         reason=reason,
         at=timezone.now(),
@@ -88,13 +67,21 @@ def finish_training(participation: Participation) -> FilterDecision:
     """All training items are locked: filter the worker into the test step or out of the study."""
     with transaction.atomic():
         decision = evaluate(participation)
-        if decision.passed:
+        if decision.pending_group:
+            lifecycle.transition(participation, to_state=State.TEST, reason=f"training filter: {decision.reason}")
+            filter_groups.decide_after_commit(participation.condition_id)
+        elif decision.passed:
             lifecycle.transition(
                 participation, to_state=State.TEST, reason=f"passed training filter: {decision.reason}"
             )
         else:
             lifecycle.exclude(participation, reason=f"failed training filter: {decision.reason}")
     return decision
+
+
+def _test_done(participation: Participation) -> bool:
+    test = Response.objects.filter(participation=participation, phase=Response.Phase.TEST)
+    return test.exists() and not test.filter(status=Response.Status.PENDING).exists()
 
 
 def _slot_for_readmission(locked: Participation) -> int:
@@ -137,6 +124,8 @@ def override(participation: Participation, *, admit: bool, reason: str, actor: U
                         why += f" (slot {locked.slot_index} was taken meanwhile: now slot {slot})"
                         locked.slot_index = slot
                 lifecycle.transition(locked, to_state=State.TEST, reason=why, actor=actor)
+                if _test_done(locked):  # excluded by the group's verdict after finishing the test
+                    lifecycle.finish_test(locked)
             else:
                 lifecycle.exclude(locked, reason=why, actor=actor)
         except IntegrityError:

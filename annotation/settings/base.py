@@ -135,6 +135,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "annotation.release_abandoned_slots",
         "schedule": env_int("ABANDON_SWEEP_SECONDS", 60, minimum=1),
     },
+    # The relative training filter's group verdicts that are due (a timeout, a released slot).
+    "decide-training-filters": {
+        "task": "annotation.decide_training_filters",
+        "schedule": env_int("ABANDON_SWEEP_SECONDS", 60, minimum=1),
+    },
     "sweep-export-jobs": {
         "task": "annotation.sweep_export_jobs",
         "schedule": env_int("EXPORT_SWEEP_SECONDS", 60, minimum=1),

@@ -50,6 +50,7 @@ from annotation.reporting.provenance import reproducibility_header
 from annotation.reporting.selection import select_studies
 from annotation.reporting.statement import STATEMENT_FORMATS, build_statement, render_statement
 from annotation.reporting.tables import build_table
+from tasks_app.scoring import SKIP_EMPTY, SKIP_EXCLUDE, SKIP_ZERO
 
 LIVE_SECONDS = 5  # how often the pages poll their live feed
 
@@ -80,26 +81,27 @@ def _agreement_text(row: dict) -> dict:
 def _option_links(studies_raw: str | None, options: MetricOptions) -> dict[str, str]:
     """Query strings that change one metric option and keep the other (and the study selection)."""
 
-    def query(exclude_skips: bool, ddof: int) -> str:
+    def query(skip_policy: str, ddof: int) -> str:
         parts = [f"studies={studies_raw}"] if studies_raw else []
-        if exclude_skips:
-            parts.append("exclude_skips=1")
+        if skip_policy != SKIP_ZERO:
+            parts.append(f"skip_policy={skip_policy}")
         if ddof:
             parts.append(f"ddof={ddof}")
         return "&".join(parts)
 
     return {
-        "skips_empty": query(False, options.ddof),
-        "skips_excluded": query(True, options.ddof),
-        "population": query(options.exclude_skips, 0),
-        "sample": query(options.exclude_skips, 1),
+        "skips_zero": query(SKIP_ZERO, options.ddof),
+        "skips_empty": query(SKIP_EMPTY, options.ddof),
+        "skips_excluded": query(SKIP_EXCLUDE, options.ddof),
+        "population": query(options.skip_policy, 0),
+        "sample": query(options.skip_policy, 1),
     }
 
 
 def _query(studies_raw: str, options: MetricOptions) -> str:
     query = f"studies={studies_raw}"
-    if options.exclude_skips:
-        query += "&exclude_skips=1"
+    if options.skip_policy != SKIP_ZERO:
+        query += f"&skip_policy={options.skip_policy}"
     if options.ddof:
         query += f"&ddof={options.ddof}"
     return query

@@ -36,6 +36,7 @@ KINDS: dict[str, str] = {
     "unexpected_size": WARNING,  # a k-shot file without k items per question type
     "split_not_nested": WARNING,  # a smaller shot file not contained in the next larger one
     "nested_built": INFO,  # 10/20 sets rebuilt as prefixes of the 30-shot file
+    "paper_comparison": INFO,  # the test set against the CLUES paper (Table 3 sizes, MNLI's genres)
 }
 
 

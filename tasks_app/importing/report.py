@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 
 from tasks_app.importing.findings import ERROR, INFO, WARNING, Finding, findings_table
+from tasks_app.importing.paper_comparison import KIND as PAPER_COMPARISON
 from tasks_app.importing.service import ImportResult
 
 RANK = {ERROR: 0, WARNING: 1, INFO: 2}
@@ -41,11 +42,12 @@ def summary_by_kind(findings: list[Finding], *, max_message: int = 90) -> str:
 
 def render_report(result: ImportResult, *, dry_run: bool = False, details: bool = False) -> str:
     parts = []
-    counts = Counter(f.severity for f in result.findings)
+    findings = [f for f in result.findings if f.kind != PAPER_COMPARISON]
+    counts = Counter(f.severity for f in findings)
     summary = ", ".join(f"{n} {severity}(s)" for severity, n in sorted(counts.items())) or "none"
     parts.append(f"Findings: {summary}")
-    ordered = sorted(result.findings, key=lambda f: RANK[f.severity])
-    if result.findings:
+    ordered = sorted(findings, key=lambda f: RANK[f.severity])
+    if findings:
         parts.append(summary_by_kind(ordered))
         errors = [f for f in ordered if f.is_error]
         if details:
@@ -54,6 +56,10 @@ def render_report(result: ImportResult, *, dry_run: bool = False, details: bool 
             parts += ["", "Errors:", findings_table(errors)]
         if not details and len(ordered) > len(errors):
             parts.append("Every finding, one per line: add --details (or --json for a JSON list).")
+    comparison = [f for f in result.findings if f.kind == PAPER_COMPARISON]
+    if comparison:
+        parts.append("Compared with the CLUES paper (Table 3; MNLI 7 genres x 30):")
+        parts += [f"  {f.task}: {f.message}" for f in comparison]
     if any(f.is_error for f in result.findings):
         return "\n".join(parts)
     for outcome in result.tasks:

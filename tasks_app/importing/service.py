@@ -20,6 +20,7 @@ from tasks_app.catalog import BY_SLUG, install_clues_tasks
 from tasks_app.importing.findings import Finding
 from tasks_app.importing.layout import LayoutError, TaskFiles, clues_task_files, task_files, task_files_for_file
 from tasks_app.importing.loading import LoadStats, SetInUse, write_plan
+from tasks_app.importing.paper_comparison import compare_with_paper
 from tasks_app.importing.planning import TaskPlan, plan_task
 from tasks_app.importing.validation import TaskSpec
 from tasks_app.models import Label, Task
@@ -189,6 +190,7 @@ def _finish(plans: list[tuple[TaskFiles, TaskPlan]], *, task_for: Callable[[str]
         kinds = sorted({f.kind for f in result.findings if f.is_error})
         logger.info("import of %s refused: %s (%s)", slugs, refusal, ", ".join(kinds))
         raise refusal
+    result.findings += [f for _, plan in plans for f in compare_with_paper(plan)]  # of files that import
     if dry_run:
         logger.info("import of %s checked (dry run): %s", slugs, _findings_summary(result))
         return result

@@ -31,7 +31,8 @@ def test_importing_the_demo_data_creates_six_tasks_with_sets():
     result = import_demo_data()
     assert [t.slug for t in result.tasks] == [t.slug for t in CLUES_TASKS]
     assert Task.objects.filter(slug__in=[t.slug for t in CLUES_TASKS]).count() == 6
-    assert {f.kind for f in result.findings} == {"question_label_mismatch"}  # MNLI's question, kept honest
+    # MNLI's question, kept honest; and each small demo test set against the paper's size
+    assert {f.kind for f in result.findings} == {"question_label_mismatch", "paper_comparison"}
     for slug in ("sst2", "mnli", "squad2", "record"):
         assert ExampleSet.objects.get(task__slug=slug, role="test").items.count() == 8
     assert ExampleSet.objects.get(task__slug="conll03", role="test").items.count() == 9

@@ -78,9 +78,17 @@ def test_an_error_is_listed_in_full_under_the_summary(demo_copy):
 
 def test_json_option_prints_a_list_of_findings(demo_copy):
     findings = json.loads(run("import_clues", str(demo_copy), "--json"))
-    assert isinstance(findings, list) and len(findings) == 4
+    assert isinstance(findings, list) and len(findings) == 4 + 7  # + the comparison with the paper
     assert set(findings[0]) == {"task", "file", "line", "kind", "message", "severity"}
     assert findings[0]["task"] == "mnli" and findings[0]["line"] == 1
+
+
+def test_the_report_compares_each_test_set_with_the_paper(demo_copy):
+    out = run("import_clues", str(demo_copy), "--dry-run")
+    section = out[out.index("Compared with the CLUES paper") :]
+    assert "sst2: test set: " in section and "items; the paper's Table 3 has 210" in section
+    assert "mnli: MNLI test genres: " in section and "the paper has 7 genres x 30 items" in section
+    assert "paper_comparison" not in out[: out.index("Compared with the CLUES paper")]  # not in the table
 
 
 def test_importing_twice_creates_no_duplicates(demo_copy):
@@ -162,7 +170,9 @@ def test_a_task_folder_without_its_test_file_is_an_error(demo_copy):
 def test_a_missing_training_file_is_reported(demo_copy):
     (demo_copy / "SST-2" / "sst_train_20_1.jsonl").unlink()
     findings = json.loads(run("import_clues", str(demo_copy / "SST-2"), "--json"))
-    assert [(f["file"], f["kind"]) for f in findings] == [("SST-2/sst_train_20_1.jsonl", "missing_file")]
+    assert [(f["file"], f["kind"]) for f in findings if f["kind"] != "paper_comparison"] == [
+        ("SST-2/sst_train_20_1.jsonl", "missing_file")
+    ]
 
 
 def test_build_nested_option_is_reported(demo_copy):

@@ -124,8 +124,28 @@ def test_the_run_reports_exactly_these_finding_kinds(imported_release):
         ("wikiann", "id_reused"): 9,
         ("squad2", "split_not_nested"): 7,
         ("record", "split_not_nested"): 9,
+        **{(slug, "paper_comparison"): 1 for slug in ("sst2", "conll03", "wikiann", "squad2", "record")},
+        ("mnli", "paper_comparison"): 2,  # the size, and the genres
     }
     assert not any(f.is_error for f in imported_release.findings)
+
+
+def test_the_run_compares_every_test_set_with_the_paper(imported_release):
+    lines = {(f.task, f.message) for f in findings_of(imported_release, "paper_comparison")}
+    assert lines == {
+        ("sst2", "test set: 210 items; as in the paper"),
+        ("mnli", "test set: 210 items; as in the paper"),
+        ("conll03", "test set: 600 items; as in the paper"),
+        ("wikiann", "test set: 600 items; as in the paper"),
+        ("squad2", "test set: 200 items; as in the paper"),
+        ("record", "test set: 200 items; as in the paper"),
+        (
+            "mnli",
+            "MNLI test genres: 10 genres x 21 items (facetoface 21, fiction 21, government 21, letters 21, "
+            "nineeleven 21, oup 21, slate 21, telephone 21, travel 21, verbatim 21); the paper has 7 genres x 30 items",
+        ),
+    }
+    assert {f.severity for f in findings_of(imported_release, "paper_comparison")} == {"info"}
 
 
 def test_every_gold_string_missing_from_its_context_is_reported(imported_release):

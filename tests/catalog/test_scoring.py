@@ -20,6 +20,7 @@ from tasks_app.scoring import (
     s1_best_of,
     skip_score,
     std,
+    stored_skip_score,
 )
 
 SCORING_PY = Path(__file__).resolve().parents[2] / "tasks_app" / "scoring.py"
@@ -117,8 +118,19 @@ def test_best_of_with_normalisation():
 
 
 @pytest.mark.parametrize(("gold", "expected"), [([], 1.0), ([""], 1.0), (["positive"], 0.0), (["a", "b"], 0.0)])
-def test_a_skip_scores_as_the_empty_answer(gold, expected):
-    assert skip_score(gold) == s1([], gold) == expected
+def test_a_skip_under_the_empty_policy_scores_as_the_empty_answer_and_is_what_is_stored(gold, expected):
+    assert skip_score(gold, "empty") == stored_skip_score(gold) == s1([], gold) == expected
+
+
+@pytest.mark.parametrize("gold", [[], [""], ["positive"], ["a", "b"]])
+def test_a_skip_scores_zero_by_default_and_none_when_excluded(gold):
+    assert skip_score(gold) == skip_score(gold, "zero") == 0.0
+    assert skip_score(gold, "exclude") is None
+
+
+def test_an_unknown_skip_policy_is_refused():
+    with pytest.raises(ValueError, match="skip policy"):
+        skip_score([], "half")
 
 
 def test_an_annotators_score_is_the_mean_item_s1():

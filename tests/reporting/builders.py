@@ -1,7 +1,7 @@
 """Small fixed studies for the reporting tests, built with tests/factories.py.
 
 Responses are written the way the worker flow writes them: locked with a
-status, the answer strings, and score = S1(answer, gold), or skip_score(gold)
+status, the answer strings, and score = S1(answer, gold), or stored_skip_score(gold) (the empty answer's)
 for a skip.
 """
 
@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from annotation.models import AnswerSpan, Condition, Participation, ParticipationEvent, Response, Study
 from tasks_app.models import ExampleSet, Task
-from tasks_app.scoring import s1, skip_score
+from tasks_app.scoring import s1, stored_skip_score
 from tests.factories import ConditionFactory, ParticipationFactory, ResponseFactory, StudyFactory, WorkerFactory
 
 T0 = timezone.now().replace(microsecond=0) - timedelta(days=1)
@@ -97,7 +97,7 @@ def respond(p, example, answer, *, phase, position, confidence=4, active_ms=1000
         status=status,
         answer=strings,
         label=strings[0] if strings and example.task.is_classification else "",
-        score=skip_score(example.gold_answers) if answer is None else s1(strings, example.gold_answers),
+        score=stored_skip_score(example.gold_answers) if answer is None else s1(strings, example.gold_answers),
         confidence=None if answer is None else confidence,
         shown_at=T0,
         submitted_at=T0 + timedelta(seconds=5),

@@ -64,7 +64,7 @@ def test_reports_api_is_for_admins_only(request, study, method, url, who):
 def test_admin_gets_the_table_json(admin_client, study):
     data = admin_client.get("/api/reports/table/?studies=api-study&ddof=1").json()
     assert data["rows"][0]["cells"]["sst2-fixture"]["text"] == "75.0 ± 25.0"
-    assert data["options"] == {"exclude_skips": False, "ddof": 1}
+    assert data["options"] == {"skip_policy": "zero", "ddof": 1}
     assert data["rows"][1]["cells"]["sst2-fixture"]["mean"] is None
 
 
@@ -215,13 +215,15 @@ def test_admin_shows_a_failed_job_with_its_reason_and_requeues_it(
 
 def test_dashboard_options_keep_each_other_and_show_coverage_and_items(admin_client, study):
     page = admin_client.get("/dashboard/study/api-study/?ddof=1").content.decode()
-    assert 'href="?exclude_skips=1&amp;ddof=1"' in page and "<strong>sample</strong>" in page
+    assert 'href="?skip_policy=exclude&amp;ddof=1"' in page and "<strong>sample</strong>" in page
+    assert 'href="?skip_policy=empty&amp;ddof=1"' in page and "<strong>score 0</strong>" in page
     assert "answered</small>" not in page  # coverage only when skips are excluded
-    page = admin_client.get("/dashboard/study/api-study/?exclude_skips=1").content.decode()
-    assert "100.0% answered" in page and 'name="exclude_skips" value="1" checked' in page
+    assert "skip policy &#x27;zero&#x27;: a skipped item scores 0" in page  # the sentence under the table
+    page = admin_client.get("/dashboard/study/api-study/?exclude_skips=1").content.decode()  # an old link
+    assert "100.0% answered" in page and '<option value="exclude" selected>' in page
     # workers on the table's 0-100 scale; the hardest item listed with its question and gold
     assert "<td>75.0</td>" in page and "<td>50.0</td>" in page
     assert "<td>0.500</td>" not in page
     assert "Sentence" in page and "<th>Question</th>" in page
     index = admin_client.get("/dashboard/?ddof=1").content.decode()
-    assert 'href="?exclude_skips=1&amp;ddof=1"' in index and "75.0 ± 25.0" in index
+    assert 'href="?skip_policy=exclude&amp;ddof=1"' in index and "75.0 ± 25.0" in index

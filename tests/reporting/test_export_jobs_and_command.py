@@ -26,7 +26,7 @@ def test_a_queued_job_runs_after_commit_and_ends_done_with_its_file(study, djang
         job = export_job_create(kind="table-latex", study_refs=["cmd-study"], options=MetricOptions(ddof=1))
     assert job.status == ExportJob.Status.QUEUED and job.params == {
         "studies": [study.pk],
-        "exclude_skips": False,
+        "skip_policy": "zero",
         "ddof": 1,
     }
     for callback in callbacks:
@@ -74,9 +74,13 @@ def test_command_prints_the_table_in_every_format(study, capsys):
     assert "| 0 | 75.0 ± 20.4 |" in capsys.readouterr().out
     call_command("human_performance", "--study", "cmd-study", "--format", "latex", "--ddof", "1")
     assert r"75.0 $\pm$ 25.0" in capsys.readouterr().out
-    call_command("human_performance", "--all", "--format", "json", "--exclude-skips")
+    call_command("human_performance", "--all", "--format", "json", "--exclude-skips")  # the old flag
     data = json.loads(capsys.readouterr().out)
-    assert data["meta"]["metric_options"] == {"exclude_skips": True, "ddof": 0}
+    assert data["meta"]["metric_options"] == {"skip_policy": "exclude", "ddof": 0}
+    call_command("human_performance", "--all", "--format", "json", "--skip-policy", "empty")
+    data = json.loads(capsys.readouterr().out)
+    assert data["meta"]["metric_options"] == {"skip_policy": "empty", "ddof": 0}
+    assert "skip policy 'empty'" in data["meta"]["metric_note"]
     call_command("human_performance", "--study", "cmd-study", "--format", "csv")
     assert "75.0 ± 20.4" in capsys.readouterr().out
 

@@ -9,7 +9,7 @@ import zipfile
 import pytest
 
 from annotation.reporting.exports import export_to_bytes, export_with_provenance, iter_annotation_lines, payments_csv
-from annotation.reporting.formats import table_csv, table_json, table_latex, table_markdown
+from annotation.reporting.formats import TABLE_FORMATS, table_csv, table_json, table_latex, table_markdown
 from annotation.reporting.options import MetricOptions
 from annotation.reporting.plots import all_tasks_plot, task_plot
 from annotation.reporting.provenance import example_set_sha256, reproducibility_header
@@ -52,7 +52,7 @@ def test_csv_parses_back_to_the_cells(studies):
 
 def test_json_has_meta_and_missing_cells_as_null(studies):
     data = json.loads(table_json(build_table(studies=studies), _header(studies)))
-    assert data["meta"]["app_version"] and data["meta"]["metric_options"] == {"exclude_skips": False, "ddof": 0}
+    assert data["meta"]["app_version"] and data["meta"]["metric_options"] == {"skip_policy": "zero", "ddof": 0}
     zero = data["table"]["rows"][0]["cells"]
     assert zero["sst2-fixture"]["text"] == "75.0 ± 20.4"
     assert data["table"]["rows"][2]["cells"]["sst2-fixture"]["mean"] is None
@@ -191,8 +191,8 @@ def test_with_skips_excluded_markdown_and_latex_print_the_coverage_of_every_cell
     gold = gold_answers(sst2)
     add_annotator(study, 0, answers=[gold[0], gold[1], None, wrong(gold[3], sst2)])  # coverage 3/4
     add_annotator(study, 0, answers=gold)  # coverage 4/4 -> mean 87.5%
-    table = build_table(studies=[study], options=MetricOptions(exclude_skips=True))
-    header = reproducibility_header(studies=[study], options=MetricOptions(exclude_skips=True), export="t")
+    table = build_table(studies=[study], options=MetricOptions(skip_policy="exclude"))
+    header = reproducibility_header(studies=[study], options=MetricOptions(skip_policy="exclude"), export="t")
     md = table_markdown(table, header)
     assert "| 0 | 87.5% |" in md and "| 10 | – |" in md
     pipe_lines = [line for line in md.splitlines() if line.startswith("|")]
@@ -216,3 +216,22 @@ def test_a_plot_without_any_completed_annotator_says_so(sst2):
     study = make_study(sst2, shots=(0, 10), slug="empty-plot")
     svg = all_tasks_plot(build_table(studies=[study]), "svg").decode()
     assert "no completed annotators yet" in svg
+
+
+@pytest.mark.parametrize("policy", ["zero", "empty", "exclude"])
+def test_every_format_plot_and_export_states_the_skip_policy(sst2, policy):
+    study = make_study(sst2, shots=(0,), slug="policy")
+    gold = gold_answers(sst2)
+    add_annotator(study, 0, answers=[gold[0], None, gold[2], gold[3]])
+    options = MetricOptions(skip_policy=policy)
+    table = build_table(studies=[study], options=options)
+    header = reproducibility_header(studies=[study], options=options, export="t")
+    assert header["metric_options"]["skip_policy"] == policy
+    for render, _mime, _ext in TABLE_FORMATS.values():
+        assert f"skip policy {policy!r}" in render(table, header).replace("\\'", "'")
+    svg = all_tasks_plot(table, fmt="svg", header=header).decode()
+    assert f"skip policy {policy!r}".replace("'", "&#39;") in svg or f"skip policy {policy!r}" in svg
+    lines = [json.loads(line) for line in iter_annotation_lines(studies=[study], options=options)]
+    assert lines[0]["meta"]["metric_options"]["skip_policy"] == policy
+    skipped = next(r for r in lines[1:] if r["skipped"])
+    assert (skipped["score"], skipped["policy_score"]) == (0.0, {"zero": 0.0, "empty": 0.0, "exclude": None}[policy])

@@ -6,12 +6,13 @@ from decimal import Decimal
 import pytest
 
 from annotation.models import ModelRun, Participation, Response
-from annotation.reporting import analyses, recompute
+from annotation.reporting import analyses
 from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.pay import condition_pay, pay_lines
 from annotation.reporting.predictions import model_run_create, model_run_score, parse_predictions
 from annotation.reporting.recompute import recompute_item_scores
 from annotation.reporting.tables import build_table
+from tests.factories import make_span_task
 from tests.reporting.builders import add_annotator, gold_answers, items_of, make_study
 
 State = Participation.State
@@ -137,15 +138,14 @@ def test_recomputation_gives_the_same_numbers_and_reports_tampering(sst2):
     assert build_table(studies=[study]).rows[0].cells[0] == before
 
 
-def test_recomputation_and_the_analyses_score_a_skip_with_the_one_skip_score(sst2, monkeypatch):
-    study = make_study(sst2, shots=(0,))
-    gold = gold_answers(sst2)
-    add_annotator(study, 0, answers=[gold[0], None, gold[2], gold[3]])
+@pytest.mark.parametrize(("policy", "expected"), [("zero", 75.0), ("empty", 100.0), ("exclude", 100.0)])
+def test_recomputation_keeps_the_stored_skip_score_and_the_analyses_apply_the_policy(db, policy, expected):
+    task = make_span_task(slug="ner-recompute")
+    study = make_study(task, shots=(0,))
+    gold = gold_answers(task)
+    add_annotator(study, 0, answers=[gold[0], None, gold[2], gold[3]])  # the skip is on the empty-gold item
     (skipped,) = Response.objects.filter(status="skipped")
-    assert recompute_item_scores().ok  # stored at lock time with the same definition
-    monkeypatch.setattr(recompute, "skip_score", lambda gold: 0.25)  # as a later skip policy might
-    monkeypatch.setattr(analyses, "skip_score", lambda gold: 0.25)
-    result = recompute_item_scores()
-    assert result.mismatches == [{"response": skipped.pk, "stored": 0.0, "recomputed": 0.25}]
-    (row,) = analyses.majority_and_agreement(study=study, options=MetricOptions())
-    assert row["annotator_mean"]["mean"] == pytest.approx(100 * (3 + 0.25) / 4)
+    assert skipped.score == 1.0  # stored: the empty answer's S1, whatever policy a report applies
+    assert recompute_item_scores().ok
+    (row,) = analyses.majority_and_agreement(study=study, options=MetricOptions(skip_policy=policy))
+    assert row["annotator_mean"]["mean"] == pytest.approx(expected)

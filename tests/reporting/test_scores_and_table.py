@@ -77,18 +77,40 @@ def test_excluded_abandoned_and_running_workers_are_listed_apart_never_averaged(
     assert table.set_apart_text() == "Not averaged in: sst2-fixture 0-shot: 1 excluded, 1 abandoned, 1 in progress."
 
 
-def test_a_skip_counts_as_an_empty_answer_by_default_and_can_be_excluded(sst2):
+def test_a_skip_scores_zero_by_default_and_can_be_excluded(sst2):
     study = make_study(sst2, shots=(0,))
     gold = gold_answers(sst2)
     # right, right, skipped, wrong -> default 2/4 = 0.5; without skips 2/3; coverage 3/4
     add_annotator(study, 0, answers=[gold[0], gold[1], None, wrong(gold[3], sst2)])
     (row,) = annotator_rows(studies=[study])
     assert (row.test_s1, row.skips, row.test_items, row.coverage) == (0.5, 1, 4, 0.75)
-    (row,) = annotator_rows(studies=[study], options=MetricOptions(exclude_skips=True))
+    (row,) = annotator_rows(studies=[study], options=MetricOptions(skip_policy="exclude"))
     assert row.test_s1 == pytest.approx(2 / 3)
-    cell = build_table(studies=[study], options=MetricOptions(exclude_skips=True)).rows[0].cells[0]
+    cell = build_table(studies=[study], options=MetricOptions(skip_policy="exclude")).rows[0].cells[0]
     assert (cell.text(), cell.coverage) == ("66.7 ± 0.0", 0.75)
-    assert "skipped items are excluded" in MetricOptions(exclude_skips=True).describe()
+    assert "skipped items are left out" in MetricOptions(skip_policy="exclude").describe()
+    assert "skip policy 'zero': a skipped item scores 0" in MetricOptions().describe()
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected_s1", "cell_text"),
+    [
+        # 4 NER items, one with an empty gold: 0/4; 1/4 (the empty gold matches the empty answer); none left
+        ("zero", 0.0, "0.0 ± 0.0"),
+        ("empty", 0.25, "25.0 ± 0.0"),
+        ("exclude", None, "–"),
+    ],
+)
+def test_a_worker_who_skips_everything_under_each_skip_policy(db, policy, expected_s1, cell_text):
+    task = make_span_task(slug="ner-skips")
+    study = make_study(task, shots=(0,))
+    add_annotator(study, 0, answers=[None, None, None, None])
+    options = MetricOptions(skip_policy=policy)
+    (row,) = annotator_rows(studies=[study], options=options)
+    assert (row.test_s1, row.skips, row.test_items, row.coverage) == (expected_s1, 4, 4, 0.0)
+    table = build_table(studies=[study], options=options)
+    assert table.rows[0].cells[0].text() == cell_text
+    assert f"skip policy {policy!r}" in table.note
 
 
 def test_per_annotator_row_has_training_s1_items_time_and_pay(sst2):
@@ -150,4 +172,15 @@ def test_options_from_bad_params_are_refused():
         MetricOptions.from_params({"ddof": "2"})
     with pytest.raises(ReportError, match="exclude_skips"):
         MetricOptions.from_params({"exclude_skips": "maybe"})
-    assert MetricOptions.from_params({"exclude_skips": "true", "ddof": "1"}) == MetricOptions(True, 1)
+    with pytest.raises(ReportError, match="skip_policy"):
+        MetricOptions.from_params({"skip_policy": "half"})
+    with pytest.raises(ReportError, match="contradicts"):
+        MetricOptions.from_params({"skip_policy": "empty", "exclude_skips": "1"})
+
+
+def test_options_read_the_skip_policy_and_the_old_exclude_skips_alias():
+    assert MetricOptions.from_params({}) == MetricOptions("zero", 0)
+    assert MetricOptions.from_params({"skip_policy": "Empty", "ddof": "1"}) == MetricOptions("empty", 1)
+    # Old links: exclude_skips=true is the "exclude" policy, false leaves the default.
+    assert MetricOptions.from_params({"exclude_skips": "true", "ddof": "1"}) == MetricOptions("exclude", 1)
+    assert MetricOptions.from_params({"exclude_skips": "0"}) == MetricOptions("zero", 0)

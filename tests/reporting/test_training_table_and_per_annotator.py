@@ -82,7 +82,7 @@ def test_training_table_renders_well_formed_markdown_latex_csv_and_json(nested):
         ("20", "50.0000", "50.0000", "10"),
     ]
     data = json.loads(training_json(table, header))
-    assert data["meta"]["metric_options"] == {"exclude_skips": False, "ddof": 0}
+    assert data["meta"]["metric_options"] == {"skip_policy": "zero", "ddof": 0}
     assert data["training_table"]["rows"][0]["cells"]["sst2-fixture"]["text"] == "75.0 ± 25.0"
 
 
@@ -114,8 +114,8 @@ def test_per_annotator_csv_has_scores_items_skips_time_and_pay_for_every_state(s
     )
     assert (w1["active_minutes"], w1["paid_minutes"], w1["pay"], w1["currency"]) == ("0.10", "30.00", "6.00", "USD")
     assert (rows["w2"]["averaged_in"], rows["w2"]["test_s1"], rows["w2"]["pay"]) == ("0", "0.00", "2.00")
-    skipped = annotators_csv(studies=[study], options=MetricOptions(exclude_skips=True))
-    assert ",66.67," in skipped and "skipped items are excluded" not in skipped  # the note is in the sidecar
+    skipped = annotators_csv(studies=[study], options=MetricOptions(skip_policy="exclude"))
+    assert ",66.67," in skipped and "skipped items are left out" not in skipped  # the note is in the sidecar
 
 
 def test_pay_fairness_carries_the_condition_median_and_the_flag(sst2):

@@ -60,6 +60,15 @@ def test_standard_design_view_creates_the_study_in_one_step(client, task):
     assert study.status == "open" and sorted(study.conditions.values_list("shots", flat=True)) == [0, 10, 20, 30]
 
 
+def test_standard_design_view_offers_the_training_filter(client, task):
+    url = reverse("admin:annotation_study_standard_design")
+    assert 'name="filter_rule"' in client.get(url).content.decode()
+    data = {"task": task.pk, "split_number": 1, "workers_per_condition": 3}
+    client.post(url, {**data, "filter_rule": "relative", "filter_threshold": "0.15", "filter_reference": "median"})
+    study = Study.objects.get()
+    assert (study.filter_rule, study.filter_threshold, study.filter_reference) == ("relative", 0.15, "median")
+
+
 def test_standard_design_view_shows_why_it_cannot(client, task):
     task.splits.update(is_nested=False)
     response = client.post(
@@ -86,6 +95,8 @@ def test_add_form_creates_the_chosen_conditions_and_refuses_missing_levels(clien
         "abandon_after_minutes": 60,
         "filter_rule": "none",
         "filter_threshold": 0,
+        "filter_reference": "mean",
+        "filter_group_timeout_minutes": 120,
         "conditions-TOTAL_FORMS": 0,
         "conditions-INITIAL_FORMS": 0,
     }
@@ -158,9 +169,9 @@ def test_override_action_asks_for_a_reason_then_readmits_and_logs_it(client, stu
 
 
 def test_exclude_action_reports_what_it_cannot_do(client, study):
-    p = ParticipationFactory(condition=study.conditions.get(shots=10), state=State.COMPLETED)
+    p = ParticipationFactory(condition=study.conditions.get(shots=10), state=State.ABANDONED)
     page = _action(client, "participation", "exclude_participations", [p.pk], apply="1", reason="x").content.decode()
-    assert "cannot go from completed to excluded" in page
+    assert "cannot go from abandoned to excluded" in page
     assert Worker.objects.count() == 1
 
 
@@ -177,6 +188,8 @@ def _change_data(study, **overrides):
         "abandon_after_minutes": 60,
         "filter_rule": "none",
         "filter_threshold": 0,
+        "filter_reference": "mean",
+        "filter_group_timeout_minutes": 120,
         "completion_code": study.completion_code,
         "conditions-TOTAL_FORMS": 4,
         "conditions-INITIAL_FORMS": 4,

@@ -160,6 +160,23 @@ def test_patch_refuses_design_changes_after_workers_joined_and_slug_changes(admi
     assert Study.objects.filter(pk=study.pk, slug=study.slug).exists()
 
 
+def test_standard_design_takes_the_training_filter(admin_client, task):
+    response = admin_client.post(
+        "/api/studies/standard-design/",
+        {"task": "sst2", "split_number": 1, "filter_rule": "absolute", "filter_threshold": 0.6},
+        content_type="application/json",
+    )
+    assert response.status_code == 201
+    body = response.json()
+    assert (body["filter_rule"], body["filter_threshold"], body["filter_reference"]) == ("absolute", 0.6, "mean")
+    response = admin_client.post(
+        "/api/studies/standard-design/",
+        {"task": "sst2", "split_number": 1, "filter_rule": "sometimes"},
+        content_type="application/json",
+    )
+    assert response.status_code == 400 and "filter_rule" in response.json()["fields"]
+
+
 def test_standard_design_reports_a_split_that_is_not_nested(admin_client, task):
     task.splits.update(is_nested=False)
     response = admin_client.post(

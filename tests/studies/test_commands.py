@@ -68,6 +68,23 @@ def test_create_clues_studies_makes_what_it_can_and_says_what_it_skipped():
     assert "clues-sst2-split1: exists (open)" in out and Study.objects.count() == 1
 
 
+def test_create_clues_studies_sets_the_training_filter_asked_for():
+    make_classification_task(slug="sst2")
+    _run(
+        "create_clues_studies",
+        "--split",
+        "1",
+        "--filter-rule",
+        "relative",
+        "--filter-threshold",
+        "0.2",
+        "--filter-reference",
+        "median",
+    )
+    study = Study.objects.get()
+    assert (study.filter_rule, study.filter_threshold, study.filter_reference) == ("relative", 0.2, "median")
+
+
 def test_create_clues_studies_fails_when_nothing_can_be_created():
     with pytest.raises(CommandError, match="import the tasks first"):
         _run("create_clues_studies", "--split", "2")

@@ -107,21 +107,6 @@ def test_absolute_rule_excludes_below_the_minimum_and_logs_why(condition):
     assert event.reason.startswith("failed training filter: training S1 0.500")
 
 
-def test_relative_rule_compares_with_the_condition_s_other_workers_so_far(condition):
-    c = condition(Study.FilterRule.RELATIVE, 0.2)
-    first = _trained(c, [0.1], slot=0)
-    decision = training_filter.finish_training(first)
-    assert decision.passed and decision.reference_mean is None and "no reference" in decision.reason
-    first.refresh_from_db()
-    Participation.objects.filter(pk=first.pk).update(state=State.COMPLETED)
-    second = _trained(c, [0.9], slot=1)
-    assert training_filter.finish_training(second).passed
-    third = _trained(c, [0.2], slot=2)  # others' mean (0.1 + 0.9) / 2 = 0.5; floor 0.3
-    decision = training_filter.finish_training(third)
-    assert not decision.passed and decision.reference_mean == pytest.approx(0.5)
-    assert "(others' mean 0.500 - 0.200)" in decision.reason
-
-
 def test_an_excluded_worker_s_slot_reopens_for_a_fresh_worker_and_they_stay_ineligible(condition, make_study):
     c = condition(Study.FilterRule.ABSOLUTE, 1.0, workers=1)
     study = c.study
@@ -155,6 +140,15 @@ def test_an_admin_can_readmit_an_excluded_worker_with_a_logged_reason(condition)
     assert (event.to_state, event.actor) == (State.TEST, admin)
     assert event.reason == "admin override: network trouble in training"
     assert [d.is_override for d in FilterDecision.objects.filter(participation=p)] == [False, True]
+
+
+def test_an_admin_can_exclude_a_completed_worker_and_readmitting_completes_them_again(condition):
+    p = _trained(condition(), [1.0], state=State.COMPLETED)
+    ResponseFactory(participation=p, example=ExampleFactory(task=p.task), phase=Response.Phase.TEST, score=1.0)
+    training_filter.override(p, admit=False, reason="copied answers", actor=None)
+    assert p.state == State.EXCLUDED
+    training_filter.override(p, admit=True, reason="checked: not copied", actor=None)
+    assert p.state == State.COMPLETED  # every test item was answered: back to completed, not to an empty test
 
 
 def test_an_admin_can_exclude_a_worker_who_passed(condition):
@@ -217,7 +211,7 @@ def test_an_override_needs_a_reason(condition):
 
 
 def test_an_override_from_a_state_that_does_not_allow_it_changes_nothing(condition):
-    p = _trained(condition(), [1.0], state=State.COMPLETED)
+    p = _trained(condition(), [1.0], state=State.ABANDONED)
     with pytest.raises(lifecycle.InvalidTransition):
         training_filter.override(p, admit=False, reason="late", actor=None)
     assert not FilterDecision.objects.exists()

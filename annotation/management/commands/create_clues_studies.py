@@ -25,8 +25,32 @@ class Command(BaseCommand):
         parser.add_argument("--split", type=int, required=True, choices=range(1, 6), metavar="N")
         parser.add_argument("--open", action="store_true", help="Open the studies right away.")
         parser.add_argument("--workers", type=int, default=studies.STANDARD_WORKERS, help="Workers per condition.")
+        parser.add_argument(
+            "--filter-rule",
+            choices=Study.FilterRule.values,
+            default=Study.FilterRule.NONE,
+            help="The training filter: none (default), absolute (training S1 at least --filter-threshold) or "
+            "relative (at most --filter-threshold below the others of the condition's group).",
+        )
+        parser.add_argument("--filter-threshold", type=float, default=0.0, help="0..1; see --filter-rule.")
+        parser.add_argument(
+            "--filter-reference",
+            choices=Study.FilterReference.values,
+            default=Study.FilterReference.MEAN,
+            help="Relative rule: the others' mean (default) or median.",
+        )
 
-    def handle(self, *args, split: int, open: bool, workers: int, **options):
+    def handle(
+        self,
+        *args,
+        split: int,
+        open: bool,
+        workers: int,
+        filter_rule: str,
+        filter_threshold: float,
+        filter_reference: str,
+        **options,
+    ):
         problems, ready = [], 0
         for definition in CLUES_TASKS:
             task = Task.objects.filter(slug=definition.slug).first()
@@ -43,6 +67,9 @@ class Command(BaseCommand):
                         workers_per_condition=workers,
                         open_now=open,
                         name=f"CLUES {task.name}, split {split}",
+                        filter_rule=filter_rule,
+                        filter_threshold=filter_threshold,
+                        filter_reference=filter_reference,
                     )
                     verb = "created"
                 else:

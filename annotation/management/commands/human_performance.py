@@ -1,7 +1,7 @@
 """python manage.py human_performance: the human-performance exports for scripts and papers.
 
 human_performance --study sst2-a --study mnli-a --format latex --output table.tex
-human_performance --all --format markdown --exclude-skips --ddof 1
+human_performance --all --format markdown --skip-policy exclude --ddof 1
 human_performance --all --training --format latex   (training analyses in the appendix's shape)
 human_performance --study sst2-a --per-annotator --output annotators.csv
 human_performance --study sst2-a --annotations --output raw.jsonl
@@ -35,6 +35,7 @@ from annotation.reporting.provenance import reproducibility_header
 from annotation.reporting.recompute import recompute_item_scores
 from annotation.reporting.selection import select_studies
 from annotation.reporting.tables import build_table
+from tasks_app.scoring import SKIP_POLICIES
 
 FORMATS = ("csv", "json", "markdown", "latex")
 
@@ -76,9 +77,16 @@ class Command(BaseCommand):
         )
         parser.add_argument("--fix", action="store_true", help="With --recompute: store the recomputed scores.")
         parser.add_argument(
+            "--skip-policy",
+            choices=SKIP_POLICIES,
+            default=None,
+            help="How a skipped test item is scored: zero (default), empty (as the empty answer) or exclude "
+            "(left out, coverage reported).",
+        )
+        parser.add_argument(
             "--exclude-skips",
             action="store_true",
-            help="Leave skipped items out (default: a skip counts as an empty answer).",
+            help="The same as --skip-policy exclude (kept for old scripts).",
         )
         parser.add_argument(
             "--ddof", type=int, choices=(0, 1), default=0, help="0: population std (the paper's), 1: sample std."
@@ -100,7 +108,9 @@ class Command(BaseCommand):
     def handle(self, *args, **opts):
         try:
             studies = select_studies(refs=opts["study"], all_studies=opts["all"])
-            options = MetricOptions(exclude_skips=opts["exclude_skips"], ddof=opts["ddof"])
+            options = MetricOptions.from_params(
+                {"skip_policy": opts["skip_policy"], "exclude_skips": opts["exclude_skips"], "ddof": opts["ddof"]}
+            )
             intervals = IntervalOptions(resamples=opts["resamples"], seed=opts["seed"], in_text=opts["intervals"])
             if opts["recompute"]:
                 return self._recompute(studies, fix=opts["fix"])

@@ -120,6 +120,23 @@ def test_squad_no_answer_and_one_span_only(open_as, db):
     assert not AnswerSpan.objects.filter(response=row).exists()
 
 
+def test_a_task_whose_gold_is_never_empty_offers_no_no_answer_button(open_as, db):
+    task = make_task_with_items(
+        slug="record-like",
+        multiple_spans=False,
+        question="Who fills @placeholder?",
+        test=[("Ada Lovelace met Charles Babbage in London .", ["Ada Lovelace"])],
+    )
+    Task.objects.filter(pk=task.pk).update(empty_answer_allowed=False)
+    p = make_participation(task, state=State.TEST)
+    page = open_as(p)
+    wait_for_item(page, 0)
+    assert page.locator("#no-answer").count() == 0
+    page.keyboard.press("n")  # the shortcut does nothing either
+    assert page.locator(".no-answer-item").count() == 0
+    assert page.locator("#skip-button").is_visible()  # a skip is still there
+
+
 def test_keyboard_only_classification_with_the_help_pop_up(open_as, db):
     task = make_classification_task(slug="kbd", labels=("positive", "negative"), n_test=3)
     p = make_participation(task, state=State.TEST)
