@@ -37,9 +37,11 @@ class TaskAdmin(admin.ModelAdmin):
     fields = (
         "slug",
         "name",
+        "worker_title",
         "kind",
         "group",
         "description",
+        "worker_question",
         "instructions",
         "multiple_spans",
         "overlapping_spans",

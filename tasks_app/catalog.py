@@ -50,11 +50,15 @@ class TaskDefinition:
     question_types: list = field(default_factory=list)
     labels: tuple[LabelDefinition, ...] = ()
     display_order: int = 100
+    # What workers see instead of the dataset's name, and the question shown instead of the examples' own.
+    worker_title: str = ""
+    worker_question: str = ""
 
 
 CLUES_TASKS: tuple[TaskDefinition, ...] = (
     TaskDefinition(
         slug="sst2",
+        worker_title="Movie review sentiment",
         name="SST-2",
         kind="classification",
         group="sentence_classification",
@@ -83,6 +87,8 @@ CLUES_TASKS: tuple[TaskDefinition, ...] = (
     ),
     TaskDefinition(
         slug="mnli",
+        worker_title="How do two sentences relate?",
+        worker_question="What is the relationship between these sentences?",
         name="MNLI",
         kind="classification",
         group="sentence_classification",
@@ -117,6 +123,7 @@ CLUES_TASKS: tuple[TaskDefinition, ...] = (
     ),
     TaskDefinition(
         slug="conll03",
+        worker_title="Find names in news sentences",
         name="CoNLL-2003",
         kind="span",
         group="ner",
@@ -136,6 +143,7 @@ CLUES_TASKS: tuple[TaskDefinition, ...] = (
     ),
     TaskDefinition(
         slug="wikiann",
+        worker_title="Find names in short texts",
         name="WikiANN",
         kind="span",
         group="ner",
@@ -155,6 +163,7 @@ CLUES_TASKS: tuple[TaskDefinition, ...] = (
     ),
     TaskDefinition(
         slug="squad2",
+        worker_title="Answer questions about a paragraph",
         name="SQuAD 2.0",
         kind="span",
         group="mrc",
@@ -173,6 +182,7 @@ CLUES_TASKS: tuple[TaskDefinition, ...] = (
     ),
     TaskDefinition(
         slug="record",
+        worker_title="Fill in the missing name",
         name="ReCoRD",
         kind="span",
         group="mrc",
@@ -202,6 +212,8 @@ _TASK_FIELDS = (
     "overlapping_spans",
     "question_types",
     "display_order",
+    "worker_title",
+    "worker_question",
 )
 
 

@@ -65,9 +65,6 @@ class StudyForm(forms.ModelForm):
         widget=forms.CheckboxSelectMultiple,
         help_text="Each few-shot condition uses the split's training set of that size. Fixed once workers have joined.",
     )
-    prolific_completion_url = forms.URLField(
-        required=False, assume_scheme="https", help_text=Study._meta.get_field("prolific_completion_url").help_text
-    )
 
     class Meta:
         model = Study
@@ -83,6 +80,20 @@ class StudyForm(forms.ModelForm):
         self.fields["condition_shots"].choices = [(s, f"{s}-shot") for s in sorted(levels)]
         if self.instance.pk:
             self.fields["condition_shots"].initial = list(self.instance.conditions.values_list("shots", flat=True))
+        # Optional in the form: the model's defaults apply (no survey; codes generated on save).
+        self.fields["survey_placement"].required = False
+        for name in ("outcome_codes", "survey"):
+            self.fields[name].required = False
+            self.fields[name].widget.attrs.update(rows=6, cols=80)
+
+    def clean_outcome_codes(self):
+        return self.cleaned_data.get("outcome_codes") or {}
+
+    def clean_survey(self):
+        return self.cleaned_data.get("survey") or []
+
+    def clean_survey_placement(self):
+        return self.cleaned_data.get("survey_placement") or Study.SurveyPlacement.AFTER_TEST
 
     def clean(self):
         cleaned = super().clean()
@@ -163,11 +174,12 @@ class StudyAdmin(admin.ModelAdmin):
                     "hourly_rate",
                     "currency",
                     *[f for f in ("base_reward",) if f in studies.EDITABLE_FIELDS],
-                    "completion_code",
-                    "prolific_completion_url",
+                    "outcome_codes",
                 ]
             },
         ),
+        ("What workers see", {"fields": ["worker_title", "worker_description", "consent_required", "consent_text"]}),
+        ("Survey", {"fields": ["survey", "survey_placement"]}),
     ]
 
     def get_queryset(self, request):
@@ -441,6 +453,8 @@ class ParticipationAdmin(admin.ModelAdmin):
         "state",
         "test_seed",
         "completion_code",
+        "consented_at",
+        "consent_hash",
         "platform_data",
         "created_at",
         "last_activity_at",

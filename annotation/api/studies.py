@@ -78,6 +78,7 @@ class ConditionCountsSerializer(serializers.Serializer):
     completed = serializers.IntegerField()
     excluded = serializers.IntegerField()
     abandoned = serializers.IntegerField()
+    declined = serializers.IntegerField(help_text="Declined the consent text (their slots are free again).")
 
 
 class ConditionSerializer(serializers.ModelSerializer[Condition]):

@@ -1,5 +1,11 @@
 from annotation.models.export import ExportJob, ModelRun
-from annotation.models.participation import FilterDecision, Participation, ParticipationEvent, Worker
+from annotation.models.participation import (
+    FilterDecision,
+    Participation,
+    ParticipationEvent,
+    SurveyResponse,
+    Worker,
+)
 from annotation.models.response import AnswerSpan, Response
 from annotation.models.study import Condition, Study
 
@@ -13,5 +19,6 @@ __all__ = [
     "ParticipationEvent",
     "Response",
     "Study",
+    "SurveyResponse",
     "Worker",
 ]

@@ -40,8 +40,13 @@ EDITABLE_FIELDS = (
     "abandon_after_minutes",
     "filter_rule",
     "filter_threshold",
-    "completion_code",
-    "prolific_completion_url",
+    "outcome_codes",
+    "worker_title",
+    "worker_description",
+    "consent_required",
+    "consent_text",
+    "survey",
+    "survey_placement",
 ) + tuple(name for name in ("base_reward",) if name in {f.name for f in Study._meta.get_fields()})
 
 STATUS_TRANSITIONS: dict[str, set[str]] = {

@@ -1,5 +1,6 @@
 """The Django admin for studies, workers and participations."""
 
+import json
 import re
 
 import pytest
@@ -177,7 +178,7 @@ def _change_data(study, **overrides):
         "abandon_after_minutes": 60,
         "filter_rule": "none",
         "filter_threshold": 0,
-        "completion_code": study.completion_code,
+        "outcome_codes": json.dumps(study.outcome_codes),
         "conditions-TOTAL_FORMS": 4,
         "conditions-INITIAL_FORMS": 4,
         "conditions-MIN_NUM_FORMS": 0,
