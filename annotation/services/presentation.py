@@ -23,7 +23,7 @@ from tasks_app.models import Example, Task
 
 # Seconds per item before a study has its own figures (the CLUES tasks, then per kind).
 DEFAULT_SECONDS_PER_ITEM = {"sst2": 10, "mnli": 20, "conll03": 20, "wikiann": 15, "squad2": 45, "record": 60}
-DEFAULT_SECONDS_BY_KIND = {Task.Kind.CLASSIFICATION: 15, Task.Kind.SPAN: 30}
+DEFAULT_SECONDS_BY_KIND: dict[str, int] = {Task.Kind.CLASSIFICATION: 15, Task.Kind.SPAN: 30}
 # A study's own median counts once this many items have been timed (a handful says little).
 MIN_TIMED_ITEMS = 20
 
