@@ -214,7 +214,7 @@ class WorkerSessionView(APIView):
 def task_payload(participation: Participation) -> dict:
     """The task as workers see it: a neutral title, never the dataset's name or slug (services.presentation)."""
     task = participation.task
-    shown = presentation.worker_task(participation.study)
+    shown = presentation.worker_task(participation.study, participation.task)
     labels = [
         {"name": label.name, "definition": label.definition, "example": label.example, "key": str(i + 1)}
         for i, label in enumerate(task.labels.all())

@@ -3,8 +3,9 @@
 Kinds: table-csv, table-json, table-markdown, table-latex, training-csv,
 training-json, training-markdown, training-latex (the training analyses in the
 appendix's shape), annotators-csv (per-annotator scores, time and pay),
-annotations-jsonl, payments-csv, analyses-json, plot-png, plot-svg (all tasks
-together) and plots-zip (every per-task and all-task plot, PNG and SVG). Each starts with the
+annotations-jsonl, payments-csv, analyses-json, survey-csv and survey-json
+(consent records and survey answers, annotation.reporting.survey_export), plot-png, plot-svg (all tasks
+together) and plots-zip (every per-task and all-task plot, PNG and SVG). Each but survey-csv starts with the
 reproducibility header (see provenance.py). The raw annotations are streamed
 from a server-side cursor in chunks, so memory stays flat whatever the size.
 """
@@ -39,6 +40,7 @@ from annotation.reporting.plots import all_tasks_plot, plots_zip
 from annotation.reporting.provenance import header_lines, reproducibility_header
 from annotation.reporting.scores import annotator_rows
 from annotation.reporting.selection import select_studies
+from annotation.reporting.survey_export import survey_csv, survey_section
 from annotation.reporting.tables import build_table
 from annotation.reporting.training_table import TRAINING_FORMATS, build_training_table
 
@@ -63,6 +65,8 @@ EXPORT_KINDS: dict[str, tuple[str, str]] = {
     "plot-png": ("image/png", "png"),
     "plot-svg": ("image/svg+xml", "svg"),
     "plots-zip": ("application/zip", "zip"),
+    "survey-csv": ("text/csv", "csv"),
+    "survey-json": ("application/json", "json"),
 }
 
 ANNOTATION_FIELDS = (
@@ -311,9 +315,16 @@ def write_export(*, kind: str, studies: list[Study], options: MetricOptions, out
     if kind == "annotators-csv":
         out.write(annotators_csv(studies=studies, options=options).encode())
         return
+    if kind == "survey-csv":  # plain CSV, header first (the provenance goes with the JSON)
+        out.write(survey_csv(studies=studies).encode())
+        return
     header = reproducibility_header(studies=studies, options=options, export=kind)
     if kind == "analyses-json":
         payload = {"meta": header, "studies": [study_analyses(study=s, options=options) for s in studies]}
+        out.write(json.dumps(payload, ensure_ascii=False, indent=2, default=str).encode())
+        return
+    if kind == "survey-json":
+        payload = {"meta": header, "survey": survey_section(studies=studies)}
         out.write(json.dumps(payload, ensure_ascii=False, indent=2, default=str).encode())
         return
     if kind.startswith("training-"):

@@ -43,14 +43,17 @@ class WorkerTask:
         return self.kind == Task.Kind.CLASSIFICATION
 
 
-def title_for(study: Study) -> str:
-    return study.worker_title or study.task.worker_title or _("Language task")
+def title_for(study: Study, task: Task | None = None) -> str:
+    """``task``: the study's task when the caller has it loaded (the worker's hot path reads it with the
+    participation, not through the study)."""
+    task = task or study.task
+    return study.worker_title or task.worker_title or _("Language task")
 
 
-def worker_task(study: Study) -> WorkerTask:
-    task = study.task
+def worker_task(study: Study, task: Task | None = None) -> WorkerTask:
+    task = task or study.task
     return WorkerTask(
-        name=title_for(study),
+        name=title_for(study, task),
         description=study.worker_description or task.description,
         instructions=task.instructions,
         kind=task.kind,

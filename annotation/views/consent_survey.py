@@ -89,7 +89,7 @@ def _session(request: HttpRequest) -> tuple[Participation | None, dict[str, Any]
     participation = worker.participation
     return participation, {
         "participation": participation,
-        "task": presentation.worker_task(participation.study),
+        "task": presentation.worker_task(participation.study, participation.task),
         "study": participation.study,
     }
 

@@ -77,7 +77,7 @@ def home(request: HttpRequest) -> HttpResponse:
     # Templates read ``task`` as the worker sees it: a neutral title, never the dataset's name.
     context = {
         "participation": participation,
-        "task": presentation.worker_task(participation.study),
+        "task": presentation.worker_task(participation.study, participation.task),
         "study": participation.study,
     }
     deadline = closing.grace_deadline(participation.study)
@@ -129,7 +129,7 @@ def _closed(request: HttpRequest, participation: Participation) -> HttpResponse:
     and the way back to their platform (paid for their time); one who had not is asked to return it."""
     context = {
         "participation": participation,
-        "task": presentation.worker_task(participation.study),
+        "task": presentation.worker_task(participation.study, participation.task),
         "study": participation.study,
         "completion": completion_payload(participation),
     }
