@@ -60,7 +60,8 @@ def survey_rows(studies: list[Study]) -> Iterator[dict[str, Any]]:
             "consented_at": _iso(p.consented_at),
             "consent_sha256": p.consent_hash,
         }
-        for response in responses.get(p.pk) or [None]:
+        answered: list[SurveyResponse | None] = list(responses.get(p.pk, []))
+        for response in answered or [None]:
             yield {
                 **base,
                 "survey_placement": response.placement if response else "",
