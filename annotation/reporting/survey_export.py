@@ -61,12 +61,12 @@ def survey_rows(studies: list[Study]) -> Iterator[dict[str, Any]]:
             "consent_sha256": p.consent_hash,
         }
         answered: list[SurveyResponse | None] = list(responses.get(p.pk, []))
-        for response in answered or [None]:
+        for one in answered or [None]:
             yield {
                 **base,
-                "survey_placement": response.placement if response else "",
-                "survey_submitted_at": _iso(response.submitted_at) if response else "",
-                "answers": dict(response.answers) if response else {},
+                "survey_placement": one.placement if one else "",
+                "survey_submitted_at": _iso(one.submitted_at) if one else "",
+                "answers": dict(one.answers) if one else {},
             }
 
 
