@@ -204,6 +204,8 @@ class ParticipationSerializer(serializers.ModelSerializer[Participation]):
             "state",
             "test_seed",
             "completion_code",
+            "consented_at",
+            "consent_hash",
             "platform_data",
             "created_at",
             "last_activity_at",
