@@ -101,9 +101,11 @@ def test_the_api_sets_consent_survey_codes_and_titles_and_refuses_bad_ones(admin
         "outcome_codes": {"declined": {"code": "NOCONSENT"}},
         "worker_title": "Movie review sentiment",
     }
+    completed = Study.objects.get(pk=study.pk).outcome_codes["completed"]
     response = admin_client.patch(url, good, content_type="application/json")
     assert response.status_code == 200, response.content
     body = response.json()
+    assert body["outcome_codes"]["completed"] == completed  # the outcomes not named keep their codes
     assert body["survey"] == SURVEY and body["outcome_codes"]["declined"]["code"] == "NOCONSENT"
     assert set(body["outcome_codes"]) == {
         "completed",
