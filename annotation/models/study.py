@@ -119,6 +119,8 @@ class Study(models.Model):
 
         # Every outcome has a code from the start, stable for the study's life (an admin may change it).
         self.outcome_codes = outcomes.with_defaults(self.outcome_codes)
+        if self.survey is None:  # null (blank, so clean_fields lets it through) means no survey
+            self.survey = []
         super().save(*args, **kwargs)
 
     def clean(self) -> None:

@@ -244,8 +244,10 @@ def study_update(
             workers_per_condition=options.get("workers_per_condition"),
             test_order=options.get("test_order"),
         )
-        codes = options.get("outcome_codes")
-        if isinstance(codes, dict):
+        codes = options.get("outcome_codes", {})
+        if codes is None:  # null: no change
+            options.pop("outcome_codes")
+        elif isinstance(codes, dict):
             # The outcomes not named keep their codes: workers may already hold them.
             options["outcome_codes"] = {**(study.outcome_codes or {}), **codes}
         for field, value in options.items():

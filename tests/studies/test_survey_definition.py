@@ -120,6 +120,8 @@ def test_the_api_sets_consent_survey_codes_and_titles_and_refuses_bad_ones(admin
         ({"consent_text": ""}, "consent_text"),
         ({"survey": [{"key": "x", "type": "number", "label": "X", "min": 3, "max": 1}]}, "survey"),
         ({"survey": "not a list"}, "survey"),
+        ({"survey": None}, "survey"),
+        ({"outcome_codes": None}, "outcome_codes"),
         ({"outcome_codes": {"completed": {"code": "bad code"}}}, "outcome_codes"),
         ({"survey_placement": "during"}, "survey_placement"),
     ]:
