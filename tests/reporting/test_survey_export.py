@@ -64,3 +64,10 @@ def test_the_survey_json_carries_the_definition_the_consent_hash_and_the_header(
     (described,) = payload["survey"]["studies"]
     assert described["survey"] == SURVEY and described["consent_sha256"] == consent.text_hash("Yes?")
     assert payload["survey"]["rows"][0]["answers"] == {"age": "30+", "langs": ["English", "German"]}
+
+
+def test_a_declined_participation_is_not_counted_as_in_progress(study):
+    from annotation.reporting.scores import condition_summaries
+
+    (summary,) = condition_summaries(studies=[study])
+    assert [len(summary.completed), len(summary.in_progress)] == [1, 1]  # ann completed, cy at work; bob declined
