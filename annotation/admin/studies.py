@@ -220,6 +220,7 @@ class StudyAdmin(admin.ModelAdmin):
                         "completed",
                         "excluded",
                         "abandoned",
+                        "declined",
                     )
                 ),
             ),
@@ -227,7 +228,7 @@ class StudyAdmin(admin.ModelAdmin):
         body = format_html_join(
             "",
             "<tr><td>{}</td><td>{} / {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-            "<td>{}</td><td>{}</td></tr>",
+            "<td>{}</td><td>{}</td><td>{}</td></tr>",
             (
                 (
                     r.shots,
@@ -240,6 +241,7 @@ class StudyAdmin(admin.ModelAdmin):
                     r.completed,
                     r.excluded,
                     r.abandoned,
+                    r.declined,
                 )
                 for r in rows
             ),
