@@ -18,7 +18,15 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from annotation.models import Condition, FilterDecision, Participation, ParticipationEvent, Study, Worker
+from annotation.models import (
+    Condition,
+    FilterDecision,
+    Participation,
+    ParticipationEvent,
+    Study,
+    SurveyResponse,
+    Worker,
+)
 from annotation.services import blocklist, closing, lifecycle, platforms, slots, studies, training_filter
 from tasks_app.models import ExampleSet, Task
 
@@ -418,6 +426,12 @@ class EventInline(_ReadOnlyInline):
     readonly_fields = fields
 
 
+class SurveyResponseInline(_ReadOnlyInline):
+    model = SurveyResponse
+    fields = ["placement", "submitted_at", "answers"]
+    readonly_fields = fields
+
+
 class FilterDecisionInline(_ReadOnlyInline):
     model = FilterDecision
     fields = [
@@ -462,7 +476,7 @@ class ParticipationAdmin(admin.ModelAdmin):
         "last_activity_at",
         "finished_at",
     ]
-    inlines = [EventInline, FilterDecisionInline]
+    inlines = [EventInline, FilterDecisionInline, SurveyResponseInline]
     actions = ["readmit_participations", "exclude_participations"]
 
     @admin.display(description="shots", ordering="condition__shots")

@@ -171,3 +171,10 @@ def test_no_survey_is_due_without_one(sst_worker_without_survey):
 def sst_worker_without_survey(sst_task, worker):
     p = make_participation(sst_task, state=State.CLAIMED)
     return p, worker(p)
+
+
+def test_the_admin_shows_a_participation_s_consent_and_survey_answers(surveyed, admin_client):
+    p, client = surveyed("before_training")
+    post(client, "survey/", {"answers": {"age": "50+"}})
+    html = admin_client.get(f"/admin/annotation/participation/{p.pk}/change/").content.decode()
+    assert "Before the training step" in html and "50+" in html
