@@ -1,4 +1,5 @@
-"""Migration 0006: a study's single completion code and Prolific URL become its "completed" outcome."""
+"""annotation 0006: a study's single completion code and Prolific URL become its "completed" outcome;
+tasks_app 0004: the CLUES tasks get their worker titles and questions."""
 
 import pytest
 from django.db import connection
@@ -6,16 +7,18 @@ from django.db.migrations.executor import MigrationExecutor
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-BEFORE = [("annotation", "0005_study_close_grace"), ("tasks_app", "0004_worker_title")]
-AFTER = [("annotation", "0006_consent_survey_outcomes")]
+BEFORE = [("annotation", "0005_study_close_grace"), ("tasks_app", "0003_task_overlapping_spans")]
+AFTER = [("annotation", "0006_consent_survey_outcomes"), ("tasks_app", "0004_worker_title")]
 
 
 def test_the_old_code_and_url_move_into_completed_and_the_rest_are_generated():
     executor = MigrationExecutor(connection)
     executor.migrate(BEFORE)
     old = executor.loader.project_state(BEFORE).apps
-    task = old.get_model("tasks_app", "Task").objects.get(slug="mnli")
-    assert task.worker_title == "How do two sentences relate?"  # tasks_app 0004 filled the CLUES titles
+    # An earlier transactional test may have flushed the tasks the migrations installed.
+    task, _ = old.get_model("tasks_app", "Task").objects.get_or_create(
+        slug="mnli", defaults={"name": "MNLI", "kind": "classification", "description": "Pairs."}
+    )
     Study = old.get_model("annotation", "Study")
     Study.objects.create(
         slug="old", name="Old", task_id=task.pk, completion_code="OLD123",
@@ -24,7 +27,11 @@ def test_the_old_code_and_url_move_into_completed_and_the_rest_are_generated():
     Study.objects.create(slug="bare", name="Bare", task_id=task.pk)
     executor = MigrationExecutor(connection)
     executor.migrate(AFTER)
-    new = executor.loader.project_state(AFTER).apps.get_model("annotation", "Study")
+    after = executor.loader.project_state(AFTER).apps
+    assert after.get_model("tasks_app", "Task").objects.get(slug="mnli").worker_question == (
+        "What is the relationship between these sentences?"
+    )  # tasks_app 0004 gave the CLUES tasks their worker titles and questions
+    new = after.get_model("annotation", "Study")
     old_codes = new.objects.get(slug="old").outcome_codes
     assert old_codes["completed"] == {"code": "OLD123", "url": "https://app.prolific.com/submissions/complete"}
     bare = new.objects.get(slug="bare").outcome_codes
