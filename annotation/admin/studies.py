@@ -27,7 +27,16 @@ from annotation.models import (
     SurveyResponse,
     Worker,
 )
-from annotation.services import blocklist, closing, lifecycle, platforms, slots, studies, training_filter
+from annotation.services import (
+    blocklist,
+    closing,
+    lifecycle,
+    outcomes,
+    platforms,
+    slots,
+    studies,
+    training_filter,
+)
 from tasks_app.models import ExampleSet, Task
 
 SHOT_CHOICES = [(s, f"{s}-shot") for s in studies.STANDARD_SHOTS]
@@ -151,7 +160,7 @@ class StudyAdmin(admin.ModelAdmin):
     list_display = ["name", "slug", "task", "split_number", "status", "slots_filled", "created_at"]
     list_filter = ["status", "task"]
     search_fields = ["slug", "name"]
-    readonly_fields = ["status", "closes_at", "cohorts", "past_participants"]
+    readonly_fields = ["status", "closes_at", "cohorts", "past_participants", "outcome_table"]
     inlines = [ConditionInline]
     actions = ["open_studies", "pause_studies", "close_studies"]
     action_form = StudyActionForm
@@ -183,6 +192,7 @@ class StudyAdmin(admin.ModelAdmin):
                     "currency",
                     *[f for f in ("base_reward",) if f in studies.EDITABLE_FIELDS],
                     "outcome_codes",
+                    "outcome_table",
                 ]
             },
         ),
@@ -255,6 +265,21 @@ class StudyAdmin(admin.ModelAdmin):
             ),
         )
         return format_html('<table class="cohorts">{}{}</table>', head, body)
+
+    @admin.display(description="codes per outcome")
+    def outcome_table(self, study):
+        if not study.pk:
+            return "Generated when the study is saved."
+        rows = []
+        for outcome in outcomes.Outcome:
+            code, _ = outcomes.code_for(study, outcome)
+            prolific = outcomes.target_for(study=study, outcome=outcome, platform="prolific", platform_data={}).url
+            rows.append((outcome.value, code, prolific))
+        return format_html(
+            '<table class="outcome-codes"><tr><th>outcome</th><th>code</th><th>Prolific is sent to</th></tr>{}</table>'
+            "<p>MTurk workers post the HIT with the code and the outcome; in-house workers are shown the code.</p>",
+            format_html_join("", "<tr><td>{}</td><td><code>{}</code></td><td>{}</td></tr>", rows),
+        )
 
     @admin.display(description="past participants of the task")
     def past_participants(self, study):

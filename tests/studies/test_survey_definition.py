@@ -146,3 +146,10 @@ def test_the_admin_form_shows_a_malformed_survey_next_to_the_field(admin_client,
     assert response.status_code == 200 and "Enter a valid JSON" in response.content.decode()
     study.refresh_from_db()
     assert study.survey == []
+
+
+def test_the_admin_study_page_lists_each_outcome_s_code_and_where_prolific_sends_it(admin_client, study):
+    html = admin_client.get(f"/admin/annotation/study/{study.pk}/change/").content.decode()
+    declined = study.outcome_codes["declined"]["code"]
+    assert f"<code>{declined}</code>" in html
+    assert f"https://app.prolific.com/submissions/complete?cc={declined}" in html
