@@ -2,9 +2,11 @@
 
 from django.urls import path
 
-from annotation.views import worker
+from annotation.views import consent_survey, worker
 
 app_name = "worker"
 urlpatterns = [
     path("", worker.home, name="home"),
+    path("consent/", consent_survey.consent_answer, name="consent"),
+    path("survey/", consent_survey.survey_answer, name="survey"),
 ]

@@ -46,9 +46,11 @@ class LabelInline(admin.TabularInline):
 TASK_FIELDS = (
     "slug",
     "name",
+    "worker_title",
     "kind",
     "group",
     "description",
+    "worker_question",
     "instructions",
     "multiple_spans",
     "overlapping_spans",

@@ -52,11 +52,15 @@ class TaskDefinition:
     question_types: list = field(default_factory=list)
     labels: tuple[LabelDefinition, ...] = ()
     display_order: int = 100
+    # What workers see instead of the dataset's name, and the question shown instead of the examples' own.
+    worker_title: str = ""
+    worker_question: str = ""
 
 
 CLUES_TASKS: tuple[TaskDefinition, ...] = (
     TaskDefinition(
         slug="sst2",
+        worker_title="Movie review sentiment",
         name="SST-2",
         kind="classification",
         group="sentence_classification",
@@ -85,6 +89,8 @@ CLUES_TASKS: tuple[TaskDefinition, ...] = (
     ),
     TaskDefinition(
         slug="mnli",
+        worker_title="How do two sentences relate?",
+        worker_question="What is the relationship between these sentences?",
         name="MNLI",
         kind="classification",
         group="sentence_classification",
@@ -119,6 +125,7 @@ CLUES_TASKS: tuple[TaskDefinition, ...] = (
     ),
     TaskDefinition(
         slug="conll03",
+        worker_title="Find names in news sentences",
         name="CoNLL-2003",
         kind="span",
         group="ner",
@@ -138,6 +145,7 @@ CLUES_TASKS: tuple[TaskDefinition, ...] = (
     ),
     TaskDefinition(
         slug="wikiann",
+        worker_title="Find names in short texts",
         name="WikiANN",
         kind="span",
         group="ner",
@@ -157,6 +165,7 @@ CLUES_TASKS: tuple[TaskDefinition, ...] = (
     ),
     TaskDefinition(
         slug="squad2",
+        worker_title="Answer questions about a paragraph",
         name="SQuAD 2.0",
         kind="span",
         group="mrc",
@@ -179,6 +188,7 @@ CLUES_TASKS: tuple[TaskDefinition, ...] = (
     ),
     TaskDefinition(
         slug="record",
+        worker_title="Fill in the missing name",
         name="ReCoRD",
         kind="span",
         group="mrc",
@@ -210,6 +220,8 @@ _TASK_FIELDS = (
     "empty_answer_allowed",
     "question_types",
     "display_order",
+    "worker_title",
+    "worker_question",
 )
 
 

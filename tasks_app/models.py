@@ -49,6 +49,17 @@ class Task(models.Model):
         help_text='Question types as a list of {"code", "name", "question"}, e.g. PER/ORG/LOC for NER.',
     )
     display_order = models.PositiveSmallIntegerField(default=100)
+    worker_title = models.CharField(
+        max_length=120,
+        blank=True,
+        help_text='The neutral title workers see, e.g. "Movie review sentiment" (never the dataset name; empty: '
+        '"Language task"). A study may override it.',
+    )
+    worker_question = models.TextField(
+        blank=True,
+        help_text="Question text shown to workers instead of each example's own (empty: the example's). "
+        "The stored examples keep the release's text.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

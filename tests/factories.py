@@ -82,7 +82,7 @@ class StudyFactory(factory.django.DjangoModelFactory):
     name = factory.LazyAttribute(lambda o: f"Study {o.slug}")
     task = factory.SubFactory(TaskFactory)
     status = Study.Status.OPEN
-    completion_code = "C0DE1234"
+    outcome_codes = factory.LazyFunction(lambda: {"completed": {"code": "C0DE1234", "url": ""}})
 
 
 class ConditionFactory(factory.django.DjangoModelFactory):

@@ -19,8 +19,25 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from annotation.admin.prolific import ProlificStudyActions
-from annotation.models import Condition, FilterDecision, Participation, ParticipationEvent, Study, Worker
-from annotation.services import blocklist, closing, lifecycle, platforms, slots, studies, training_filter
+from annotation.models import (
+    Condition,
+    FilterDecision,
+    Participation,
+    ParticipationEvent,
+    Study,
+    SurveyResponse,
+    Worker,
+)
+from annotation.services import (
+    blocklist,
+    closing,
+    lifecycle,
+    outcomes,
+    platforms,
+    slots,
+    studies,
+    training_filter,
+)
 from tasks_app.models import ExampleSet, Task
 
 SHOT_CHOICES = [(s, f"{s}-shot") for s in studies.STANDARD_SHOTS]
@@ -80,9 +97,6 @@ class StudyForm(forms.ModelForm):
         widget=forms.CheckboxSelectMultiple,
         help_text="Each few-shot condition uses the split's training set of that size. Fixed once workers have joined.",
     )
-    prolific_completion_url = forms.URLField(
-        required=False, assume_scheme="https", help_text=Study._meta.get_field("prolific_completion_url").help_text
-    )
 
     class Meta:
         model = Study
@@ -98,6 +112,20 @@ class StudyForm(forms.ModelForm):
         self.fields["condition_shots"].choices = [(s, f"{s}-shot") for s in sorted(levels)]
         if self.instance.pk:
             self.fields["condition_shots"].initial = list(self.instance.conditions.values_list("shots", flat=True))
+        # Optional in the form: the model's defaults apply (no survey; codes generated on save).
+        self.fields["survey_placement"].required = False
+        for name in ("outcome_codes", "survey"):
+            self.fields[name].required = False
+            self.fields[name].widget.attrs.update(rows=6, cols=80)
+
+    def clean_outcome_codes(self):
+        return self.cleaned_data.get("outcome_codes") or {}
+
+    def clean_survey(self):
+        return self.cleaned_data.get("survey") or []
+
+    def clean_survey_placement(self):
+        return self.cleaned_data.get("survey_placement") or Study.SurveyPlacement.AFTER_TEST
 
     def clean(self):
         cleaned = super().clean()
@@ -156,7 +184,7 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
     list_display = ["name", "slug", "task", "split_number", "status", "slots_filled", "created_at"]
     list_filter = ["status", "task"]
     search_fields = ["slug", "name"]
-    readonly_fields = ["status", "closes_at", "cohorts", "past_participants"]
+    readonly_fields = ["status", "closes_at", "cohorts", "past_participants", "outcome_table"]
     inlines = [ConditionInline]
     actions = ["open_studies", "pause_studies", "close_studies", *ProlificStudyActions.prolific_actions]
     action_form = StudyActionForm
@@ -199,11 +227,13 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
                     "hourly_rate",
                     "currency",
                     *[f for f in ("base_reward",) if f in studies.EDITABLE_FIELDS],
-                    "completion_code",
-                    "prolific_completion_url",
+                    "outcome_codes",
+                    "outcome_table",
                 ]
             },
         ),
+        ("What workers see", {"fields": ["worker_title", "worker_description", "consent_required", "consent_text"]}),
+        ("Survey", {"fields": ["survey", "survey_placement"]}),
     ]
 
     def get_queryset(self, request):
@@ -244,6 +274,7 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
                         "completed",
                         "excluded",
                         "abandoned",
+                        "declined",
                     )
                 ),
             ),
@@ -251,7 +282,7 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
         body = format_html_join(
             "",
             "<tr><td>{}</td><td>{} / {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-            "<td>{}</td><td>{}</td></tr>",
+            "<td>{}</td><td>{}</td><td>{}</td></tr>",
             (
                 (
                     r.shots,
@@ -264,11 +295,27 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
                     r.completed,
                     r.excluded,
                     r.abandoned,
+                    r.declined,
                 )
                 for r in rows
             ),
         )
         return format_html('<table class="cohorts">{}{}</table>', head, body)
+
+    @admin.display(description="codes per outcome")
+    def outcome_table(self, study):
+        if not study.pk:
+            return "Generated when the study is saved."
+        rows = []
+        for outcome in outcomes.Outcome:
+            code, _ = outcomes.code_for(study, outcome)
+            prolific = outcomes.target_for(study=study, outcome=outcome, platform="prolific", platform_data={}).url
+            rows.append((outcome.value, code, prolific))
+        return format_html(
+            '<table class="outcome-codes"><tr><th>outcome</th><th>code</th><th>Prolific is sent to</th></tr>{}</table>'
+            "<p>MTurk workers post the HIT with the code and the outcome; in-house workers are shown the code.</p>",
+            format_html_join("", "<tr><td>{}</td><td><code>{}</code></td><td>{}</td></tr>", rows),
+        )
 
     @admin.display(description="past participants of the task")
     def past_participants(self, study):
@@ -472,6 +519,12 @@ class EventInline(_ReadOnlyInline):
     readonly_fields = fields
 
 
+class SurveyResponseInline(_ReadOnlyInline):
+    model = SurveyResponse
+    fields = ["placement", "submitted_at", "answers"]
+    readonly_fields = fields
+
+
 class FilterDecisionInline(_ReadOnlyInline):
     model = FilterDecision
     fields = [
@@ -514,12 +567,14 @@ class ParticipationAdmin(admin.ModelAdmin):
         "state",
         "test_seed",
         "completion_code",
+        "consented_at",
+        "consent_hash",
         "platform_data",
         "created_at",
         "last_activity_at",
         "finished_at",
     ]
-    inlines = [EventInline, FilterDecisionInline]
+    inlines = [EventInline, FilterDecisionInline, SurveyResponseInline]
     actions = ["readmit_participations", "exclude_participations"]
 
     @admin.display(description="shots", ordering="condition__shots")

@@ -51,6 +51,7 @@ from annotation import worker_cookie
 from annotation.api import errors
 from annotation.api.parsers import SessionJSONParser
 from annotation.api.session_schema import (
+    CONSENT,
     ERROR,
     ERRORS,
     EVENT,
@@ -62,9 +63,22 @@ from annotation.api.session_schema import (
     SESSION,
     SKIP,
     SUBMIT,
+    SURVEY,
 )
 from annotation.models import Participation, Response
-from annotation.services import answers, closing, lifecycle, reveal, steps, timing, training_filter
+from annotation.services import (
+    answers,
+    closing,
+    consent,
+    lifecycle,
+    outcomes,
+    presentation,
+    reveal,
+    steps,
+    survey,
+    timing,
+    training_filter,
+)
 from annotation.services.answers import AnswerError, InvalidAnswer, NotInStep, NotYourItem
 from annotation.services.entry import completion_target
 from annotation.services.steps import Progress
@@ -150,6 +164,12 @@ class WorkerSessionView(APIView):
             self.log_refusal(exc)
             extra = {"answer": exc.stored} if isinstance(exc, answers.AlreadyLocked) else {}
             return errors.error_response(exc.code, exc.detail, exc.status, **extra)
+        if isinstance(exc, consent.ConsentError):
+            return errors.error_response(exc.code, exc.detail, exc.status)
+        if isinstance(exc, survey.InvalidSurveyAnswers):
+            return errors.error_response(exc.code, str(exc), 400, errors=exc.errors)
+        if isinstance(exc, survey.SurveyNotDue):
+            return errors.error_response(exc.code, str(exc), 409)
         if isinstance(exc, steps.StepUnavailable):
             return errors.error_response("step_unavailable", str(exc), 409)
         return super().handle_exception(exc)
@@ -192,17 +212,18 @@ class WorkerSessionView(APIView):
 
 
 def task_payload(participation: Participation) -> dict:
+    """The task as workers see it: a neutral title, never the dataset's name or slug (services.presentation)."""
     task = participation.task
+    shown = presentation.worker_task(participation.study, participation.task)
     labels = [
         {"name": label.name, "definition": label.definition, "example": label.example, "key": str(i + 1)}
         for i, label in enumerate(task.labels.all())
     ]
     return {
-        "slug": task.slug,
-        "name": task.name,
+        "name": shown.name,
         "kind": task.kind,
-        "description": task.description,
-        "instructions": task.instructions,
+        "description": shown.description,
+        "instructions": shown.instructions,
         "multiple_spans": task.multiple_spans,
         "labels": labels,
     }
@@ -216,7 +237,7 @@ def item_payload(participation: Participation, response: Response) -> dict:
         "item": response.pk,
         "phase": response.phase,
         "position": response.position,
-        "question": example.question,
+        "question": presentation.question_for(task, example),
         "question_type": example.question_type,
         "question_type_name": question_types.get(example.question_type, ""),
         "context": example.context,
@@ -235,12 +256,47 @@ def item_payload(participation: Participation, response: Response) -> dict:
     return payload
 
 
+FINISHED_WITH_CODE = (Participation.State.COMPLETED, Participation.State.EXCLUDED, Participation.State.DECLINED)
+
+
 def completion_payload(participation: Participation) -> dict | None:
-    """The completion code and where to send it: for finished workers, and for excluded ones (paid too)."""
-    if participation.state not in (Participation.State.COMPLETED, Participation.State.EXCLUDED):
+    """The completion code and where to send it: for finished workers, excluded ones (paid too) and those
+    who declined the consent text (the platform's "no consent" code); the outcome names which."""
+    if participation.state not in FINISHED_WITH_CODE:
         return None
     target = completion_target(participation)
-    return {"code": target.code, "kind": target.kind, "url": target.url, "fields": dict(target.fields)}
+    outcome = outcomes.outcome_for(participation)
+    return {
+        "code": target.code,
+        "kind": target.kind,
+        "url": target.url,
+        "fields": dict(target.fields),
+        "outcome": outcome.value if outcome is not None else outcomes.Outcome.COMPLETED.value,
+    }
+
+
+def consent_payload(participation: Participation) -> dict | None:
+    """The consent text while the worker still has to answer it, else None."""
+    if not consent.required(participation):
+        return None
+    text = participation.study.consent_text
+    return {"text": text, "text_hash": consent.text_hash(text)}
+
+
+def survey_payload(participation: Participation) -> dict | None:
+    """The survey while the worker owes it (before training, or after the test), else None."""
+    placement = survey.due(participation)
+    if placement is None:
+        return None
+    return {"placement": placement, "questions": participation.study.survey}
+
+
+def pending_payload(participation: Participation) -> dict[str, Any]:
+    """What the worker must do before anything else: consent first, then a survey that is due."""
+    consent_body = consent_payload(participation)
+    survey_body = None if consent_body is not None else survey_payload(participation)
+    pending = "consent" if consent_body is not None else "survey" if survey_body is not None else None
+    return {"pending": pending, "consent": consent_body, "survey": survey_body}
 
 
 def settle(participation: Participation) -> None:
@@ -280,6 +336,7 @@ def session_payload(participation: Participation, known: StepHead | None = None)
         "item": item_payload(participation, item) if item is not None else None,
         "completion": completion_payload(participation),
         "closes_at": closes_at(participation),
+        **pending_payload(participation),
     }
 
 
@@ -321,6 +378,10 @@ class StartView(WorkerSessionView):
     def post(self, request: Request) -> JSONResponse:
         participation, known = self.participation, self.session.step
         closing.check_can_work(participation)
+        if consent.required(participation):
+            raise NotInStep("consent_required", "agree to the consent text first (POST consent)")
+        if survey.due(participation) is not None:
+            raise NotInStep("survey_required", "answer the survey first (POST survey)")
         if participation.state == Participation.State.CLAIMED:
             known = None  # begin writes: the step is read afresh
             try:
@@ -422,6 +483,7 @@ class ItemView(WorkerSessionView):
                 "item": item_payload(participation, response),
                 "completion": completion_payload(participation),
                 "closes_at": closes_at(participation),
+                **pending_payload(participation),
             }
         )
 
@@ -467,3 +529,50 @@ class EventView(WorkerSessionView):
             raise NotYourItem("not_your_item", "this item is not assigned to you")
         recorded = timing.record_event(participation=self.participation, response=response, kind=kind)
         return JSONResponse({"recorded": recorded})
+
+
+class ConsentView(WorkerSessionView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Agree to or decline the study's consent text (before anything else)",
+        description="Send agree=true with the text_hash of the text shown (409 consent_changed if the researcher "
+        "changed it since), or agree=false to decline: the participation ends as declined, its slot is freed, "
+        "and the session's completion carries the study's declined code.",
+        request=CONSENT,
+        responses={200: SESSION, **ERRORS},
+    )
+    def post(self, request: Request) -> JSONResponse:
+        data = self.body()
+        agree = data.get("agree")
+        if not isinstance(agree, bool):
+            raise InvalidAnswer("invalid_consent", "agree must be true or false")
+        shown = data.get("text_hash")
+        if agree and not isinstance(shown, str):
+            raise InvalidAnswer("invalid_consent", "send the text_hash of the consent text you were shown")
+        participation = self.participation
+        closing.check_can_work(participation)
+        if agree:
+            consent.agree(participation, shown_hash=shown)
+        else:
+            consent.decline(participation)
+        return JSONResponse(session_payload(participation))
+
+
+class SurveyView(WorkerSessionView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Answer the study's survey when it is due (the session's pending is survey)",
+        description="answers maps question keys to answers: a single choice is one of the options, a multiple "
+        "choice a list of options, a number a number within min..max, a text a short string. Unanswered "
+        "questions are left out unless required. 400 invalid_survey names each wrong answer under errors and "
+        "stores nothing; 409 survey_not_due when there is no survey to answer now.",
+        request=SURVEY,
+        responses={200: SESSION, **ERRORS},
+    )
+    def post(self, request: Request) -> JSONResponse:
+        data = self.body()
+        participation = self.participation
+        if consent.required(participation):
+            raise NotInStep("consent_required", "agree to the consent text first (POST consent)")
+        survey.submit(participation=participation, answers=data.get("answers"))
+        return JSONResponse(session_payload(participation))

@@ -102,8 +102,7 @@ LABEL = _obj(
 TASK = _obj(
     "SessionTask",
     {
-        "slug": serializers.CharField(),
-        "name": serializers.CharField(),
+        "name": serializers.CharField(help_text="The neutral title workers see (never the dataset's name)."),
         "kind": serializers.CharField(),
         "description": serializers.CharField(),
         "instructions": serializers.CharField(),
@@ -145,8 +144,55 @@ COMPLETION = _obj(
         "kind": serializers.ChoiceField(["redirect", "form_post", "code"]),
         "url": serializers.CharField(),
         "fields": serializers.DictField(child=serializers.CharField()),
+        "outcome": serializers.ChoiceField(
+            ["completed", "screened_out", "attention_failed", "declined"],
+            help_text="Which of the study's codes this is (annotation.services.outcomes).",
+        ),
     },
     allow_null=True,
+)
+CONSENT_TEXT = _obj(
+    "ConsentText",
+    {
+        "text": serializers.CharField(help_text="The consent text (plain text or Markdown)."),
+        "text_hash": serializers.CharField(help_text="SHA-256 of the text: send it back when agreeing."),
+    },
+    allow_null=True,
+)
+SURVEY_QUESTION = _obj(
+    "SurveyQuestion",
+    {
+        "key": serializers.CharField(),
+        "type": serializers.ChoiceField(["single", "multiple", "number", "text"]),
+        "label": serializers.CharField(),
+        "options": serializers.ListField(child=serializers.CharField(), required=False),
+        "required": serializers.BooleanField(required=False),
+        "min": serializers.FloatField(required=False),
+        "max": serializers.FloatField(required=False),
+    },
+)
+SURVEY_DUE = _obj(
+    "SurveyDue",
+    {
+        "placement": serializers.ChoiceField(["before_training", "after_test"]),
+        "questions": SURVEY_QUESTION.__class__(many=True),
+    },
+    allow_null=True,
+)
+CONSENT = inline_serializer(
+    "ConsentInput",
+    {
+        "agree": serializers.BooleanField(help_text="true: agree; false: decline (ends the participation)."),
+        "text_hash": serializers.CharField(required=False, help_text="Required to agree: the shown text's hash."),
+    },
+)
+SURVEY = inline_serializer(
+    "SurveyInput",
+    {
+        "answers": serializers.DictField(
+            child=serializers.JSONField(), help_text="Question key -> answer (text, number or list of options)."
+        )
+    },
 )
 SESSION = _obj(
     "Session",
@@ -162,6 +208,13 @@ SESSION = _obj(
             help_text="Once the study has been closed: until when the worker's answers are taken (then 409 "
             "study_closed). Null while the study is not closed.",
         ),
+        "pending": serializers.ChoiceField(
+            ["consent", "survey"],
+            allow_null=True,
+            help_text="What the worker must do first: answer the consent text, then a survey that is due.",
+        ),
+        "consent": CONSENT_TEXT,
+        "survey": SURVEY_DUE,
     },
 )
 REVEAL = _obj(

@@ -7,6 +7,8 @@ from annotation.api import session
 app_name = "session"
 urlpatterns = [
     path("current/", session.CurrentView.as_view(), name="current"),
+    path("consent/", session.ConsentView.as_view(), name="consent"),
+    path("survey/", session.SurveyView.as_view(), name="survey"),
     path("start/", session.StartView.as_view(), name="start"),
     path("submit/", session.SubmitView.as_view(), name="submit"),
     path("skip/", session.SkipView.as_view(), name="skip"),

@@ -78,6 +78,7 @@ class ConditionCountsSerializer(serializers.Serializer):
     completed = serializers.IntegerField()
     excluded = serializers.IntegerField()
     abandoned = serializers.IntegerField()
+    declined = serializers.IntegerField(help_text="Declined the consent text (their slots are free again).")
 
 
 class ConditionSerializer(serializers.ModelSerializer[Condition]):
@@ -218,6 +219,8 @@ class ParticipationSerializer(serializers.ModelSerializer[Participation]):
             "state",
             "test_seed",
             "completion_code",
+            "consented_at",
+            "consent_hash",
             "platform_data",
             "created_at",
             "last_activity_at",

@@ -1,5 +1,11 @@
 from annotation.models.export import ExportJob, ModelRun
-from annotation.models.participation import FilterDecision, Participation, ParticipationEvent, Worker
+from annotation.models.participation import (
+    FilterDecision,
+    Participation,
+    ParticipationEvent,
+    SurveyResponse,
+    Worker,
+)
 from annotation.models.prolific import ProlificAction, ProlificCall, ProlificGroup
 from annotation.models.response import AnswerSpan, Response
 from annotation.models.study import Condition, Study
@@ -17,5 +23,6 @@ __all__ = [
     "ProlificGroup",
     "Response",
     "Study",
+    "SurveyResponse",
     "Worker",
 ]

@@ -40,6 +40,7 @@ class ParticipationState(models.TextChoices):
     COMPLETED = "completed", "Completed"
     ABANDONED = "abandoned", "Abandoned"
     EXCLUDED = "excluded", "Excluded"
+    DECLINED = "declined", "Declined consent"
 
 
 # At module level so Participation.Meta's constraint can read it (a nested class body cannot see the
@@ -55,8 +56,9 @@ _HOLDING_STATES = (
 class Participation(models.Model):
     """A worker's slot in one condition: claimed → training → test → completed.
 
-    Side exits: abandoned (no activity for the study's timeout) and excluded
-    (failed the training filter). The database guarantees the protocol's two
+    Side exits: abandoned (no activity for the study's timeout), excluded
+    (failed the training filter) and declined (said no to the consent text;
+    not a holding state, so the slot is free again). The database guarantees the protocol's two
     counting rules:
 
     - ``participation_one_per_worker_and_task``: a worker takes part in a task
@@ -82,6 +84,10 @@ class Participation(models.Model):
     state = models.CharField(max_length=10, choices=State.choices, default=State.CLAIMED)
     test_seed = models.BigIntegerField(null=True, blank=True, help_text="Seed of the shuffled test order, if any.")
     completion_code = models.CharField(max_length=64, blank=True)
+    consented_at = models.DateTimeField(null=True, blank=True, help_text="When the worker agreed to the consent text.")
+    consent_hash = models.CharField(
+        max_length=64, blank=True, help_text="SHA-256 (hex) of the exact consent text the worker agreed to."
+    )
     platform_data = models.JSONField(
         default=dict, blank=True, help_text="Platform parameters of the entry (assignmentId, SESSION_ID, ...)."
     )
@@ -157,3 +163,21 @@ class FilterDecision(models.Model):
     def __str__(self) -> str:
         verdict = "waiting for the group" if self.pending_group else ("passed" if self.passed else "failed")
         return f"{self.participation_id}: {verdict}{' (override)' if self.is_override else ''}"
+
+
+class SurveyResponse(models.Model):
+    """A worker's answers to the study's survey at one placement (annotation.services.survey)."""
+
+    participation = models.ForeignKey(Participation, on_delete=models.CASCADE, related_name="survey_responses")
+    placement = models.CharField(max_length=20, choices=Study.SurveyPlacement.choices)
+    answers = models.JSONField(default=dict, help_text="Question key -> answer (validated against the survey).")
+    submitted_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["participation", "placement"]
+        constraints = [
+            models.UniqueConstraint(fields=["participation", "placement"], name="survey_response_one_per_placement")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.participation_id}: survey {self.placement}"

@@ -2,6 +2,7 @@
 
 import math
 from decimal import Decimal
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
@@ -71,10 +72,42 @@ class Study(models.Model):
         "after its first undecided worker finished training, with the group so far. Workers go on to the "
         "test meanwhile.",
     )
-    completion_code = models.CharField(max_length=64, blank=True, help_text="Shown to workers who finish.")
-    prolific_completion_url = models.URLField(
+
+    class SurveyPlacement(models.TextChoices):
+        BEFORE_TRAINING = "before_training", "Before the training step"
+        AFTER_TEST = "after_test", "After the test step"
+
+    outcome_codes = models.JSONField(
+        default=dict,
         blank=True,
-        help_text="Where Prolific workers are sent on completion, e.g. https://app.prolific.com/submissions/complete?cc=XXXX",
+        help_text='Per outcome, the code and an optional redirect URL: {"completed": {"code": "ABC123", "url": ""}, '
+        "...}. Outcomes: completed, screened_out, attention_failed, declined, full, already_took_part. "
+        "Missing codes are generated when the study is saved (annotation.services.outcomes).",
+    )
+    worker_title = models.CharField(
+        max_length=120,
+        blank=True,
+        help_text="The title workers see (empty: the task's worker title). Never the dataset's name.",
+    )
+    worker_description = models.TextField(
+        blank=True, help_text="The description workers see at the top of every page (empty: the task's)."
+    )
+    consent_required = models.BooleanField(
+        default=False,
+        help_text="Workers must agree to the consent text right after entry, before anything else; "
+        "declining ends their participation.",
+    )
+    consent_text = models.TextField(
+        blank=True, help_text="The consent form (plain text or Markdown); required when consent is required."
+    )
+    survey = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='A short survey: a list of questions {"key", "type": single|multiple|number|text, "label", '
+        '"options": [...], "required": bool, "min", "max"}. Empty: no survey.',
+    )
+    survey_placement = models.CharField(
+        max_length=20, choices=SurveyPlacement.choices, default=SurveyPlacement.AFTER_TEST
     )
     closes_at = models.DateTimeField(
         null=True,
@@ -98,6 +131,15 @@ class Study(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        from annotation.services import outcomes
+
+        # Every outcome has a code from the start, stable for the study's life (an admin may change it).
+        self.outcome_codes = outcomes.with_defaults(self.outcome_codes)
+        if self.survey is None:  # null (blank, so clean_fields lets it through) means no survey
+            self.survey = []
+        super().save(*args, **kwargs)
+
     def clean(self) -> None:
         # Training S1 lies in 0..1, and so do its minimum and any distance below a mean: a threshold
         # outside that range would silently let everyone through or nobody.
@@ -106,6 +148,19 @@ class Study(models.Model):
             raise ValidationError(
                 {"filter_threshold": f"The training filter's threshold is an S1 value from 0 to 1; got {threshold}."}
             )
+        if self.consent_required and not (self.consent_text or "").strip():
+            raise ValidationError({"consent_text": "Consent is required: write the consent text workers agree to."})
+        # Imported here: the services import the models.
+        from annotation.services import outcomes, survey
+
+        errors: dict[str, list[str]] = {}
+        for field, check in (("survey", survey.validate_definition), ("outcome_codes", outcomes.validate_codes)):
+            try:
+                check(getattr(self, field))
+            except ValidationError as exc:
+                errors[field] = exc.messages
+        if errors:
+            raise ValidationError(errors)
 
     @property
     def is_open(self) -> bool:

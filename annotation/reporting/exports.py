@@ -3,7 +3,8 @@
 Kinds: table-csv, table-json, table-markdown, table-latex, training-csv,
 training-json, training-markdown, training-latex (the training analyses in the
 appendix's shape), annotators-csv (per-annotator scores, time and pay),
-annotations-jsonl, payments-csv, analyses-json, plot-png, plot-svg (all tasks
+annotations-jsonl, payments-csv, analyses-json, survey-csv and survey-json
+(consent records and survey answers, annotation.reporting.survey_export), plot-png, plot-svg (all tasks
 together) and plots-zip (every per-task and all-task plot, PNG and SVG). Each carries the
 reproducibility header (see provenance.py) inside, except the CSV files: they are plain
 header-first tables, and their provenance is a JSON sidecar. The raw annotations are streamed
@@ -41,6 +42,7 @@ from annotation.reporting.plots import all_tasks_plot, plots_zip
 from annotation.reporting.provenance import reproducibility_header
 from annotation.reporting.scores import annotator_rows
 from annotation.reporting.selection import select_studies
+from annotation.reporting.survey_export import survey_csv, survey_section
 from annotation.reporting.tables import build_table
 from annotation.reporting.training_table import TRAINING_FORMATS, build_training_table
 from tasks_app.scoring import SKIP_EMPTY, SKIP_EXCLUDE, SKIP_ZERO
@@ -66,6 +68,8 @@ EXPORT_KINDS: dict[str, tuple[str, str]] = {
     "plot-png": ("image/png", "png"),
     "plot-svg": ("image/svg+xml", "svg"),
     "plots-zip": ("application/zip", "zip"),
+    "survey-csv": ("text/csv", "csv"),
+    "survey-json": ("application/json", "json"),
 }
 
 ANNOTATION_FIELDS = (
@@ -333,8 +337,15 @@ def write_export(
     if kind == "annotators-csv":
         out.write(annotators_csv(studies=studies, options=options).encode())
         return {**header, "notes": [f"{options.describe()} {ANNOTATORS_NOTE}"]}
+    if kind == "survey-csv":
+        out.write(survey_csv(studies=studies).encode())
+        return {**header, "notes": [SURVEY_NOTE]}
     if kind == "analyses-json":
         payload = {"meta": header, "studies": [study_analyses(study=s, options=options) for s in studies]}
+        out.write(json.dumps(payload, ensure_ascii=False, indent=2, default=str).encode())
+        return header
+    if kind == "survey-json":
+        payload = {"meta": header, "survey": survey_section(studies=studies)}
         out.write(json.dumps(payload, ensure_ascii=False, indent=2, default=str).encode())
         return header
     if kind.startswith("training-"):
@@ -360,6 +371,7 @@ PAYMENTS_NOTE = (
     "amount includes bonus; effective_hourly is the pay per paid hour; below_rate flags it under hourly_rate."
 )
 ANNOTATORS_NOTE = "averaged_in=1 marks the annotators a table cell averages."
+SURVEY_NOTE = "one row per participation and survey answer; consent time and text hash per participation."
 
 
 def provenance_sidecar_name(filename: str) -> str:

@@ -201,6 +201,8 @@ def condition_summaries(
                 summary.excluded.append(row)
             elif row.state == State.ABANDONED:
                 summary.abandoned.append(row)
+            elif row.state == State.DECLINED:
+                continue  # said no to the consent text: never worked, in no count
             else:
                 summary.in_progress.append(row)
         values = [r.test_s1 for r in summary.completed if r.test_s1 is not None]

@@ -28,13 +28,14 @@ from dataclasses import dataclass
 from django.db import IntegrityError, transaction
 
 from annotation.models import Participation, Study, Worker
-from annotation.services import abandonment, lifecycle, slots
-from annotation.services.platforms import CompletionTarget, EntryParams, completion_target_for
+from annotation.services import abandonment, lifecycle, outcomes, slots
+from annotation.services.platforms import CompletionTarget, EntryParams
 
 _random = random.SystemRandom()
 # What a returning worker of the same study gets back to: their slot, their finish page, or (excluded)
 # the kind page with the code that gets them paid. Abandoned workers have lost their place.
-_RESUMABLE = (*Participation.HOLDING_STATES, Participation.State.EXCLUDED)
+# A worker who declined the consent text gets back to the page with their code.
+_RESUMABLE = (*Participation.HOLDING_STATES, Participation.State.EXCLUDED, Participation.State.DECLINED)
 
 
 class Outcome(enum.StrEnum):
@@ -175,12 +176,34 @@ def join_study(*, study: Study, params: EntryParams) -> JoinResult:
 
 
 def completion_target(participation: Participation) -> CompletionTarget:
-    """Where the finish page sends the worker: Prolific redirect, MTurk form post, or just the code."""
-    study = participation.study
-    code = participation.completion_code or study.completion_code
-    return completion_target_for(
+    """Where the finish page sends the worker: Prolific redirect, MTurk form post, or just the code.
+
+    A participation still at work has no outcome yet: it gets the "completed" code (what a closed-out
+    worker who had started is paid with)."""
+    target = outcomes.participation_target(participation)
+    if target is not None:
+        return target
+    return outcomes.target_for(
+        study=participation.study,
+        outcome=outcomes.Outcome.COMPLETED,
         platform=participation.worker.platform,
         platform_data=participation.platform_data or {},
-        code=code,
-        prolific_completion_url=study.prolific_completion_url,
+        code=participation.completion_code,
+    )
+
+
+# Entry refusals that send the worker back with a code of their own (where the platform takes one).
+REFUSAL_OUTCOMES = {
+    Outcome.FULL: outcomes.Outcome.FULL,
+    Outcome.ALREADY_TOOK_PART: outcomes.Outcome.ALREADY_TOOK_PART,
+}
+
+
+def refusal_target(*, result: JoinResult, params: EntryParams) -> CompletionTarget | None:
+    """The code and way back for a worker refused because the study is full or they already took part."""
+    outcome = REFUSAL_OUTCOMES.get(result.outcome)
+    if outcome is None:
+        return None
+    return outcomes.target_for(
+        study=result.study, outcome=outcome, platform=params.platform, platform_data=params.platform_data
     )

@@ -2,7 +2,8 @@
 
     claimed ──▶ training ──▶ test ──▶ completed
        │           │  └──▶ excluded ◀──┘ (training filter; an admin may readmit)
-       └───────────┴──────────┴──▶ abandoned (no activity for the study's timeout)
+       ├───────────┴──────────┴──▶ abandoned (no activity for the study's timeout)
+       └──▶ declined (said no to the study's consent text; the slot is free again)
 
 The relative training filter judges a condition's group once it has trained, so a worker may be
 excluded from the test step or after completing it (``filter_groups``).
@@ -15,7 +16,6 @@ its timestamp (pay is computed from these).
 
 from __future__ import annotations
 
-import secrets
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -23,6 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Participation, ParticipationEvent
+from annotation.services import outcomes
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User  # AUTH_USER_MODEL
@@ -30,15 +31,16 @@ if TYPE_CHECKING:
 State = Participation.State
 
 ALLOWED_TRANSITIONS: dict[str, set[str]] = {
-    State.CLAIMED: {State.TRAINING, State.TEST, State.ABANDONED},
+    State.CLAIMED: {State.TRAINING, State.TEST, State.ABANDONED, State.DECLINED},
     State.TRAINING: {State.TEST, State.EXCLUDED, State.ABANDONED},
     State.TEST: {State.COMPLETED, State.ABANDONED, State.EXCLUDED},
     State.EXCLUDED: {State.TEST},  # an admin's override readmits a filtered worker
     # The relative training filter judges a group once it has trained: a fast worker may have finished.
     State.COMPLETED: {State.EXCLUDED},
     State.ABANDONED: set(),
+    State.DECLINED: set(),
 }
-TERMINAL_STATES = {State.COMPLETED, State.ABANDONED, State.EXCLUDED}
+TERMINAL_STATES = {State.COMPLETED, State.ABANDONED, State.EXCLUDED, State.DECLINED}
 
 
 class InvalidTransition(Exception):
@@ -116,12 +118,8 @@ def begin(participation: Participation, *, at: datetime | None = None) -> None:
 
 
 def give_completion_code(participation: Participation) -> str:
-    """The code the worker enters on their platform to be paid: the study's, else one of their own (kept)."""
-    code = participation.study.completion_code or participation.completion_code or secrets.token_hex(4).upper()
-    if participation.completion_code != code:
-        participation.completion_code = code
-        Participation.objects.filter(pk=participation.pk).update(completion_code=code)
-    return code
+    """The code the worker enters on their platform: the study's code for the participation's outcome."""
+    return outcomes.give_code(participation)
 
 
 def finish_test(participation: Participation, *, at: datetime | None = None) -> None:

@@ -166,27 +166,6 @@ def prolific_redirect_url(completion_url: str, code: str) -> str:
     return urlunsplit(parts._replace(query=urlencode(query)))
 
 
-def completion_target_for(
-    *, platform: str, platform_data: Mapping[str, str], code: str, prolific_completion_url: str = ""
-) -> CompletionTarget:
-    if platform == PROLIFIC and prolific_completion_url:
-        return CompletionTarget(kind="redirect", code=code, url=prolific_redirect_url(prolific_completion_url, code))
-    submit_to = platform_data.get("turkSubmitTo", "")
-    assignment = platform_data.get("assignmentId", "")
-    if platform == MTURK and submit_to and assignment:
-        return CompletionTarget(
-            kind="form_post",
-            code=code,
-            url=submit_to.rstrip("/") + "/mturk/externalSubmit",
-            # MTurk rejects a submission that carries nothing but the assignment id.
-            fields={"assignmentId": assignment, "completion_code": code},
-        )
-    if platform in (PROLIFIC, MTURK):
-        # The worker must paste the code by hand: the study has no Prolific URL, or the link no MTurk fields.
-        logger.debug("%s completion falls back to showing the code", platform)
-    return CompletionTarget(kind="code", code=code)
-
-
 def entry_links(join_url: str) -> dict[str, str]:
     """Example entry links for each platform, given the study's absolute /join/<slug>/ URL.
 

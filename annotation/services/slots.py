@@ -111,6 +111,7 @@ class ConditionCounts:
     completed: int
     excluded: int
     abandoned: int
+    declined: int
 
     @property
     def free(self) -> int:
@@ -129,6 +130,7 @@ _STATE_FIELDS = {
     "completed": State.COMPLETED,
     "excluded": State.EXCLUDED,
     "abandoned": State.ABANDONED,
+    "declined": State.DECLINED,
 }
 _FIELD_OF_STATE: dict[str, str] = {state: name for name, state in _STATE_FIELDS.items()}
 

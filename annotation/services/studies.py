@@ -42,8 +42,13 @@ EDITABLE_FIELDS = (
     "filter_threshold",
     "filter_reference",
     "filter_group_timeout_minutes",
-    "completion_code",
-    "prolific_completion_url",
+    "outcome_codes",
+    "worker_title",
+    "worker_description",
+    "consent_required",
+    "consent_text",
+    "survey",
+    "survey_placement",
 ) + tuple(name for name in ("base_reward",) if name in {f.name for f in Study._meta.get_fields()})
 
 STATUS_TRANSITIONS: dict[str, set[str]] = {
@@ -241,6 +246,12 @@ def study_update(
             workers_per_condition=options.get("workers_per_condition"),
             test_order=options.get("test_order"),
         )
+        codes = options.get("outcome_codes", {})
+        if codes is None:  # null: no change
+            options.pop("outcome_codes")
+        elif isinstance(codes, dict):
+            # The outcomes not named keep their codes: workers may already hold them.
+            options["outcome_codes"] = {**(study.outcome_codes or {}), **codes}
         for field, value in options.items():
             setattr(study, field, value)
         if split_number is not None:

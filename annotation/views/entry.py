@@ -17,9 +17,9 @@ from django.views.decorators.http import require_GET
 from annotation import worker_cookie
 from annotation.csp import csp_update
 from annotation.models import Study
-from annotation.services import entry
+from annotation.services import entry, presentation
 from annotation.services.entry import Outcome
-from annotation.services.platforms import BadEntry, parse_entry
+from annotation.services.platforms import BadEntry, CompletionTarget, parse_entry
 
 WORKER_HOME = "/work/"  # the worker pages (URL name "worker:home"), by path so entry does not depend on them
 
@@ -52,8 +52,23 @@ _REFUSALS: dict[Outcome, tuple[int, str, str]] = {
 }
 
 
-def _message(request: HttpRequest, study: Study | None, *, status: int, title: str, message: str) -> HttpResponse:
-    return render(request, "entry/message.html", {"study": study, "title": title, "message": message}, status=status)
+def _message(
+    request: HttpRequest,
+    study: Study | None,
+    *,
+    status: int,
+    title: str,
+    message: str,
+    completion: CompletionTarget | None = None,
+) -> HttpResponse:
+    context = {
+        # Workers see the study's neutral title, never its name (which names the dataset).
+        "study_title": presentation.title_for(study) if study is not None else "",
+        "title": title,
+        "message": message,
+        "completion": completion,
+    }
+    return render(request, "entry/message.html", context, status=status)
 
 
 def _not_open(request: HttpRequest, study: Study) -> HttpResponse:
@@ -83,7 +98,8 @@ def _not_open(request: HttpRequest, study: Study) -> HttpResponse:
 
 
 @xframe_options_exempt  # MTurk shows external questions, and their preview, in an iframe; this page has no actions
-@csp_update(frame_ancestors=settings.MTURK_ORIGINS)  # ... and only MTurk may frame it (CSP, not X-Frame-Options)
+# ... and only MTurk may frame it (CSP, not X-Frame-Options); a full study's page may post the HIT back to MTurk.
+@csp_update(frame_ancestors=settings.MTURK_ORIGINS, form_action=["'self'", *settings.MTURK_ORIGINS])
 @never_cache
 @require_GET
 def join(request: HttpRequest, slug: str) -> HttpResponse:
@@ -100,7 +116,7 @@ def join(request: HttpRequest, slug: str) -> HttpResponse:
         )
     result = entry.join_study(study=study, params=params)
     if result.outcome == Outcome.PREVIEW:
-        return render(request, "entry/preview.html", {"study": study, "task": study.task})
+        return render(request, "entry/preview.html", {"study": study, "task": presentation.worker_task(study)})
     if result.outcome == Outcome.NOT_OPEN:
         return _not_open(request, result.study)
     if result.admitted:
@@ -112,4 +128,5 @@ def join(request: HttpRequest, slug: str) -> HttpResponse:
         worker_cookie.remember(response, result.participation.pk)
         return response
     status, title, message = _REFUSALS[result.outcome]
-    return _message(request, study, status=status, title=title, message=message)
+    completion = entry.refusal_target(result=result, params=params)
+    return _message(request, study, status=status, title=title, message=message, completion=completion)

@@ -23,8 +23,8 @@ from django.views.decorators.http import require_GET
 from annotation.api.session import completion_payload, load_worker_state
 from annotation.csp import csp_update
 from annotation.models import Participation
-from annotation.services import closing, timing
-from annotation.services.entry import completion_target
+from annotation.services import closing, consent, presentation, survey, timing
+from annotation.views import consent_survey
 from tasks_app.models import ExampleSet, ExampleSetItem
 
 State = Participation.State
@@ -78,21 +78,34 @@ def home(request: HttpRequest) -> HttpResponse:
         closing.check_can_work(participation)
     except closing.StudyClosed:
         return _closed(request, participation)
-    context = {"participation": participation, "task": participation.task, "study": participation.study}
+    # Templates read ``task`` as the worker sees it: a neutral title, never the dataset's name.
+    context = {
+        "participation": participation,
+        "task": presentation.worker_task(participation.study, participation.task),
+        "study": participation.study,
+    }
     deadline = closing.grace_deadline(participation.study)
     if deadline is not None:
         context["closes_at"] = closing.format_deadline(deadline)
     state = participation.state
+    if consent.required(participation):
+        return consent_survey.consent_page(request, participation, context)
+    if survey.due(participation) is not None:
+        return consent_survey.survey_page(request, participation, context)
     if state == State.CLAIMED:
         n_train, n_test = _item_counts(participation)
-        context.update(n_train=n_train, n_test=n_test, shots=participation.condition.shots)
+        context.update(
+            n_train=n_train,
+            n_test=n_test,
+            shots=participation.condition.shots,
+            estimate=presentation.estimate(participation.study, n_train + n_test),
+        )
         return render(request, "worker/start.html", context)
     if state in (State.TRAINING, State.TEST):
-        task = participation.task
-        shortcuts = SHORTCUTS_CLASSIFICATION if task.is_classification else SHORTCUTS_SPANS
+        shortcuts = SHORTCUTS_CLASSIFICATION if participation.task.is_classification else SHORTCUTS_SPANS
         if state == State.TEST:
             shortcuts = [*shortcuts[:-1], ("S", _("skip this item (press twice)")), shortcuts[-1]]
-        n_labels = task.labels.count() if task.is_classification else 0
+        n_labels = participation.task.labels.count() if participation.task.is_classification else 0
         context.update(
             items_base=reverse("session:item", args=[0]).removesuffix("0/"),
             shortcuts=[(keys.format(n=n_labels), what) for keys, what in shortcuts],
@@ -104,14 +117,11 @@ def home(request: HttpRequest) -> HttpResponse:
         return _closed(request, participation)
     if state == State.EXCLUDED:
         # Excluded workers are paid for their time: they submit on their platform with a code too.
-        target = completion_target(participation)
-        context["completion"] = {
-            "code": target.code,
-            "kind": target.kind,
-            "url": target.url,
-            "fields": dict(target.fields),
-        }
+        context["completion"] = completion_payload(participation)
         return render(request, "worker/excluded.html", context)
+    if state == State.DECLINED:
+        context["completion"] = completion_payload(participation)
+        return render(request, "worker/declined.html", context)
     if state == State.COMPLETED:
         context["completion"] = completion_payload(participation)
         return render(request, "worker/finish.html", context)
@@ -123,7 +133,7 @@ def _closed(request: HttpRequest, participation: Participation) -> HttpResponse:
     and the way back to their platform (paid for their time); one who had not is asked to return it."""
     context = {
         "participation": participation,
-        "task": participation.task,
+        "task": presentation.worker_task(participation.study, participation.task),
         "study": participation.study,
         "completion": completion_payload(participation),
     }

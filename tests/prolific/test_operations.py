@@ -3,8 +3,9 @@
 from decimal import Decimal
 
 import pytest
+from django.utils import timezone
 
-from annotation.models import FilterDecision, ProlificAction, ProlificCall, ProlificGroup
+from annotation.models import FilterDecision, ParticipationEvent, ProlificAction, ProlificCall, ProlificGroup
 from annotation.models import Participation as P
 from annotation.services.prolific import operations
 from annotation.services.prolific.outcomes import SCREEN_OUT, Decision
@@ -24,7 +25,7 @@ def _fail_filter(p):
 
 @pytest.fixture
 def cohort(prolific_on, prolific_study):
-    """p1, p2 completed (30 min), p3 excluded by the filter (15 min), p4 abandoned, p5 excluded otherwise."""
+    """p1, p2 completed (30 min), p3 excluded by the filter (15 min), p4 abandoned, p5 failed attention checks."""
     study, condition = prolific_study
     standin = prolific_on
     ps = {
@@ -35,6 +36,13 @@ def cohort(prolific_on, prolific_study):
         "p5": join(standin, condition, "p5", state=State.EXCLUDED),
     }
     _fail_filter(ps["p3"])
+    ParticipationEvent.objects.create(
+        participation=ps["p5"],
+        from_state="test",
+        to_state=State.EXCLUDED,
+        reason="attention: 2 checks failed",
+        at=timezone.now(),
+    )
     return study, standin, ps
 
 

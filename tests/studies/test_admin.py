@@ -1,5 +1,6 @@
 """The Django admin for studies, workers and participations."""
 
+import json
 import re
 
 import pytest
@@ -190,7 +191,7 @@ def _change_data(study, **overrides):
         "filter_threshold": 0,
         "filter_reference": "mean",
         "filter_group_timeout_minutes": 120,
-        "completion_code": study.completion_code,
+        "outcome_codes": json.dumps(study.outcome_codes),
         "conditions-TOTAL_FORMS": 4,
         "conditions-INITIAL_FORMS": 4,
         "conditions-MIN_NUM_FORMS": 0,

@@ -84,7 +84,7 @@ def test_a_worker_closed_out_before_starting_is_told_the_study_closed(study):
 
 
 def test_close_out_excludes_started_workers_with_a_code_and_abandons_unstarted_ones(make_study):
-    study = make_study(shots=[0], workers=3, completion_code="")
+    study = make_study(shots=[0], workers=3)
     claimed, started, done = (entry.join_study(study=study, params=inhouse(n)).participation for n in "abc")
     lifecycle.begin(started)
     lifecycle.begin(done)

@@ -228,7 +228,9 @@ def test_a_concurrent_win_of_the_same_worker_becomes_already_took_part(make_stud
 
 
 def test_completion_target_follows_the_platform_of_the_entry(make_study):
-    study = make_study(prolific_completion_url="https://app.prolific.com/submissions/complete", completion_code="CC1")
+    study = make_study(
+        outcome_codes={"completed": {"code": "CC1", "url": "https://app.prolific.com/submissions/complete"}}
+    )
     prolific = entry.join_study(study=study, params=EntryParams(platform="prolific", external_id="p1")).participation
     target = entry.completion_target(prolific)
     assert (target.kind, target.url) == ("redirect", "https://app.prolific.com/submissions/complete?cc=CC1")

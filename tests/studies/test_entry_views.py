@@ -195,7 +195,7 @@ def test_an_excluded_mturk_worker_reopening_the_link_sees_the_kind_page_with_the
 
 
 def test_an_excluded_prolific_worker_is_given_the_way_back_to_prolific_with_the_code(client, make_study):
-    study = make_study(prolific_completion_url="https://app.prolific.com/submissions/complete", completion_code="CC7")
+    study = make_study(outcome_codes={"screened_out": {"code": "CC7"}})
     _join(client, study, PROLIFIC_PID="pp1", STUDY_ID="s", SESSION_ID="x")
     participation = Participation.objects.get()
     lifecycle.begin(participation)

@@ -17,14 +17,14 @@ State = Participation.State
 
 @pytest.fixture
 def zero_shot(db):
-    return ConditionFactory(shots=0, study=StudyFactory(completion_code="DONE42"))
+    return ConditionFactory(shots=0, study=StudyFactory(outcome_codes={"completed": {"code": "DONE42"}}))
 
 
 @pytest.fixture
 def few_shot(task):
     from annotation.services import studies
 
-    study = studies.study_create(task=task, slug="lc", shots=[10], completion_code="")
+    study = studies.study_create(task=task, slug="lc", shots=[10])
     return study.conditions.get()
 
 

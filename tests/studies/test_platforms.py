@@ -1,10 +1,9 @@
-"""Reading the platforms' entry parameters and sending finished workers back (no database)."""
+"""Reading the platforms' entry parameters (no database); where finished workers go: test_outcomes."""
 
 import pytest
 
 from annotation.services.platforms import (
     BadEntry,
-    completion_target_for,
     entry_links,
     parse_entry,
     prolific_redirect_url,
@@ -64,36 +63,9 @@ def test_bad_entry_parameters_are_refused_with_a_reason(query, message):
         parse_entry(query)
 
 
-def test_prolific_completion_redirects_with_the_code_added_when_the_url_has_none():
-    target = completion_target_for(
-        platform="prolific",
-        platform_data={},
-        code="ABC",
-        prolific_completion_url="https://app.prolific.com/submissions/complete",
-    )
-    assert (target.kind, target.url) == ("redirect", "https://app.prolific.com/submissions/complete?cc=ABC")
+def test_a_prolific_redirect_gets_the_code_added_unless_the_url_has_one():
+    assert prolific_redirect_url("https://app.prolific.com/submissions/complete", "ABC").endswith("?cc=ABC")
     assert prolific_redirect_url("https://app.prolific.com/submissions/complete?cc=KEEP", "ABC").endswith("cc=KEEP")
-
-
-def test_prolific_without_a_completion_url_shows_the_code():
-    target = completion_target_for(platform="prolific", platform_data={}, code="ABC")
-    assert (target.kind, target.code, target.url) == ("code", "ABC", "")
-
-
-def test_mturk_completion_posts_the_assignment_to_external_submit():
-    target = completion_target_for(
-        platform="mturk",
-        code="ABC",
-        platform_data={"assignmentId": "ASG", "turkSubmitTo": "https://www.mturk.com/"},
-    )
-    assert target.kind == "form_post"
-    assert target.url == "https://www.mturk.com/mturk/externalSubmit"
-    assert target.fields == {"assignmentId": "ASG", "completion_code": "ABC"}
-
-
-def test_mturk_without_submit_address_and_in_house_show_the_code():
-    assert completion_target_for(platform="mturk", platform_data={}, code="C").kind == "code"
-    assert completion_target_for(platform="inhouse", platform_data={}, code="C").kind == "code"
 
 
 def test_entry_links_show_each_platform_s_parameters():

@@ -83,6 +83,6 @@ def test_counts_per_condition_for_several_studies_in_one_query(make_study):
     assert (ten.filled, ten.claimed, ten.in_training, ten.in_test, ten.free) == (3, 1, 1, 1, 0)
     assert (twenty.filled, twenty.completed, twenty.excluded, twenty.abandoned, twenty.free) == (1, 1, 1, 1, 2)
     assert (zero.filled, zero.free, zero.slots) == (0, 3, 3)
-    assert [twenty.in_state(s) for s in State.values] == [0, 0, 0, 1, 1, 1]
+    assert [twenty.in_state(s) for s in State.values] == [0, 0, 0, 1, 1, 1, 0]
     (only,) = result[other.pk]
     assert (only.slots, only.filled, only.free, only.in_state(State.TEST)) == (2, 1, 1, 1)

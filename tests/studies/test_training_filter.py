@@ -189,14 +189,21 @@ def test_an_excluded_worker_gets_a_completion_code_so_the_platform_pays_them(con
     p = _trained(c, [0.0])
     training_filter.finish_training(p)
     p.refresh_from_db()
-    assert p.state == State.EXCLUDED and len(p.completion_code) == 8
+    codes = c.study.outcome_codes
+    assert p.state == State.EXCLUDED and p.completion_code == codes["screened_out"]["code"]
+    assert len(p.completion_code) == 8 and p.completion_code != codes["completed"]["code"]
     passed = _trained(c, [1.0], slot=1)
     training_filter.override(passed, admit=False, reason="copied answers", actor=None)
-    assert passed.completion_code and passed.completion_code != p.completion_code
+    assert passed.completion_code == codes["screened_out"]["code"]
 
 
-def test_an_excluded_worker_gets_the_study_s_completion_code_when_it_has_one(make_study):
-    study = make_study(shots=[10], filter_rule=Study.FilterRule.ABSOLUTE, filter_threshold=0.9, completion_code="PAYME")
+def test_an_excluded_worker_gets_the_study_s_screened_out_code_when_it_has_one(make_study):
+    study = make_study(
+        shots=[10],
+        filter_rule=Study.FilterRule.ABSOLUTE,
+        filter_threshold=0.9,
+        outcome_codes={"completed": {"code": "DONE1"}, "screened_out": {"code": "PAYME"}},
+    )
     p = _trained(study.conditions.get(), [0.0])
     training_filter.finish_training(p)
     p.refresh_from_db()

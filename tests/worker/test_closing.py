@@ -35,7 +35,7 @@ def pending(participation):
 
 @pytest.fixture
 def in_test(sst_task, worker):
-    p = make_participation(sst_task, state=State.TEST, completion_code="")
+    p = make_participation(sst_task, state=State.TEST, outcome_codes={})
     client = worker(p)
     item = client.get(API + "current/").json()["item"]["item"]  # lays the step out
     return p, client, item
@@ -90,7 +90,7 @@ def test_after_the_deadline_the_page_shows_the_completion_code_and_the_way_back(
 
 
 def test_a_worker_who_had_not_started_cannot_start_after_the_deadline_and_gets_no_code(sst_task, worker):
-    p = make_participation(sst_task, state=State.CLAIMED, completion_code="")
+    p = make_participation(sst_task, state=State.CLAIMED, outcome_codes={})
     client = worker(p)
     close(p, grace_minutes=0)
     response = post(client, "start/")

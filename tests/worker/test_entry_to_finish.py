@@ -10,7 +10,7 @@ pytestmark = pytest.mark.django_db
 
 def test_a_worker_joins_starts_answers_everything_and_gets_the_code(client):
     task = make_classification_task(slug="e2e", n_test=3)
-    study = StudyFactory(task=task, slug="e2e-study", completion_code="DONE42")
+    study = StudyFactory(task=task, slug="e2e-study", outcome_codes={"completed": {"code": "DONE42"}})
     ConditionFactory(study=study, shots=0)
 
     joined = client.get("/join/e2e-study/?worker_id=alice")

@@ -76,9 +76,7 @@ def test_the_finish_page_shows_the_completion_code(sst_task, worker):
 
 
 def test_the_finish_page_sends_prolific_workers_back(sst_task, worker):
-    p = make_participation(
-        sst_task, state=State.COMPLETED, prolific_completion_url="https://app.prolific.com/submissions/complete"
-    )
+    p = make_participation(sst_task, state=State.COMPLETED)
     Worker.objects.filter(pk=p.worker_id).update(platform=Worker.Platform.PROLIFIC)
     html = worker(p).get("/work/").content.decode()
     assert 'http-equiv="refresh"' in html and "https://app.prolific.com/submissions/complete?cc=C0DE1234" in html

@@ -58,7 +58,7 @@ class Command(BaseCommand):
                         split_number=DEMO_SPLIT,
                         slug=slug,
                         name=f"Demo: {task.name}",
-                        completion_code=f"DEMO-{task.slug.upper()}",
+                        outcome_codes={"completed": {"code": f"DEMO-{task.slug.upper()}", "url": ""}},
                     )
                 if study.status in (Study.Status.DRAFT, Study.Status.PAUSED):
                     studies.change_status(study=study, to_status=Study.Status.OPEN)

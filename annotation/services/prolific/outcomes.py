@@ -1,7 +1,7 @@
 """What Prolific should do with a participant's submission, given how their participation ended.
 
-One function, ``decide``, so the mapping has one home (the per-outcome completion codes can plug in
-here). The choices, and why (docs/prolific.md):
+One function, ``decide``, over the participation's outcome (``services.outcomes.outcome_for``, which
+also gives each outcome its completion code). The choices, and why (docs/prolific.md):
 
 - completed → APPROVE.
 - excluded by the training filter (or an admin's exclusion override) → APPROVE: the protocol pays
@@ -10,7 +10,8 @@ here). The choices, and why (docs/prolific.md):
   SCREENED OUT status pays a fixed screen-out reward instead, and needs a screen-out completion
   code set up on the Prolific study; ``Decision(SCREEN_OUT, completion_code=...)`` is supported
   for when such a code exists.
-- excluded for any other reason (an attention check, ...) → NEEDS_DECISION: never automatic.
+- failed the attention checks → NEEDS_DECISION: never automatic.
+- declined the consent text → NONE (the participant returns the submission on Prolific).
 - abandoned → NONE (on Prolific the submission timed out or was returned); still working → NONE.
 """
 
@@ -18,7 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from annotation.models import FilterDecision, Participation
+from annotation.models import Participation
+from annotation.services.outcomes import Outcome, outcome_for
 
 APPROVE = "APPROVE"
 REJECT = "REJECT"
@@ -41,14 +43,16 @@ class Decision:
 
 
 def decide(participation: Participation) -> Decision:
-    state = participation.state
-    if state == State.COMPLETED:
+    """The Prolific action for a participation, from its outcome (``services.outcomes.outcome_for``)."""
+    outcome = outcome_for(participation)
+    if outcome == Outcome.COMPLETED:
         return Decision(APPROVE, "completed the study")
-    if state == State.EXCLUDED:
-        latest = FilterDecision.objects.filter(participation=participation).order_by("-at", "-id").first()
-        if latest is not None and not latest.passed:
-            return Decision(APPROVE, "excluded after training: paid for their time")
-        return Decision(NEEDS_DECISION, "excluded for a reason other than the training filter: a person decides")
-    if state == State.ABANDONED:
+    if outcome == Outcome.SCREENED_OUT:
+        return Decision(APPROVE, "excluded after training: paid for their time")
+    if outcome == Outcome.ATTENTION_FAILED:
+        return Decision(NEEDS_DECISION, "failed the attention checks: a person decides")
+    if outcome == Outcome.DECLINED:
+        return Decision(NONE, "declined the consent text (returned on Prolific)")
+    if participation.state == State.ABANDONED:
         return Decision(NONE, "abandoned (timed out or returned on Prolific)")
     return Decision(NONE, "still taking part")

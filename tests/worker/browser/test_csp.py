@@ -33,7 +33,9 @@ def wait_for_item(page, phase, position):
 
 def test_an_mturk_worker_from_the_link_to_the_hit_posted_back(open_as, db):
     task = make_task_with_items(slug="csp", test=NER_TEST, train=NER_TRAIN)
-    study = studies.study_create(task=task, slug="csp-study", shots=[10], completion_code="CSPCODE1")
+    study = studies.study_create(
+        task=task, slug="csp-study", shots=[10], outcome_codes={"completed": {"code": "CSPCODE1"}}
+    )
     studies.change_status(study=study, to_status="open")
 
     # The HIT's preview: the page MTurk frames (frame-ancestors names MTurk there, and only there).

@@ -1,0 +1,109 @@
+"""Set what a study's workers see and answer: consent, survey, outcome codes and the neutral title.
+
+manage.py configure_study sst2-split1 --consent-file consent.md
+manage.py configure_study sst2-split1 --survey-file survey.json --survey-placement before_training
+manage.py configure_study sst2-split1 --code declined=NOCONSENT --code completed=C0DE1234
+manage.py configure_study sst2-split1 --title "Movie review sentiment" --no-consent
+manage.py configure_study sst2-split1 --show          # print the settings and the outcome codes as JSON
+
+Every change goes through annotation.services.studies.study_update, so a
+malformed survey or code is refused with the reason and nothing is saved.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotation.models import Study
+from annotation.services import studies
+from annotation.services.outcomes import Outcome
+
+SHOWN = (
+    "worker_title",
+    "worker_description",
+    "consent_required",
+    "consent_text",
+    "survey",
+    "survey_placement",
+    "outcome_codes",
+)
+
+
+class Command(BaseCommand):
+    help = "Set a study's consent text, survey, per-outcome codes and neutral title (or --show them)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("study", help="The study's slug.")
+        parser.add_argument("--consent-file", help="Require consent with this text (Markdown or plain text).")
+        parser.add_argument("--no-consent", action="store_true", help="Ask for no consent.")
+        parser.add_argument("--survey-file", help="A JSON list of survey questions ('[]' for none).")
+        parser.add_argument("--survey-placement", choices=Study.SurveyPlacement.values)
+        parser.add_argument(
+            "--code",
+            action="append",
+            default=[],
+            metavar="OUTCOME=CODE[,URL]",
+            help=f"An outcome's code and optional Prolific URL; outcomes: {', '.join(o.value for o in Outcome)}.",
+        )
+        parser.add_argument("--title", help="The neutral title workers see.")
+        parser.add_argument("--description", help="The description workers see.")
+        parser.add_argument("--show", action="store_true", help="Print the settings after any change.")
+
+    def handle(self, *args: Any, study: str, **options: Any) -> None:
+        found = Study.objects.filter(slug=study).first()
+        if found is None:
+            raise CommandError(f"No study with slug {study!r}.")
+        changes = self._changes(found, options)
+        if changes:
+            try:
+                found = studies.study_update(study=found, **changes)
+            except ValidationError as exc:
+                messages = exc.message_dict if hasattr(exc, "error_dict") else {"": exc.messages}
+                raise CommandError(
+                    "; ".join(f"{k}: {' '.join(v)}" if k else " ".join(v) for k, v in messages.items())
+                ) from None
+            self.stderr.write(f"Updated {found.slug}: {', '.join(sorted(changes))}")
+        if options["show"] or not changes:
+            self.stdout.write(json.dumps({f: getattr(found, f) for f in SHOWN}, ensure_ascii=False, indent=2))
+
+    def _changes(self, study: Study, options: dict[str, Any]) -> dict[str, Any]:
+        changes: dict[str, Any] = {}
+        if options["consent_file"] and options["no_consent"]:
+            raise CommandError("Give --consent-file or --no-consent, not both.")
+        if options["consent_file"]:
+            changes.update(consent_required=True, consent_text=_read(options["consent_file"]))
+        if options["no_consent"]:
+            changes["consent_required"] = False
+        if options["survey_file"]:
+            try:
+                changes["survey"] = json.loads(_read(options["survey_file"]))
+            except json.JSONDecodeError as exc:
+                raise CommandError(f"{options['survey_file']} is not valid JSON: {exc}") from None
+        if options["survey_placement"]:
+            changes["survey_placement"] = options["survey_placement"]
+        if options["code"]:
+            codes = {k: dict(v) for k, v in (study.outcome_codes or {}).items() if isinstance(v, dict)}
+            for item in options["code"]:
+                outcome, sep, value = item.partition("=")
+                if not sep or not value:
+                    raise CommandError(f"--code takes OUTCOME=CODE[,URL]; got {item!r}.")
+                code, _, url = value.partition(",")
+                codes[outcome.strip()] = {"code": code.strip(), "url": url.strip()}
+            changes["outcome_codes"] = codes
+        if options["title"] is not None:
+            changes["worker_title"] = options["title"]
+        if options["description"] is not None:
+            changes["worker_description"] = options["description"]
+        return changes
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CommandError(f"Cannot read {path}: {exc.strerror}") from None

@@ -1,0 +1,196 @@
+"""How a participation ends, and the code and way back to the platform for each ending.
+
+Every study has one code per ``Outcome`` (``Study.outcome_codes``): the
+researcher may set each, and the missing ones are generated when the study is
+saved (8 random hex digits, kept for the study's life). Prolific workers are
+sent to the outcome's URL if it has one, else to Prolific's standard
+completion page, with ``cc=<code>``; MTurk workers post the HIT to
+``turkSubmitTo`` with the code and the outcome, and in-house workers are shown
+the code.
+
+``outcome_for(participation)`` is the one place that names a finished
+participation's outcome; ``target_for(...)`` turns a study, an outcome and the
+entry's platform parameters into a ``CompletionTarget``.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+import secrets
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.core.exceptions import ValidationError
+
+from annotation.models import Participation, ParticipationEvent, Study
+from annotation.services.platforms import (
+    MTURK,
+    PROLIFIC,
+    CompletionTarget,
+    prolific_redirect_url,
+)
+
+PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete"
+CODE_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+URL_MAX = 500
+
+State = Participation.State
+
+
+class Outcome(enum.StrEnum):
+    COMPLETED = "completed"
+    SCREENED_OUT = "screened_out"  # excluded by the training filter (or by an admin)
+    ATTENTION_FAILED = "attention_failed"  # excluded for failed attention checks
+    DECLINED = "declined"  # said no to the consent text
+    FULL = "full"  # the study had no free slot
+    ALREADY_TOOK_PART = "already_took_part"
+
+
+# An excluding event whose reason starts with this is an attention-check exclusion.
+ATTENTION_REASON_PREFIX = "attention"
+
+
+def generate_code() -> str:
+    return secrets.token_hex(4).upper()
+
+
+def with_defaults(codes: Any) -> dict[str, dict[str, str]]:
+    """``codes`` with every outcome present, generating the missing codes (entries already there are kept)."""
+    result: dict[str, dict[str, str]] = {}
+    given = codes if isinstance(codes, Mapping) else {}
+    for outcome in Outcome:
+        entry = given.get(outcome.value)
+        entry = dict(entry) if isinstance(entry, Mapping) else {}
+        code = entry.get("code") or generate_code()
+        result[outcome.value] = {"code": str(code), "url": str(entry.get("url") or "")}
+    for key, value in given.items():  # unknown keys are kept for validate_codes to name
+        result.setdefault(key, value)
+    return result
+
+
+def validate_codes(codes: Any) -> None:
+    """ValidationError naming what is wrong with a study's ``outcome_codes`` map."""
+    if codes in (None, ""):
+        return
+    if not isinstance(codes, Mapping):
+        raise ValidationError('Outcome codes are a JSON object: outcome -> {"code": ..., "url": ...}.')
+    errors: list[str] = []
+    known = {o.value for o in Outcome}
+    for key, entry in codes.items():
+        if key not in known:
+            errors.append(f"Unknown outcome {key!r}; one of {', '.join(sorted(known))}.")
+            continue
+        if not isinstance(entry, Mapping):
+            errors.append(f'{key}: give an object {{"code": ..., "url": ...}}.')
+            continue
+        extra = sorted(set(entry) - {"code", "url"})
+        if extra:
+            errors.append(f"{key}: unknown field(s) {', '.join(extra)} (only code and url).")
+        code = entry.get("code", "")
+        if code not in ("", None) and (not isinstance(code, str) or not CODE_PATTERN.match(code)):
+            errors.append(f"{key}: a code is 1 to 64 letters, digits, '-' or '_'; got {code!r}.")
+        url = entry.get("url", "")
+        if url not in ("", None):
+            if not isinstance(url, str) or len(url) > URL_MAX:
+                errors.append(f"{key}: the url is a text of at most {URL_MAX} characters.")
+            else:
+                parts = urlsplit(url)
+                if parts.scheme != "https" or not parts.hostname:
+                    errors.append(f"{key}: the url must be an https:// address; got {url!r}.")
+    if errors:
+        raise ValidationError(errors)
+
+
+def code_for(study: Study, outcome: Outcome) -> tuple[str, str]:
+    """The study's (code, redirect url) for ``outcome``; url may be empty."""
+    entry = (study.outcome_codes or {}).get(outcome.value) or {}
+    code = entry.get("code") or ""
+    if not code:
+        # A study saved before it had codes (or edited by hand in the database): give one and keep it.
+        study.outcome_codes = with_defaults(study.outcome_codes)
+        Study.objects.filter(pk=study.pk).update(outcome_codes=study.outcome_codes)
+        entry = study.outcome_codes[outcome.value]
+        code = entry["code"]
+    return code, entry.get("url") or ""
+
+
+def outcome_for(participation: Participation) -> Outcome | None:
+    """The outcome of a finished participation; None while it is still at work or was abandoned.
+
+    Closed-out workers (excluded when the study closed) get the ``completed`` outcome: they are paid for
+    the time they spent, like a worker who finished.
+    """
+    state = participation.state
+    if state == State.COMPLETED:
+        return Outcome.COMPLETED
+    if state == State.DECLINED:
+        return Outcome.DECLINED
+    if state == State.EXCLUDED:
+        reason = (
+            ParticipationEvent.objects.filter(participation=participation, to_state=State.EXCLUDED)
+            .order_by("-at", "-id")
+            .values_list("reason", flat=True)
+            .first()
+        ) or ""
+        from annotation.services import closing  # closing imports lifecycle, which imports this module
+
+        if reason in (closing.CLOSED_REASON, closing.CLOSED_BEFORE_START_REASON):
+            return Outcome.COMPLETED
+        if reason.lower().startswith(ATTENTION_REASON_PREFIX):
+            return Outcome.ATTENTION_FAILED
+        return Outcome.SCREENED_OUT
+    return None
+
+
+def target_for(
+    *, study: Study, outcome: Outcome, platform: str, platform_data: Mapping[str, str], code: str = ""
+) -> CompletionTarget:
+    """How a worker with ``outcome`` is sent back: a redirect, an MTurk form post, or the code to copy.
+
+    ``code`` overrides the study's code for the outcome (a participation keeps the code it was given).
+    """
+    study_code, url = code_for(study, outcome)
+    code = code or study_code
+    if platform == PROLIFIC:
+        return CompletionTarget(
+            kind="redirect", code=code, url=prolific_redirect_url(url or PROLIFIC_COMPLETE_URL, code)
+        )
+    submit_to = platform_data.get("turkSubmitTo", "")
+    assignment = platform_data.get("assignmentId", "")
+    if platform == MTURK and submit_to and assignment:
+        return CompletionTarget(
+            kind="form_post",
+            code=code,
+            url=submit_to.rstrip("/") + "/mturk/externalSubmit",
+            # MTurk rejects a submission that carries nothing but the assignment id.
+            fields={"assignmentId": assignment, "completion_code": code, "outcome": outcome.value},
+        )
+    return CompletionTarget(kind="code", code=code)
+
+
+def participation_target(participation: Participation) -> CompletionTarget | None:
+    """Where a finished participation is sent, with the code it was given; None while it is at work."""
+    outcome = outcome_for(participation)
+    if outcome is None:
+        return None
+    return target_for(
+        study=participation.study,
+        outcome=outcome,
+        platform=participation.worker.platform,
+        platform_data=participation.platform_data or {},
+        code=participation.completion_code,
+    )
+
+
+def give_code(participation: Participation) -> str:
+    """Record on the participation the code of its outcome (what the platform will be shown)."""
+    outcome = outcome_for(participation)
+    if outcome is None:
+        return ""
+    code, _ = code_for(participation.study, outcome)
+    if participation.completion_code != code:
+        participation.completion_code = code
+        Participation.objects.filter(pk=participation.pk).update(completion_code=code)
+    return code

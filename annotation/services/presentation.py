@@ -1,0 +1,103 @@
+"""What workers are shown of a study's task: a neutral title, never the dataset's name.
+
+Workers see ``Study.worker_title`` or else ``Task.worker_title`` (e.g. "Movie
+review sentiment", not "SST-2"), the study's or else the task's description,
+and ``Task.worker_question`` instead of an example's own question when the
+task sets one (the stored example keeps the release's text). Every worker
+page and the session API take the task through ``worker_task``.
+
+``estimate`` gives the start page's expected duration: the study's own median
+time per item once it has completed workers, else a per-task default.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+
+from django.utils.translation import gettext as _
+
+from annotation.models import Participation, Response, Study
+from tasks_app.models import Example, Task
+
+# Seconds per item before a study has its own figures (the CLUES tasks, then per kind).
+DEFAULT_SECONDS_PER_ITEM = {"sst2": 10, "mnli": 20, "conll03": 20, "wikiann": 15, "squad2": 45, "record": 60}
+DEFAULT_SECONDS_BY_KIND: dict[str, int] = {Task.Kind.CLASSIFICATION: 15, Task.Kind.SPAN: 30}
+# A study's own median counts once this many items have been timed (a handful says little).
+MIN_TIMED_ITEMS = 20
+
+
+@dataclass(frozen=True)
+class WorkerTask:
+    """The task as the worker pages show it (what templates read as ``task``)."""
+
+    name: str
+    description: str
+    instructions: str
+    kind: str
+    multiple_spans: bool
+
+    @property
+    def is_classification(self) -> bool:
+        return self.kind == Task.Kind.CLASSIFICATION
+
+
+def title_for(study: Study, task: Task | None = None) -> str:
+    """``task``: the study's task when the caller has it loaded (the worker's hot path reads it with the
+    participation, not through the study)."""
+    task = task or study.task
+    return study.worker_title or task.worker_title or _("Language task")
+
+
+def worker_task(study: Study, task: Task | None = None) -> WorkerTask:
+    task = task or study.task
+    return WorkerTask(
+        name=title_for(study, task),
+        description=study.worker_description or task.description,
+        instructions=task.instructions,
+        kind=task.kind,
+        multiple_spans=task.multiple_spans,
+    )
+
+
+def question_for(task: Task, example: Example) -> str:
+    """The question text the worker sees for ``example``: the task's override, else the example's own.
+
+    Span tasks whose examples ask different questions (a NER entity type, a reading question) keep theirs
+    unless the override is set on purpose."""
+    return task.worker_question or example.question
+
+
+@dataclass(frozen=True)
+class Estimate:
+    items: int
+    seconds_per_item: float
+    from_study: bool  # the study's own median, not a default
+
+    @property
+    def minutes(self) -> int:
+        return max(1, math.ceil(self.items * self.seconds_per_item / 60))
+
+
+def seconds_per_item(study: Study) -> tuple[float, bool]:
+    """The study's median active seconds per answered item once it has enough, else the task's default."""
+    times = list(
+        Response.objects.filter(
+            participation__study=study,
+            participation__state=Participation.State.COMPLETED,
+            active_ms__gt=0,
+        )
+        .exclude(status=Response.Status.PENDING)
+        .values_list("active_ms", flat=True)[:5000]
+    )
+    if len(times) >= MIN_TIMED_ITEMS:
+        return statistics.median(times) / 1000, True
+    task = study.task
+    default = DEFAULT_SECONDS_PER_ITEM.get(task.slug) or DEFAULT_SECONDS_BY_KIND.get(task.kind, 20)
+    return float(default), False
+
+
+def estimate(study: Study, items: int) -> Estimate:
+    seconds, from_study = seconds_per_item(study)
+    return Estimate(items=items, seconds_per_item=seconds, from_study=from_study)
