@@ -1,9 +1,12 @@
+from annotation.models.attention import AttentionCheck, AttentionDecision
 from annotation.models.export import ExportJob, ModelRun
 from annotation.models.participation import FilterDecision, Participation, ParticipationEvent, Worker
 from annotation.models.response import AnswerSpan, Response
 from annotation.models.study import Condition, Study
 
 __all__ = [
+    "AttentionCheck",
+    "AttentionDecision",
     "AnswerSpan",
     "Condition",
     "ExportJob",

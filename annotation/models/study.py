@@ -22,6 +22,10 @@ class Study(models.Model):
         FIXED = "fixed", "Fixed (the test file's order)"
         SHUFFLED = "shuffled", "Shuffled per worker (seed recorded)"
 
+    class AttentionAction(models.TextChoices):
+        REVIEW = "review", "Flag the worker for review"
+        EXCLUDE = "exclude", "Exclude the worker"
+
     class FilterRule(models.TextChoices):
         NONE = "none", "No training filter"
         ABSOLUTE = "absolute", "Training S1 at least a minimum"
@@ -53,6 +57,14 @@ class Study(models.Model):
         default=0.0,
         help_text="Absolute rule: the minimum training S1 (0..1). Relative rule: the largest allowed distance "
         "below the mean training S1 of the condition's other workers so far.",
+    )
+    attention_fail_limit = models.PositiveSmallIntegerField(
+        default=0,
+        help_text="A worker who fails this many attention checks or more is flagged for review or excluded "
+        "at the end of the test step (attention_action); 0: no rule, failures are only reported.",
+    )
+    attention_action = models.CharField(
+        max_length=10, choices=AttentionAction.choices, default=AttentionAction.REVIEW
     )
     completion_code = models.CharField(max_length=64, blank=True, help_text="Shown to workers who finish.")
     prolific_completion_url = models.URLField(

@@ -136,14 +136,17 @@ _FIELD_OF_STATE: dict[str, str] = {state: name for name, state in _STATE_FIELDS.
 def condition_counts(studies: Iterable[Study]) -> dict[int, list[ConditionCounts]]:
     """Study id -> its conditions' counts, by shot level (one aggregate query for all the studies)."""
     studies = list(studies)
+    # A join does not go through Participation.objects: staff previews are left out here by hand.
+    counted = Q(participations__is_preview=False)
     per_state = {
-        name: Count("participations", filter=Q(participations__state=state)) for name, state in _STATE_FIELDS.items()
+        name: Count("participations", filter=Q(participations__state=state) & counted)
+        for name, state in _STATE_FIELDS.items()
     }
     rows = (
         Condition.objects.filter(study__in=studies)
         .order_by("study_id", "shots")
         .values("id", "study_id", "shots", "study__workers_per_condition")
-        .annotate(filled=Count("participations", filter=holding("participations__")), **per_state)
+        .annotate(filled=Count("participations", filter=holding("participations__") & counted), **per_state)
     )
     result: dict[int, list[ConditionCounts]] = defaultdict(list)
     for r in rows:

@@ -93,7 +93,11 @@ def finish_training(participation: Participation) -> FilterDecision:
                 participation, to_state=State.TEST, reason=f"passed training filter: {decision.reason}"
             )
         else:
-            lifecycle.exclude(participation, reason=f"failed training filter: {decision.reason}")
+            lifecycle.exclude(
+                participation,
+                reason=f"failed training filter: {decision.reason}",
+                kind=Participation.ExclusionKind.TRAINING_FILTER,
+            )
     return decision
 
 
@@ -124,7 +128,7 @@ def override(participation: Participation, *, admit: bool, reason: str, actor: U
     with transaction.atomic():
         # The entry's lock order (study, its conditions by id), then the participation: no deadlock.
         slots.lock_study(participation.study_id)
-        locked = Participation.objects.select_for_update().select_related("study").get(pk=participation.pk)
+        locked = Participation.all_objects.select_for_update().select_related("study").get(pk=participation.pk)
         why = f"admin override: {reason}"
         try:
             if admit:
@@ -133,12 +137,12 @@ def override(participation: Participation, *, admit: bool, reason: str, actor: U
                 if locked.state == State.EXCLUDED:
                     slot = _slot_for_readmission(locked)
                     if slot != locked.slot_index:
-                        Participation.objects.filter(pk=locked.pk).update(slot_index=slot)
+                        Participation.all_objects.filter(pk=locked.pk).update(slot_index=slot)
                         why += f" (slot {locked.slot_index} was taken meanwhile: now slot {slot})"
                         locked.slot_index = slot
                 lifecycle.transition(locked, to_state=State.TEST, reason=why, actor=actor)
             else:
-                lifecycle.exclude(locked, reason=why, actor=actor)
+                lifecycle.exclude(locked, reason=why, actor=actor, kind=Participation.ExclusionKind.ADMIN)
         except IntegrityError:
             raise lifecycle.InvalidTransition(
                 "the worker's slot has been given to another worker meanwhile; cannot readmit"
