@@ -71,7 +71,6 @@ class StudyActionForm(ActionForm):
         ),
     )
 
-
     attention_every = forms.CharField(
         required=False,
         label="Attention check every (items):",

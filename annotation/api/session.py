@@ -402,7 +402,9 @@ class ItemView(WorkerSessionView):
     )
     def get(self, request: Request, item_id: int) -> JSONResponse:
         participation = self.participation
-        response = Response.all_objects.select_related("example").filter(pk=item_id, participation=participation).first()
+        response = (
+            Response.all_objects.select_related("example").filter(pk=item_id, participation=participation).first()
+        )
         if response is None:
             raise NotYourItem("not_your_item", "this item is not assigned to you")
         if not response.is_locked:

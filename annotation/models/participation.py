@@ -66,9 +66,9 @@ class CountedParticipations(models.Manager["Participation"]):
     """``Participation.objects``: the crowd's participations, never a staff preview.
 
     Every count, table, export and slot computation reads through it, so previews stay out of them by
-    construction; the worker's own path (lifecycle, steps), which must reach a preview as any other
-    participation, uses ``Participation.all_objects`` (the default manager, which Django's own machinery
-    such as cascades and related managers uses too)."""
+    construction (it is the default manager, so related managers such as ``study.participations`` are
+    the same); the worker's own path (lifecycle, steps), which must reach a preview as any other
+    participation, uses ``Participation.all_objects``."""
 
     def get_queryset(self) -> models.QuerySet["Participation"]:
         return super().get_queryset().filter(is_preview=False)
@@ -117,12 +117,14 @@ class Participation(models.Model):
     last_activity_at = models.DateTimeField(auto_now_add=True, db_index=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
-    # The first manager is the default one (cascades, related managers, the admin's base): all rows.
+    # ``objects`` is the default manager (Meta): related managers (study.participations), the admin and
+    # prefetches leave previews out too. Cascades use the base manager, a plain one: they reach previews.
     all_objects = models.Manager()
     objects = CountedParticipations()
 
     class Meta:
         ordering = ["study", "condition", "slot_index", "created_at"]
+        default_manager_name = "objects"
         constraints = [
             models.UniqueConstraint(
                 fields=["worker", "task"], condition=Q(is_preview=False), name="participation_one_per_worker_and_task"

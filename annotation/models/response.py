@@ -13,7 +13,7 @@ class CountedResponses(models.Manager["Response"]):
 
     Attention-check answers and staff previews' answers are left out here, so every score, table,
     agreement and export (which all read ``Response.objects``) ignores them by construction. The worker's
-    own path (laying out, locking, revealing) uses ``Response.all_objects``, the default manager."""
+    own path (laying out, locking, revealing) uses ``Response.all_objects``."""
 
     def get_queryset(self) -> models.QuerySet["Response"]:
         return super().get_queryset().filter(attention_check__isnull=True, participation__is_preview=False)
@@ -68,11 +68,14 @@ class Response(models.Model):
     active_ms = models.PositiveIntegerField(default=0, help_text="Time on the item, idle time capped.")
     blur_count = models.PositiveIntegerField(default=0, help_text="How often the page lost focus on this item.")
 
-    all_objects = models.Manager()  # first: the default manager (cascades, related managers)
+    # The default manager (Meta) is the counted one (related managers and prefetches too); cascades use
+    # the base manager, a plain one.
+    all_objects = models.Manager()
     objects = CountedResponses()
 
     class Meta:
         ordering = ["participation", "phase", "position"]
+        default_manager_name = "objects"
         constraints = [
             models.UniqueConstraint(fields=["participation", "phase", "position"], name="response_unique_position"),
             models.UniqueConstraint(fields=["participation", "phase", "example"], name="response_one_per_item"),

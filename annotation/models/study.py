@@ -63,9 +63,7 @@ class Study(models.Model):
         help_text="A worker who fails this many attention checks or more is flagged for review or excluded "
         "at the end of the test step (attention_action); 0: no rule, failures are only reported.",
     )
-    attention_action = models.CharField(
-        max_length=10, choices=AttentionAction.choices, default=AttentionAction.REVIEW
-    )
+    attention_action = models.CharField(max_length=10, choices=AttentionAction.choices, default=AttentionAction.REVIEW)
     completion_code = models.CharField(max_length=64, blank=True, help_text="Shown to workers who finish.")
     prolific_completion_url = models.URLField(
         blank=True,

@@ -3,7 +3,8 @@
 Kinds: table-csv, table-json, table-markdown, table-latex, training-csv,
 training-json, training-markdown, training-latex (the training analyses in the
 appendix's shape), annotators-csv (per-annotator scores, time and pay),
-annotations-jsonl, payments-csv, analyses-json, plot-png, plot-svg (all tasks
+annotations-jsonl, payments-csv, attention-csv and attention-json (per worker: attention checks
+passed and failed, and the rule's decision), analyses-json, plot-png, plot-svg (all tasks
 together) and plots-zip (every per-task and all-task plot, PNG and SVG). Each starts with the
 reproducibility header (see provenance.py). The raw annotations are streamed
 from a server-side cursor in chunks, so memory stays flat whatever the size.
@@ -41,6 +42,7 @@ from annotation.reporting.scores import annotator_rows
 from annotation.reporting.selection import select_studies
 from annotation.reporting.tables import build_table
 from annotation.reporting.training_table import TRAINING_FORMATS, build_training_table
+from annotation.services import attention
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +65,8 @@ EXPORT_KINDS: dict[str, tuple[str, str]] = {
     "plot-png": ("image/png", "png"),
     "plot-svg": ("image/svg+xml", "svg"),
     "plots-zip": ("application/zip", "zip"),
+    "attention-csv": ("text/csv", "csv"),
+    "attention-json": ("application/json", "json"),
 }
 
 ANNOTATION_FIELDS = (
@@ -298,6 +302,21 @@ def annotators_csv(*, studies: list[Study], options: MetricOptions) -> str:
     return out.getvalue()
 
 
+def attention_export(*, studies: list[Study], options: MetricOptions, fmt: str) -> str:
+    """Per crowd worker who was given attention checks: passed, failed, pending and the rule's decision."""
+    header = reproducibility_header(studies=studies, options=options, export=f"attention-{fmt}")
+    rows = [{"study": s.slug, **r.as_dict()} for s in studies for r in attention.report(s)]
+    if fmt == "json":
+        return json.dumps({"meta": header, "workers": rows}, ensure_ascii=False, indent=2, default=str)
+    out = io.StringIO()
+    for line in header_lines(header):
+        out.write(line + "\n")
+    writer = csv.DictWriter(out, fieldnames=["study", *attention.REPORT_FIELDS], lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue()
+
+
 def write_export(*, kind: str, studies: list[Study], options: MetricOptions, out: BinaryIO) -> None:
     """Write one export of ``kind`` for ``studies`` to the binary file ``out``."""
     check_kind(kind)
@@ -310,6 +329,9 @@ def write_export(*, kind: str, studies: list[Study], options: MetricOptions, out
         return
     if kind == "annotators-csv":
         out.write(annotators_csv(studies=studies, options=options).encode())
+        return
+    if kind.startswith("attention-"):
+        out.write(attention_export(studies=studies, options=options, fmt=kind.removeprefix("attention-")).encode())
         return
     header = reproducibility_header(studies=studies, options=options, export=kind)
     if kind == "analyses-json":

@@ -107,7 +107,10 @@ def validate(
             raise AttentionCheckError(name, f"the {name} is longer than {MAX_TEXT} characters")
     assert isinstance(context, str) and isinstance(question, str)
     label = expected_label or ""
-    spans = list(expected_spans or [])
+    expected_spans = [] if expected_spans is None else expected_spans
+    if isinstance(expected_spans, str) or not isinstance(expected_spans, list | tuple):
+        raise AttentionCheckError("expected_spans", "the words to select must be a list of strings")
+    spans: list[object] = list(expected_spans)
     task = study.task
     if task.is_classification:
         if spans:
@@ -125,12 +128,13 @@ def validate(
     if len(spans) > 1 and not task.multiple_spans:
         raise AttentionCheckError("expected_spans", f"{task.name} takes one span per answer: give one word")
     located = []
-    for word in spans:
+    words = [str(s) for s in spans]
+    for word in words:
         where = _located(context, word)
         if where is None:
             raise AttentionCheckError("expected_spans", f"the target {word!r} is not a word of the check's text")
         located.append(where)
-    return position, context, question, "", list(dict.fromkeys(spans)), located
+    return position, context, question, "", list(dict.fromkeys(words)), located
 
 
 def _example_for(study: Study, context: str, question: str, gold: list[str], spans: list[dict]) -> Example:
@@ -405,7 +409,18 @@ class WorkerReport:
         }
 
 
-REPORT_FIELDS = list(WorkerReport.__dataclass_fields__)
+REPORT_FIELDS = [
+    "participation",
+    "worker",
+    "platform",
+    "shots",
+    "state",
+    "checks",
+    "passed",
+    "failed",
+    "pending",
+    "decision",
+]
 
 
 def report(study: Study) -> list[WorkerReport]:

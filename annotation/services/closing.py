@@ -104,9 +104,7 @@ def close_out(participation: Participation, *, at: datetime | None = None) -> No
             lifecycle.transition(participation, to_state=State.ABANDONED, reason=CLOSED_BEFORE_START_REASON, at=at)
         elif participation.state in (State.TRAINING, State.TEST):
             with transaction.atomic():
-                lifecycle.exclude(
-                    participation, reason=CLOSED_REASON, at=at, kind=Participation.ExclusionKind.CLOSED
-                )
+                lifecycle.exclude(participation, reason=CLOSED_REASON, at=at, kind=Participation.ExclusionKind.CLOSED)
         else:
             return
     except lifecycle.InvalidTransition:

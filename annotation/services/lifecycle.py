@@ -144,9 +144,7 @@ def exclude(
     a completion code all the same: an excluded worker is paid for the time spent, which on the
     platforms means submitting with a code (MTurk cannot even pay a bonus on an unsubmitted assignment).
     ``kind`` says why (``Participation.ExclusionKind``)."""
-    event = transition(
-        participation, to_state=State.EXCLUDED, reason=reason, actor=actor, at=at, exclusion_kind=kind
-    )
+    event = transition(participation, to_state=State.EXCLUDED, reason=reason, actor=actor, at=at, exclusion_kind=kind)
     give_completion_code(participation)
     return event
 

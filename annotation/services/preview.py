@@ -97,4 +97,6 @@ def discard(*, study: Study, conditions: QuerySet[Condition] | None = None) -> i
 def links(study: Study) -> list[tuple[int, str]]:
     """(shots, preview URL) per condition of the study."""
     url = reverse("worker:preview", args=[study.slug])
-    return [(shots, f"{url}?shots={shots}") for shots in study.conditions.order_by("shots").values_list("shots", flat=True)]
+    return [
+        (shots, f"{url}?shots={shots}") for shots in study.conditions.order_by("shots").values_list("shots", flat=True)
+    ]

@@ -71,7 +71,8 @@ def held_numbers(condition_id: int, *, exclude_participation: int | None = None)
     rows = Participation.objects.filter(holding(), condition_id=condition_id)
     if exclude_participation is not None:
         rows = rows.exclude(pk=exclude_participation)
-    return set(rows.values_list("slot_index", flat=True))
+    # Participation.objects has no preview, the only kind without a slot number.
+    return {slot for slot in rows.values_list("slot_index", flat=True) if slot is not None}
 
 
 def free_by_condition(conditions: Iterable[Condition], slots: int) -> dict[int, list[int]]:
@@ -80,7 +81,8 @@ def free_by_condition(conditions: Iterable[Condition], slots: int) -> dict[int, 
     held: dict[int, set[int]] = {c.pk: set() for c in conditions}
     rows = Participation.objects.filter(holding(), condition__in=conditions).values_list("condition_id", "slot_index")
     for condition_id, slot in rows:
-        held[condition_id].add(slot)
+        if slot is not None:  # never, outside previews
+            held[condition_id].add(slot)
     return {c.pk: free_numbers(held[c.pk], slots) for c in conditions}
 
 

@@ -89,7 +89,9 @@ def _test_example_ids(participation: Participation) -> list[int]:
 def _ensure_test_seed(participation: Participation) -> int:
     seed = participation.test_seed
     if seed is None:
-        Participation.all_objects.filter(pk=participation.pk, test_seed__isnull=True).update(test_seed=secrets.randbits(62))
+        Participation.all_objects.filter(pk=participation.pk, test_seed__isnull=True).update(
+            test_seed=secrets.randbits(62)
+        )
         seed = Participation.all_objects.values_list("test_seed", flat=True).get(pk=participation.pk)
         assert seed is not None  # set by this UPDATE or by the racing request's
         participation.test_seed = seed

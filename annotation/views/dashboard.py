@@ -27,7 +27,7 @@ from annotation.reporting.pay import condition_pay
 from annotation.reporting.plots import PLOT_FORMATS, all_tasks_plot
 from annotation.reporting.selection import select_studies
 from annotation.reporting.tables import build_table
-from annotation.services import slots
+from annotation.services import attention, preview, slots
 
 STATES = [s for s, _ in Participation.State.choices]
 
@@ -46,6 +46,12 @@ def _progress(studies: list[Study]) -> dict[int, list[dict]]:
         ]
         for study_id, rows in slots.condition_counts(studies).items()
     }
+
+
+def _with_preview_links(study: Study, progress: list[dict]) -> list[dict]:
+    """The progress rows, each with its condition's "Preview as worker" link."""
+    links = dict(preview.links(study))
+    return [{**row, "preview": links.get(row["shots"])} for row in progress]
 
 
 def _option_links(studies_raw: str | None, options: MetricOptions) -> dict[str, str]:
@@ -116,7 +122,9 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "dashboard/study.html",
         {
             "study": study,
-            "progress": _progress([study])[study.pk],
+            "progress": _with_preview_links(study, _progress([study])[study.pk]),
+            "attention_checks": study.attention_checks.count(),
+            "attention": attention.report(study),
             "states": STATES,
             "table": table,
             "annotators": table.annotators,
