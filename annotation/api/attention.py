@@ -11,7 +11,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
@@ -152,7 +152,11 @@ class AttentionCheckViewSet(viewsets.ModelViewSet[AttentionCheck]):
     @extend_schema(
         summary="Per worker of a study: attention checks passed and failed, and the rule's decision",
         parameters=[OpenApiParameter("study", str, required=True, description="Study slug")],
-        responses={200: WorkerReportSerializer(many=True), 400: ErrorSerializer},
+        responses={
+            200: WorkerReportSerializer(many=True),
+            400: ErrorSerializer,
+            404: OpenApiResponse(ErrorSerializer, description="No study with that slug"),
+        },
     )
     @action(detail=False, methods=["get"])
     def report(self, request: Request) -> Response:

@@ -105,6 +105,8 @@ def validate(
             raise AttentionCheckError(name, f"the {name} must be a non-empty text")
         if len(value) > MAX_TEXT:
             raise AttentionCheckError(name, f"the {name} is longer than {MAX_TEXT} characters")
+        if "\x00" in value:  # PostgreSQL stores no NUL in text
+            raise AttentionCheckError(name, f"the {name} contains a NUL character")
     assert isinstance(context, str) and isinstance(question, str)
     label = expected_label or ""
     expected_spans = [] if expected_spans is None else expected_spans
