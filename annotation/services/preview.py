@@ -12,7 +12,6 @@ and events; the next start lays a fresh one out.
 
 from __future__ import annotations
 
-import secrets
 from typing import TYPE_CHECKING
 
 from django.db import transaction
@@ -20,7 +19,7 @@ from django.db.models import QuerySet
 from django.urls import reverse
 
 from annotation.models import Condition, Participation, Study, Worker
-from annotation.services import lifecycle
+from annotation.services import entry
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -62,18 +61,10 @@ def start(*, study: Study, user: AbstractBaseUser | AnonymousUser, shots: int | 
             return existing
         if existing is not None:
             existing.delete()
-        participation = Participation.all_objects.create(
-            study=study,
-            condition=condition,
-            task_id=study.task_id,
-            worker=preview_worker(user),
-            slot_index=None,
-            is_preview=True,
-            state=Participation.State.CLAIMED,
-            test_seed=secrets.randbits(62) if study.test_order == Study.TestOrder.SHUFFLED else None,
+        # Created as an entry creates a participation, so the preview takes the same steps from here.
+        return entry.new_participation(
+            study=study, condition=condition, worker=preview_worker(user), slot_index=None, is_preview=True
         )
-        lifecycle.record_claim(participation)
-    return participation
 
 
 def restart(*, study: Study, user: AbstractBaseUser | AnonymousUser) -> int | None:

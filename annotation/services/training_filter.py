@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation.models import FilterDecision, Participation, Study
+from annotation.models import FilterDecision, Participation, Response, Study
 from annotation.services import lifecycle, slots, training_s1
 from tasks_app import scoring
 
@@ -115,6 +115,13 @@ def _slot_for_readmission(locked: Participation) -> int:
     return slot
 
 
+def steps_left(participation: Participation) -> bool:
+    """Whether the participation has a test item still to answer."""
+    return Response.all_objects.filter(
+        participation=participation, phase=Response.Phase.TEST, status=Response.Status.PENDING
+    ).exists()
+
+
 def override(participation: Participation, *, admit: bool, reason: str, actor: User | None) -> FilterDecision:
     """An admin's verdict over the filter's: readmit an excluded worker, or exclude one.
 
@@ -140,7 +147,11 @@ def override(participation: Participation, *, admit: bool, reason: str, actor: U
                         Participation.all_objects.filter(pk=locked.pk).update(slot_index=slot)
                         why += f" (slot {locked.slot_index} was taken meanwhile: now slot {slot})"
                         locked.slot_index = slot
+                after_test = locked.exclusion_kind == Participation.ExclusionKind.ATTENTION
                 lifecycle.transition(locked, to_state=State.TEST, reason=why, actor=actor)
+                if after_test and not steps_left(locked):
+                    # Excluded by the attention rule after their last test item: readmitted, they are done.
+                    lifecycle.finish_test(locked)
             else:
                 lifecycle.exclude(locked, reason=why, actor=actor, kind=Participation.ExclusionKind.ADMIN)
         except IntegrityError:

@@ -199,3 +199,30 @@ def test_the_submission_of_a_middle_item_costs_the_same_with_checks(client):
     from tests.bench.test_query_counts import submit_queries
 
     assert len(ctx.captured_queries) == submit_queries(spans=False)
+
+
+def test_the_participation_api_says_why_a_worker_was_excluded(client, admin_client):
+    task = make_classification_task(slug="why", n_test=2)
+    study = _study(task, attention_fail_limit=1, attention_action=Study.AttentionAction.EXCLUDE)
+    attention.generate(study=study, positions=[1])
+    p = _join(client, study, "jan")
+    _answer_all(client, checks_right=False)
+    body = admin_client.get(f"/api/participations/{p.pk}/").json()
+    assert (body["state"], body["exclusion_kind"]) == ("excluded", "attention")
+    assert [(d["decision"], d["failed_count"], d["fail_limit"]) for d in body["attention_decisions"]] == [
+        ("excluded", 1, 1)
+    ]
+
+
+def test_an_admin_who_readmits_a_worker_excluded_by_the_rule_completes_them(client):
+    from annotation.services import training_filter
+
+    task = make_classification_task(slug="readm", n_test=2)
+    study = _study(task, attention_fail_limit=1, attention_action=Study.AttentionAction.EXCLUDE)
+    attention.generate(study=study, positions=[2])
+    p = _join(client, study, "kim")
+    _answer_all(client, checks_right=False)
+    training_filter.override(p, admit=True, reason="the check was ambiguous", actor=None)
+    p.refresh_from_db()
+    assert (p.state, p.exclusion_kind) == (State.COMPLETED, "")
+    assert annotator_rows(studies=[study], options=MetricOptions())[0].is_completed
