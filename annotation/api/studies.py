@@ -206,6 +206,11 @@ class ParticipationSerializer(serializers.ModelSerializer[Participation]):
     events = EventSerializer(many=True, read_only=True)
     filter_decisions = FilterDecisionSerializer(many=True, read_only=True)
     attention_decisions = AttentionDecisionSerializer(many=True, read_only=True)
+    exclusion_kind = serializers.CharField(
+        read_only=True,
+        help_text="Why an excluded worker was excluded: training_filter, attention, closed or admin; "
+        "empty otherwise (and for exclusions recorded before this existed).",
+    )
 
     class Meta:
         model = Participation
