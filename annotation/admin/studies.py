@@ -11,7 +11,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ActionForm
 from django.core.exceptions import ValidationError
-from django.db.models import Count
+from django.db.models import Count, Q
 from django.http import HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
@@ -20,6 +20,8 @@ from django.utils.html import format_html, format_html_join
 
 from annotation.admin.prolific import ProlificStudyActions
 from annotation.models import (
+    AttentionCheck,
+    AttentionDecision,
     Condition,
     FilterDecision,
     Participation,
@@ -29,11 +31,13 @@ from annotation.models import (
     Worker,
 )
 from annotation.services import (
+    attention,
     blocklist,
     closing,
     lifecycle,
     outcomes,
     platforms,
+    preview,
     slots,
     studies,
     training_filter,
@@ -77,6 +81,12 @@ class StudyActionForm(ActionForm):
         ),
     )
 
+    attention_every = forms.CharField(
+        required=False,
+        label="Attention check every (items):",
+        widget=forms.NumberInput(attrs={"min": 1, "placeholder": "10", "style": "width: 5em"}),
+    )
+
 
 GRACE_FIELD = forms.IntegerField(required=False, min_value=0, max_value=closing.MAX_GRACE_MINUTES)
 
@@ -110,6 +120,10 @@ class StudyForm(forms.ModelForm):
             ExampleSet.objects.filter(role=ExampleSet.Role.TRAIN).values_list("shots", flat=True).distinct()
         )
         self.fields["condition_shots"].choices = [(s, f"{s}-shot") for s in sorted(levels)]
+        # Optional on the form (forms posted before these fields existed keep working): empty is the default.
+        for name in ("attention_fail_limit", "attention_action"):
+            if name in self.fields:
+                self.fields[name].required = False
         if self.instance.pk:
             self.fields["condition_shots"].initial = list(self.instance.conditions.values_list("shots", flat=True))
         # Optional in the form: the model's defaults apply (no survey; codes generated on save).
@@ -126,6 +140,13 @@ class StudyForm(forms.ModelForm):
 
     def clean_survey_placement(self):
         return self.cleaned_data.get("survey_placement") or Study.SurveyPlacement.AFTER_TEST
+
+    def clean_attention_fail_limit(self):
+        value = self.cleaned_data.get("attention_fail_limit")
+        return 0 if value is None else value
+
+    def clean_attention_action(self):
+        return self.cleaned_data.get("attention_action") or Study.AttentionAction.REVIEW
 
     def clean(self):
         cleaned = super().clean()
@@ -161,6 +182,59 @@ class ConditionInline(admin.TabularInline):
         return False
 
 
+class AttentionCheckForm(forms.ModelForm):
+    """A researcher's check, validated by annotation.services.attention (the span must be in the text, the
+    label one of the task's, the position within the test set)."""
+
+    expected_spans = forms.JSONField(
+        required=False, initial=list, help_text='Span tasks: the words to select, e.g. ["orange"].'
+    )
+
+    class Meta:
+        model = AttentionCheck
+        fields = ["position", "context", "question", "expected_label", "expected_spans"]
+        widgets = {"context": forms.Textarea(attrs={"rows": 2}), "question": forms.Textarea(attrs={"rows": 2})}
+
+    def clean(self):
+        cleaned = super().clean()
+        study = getattr(self, "study", None)
+        if study is None or self.errors:
+            return cleaned
+        try:
+            if self.instance.pk and attention.in_use(self.instance) and self.has_changed():
+                raise attention.AttentionCheckError("position", "workers already have this check: add a new one")
+            attention.validate(
+                study=study,
+                position=cleaned.get("position"),
+                context=cleaned.get("context"),
+                question=cleaned.get("question"),
+                expected_label=cleaned.get("expected_label") or "",
+                expected_spans=cleaned.get("expected_spans") or [],
+                exclude_pk=self.instance.pk,
+            )
+        except attention.AttentionCheckError as exc:
+            self.add_error(exc.field if exc.field in self.fields else None, exc.message)
+        return cleaned
+
+
+class AttentionCheckFormSet(forms.BaseInlineFormSet):
+    def _construct_form(self, i, **kwargs):
+        form = super()._construct_form(i, **kwargs)
+        form.study = self.instance
+        return form
+
+
+class AttentionCheckInline(admin.TabularInline):
+    """Checks written by the researcher; saved through the service (each with its own example)."""
+
+    model = AttentionCheck
+    form = AttentionCheckForm
+    formset = AttentionCheckFormSet
+    fields = ["position", "context", "question", "expected_label", "expected_spans", "source"]
+    readonly_fields = ["source"]
+    extra = 0
+
+
 class StandardDesignForm(forms.Form):
     task = forms.ModelChoiceField(queryset=Task.objects.all())
     split_number = forms.TypedChoiceField(choices=[(n, n) for n in range(1, 6)], coerce=int, initial=1)
@@ -185,8 +259,14 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
     list_filter = ["status", "task"]
     search_fields = ["slug", "name"]
     readonly_fields = ["status", "closes_at", "cohorts", "past_participants", "outcome_table"]
-    inlines = [ConditionInline]
-    actions = ["open_studies", "pause_studies", "close_studies", *ProlificStudyActions.prolific_actions]
+    inlines = [ConditionInline, AttentionCheckInline]
+    actions = [
+        "open_studies",
+        "pause_studies",
+        "close_studies",
+        "add_template_attention_checks",
+        *ProlificStudyActions.prolific_actions,
+    ]
     action_form = StudyActionForm
     change_form_template = "admin/annotation/study/change_form.html"
     change_list_template = "admin/annotation/study/change_list.html"
@@ -220,6 +300,7 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
                 ]
             },
         ),
+        ("Attention checks", {"fields": ["attention_fail_limit", "attention_action"]}),
         (
             "Pay and completion",
             {
@@ -242,7 +323,11 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
             .get_queryset(request)
             .select_related("task")
             .annotate(
-                _filled=Count("participations", filter=slots.holding("participations__"), distinct=True),
+                _filled=Count(
+                    "participations",
+                    filter=slots.holding("participations__") & Q(participations__is_preview=False),
+                    distinct=True,
+                ),
                 _conditions=Count("conditions", distinct=True),
             )
         )
@@ -330,6 +415,45 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
     def get_readonly_fields(self, request, obj=None):
         return [*self.readonly_fields, "slug", "task"] if obj else self.readonly_fields
 
+    def get_inlines(self, request, obj):
+        return self.inlines if obj else [ConditionInline]  # checks need the study's task and test set
+
+    def save_formset(self, request, form, formset, change):
+        if formset.model is not AttentionCheck:
+            return super().save_formset(request, form, formset, change)
+        for sub in formset.deleted_forms:
+            if sub.instance.pk:
+                attention.delete_check(sub.instance)
+        for sub in formset.forms:
+            if sub in formset.deleted_forms or not sub.has_changed() or not sub.cleaned_data:
+                continue
+            data = {k: sub.cleaned_data.get(k) for k in AttentionCheckForm.Meta.fields}
+            data["expected_label"] = data["expected_label"] or ""
+            data["expected_spans"] = data["expected_spans"] or []
+            if sub.instance.pk:
+                attention.update_check(sub.instance, **data)
+            else:
+                attention.create_check(study=form.instance, **data)
+        formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []  # for the log message
+        return None
+
+    @admin.action(description="Add template attention checks (one every N test items)")
+    def add_template_attention_checks(self, request, queryset):
+        raw = request.POST.get("attention_every", "").strip() or "10"
+        if not raw.isdigit() or int(raw) < 1:
+            self.message_user(request, f"No checks added: {raw!r} is not a number of items.", messages.ERROR)
+            return
+        every = int(raw)
+        for study in queryset:
+            try:
+                taken = set(study.attention_checks.values_list("position", flat=True))
+                wanted = [p for p in attention.positions_every(study, every) if p not in taken]
+                made = attention.generate(study=study, positions=wanted)
+            except attention.AttentionCheckError as exc:
+                self.message_user(request, f"{study.slug}: {exc.message}", messages.ERROR)
+            else:
+                self.message_user(request, f"{study.slug}: added {len(made)} attention check(s).", messages.SUCCESS)
+
     def save_model(self, request, obj, form, change):
         if change:  # never write back the status read with the form: actions and the API change it
             obj.save(update_fields=[f.name for f in Study._meta.concrete_fields if f.name not in ("id", "status")])
@@ -347,6 +471,7 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
                 extra_context["status_buttons"] = STATUS_BUTTONS.get(study.status, [])
                 extra_context["status_url"] = reverse("admin:annotation_study_status", args=[study.pk])
                 extra_context["default_grace"] = closing.DEFAULT_GRACE_MINUTES
+            extra_context["preview_links"] = preview.links(study)
         return super().change_view(request, object_id, form_url, extra_context=extra_context)
 
     def get_urls(self):
@@ -544,6 +669,12 @@ class FilterDecisionInline(_ReadOnlyInline):
     readonly_fields = fields
 
 
+class AttentionDecisionInline(_ReadOnlyInline):
+    model = AttentionDecision
+    fields = ["at", "decision", "checks", "passed_count", "failed_count", "fail_limit", "action", "reason"]
+    readonly_fields = fields
+
+
 class OverrideForm(forms.Form):
     reason = forms.CharField(
         max_length=400, widget=forms.Textarea(attrs={"rows": 3}), help_text="Logged with the decision."
@@ -565,6 +696,7 @@ class ParticipationAdmin(admin.ModelAdmin):
         "worker",
         "slot_index",
         "state",
+        "exclusion_kind",
         "test_seed",
         "completion_code",
         "consented_at",
@@ -574,8 +706,11 @@ class ParticipationAdmin(admin.ModelAdmin):
         "last_activity_at",
         "finished_at",
     ]
-    inlines = [EventInline, FilterDecisionInline, SurveyResponseInline]
+    inlines = [EventInline, FilterDecisionInline, AttentionDecisionInline, SurveyResponseInline]
     actions = ["readmit_participations", "exclude_participations"]
+
+    def get_queryset(self, request):
+        return Participation.objects.all()  # staff previews are nobody's participation
 
     @admin.display(description="shots", ordering="condition__shots")
     def shots(self, participation):

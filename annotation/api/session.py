@@ -464,7 +464,9 @@ class ItemView(WorkerSessionView):
     )
     def get(self, request: Request, item_id: int) -> JSONResponse:
         participation = self.participation
-        response = Response.objects.select_related("example").filter(pk=item_id, participation=participation).first()
+        response = (
+            Response.all_objects.select_related("example").filter(pk=item_id, participation=participation).first()
+        )
         if response is None:
             raise NotYourItem("not_your_item", "this item is not assigned to you")
         if not response.is_locked:
@@ -524,7 +526,7 @@ class EventView(WorkerSessionView):
         kind = data.get("type")
         if kind not in timing.EVENT_KINDS:
             raise InvalidAnswer("invalid_event", f"type must be one of {', '.join(timing.EVENT_KINDS)}")
-        response = Response.objects.filter(pk=item_id, participation=self.participation).first()
+        response = Response.all_objects.filter(pk=item_id, participation=self.participation).first()
         if response is None:
             raise NotYourItem("not_your_item", "this item is not assigned to you")
         recorded = timing.record_event(participation=self.participation, response=response, kind=kind)

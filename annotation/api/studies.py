@@ -35,7 +35,15 @@ from rest_framework.serializers import BaseSerializer
 from rest_framework.views import APIView
 
 from annotation.api.errors import ErrorResponsesSchema, ErrorSerializer
-from annotation.models import Condition, FilterDecision, Participation, ParticipationEvent, Study, Worker
+from annotation.models import (
+    AttentionDecision,
+    Condition,
+    FilterDecision,
+    Participation,
+    ParticipationEvent,
+    Study,
+    Worker,
+)
 from annotation.services import blocklist, closing, lifecycle, slots, studies, training_filter
 from tasks_app.models import Task
 
@@ -200,12 +208,25 @@ class FilterDecisionSerializer(serializers.ModelSerializer[FilterDecision]):
         ]
 
 
+class AttentionDecisionSerializer(serializers.ModelSerializer[AttentionDecision]):
+    class Meta:
+        model = AttentionDecision
+        fields = ["checks", "passed_count", "failed_count", "fail_limit", "action", "decision", "reason", "at"]
+        read_only_fields = fields
+
+
 class ParticipationSerializer(serializers.ModelSerializer[Participation]):
     worker: serializers.StringRelatedField[Worker] = serializers.StringRelatedField()
     study: serializers.SlugRelatedField[Study] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     shots = serializers.IntegerField(source="condition.shots", read_only=True)
     events = EventSerializer(many=True, read_only=True)
     filter_decisions = FilterDecisionSerializer(many=True, read_only=True)
+    attention_decisions = AttentionDecisionSerializer(many=True, read_only=True)
+    exclusion_kind = serializers.CharField(
+        read_only=True,
+        help_text="Why an excluded worker was excluded: training_filter, attention, closed or admin; "
+        "empty otherwise (and for exclusions recorded before this existed).",
+    )
 
     class Meta:
         model = Participation
@@ -217,6 +238,7 @@ class ParticipationSerializer(serializers.ModelSerializer[Participation]):
             "worker",
             "slot_index",
             "state",
+            "exclusion_kind",
             "test_seed",
             "completion_code",
             "consented_at",
@@ -227,6 +249,7 @@ class ParticipationSerializer(serializers.ModelSerializer[Participation]):
             "finished_at",
             "events",
             "filter_decisions",
+            "attention_decisions",
         ]
         read_only_fields = fields
 
@@ -387,7 +410,7 @@ class ParticipationViewSet(viewsets.ReadOnlyModelViewSet[Participation]):
 
     def get_queryset(self) -> QuerySet[Participation]:
         qs = Participation.objects.select_related("study", "condition", "worker").prefetch_related(
-            "events__actor", "filter_decisions__decided_by"
+            "events__actor", "filter_decisions__decided_by", "attention_decisions"
         )
         if slug := self.request.query_params.get("study"):
             qs = qs.filter(study__slug=slug)

@@ -1,16 +1,17 @@
-"""Admins' API: /api/studies/, /api/conditions/, /api/participations/, /api/workers/, /api/participants/export/,
-/api/studies/{id}/prolific/{operation}/."""
+"""Admins' API: /api/studies/, /api/conditions/, /api/participations/, /api/workers/, /api/attention-checks/,
+/api/participants/export/, /api/studies/{id}/prolific/{operation}/."""
 
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from annotation.api import prolific, studies
+from annotation.api import attention, prolific, studies
 
 router = SimpleRouter()
 router.register("studies", studies.StudyViewSet, basename="study")
 router.register("conditions", studies.ConditionViewSet, basename="condition")
 router.register("participations", studies.ParticipationViewSet, basename="participation")
 router.register("workers", studies.WorkerViewSet, basename="worker")
+router.register("attention-checks", attention.AttentionCheckViewSet, basename="attention-check")
 
 urlpatterns = [
     path(

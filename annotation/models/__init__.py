@@ -1,3 +1,4 @@
+from annotation.models.attention import AttentionCheck, AttentionDecision
 from annotation.models.export import ExportJob, ModelRun
 from annotation.models.participation import (
     FilterDecision,
@@ -11,6 +12,8 @@ from annotation.models.response import AnswerSpan, Response
 from annotation.models.study import Condition, Study
 
 __all__ = [
+    "AttentionCheck",
+    "AttentionDecision",
     "AnswerSpan",
     "Condition",
     "ExportJob",

@@ -15,6 +15,7 @@ class Worker(models.Model):
         PROLIFIC = "prolific", "Prolific"
         MTURK = "mturk", "Mechanical Turk"
         INHOUSE = "inhouse", "In-house"
+        PREVIEW = "preview", "Staff preview"  # one per staff user: their previews (annotation.services.preview)
 
     platform = models.CharField(max_length=10, choices=Platform.choices)
     external_id = models.CharField(max_length=128)
@@ -53,6 +54,27 @@ _HOLDING_STATES = (
 )
 
 
+class ExclusionKind(models.TextChoices):
+    """Why an excluded participation was excluded (empty while it is not, and on exclusions older than this)."""
+
+    TRAINING_FILTER = "training_filter", "Training filter"
+    ATTENTION = "attention", "Failed attention checks"
+    CLOSED = "closed", "Study closed before they finished"
+    ADMIN = "admin", "Excluded by an admin"
+
+
+class CountedParticipations(models.Manager["Participation"]):
+    """``Participation.objects``: the crowd's participations, never a staff preview.
+
+    Every count, table, export and slot computation reads through it, so previews stay out of them by
+    construction (it is the default manager, so related managers such as ``study.participations`` are
+    the same); the worker's own path (lifecycle, steps), which must reach a preview as any other
+    participation, uses ``Participation.all_objects``."""
+
+    def get_queryset(self) -> models.QuerySet["Participation"]:
+        return super().get_queryset().filter(is_preview=False)
+
+
 class Participation(models.Model):
     """A worker's slot in one condition: claimed → training → test → completed.
 
@@ -60,6 +82,9 @@ class Participation(models.Model):
     (failed the training filter) and declined (said no to the consent text;
     not a holding state, so the slot is free again). The database guarantees the protocol's two
     counting rules:
+
+    A staff preview (``is_preview``) is a participation of a per-staff preview worker with no slot:
+    outside both rules below, and outside ``Participation.objects``.
 
     - ``participation_one_per_worker_and_task``: a worker takes part in a task
       at most once, ever, whatever the condition, study or final state.
@@ -70,6 +95,7 @@ class Participation(models.Model):
     """
 
     State = ParticipationState
+    ExclusionKind = ExclusionKind
 
     # The states that hold a slot: the partial unique index below and annotation.services.slots both
     # use this tuple. ACTIVE_STATES are the holders still at work (what the abandonment sweep releases).
@@ -80,7 +106,9 @@ class Participation(models.Model):
     condition = models.ForeignKey(Condition, on_delete=models.PROTECT, related_name="participations")
     task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="participations")
     worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="participations")
-    slot_index = models.PositiveSmallIntegerField()
+    slot_index = models.PositiveSmallIntegerField(null=True, blank=True, help_text="Empty for a staff preview.")
+    is_preview = models.BooleanField(default=False, help_text="A staff preview: holds no slot, counted nowhere.")
+    exclusion_kind = models.CharField(max_length=20, choices=ExclusionKind.choices, blank=True)
     state = models.CharField(max_length=10, choices=State.choices, default=State.CLAIMED)
     test_seed = models.BigIntegerField(null=True, blank=True, help_text="Seed of the shuffled test order, if any.")
     completion_code = models.CharField(max_length=64, blank=True)
@@ -95,15 +123,31 @@ class Participation(models.Model):
     last_activity_at = models.DateTimeField(auto_now_add=True, db_index=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
+    # ``objects`` is the default manager (Meta): related managers (study.participations), the admin and
+    # prefetches leave previews out too. Cascades use the base manager, a plain one: they reach previews.
+    all_objects = models.Manager()
+    objects = CountedParticipations()
+
     class Meta:
         ordering = ["study", "condition", "slot_index", "created_at"]
+        default_manager_name = "objects"
         constraints = [
-            models.UniqueConstraint(fields=["worker", "task"], name="participation_one_per_worker_and_task"),
+            models.UniqueConstraint(
+                fields=["worker", "task"], condition=Q(is_preview=False), name="participation_one_per_worker_and_task"
+            ),
+            models.UniqueConstraint(
+                fields=["worker", "study"], condition=Q(is_preview=True), name="participation_one_preview_per_study"
+            ),
             models.UniqueConstraint(
                 fields=["condition", "slot_index"],
                 # Plain strings, as in migration 0001, so no generated migration refers to the live enum.
+                # A preview's empty slot_index never collides (NULLs are distinct in a unique index).
                 condition=Q(state__in=[str(s) for s in _HOLDING_STATES]),
                 name="participation_one_active_per_slot",
+            ),
+            models.CheckConstraint(
+                condition=Q(is_preview=True, slot_index__isnull=True) | Q(is_preview=False, slot_index__isnull=False),
+                name="participation_slot_iff_not_preview",
             ),
         ]
         indexes = [models.Index(fields=["state", "last_activity_at"], name="participation_state_activity")]

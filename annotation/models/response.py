@@ -3,8 +3,20 @@
 from django.db import models
 from django.db.models import F, Q
 
+from annotation.models.attention import AttentionCheck
 from annotation.models.participation import Participation
 from tasks_app.models import Example
+
+
+class CountedResponses(models.Manager["Response"]):
+    """``Response.objects``: the answers that count, those to the task's own items by crowd workers.
+
+    Attention-check answers and staff previews' answers are left out here, so every score, table,
+    agreement and export (which all read ``Response.objects``) ignores them by construction. The worker's
+    own path (laying out, locking, revealing) uses ``Response.all_objects``."""
+
+    def get_queryset(self) -> models.QuerySet["Response"]:
+        return super().get_queryset().filter(attention_check__isnull=True, participation__is_preview=False)
 
 
 class Response(models.Model):
@@ -34,6 +46,14 @@ class Response(models.Model):
     # No index of its own: response_unique_position begins with it (one index fewer to update per lock).
     participation = models.ForeignKey(Participation, on_delete=models.CASCADE, related_name="responses", db_index=False)
     example = models.ForeignKey(Example, on_delete=models.PROTECT, related_name="responses")
+    attention_check = models.ForeignKey(
+        AttentionCheck,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="responses",
+        help_text="Set on an attention check's row: never counted (Response.objects leaves it out).",
+    )
     phase = models.CharField(max_length=10, choices=Phase.choices)
     position = models.PositiveIntegerField(help_text="0-based position in the worker's order for this phase.")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
@@ -48,8 +68,14 @@ class Response(models.Model):
     active_ms = models.PositiveIntegerField(default=0, help_text="Time on the item, idle time capped.")
     blur_count = models.PositiveIntegerField(default=0, help_text="How often the page lost focus on this item.")
 
+    # The default manager (Meta) is the counted one (related managers and prefetches too); cascades use
+    # the base manager, a plain one.
+    all_objects = models.Manager()
+    objects = CountedResponses()
+
     class Meta:
         ordering = ["participation", "phase", "position"]
+        default_manager_name = "objects"
         constraints = [
             models.UniqueConstraint(fields=["participation", "phase", "position"], name="response_unique_position"),
             models.UniqueConstraint(fields=["participation", "phase", "example"], name="response_one_per_item"),

@@ -23,6 +23,10 @@ class Study(models.Model):
         FIXED = "fixed", "Fixed (the test file's order)"
         SHUFFLED = "shuffled", "Shuffled per worker (seed recorded)"
 
+    class AttentionAction(models.TextChoices):
+        REVIEW = "review", "Flag the worker for review"
+        EXCLUDE = "exclude", "Exclude the worker"
+
     class FilterRule(models.TextChoices):
         NONE = "none", "No training filter"
         ABSOLUTE = "absolute", "Training S1 at least a minimum"
@@ -72,6 +76,12 @@ class Study(models.Model):
         "after its first undecided worker finished training, with the group so far. Workers go on to the "
         "test meanwhile.",
     )
+    attention_fail_limit = models.PositiveSmallIntegerField(
+        default=0,
+        help_text="A worker who fails this many attention checks or more is flagged for review or excluded "
+        "at the end of the test step (attention_action); 0: no rule, failures are only reported.",
+    )
+    attention_action = models.CharField(max_length=10, choices=AttentionAction.choices, default=AttentionAction.REVIEW)
 
     class SurveyPlacement(models.TextChoices):
         BEFORE_TRAINING = "before_training", "Before the training step"

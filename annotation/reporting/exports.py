@@ -4,9 +4,10 @@ Kinds: table-csv, table-json, table-markdown, table-latex, training-csv,
 training-json, training-markdown, training-latex (the training analyses in the
 appendix's shape), annotators-csv (per-annotator scores, time and pay),
 annotations-jsonl, payments-csv, analyses-json, survey-csv and survey-json
-(consent records and survey answers, annotation.reporting.survey_export), plot-png, plot-svg (all tasks
-together) and plots-zip (every per-task and all-task plot, PNG and SVG). Each carries the
-reproducibility header (see provenance.py) inside, except the CSV files: they are plain
+(consent records and survey answers, annotation.reporting.survey_export), attention-csv and
+attention-json (per worker: attention checks passed and failed, and the rule's decision), plot-png,
+plot-svg (all tasks together) and plots-zip (every per-task and all-task plot, PNG and SVG). Each carries
+the reproducibility header (see provenance.py) inside, except the CSV files: they are plain
 header-first tables, and their provenance is a JSON sidecar. The raw annotations are streamed
 from a server-side cursor in chunks, so memory stays flat whatever the size.
 """
@@ -45,6 +46,7 @@ from annotation.reporting.selection import select_studies
 from annotation.reporting.survey_export import survey_csv, survey_section
 from annotation.reporting.tables import build_table
 from annotation.reporting.training_table import TRAINING_FORMATS, build_training_table
+from annotation.services import attention
 from tasks_app.scoring import SKIP_EMPTY, SKIP_EXCLUDE, SKIP_ZERO
 
 logger = logging.getLogger(__name__)
@@ -70,6 +72,8 @@ EXPORT_KINDS: dict[str, tuple[str, str]] = {
     "plots-zip": ("application/zip", "zip"),
     "survey-csv": ("text/csv", "csv"),
     "survey-json": ("application/json", "json"),
+    "attention-csv": ("text/csv", "csv"),
+    "attention-json": ("application/json", "json"),
 }
 
 ANNOTATION_FIELDS = (
@@ -311,6 +315,19 @@ def annotators_csv(*, studies: list[Study], options: MetricOptions) -> str:
     return out.getvalue()
 
 
+def attention_export(*, studies: list[Study], options: MetricOptions, fmt: str) -> str:
+    """Per crowd worker who was given attention checks: passed, failed, pending and the rule's decision."""
+    rows = [{"study": s.slug, **r.as_dict()} for s in studies for r in attention.report(s)]
+    if fmt == "json":
+        header = reproducibility_header(studies=studies, options=options, export=f"attention-{fmt}")
+        return json.dumps({"meta": header, "workers": rows}, ensure_ascii=False, indent=2, default=str)
+    out = io.StringIO()  # a plain table: its provenance goes to the sidecar
+    writer = csv.DictWriter(out, fieldnames=["study", *attention.REPORT_FIELDS], lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue()
+
+
 CSV_KINDS = frozenset(kind for kind, (content_type, _) in EXPORT_KINDS.items() if content_type == "text/csv")
 
 
@@ -340,6 +357,9 @@ def write_export(
     if kind == "survey-csv":
         out.write(survey_csv(studies=studies).encode())
         return {**header, "notes": [SURVEY_NOTE]}
+    if kind.startswith("attention-"):
+        out.write(attention_export(studies=studies, options=options, fmt=kind.removeprefix("attention-")).encode())
+        return header
     if kind == "analyses-json":
         payload = {"meta": header, "studies": [study_analyses(study=s, options=options) for s in studies]}
         out.write(json.dumps(payload, ensure_ascii=False, indent=2, default=str).encode())

@@ -7,6 +7,7 @@ live feed.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
@@ -15,7 +16,7 @@ from typing import Any
 from django.db.models import Count, Max, Q
 from django.utils import timezone
 
-from annotation.models import FilterDecision, Participation, Study
+from annotation.models import AttentionDecision, FilterDecision, Participation, Study
 from annotation.services import slots
 
 State = Participation.State
@@ -130,7 +131,7 @@ def screened_out(study: Study, now: datetime) -> list[Notice]:
         .annotate(last=Max("id"))
         .values_list("last", flat=True)
     )
-    failed = FilterDecision.objects.filter(id__in=list(latest), passed=False).count()
+    failed = FilterDecision.objects.filter(id__in=list(latest), passed=False, participation__is_preview=False).count()
     if not failed:
         return []
     return [
@@ -143,6 +144,32 @@ def screened_out(study: Study, now: datetime) -> list[Notice]:
     ]
 
 
+def attention_flags(study: Study, now: datetime) -> list[Notice]:
+    """Workers the attention rule flagged for review (a person decides) or excluded."""
+    latest = (
+        AttentionDecision.objects.filter(participation__study=study, participation__is_preview=False)
+        .values("participation_id")
+        .annotate(last=Max("id"))
+        .values_list("last", flat=True)
+    )
+    counts = Counter(AttentionDecision.objects.filter(id__in=list(latest)).values_list("decision", flat=True))
+    notices = []
+    if counts["review"]:
+        notices.append(
+            Notice(
+                "warn",
+                "attention-review",
+                f"{counts['review']} worker(s) flagged for review by the attention checks: decide in the admin "
+                "(Participations) whether to keep or exclude them.",
+            )
+        )
+    if counts["excluded"]:
+        notices.append(
+            Notice("info", "attention-excluded", f"{counts['excluded']} worker(s) excluded by the attention checks.")
+        )
+    return notices
+
+
 def finished(study: Study, now: datetime) -> list[Notice]:
     rows = progress([study])[study.pk]
     if study.status == Study.Status.OPEN and rows and all(c.is_done for c in rows):
@@ -150,7 +177,12 @@ def finished(study: Study, now: datetime) -> list[Notice]:
     return []
 
 
-WARNING_SOURCES: list[Callable[[Study, datetime], list[Notice]]] = [stuck_slots, screened_out, finished]
+WARNING_SOURCES: list[Callable[[Study, datetime], list[Notice]]] = [
+    stuck_slots,
+    screened_out,
+    attention_flags,
+    finished,
+]
 
 
 def notices(study: Study, *, now: datetime | None = None) -> list[Notice]:

@@ -24,7 +24,7 @@ from typing import Any
 
 from django.db.models import Sum
 
-from annotation.models import FilterDecision, Participation, Response, Study
+from annotation.models import FilterDecision, Participation, Response, Study, SurveyResponse
 from annotation.reporting.alpha import task_alpha
 from annotation.reporting.analyses import majority_and_agreement
 from annotation.reporting.bootstrap import IntervalOptions
@@ -33,6 +33,7 @@ from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.pay import condition_pay
 from annotation.reporting.scores import ConditionSummary
 from annotation.reporting.tables import Table, build_table
+from annotation.services import attention
 
 NOT_RECORDED = "not recorded"
 STATEMENT_FORMATS = ("markdown", "latex")
@@ -99,12 +100,17 @@ def recruitment_facts(study: Study, table: Table) -> str:
 
 
 def consent_facts(study: Study) -> str:
-    """HOOK: the consent page's text (``Study.consent_text``, added by the consent work)."""
-    text = (getattr(study, "consent_text", "") or "").strip()
-    if not text:
-        return f"Consent: {NOT_RECORDED}."
+    """The consent step: whether workers had to agree, how many did and declined, and the text's start."""
+    text = (study.consent_text or "").strip()
+    if not (study.consent_required and text):
+        return "Consent: no consent page was shown in the tool."
+    agreed = Participation.objects.filter(study=study, consented_at__isnull=False).count()
+    declined = Participation.objects.filter(study=study, state=Participation.State.DECLINED).count()
     excerpt = text if len(text) <= 300 else text[:299].rstrip() + "…"
-    return f'Workers gave informed consent on a page stating: "{excerpt}"'
+    return (
+        f"Workers gave informed consent before any task ({agreed} agreed, {declined} declined; the time and a "
+        f'SHA-256 of the text are recorded per worker), on a page stating: "{excerpt}"'
+    )
 
 
 def instruction_facts(study: Study) -> str:
@@ -157,17 +163,38 @@ def abandonment_facts(study: Study, table: Table) -> str:
 
 
 def attention_check_facts(study: Study) -> str:
-    """HOOK: attention checks (added by the attention-check work): a short description, or not recorded."""
-    describe = getattr(study, "attention_check_summary", None)
-    text = describe() if callable(describe) else ""
-    return f"Attention checks: {text or NOT_RECORDED}."
+    """The attention checks: how many, the rule, and how many workers failed, were flagged or excluded."""
+    checks = study.attention_checks.count()
+    if not checks:
+        return "Attention checks: none."
+    rule = (
+        f"a worker failing {study.attention_fail_limit} or more was "
+        + ("excluded" if study.attention_action == Study.AttentionAction.EXCLUDE else "flagged for review")
+        if study.attention_fail_limit
+        else "no rule (failures were only reported)"
+    )
+    rows = attention.report(study)
+    failed_any = sum(1 for r in rows if r.failed)
+    flagged = sum(1 for r in rows if r.decision == "review")
+    excluded = sum(1 for r in rows if r.decision == "excluded")
+    return (
+        f"Attention checks: {checks} item(s) with an answer stated in the item were mixed into the test step "
+        f"(never scored); {rule}. Of {len(rows)} worker(s) given checks, {failed_any} failed at least one, "
+        f"{flagged} were flagged for review and {excluded} excluded."
+    )
 
 
 def survey_facts(study: Study) -> str:
-    """HOOK: the post-task survey (added by the survey work): a short summary, or not recorded."""
-    describe = getattr(study, "survey_summary", None)
-    text = describe() if callable(describe) else ""
-    return f"Survey: {text or NOT_RECORDED}."
+    """The survey: its questions and placement, and how many workers answered it."""
+    questions = study.survey or []
+    if not questions:
+        return "Survey: none."
+    answered = SurveyResponse.objects.filter(participation__study=study, participation__is_preview=False).count()
+    labels = "; ".join(str(q.get("label", q.get("key", ""))) for q in questions)
+    return (
+        f"Survey ({study.get_survey_placement_display().lower()}, {len(questions)} question(s), none required "
+        f"unless marked): {labels}. {answered} worker(s) answered."
+    )
 
 
 def _test_seconds(participation_ids: list[int]) -> dict[int, float]:

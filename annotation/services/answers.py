@@ -32,7 +32,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from annotation.models import AnswerSpan, Participation, Response
-from annotation.services import closing, lifecycle, offsets, steps, timing, training_filter, worker_sql
+from annotation.services import attention, closing, lifecycle, offsets, steps, timing, training_filter, worker_sql
 from annotation.services.steps import Progress
 from annotation.services.worker_sql import StepHead, WorkerState
 from tasks_app import scoring
@@ -303,7 +303,7 @@ def _validate(
 
 
 def _refuse_non_current(participation: Participation, item_id: int) -> AnswerError:
-    response = Response.objects.select_related("example").filter(pk=item_id, participation=participation).first()
+    response = Response.all_objects.select_related("example").filter(pk=item_id, participation=participation).first()
     if response is None:
         return NotYourItem("not_your_item", "this item is not assigned to you")
     if response.is_locked:
@@ -369,7 +369,7 @@ def _lock(
             if response.phase == Response.Phase.TRAINING:
                 training_filter.finish_training(participation)
             else:
-                lifecycle.finish_test(participation, at=now)
+                attention.finish_test(participation, at=now)
     result = SubmitResult(response=response, spans=rows, step_finished=following is None, state=participation.state)
     if following is not None and response.phase == Response.Phase.TEST:
         assert head.size is not None  # read with the pending rows, of which ``response`` is one

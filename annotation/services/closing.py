@@ -104,7 +104,7 @@ def close_out(participation: Participation, *, at: datetime | None = None) -> No
             lifecycle.transition(participation, to_state=State.ABANDONED, reason=CLOSED_BEFORE_START_REASON, at=at)
         elif participation.state in (State.TRAINING, State.TEST):
             with transaction.atomic():
-                lifecycle.exclude(participation, reason=CLOSED_REASON, at=at)
+                lifecycle.exclude(participation, reason=CLOSED_REASON, at=at, kind=Participation.ExclusionKind.CLOSED)
         else:
             return
     except lifecycle.InvalidTransition:
@@ -118,8 +118,11 @@ def check_can_work(participation: Participation, *, now: datetime | None = None)
     test) once its study's grace period is over. A finished participation (completed, excluded,
     abandoned) has no work left to refuse: its page stays what it was.
 
-    Uses ``participation.study`` as loaded: no query unless it closes the participation out.
+    Uses ``participation.study`` as loaded: no query unless it closes the participation out. A staff
+    preview is never refused.
     """
+    if participation.is_preview:  # staff may preview a closed study as if it were open
+        return
     if participation.state not in Participation.ACTIVE_STATES or not is_over(participation.study, now=now):
         return
     close_out(participation, at=now)

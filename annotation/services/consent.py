@@ -60,9 +60,9 @@ def agree(participation: Participation, *, shown_hash: str | None = None) -> Non
     _check_answerable(participation, shown_hash)
     now = timezone.now()
     digest = text_hash(participation.study.consent_text)
-    updated = Participation.objects.filter(pk=participation.pk, state=State.CLAIMED, consented_at__isnull=True).update(
-        consented_at=now, consent_hash=digest, last_activity_at=now
-    )
+    updated = Participation.all_objects.filter(  # all_objects: a staff preview consents too
+        pk=participation.pk, state=State.CLAIMED, consented_at__isnull=True
+    ).update(consented_at=now, consent_hash=digest, last_activity_at=now)
     if not updated:
         raise ConsentError("consent_answered", "the consent text has already been answered")
     participation.consented_at, participation.consent_hash, participation.last_activity_at = now, digest, now

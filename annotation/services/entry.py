@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
 
-from annotation.models import Participation, Study, Worker
+from annotation.models import Condition, Participation, Study, Worker
 from annotation.services import abandonment, lifecycle, outcomes, slots
 from annotation.services.platforms import CompletionTarget, EntryParams
 
@@ -102,6 +102,32 @@ def choose_condition(free: dict[int, list[int]]) -> int | None:
     return _random.choice(sorted(cid for cid, v in free.items() if len(v) == most))
 
 
+def new_participation(
+    *,
+    study: Study,
+    condition: Condition,
+    worker: Worker,
+    slot_index: int | None,
+    platform_data: dict | None = None,
+    is_preview: bool = False,
+) -> Participation:
+    """A participation as it begins, claimed, with its first event: a real entry's or a staff preview's
+    (``slot_index`` None), so that both go through the same steps from here on."""
+    participation = Participation.all_objects.create(
+        study=study,
+        condition=condition,
+        task_id=study.task_id,
+        worker=worker,
+        slot_index=slot_index,
+        is_preview=is_preview,
+        state=Participation.State.CLAIMED,
+        test_seed=secrets.randbits(62) if study.test_order == Study.TestOrder.SHUFFLED else None,
+        platform_data=platform_data or {},
+    )
+    lifecycle.record_claim(participation)
+    return participation
+
+
 def _claim(*, study: Study, params: EntryParams) -> JoinResult:
     with transaction.atomic():
         locked, conditions = slots.lock_study(study.pk)
@@ -125,17 +151,13 @@ def _claim(*, study: Study, params: EntryParams) -> JoinResult:
             return JoinResult(Outcome.BLOCKED, locked)
         try:
             with transaction.atomic():
-                participation = Participation.objects.create(
+                participation = new_participation(
                     study=locked,
                     condition=condition,
-                    task_id=locked.task_id,
                     worker=worker,
                     slot_index=free[condition_id][0],
-                    state=Participation.State.CLAIMED,
-                    test_seed=secrets.randbits(62) if locked.test_order == Study.TestOrder.SHUFFLED else None,
                     platform_data=dict(params.platform_data),
                 )
-                lifecycle.record_claim(participation)
         except IntegrityError:
             # Only reachable when a concurrent entry of the same worker into another study of
             # this task won (that study's locks are not ours); our slot is safe under our locks.

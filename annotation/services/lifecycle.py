@@ -64,8 +64,12 @@ def transition(
     reason: str = "",
     actor: User | None = None,
     at: datetime | None = None,
+    exclusion_kind: str = "",
 ) -> ParticipationEvent:
     """Move ``participation`` to ``to_state`` and record the event.
+
+    ``exclusion_kind`` (``Participation.ExclusionKind``) is stored when the change excludes, and cleared
+    when it readmits, so that why a worker is excluded can be asked of the row itself.
 
     Raises InvalidTransition if the change is not allowed from the state the
     row has *in the database* (a stale in-memory object cannot win a race).
@@ -75,15 +79,17 @@ def transition(
     from_state = participation.state
     if to_state not in ALLOWED_TRANSITIONS.get(from_state, set()):
         raise InvalidTransition(f"cannot go from {from_state} to {to_state}")
-    changes = {"state": to_state, "last_activity_at": at}
+    changes: dict[str, object] = {"state": to_state, "last_activity_at": at}
+    if to_state == State.EXCLUDED or from_state == State.EXCLUDED:
+        changes["exclusion_kind"] = exclusion_kind if to_state == State.EXCLUDED else ""
     if to_state in TERMINAL_STATES:
         changes["finished_at"] = at
     elif from_state in TERMINAL_STATES:
         changes["finished_at"] = None
     with transaction.atomic():
-        updated = Participation.objects.filter(pk=participation.pk, state=from_state).update(**changes)
+        updated = Participation.all_objects.filter(pk=participation.pk, state=from_state).update(**changes)
         if not updated:
-            current = Participation.objects.filter(pk=participation.pk).values_list("state", flat=True).first()
+            current = Participation.all_objects.filter(pk=participation.pk).values_list("state", flat=True).first()
             raise InvalidTransition(f"participation is {current}, not {from_state}")
         event = ParticipationEvent.objects.create(
             participation=participation,
@@ -129,12 +135,18 @@ def finish_test(participation: Participation, *, at: datetime | None = None) -> 
 
 
 def exclude(
-    participation: Participation, *, reason: str, actor: User | None = None, at: datetime | None = None
+    participation: Participation,
+    *,
+    reason: str,
+    kind: str = Participation.ExclusionKind.ADMIN,
+    actor: User | None = None,
+    at: datetime | None = None,
 ) -> ParticipationEvent:
     """Take the worker out of the study (training filter or an admin). Their slot reopens, and they get
     a completion code all the same: an excluded worker is paid for the time spent, which on the
-    platforms means submitting with a code (MTurk cannot even pay a bonus on an unsubmitted assignment)."""
-    event = transition(participation, to_state=State.EXCLUDED, reason=reason, actor=actor, at=at)
+    platforms means submitting with a code (MTurk cannot even pay a bonus on an unsubmitted assignment).
+    ``kind`` says why (``Participation.ExclusionKind``)."""
+    event = transition(participation, to_state=State.EXCLUDED, reason=reason, actor=actor, at=at, exclusion_kind=kind)
     give_completion_code(participation)
     return event
 
@@ -155,5 +167,5 @@ def touch(participation: Participation, *, at: datetime | None = None) -> None:
     at = at or timezone.now()
     if not touch_due(participation, at):
         return
-    Participation.objects.filter(pk=participation.pk).update(last_activity_at=at)
+    Participation.all_objects.filter(pk=participation.pk).update(last_activity_at=at)
     participation.last_activity_at = at

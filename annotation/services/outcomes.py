@@ -128,6 +128,14 @@ def outcome_for(participation: Participation) -> Outcome | None:
     if state == State.DECLINED:
         return Outcome.DECLINED
     if state == State.EXCLUDED:
+        kind = participation.exclusion_kind
+        if kind == Participation.ExclusionKind.CLOSED:
+            return Outcome.COMPLETED
+        if kind == Participation.ExclusionKind.ATTENTION:
+            return Outcome.ATTENTION_FAILED
+        if kind:
+            return Outcome.SCREENED_OUT
+        # Exclusions recorded before exclusion_kind existed: the event's reason tells.
         reason = (
             ParticipationEvent.objects.filter(participation=participation, to_state=State.EXCLUDED)
             .order_by("-at", "-id")
@@ -192,5 +200,5 @@ def give_code(participation: Participation) -> str:
     code, _ = code_for(participation.study, outcome)
     if participation.completion_code != code:
         participation.completion_code = code
-        Participation.objects.filter(pk=participation.pk).update(completion_code=code)
+        Participation.all_objects.filter(pk=participation.pk).update(completion_code=code)
     return code

@@ -82,7 +82,9 @@ def reveal_payload(response: Response, spans: list[AnswerSpan] | None = None) ->
 
 def reveal(*, participation: Participation, item_id: int, now: datetime | None = None) -> dict:
     """The reveal of one of the worker's own locked training items (reload, back button)."""
-    response = Response.objects.select_related("example__task").filter(pk=item_id, participation=participation).first()
+    response = (
+        Response.all_objects.select_related("example__task").filter(pk=item_id, participation=participation).first()
+    )
     if response is None:
         raise NotYourItem("not_your_item", "this item is not assigned to you")
     if response.phase != Response.Phase.TRAINING:
@@ -91,6 +93,6 @@ def reveal(*, participation: Participation, item_id: int, now: datetime | None =
         raise NotLockedYet("not_locked", "submit your answer first; the correct answer is shown after that")
     if response.revealed_at is None:
         now = now or timezone.now()
-        Response.objects.filter(pk=response.pk, revealed_at__isnull=True).update(revealed_at=now)
+        Response.all_objects.filter(pk=response.pk, revealed_at__isnull=True).update(revealed_at=now)
         response.revealed_at = now
     return reveal_payload(response)

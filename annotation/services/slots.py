@@ -71,7 +71,8 @@ def held_numbers(condition_id: int, *, exclude_participation: int | None = None)
     rows = Participation.objects.filter(holding(), condition_id=condition_id)
     if exclude_participation is not None:
         rows = rows.exclude(pk=exclude_participation)
-    return set(rows.values_list("slot_index", flat=True))
+    # Participation.objects has no preview, the only kind without a slot number.
+    return {slot for slot in rows.values_list("slot_index", flat=True) if slot is not None}
 
 
 def free_by_condition(conditions: Iterable[Condition], slots: int) -> dict[int, list[int]]:
@@ -80,7 +81,8 @@ def free_by_condition(conditions: Iterable[Condition], slots: int) -> dict[int, 
     held: dict[int, set[int]] = {c.pk: set() for c in conditions}
     rows = Participation.objects.filter(holding(), condition__in=conditions).values_list("condition_id", "slot_index")
     for condition_id, slot in rows:
-        held[condition_id].add(slot)
+        if slot is not None:  # never, outside previews
+            held[condition_id].add(slot)
     return {c.pk: free_numbers(held[c.pk], slots) for c in conditions}
 
 
@@ -138,14 +140,17 @@ _FIELD_OF_STATE: dict[str, str] = {state: name for name, state in _STATE_FIELDS.
 def condition_counts(studies: Iterable[Study]) -> dict[int, list[ConditionCounts]]:
     """Study id -> its conditions' counts, by shot level (one aggregate query for all the studies)."""
     studies = list(studies)
+    # A join does not go through Participation.objects: staff previews are left out here by hand.
+    counted = Q(participations__is_preview=False)
     per_state = {
-        name: Count("participations", filter=Q(participations__state=state)) for name, state in _STATE_FIELDS.items()
+        name: Count("participations", filter=Q(participations__state=state) & counted)
+        for name, state in _STATE_FIELDS.items()
     }
     rows = (
         Condition.objects.filter(study__in=studies)
         .order_by("study_id", "shots")
         .values("id", "study_id", "shots", "study__workers_per_condition")
-        .annotate(filled=Count("participations", filter=holding("participations__")), **per_state)
+        .annotate(filled=Count("participations", filter=holding("participations__") & counted), **per_state)
     )
     result: dict[int, list[ConditionCounts]] = defaultdict(list)
     for r in rows:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from django.db.models import Count, Q
 
 from annotation.models import Participation, Response, Study
-from annotation.services import worker_sql
+from annotation.services import attention, worker_sql
 from annotation.services.worker_sql import StepHead, WorkerState
 from tasks_app.models import ExampleSet, ExampleSetItem
 
@@ -89,8 +89,10 @@ def _test_example_ids(participation: Participation) -> list[int]:
 def _ensure_test_seed(participation: Participation) -> int:
     seed = participation.test_seed
     if seed is None:
-        Participation.objects.filter(pk=participation.pk, test_seed__isnull=True).update(test_seed=secrets.randbits(62))
-        seed = Participation.objects.values_list("test_seed", flat=True).get(pk=participation.pk)
+        Participation.all_objects.filter(pk=participation.pk, test_seed__isnull=True).update(
+            test_seed=secrets.randbits(62)
+        )
+        seed = Participation.all_objects.values_list("test_seed", flat=True).get(pk=participation.pk)
         assert seed is not None  # set by this UPDATE or by the racing request's
         participation.test_seed = seed
     return seed
@@ -109,20 +111,31 @@ def _training_example_ids(participation: Participation) -> list[int]:
 
 def lay_out(*, participation: Participation, phase: str) -> int:
     """Create the pending rows of ``phase`` for this worker (no-op if they exist); return the item count."""
-    existing = Response.objects.filter(participation=participation, phase=phase).count()
+    existing = Response.all_objects.filter(participation=participation, phase=phase).count()
     if existing:
         return existing
-    ids = _training_example_ids(participation) if phase == Phase.TRAINING else _test_example_ids(participation)
-    if not ids:
+    if phase == Phase.TRAINING:
+        items: list[tuple[int, int | None]] = [(i, None) for i in _training_example_ids(participation)]
+    else:
+        # The study's attention checks take their positions among the test items (in either test order).
+        test_ids = _test_example_ids(participation)
+        items = attention.interleave(test_ids, attention.checks_of(participation.study_id)) if test_ids else []
+    if not items:
         raise StepUnavailable(f"the {phase} step has no items")
-    Response.objects.bulk_create(
+    Response.all_objects.bulk_create(
         [
-            Response(participation=participation, example_id=example_id, phase=phase, position=position)
-            for position, example_id in enumerate(ids)
+            Response(
+                participation=participation,
+                example_id=example_id,
+                attention_check_id=check_id,
+                phase=phase,
+                position=position,
+            )
+            for position, (example_id, check_id) in enumerate(items)
         ],
         ignore_conflicts=True,
     )
-    return len(ids)
+    return len(items)
 
 
 def lay_out_current(*, participation: Participation) -> int:
@@ -150,7 +163,7 @@ def current_step(*, participation: Participation, known: StepHead | None = None)
     if phase is None:
         return None
     head = step_head(participation=participation, phase=phase, known=known)
-    if head.current is None and not Response.objects.filter(participation=participation, phase=phase).exists():
+    if head.current is None and not Response.all_objects.filter(participation=participation, phase=phase).exists():
         lay_out(participation=participation, phase=phase)
         head = step_head(participation=participation, phase=phase)
     return head
@@ -178,7 +191,7 @@ def progress(*, participation: Participation, phase: str | None = None) -> Progr
 
 def phase_progress(*, participation: Participation, phase: str) -> Progress:
     """How far the worker is in ``phase``."""
-    counts = Response.objects.filter(participation=participation, phase=phase).aggregate(
+    counts = Response.all_objects.filter(participation=participation, phase=phase).aggregate(
         total=Count("id"), done=Count("id", filter=~Q(status=Response.Status.PENDING))
     )
     return Progress(phase=phase, done=counts["done"], total=counts["total"])

@@ -24,8 +24,8 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from annotation.models import Condition, Participation, Study
-from annotation.services import closing, slots
-from tasks_app.models import ExampleSet, Task, TrainingSplit
+from annotation.services import closing, preview, slots
+from tasks_app.models import Example, ExampleSet, Task, TrainingSplit
 
 STANDARD_SHOTS = (0, 10, 20, 30)
 STANDARD_WORKERS = 3
@@ -49,6 +49,8 @@ EDITABLE_FIELDS = (
     "consent_text",
     "survey",
     "survey_placement",
+    "attention_fail_limit",
+    "attention_action",
 ) + tuple(name for name in ("base_reward",) if name in {f.name for f in Study._meta.get_fields()})
 
 STATUS_TRANSITIONS: dict[str, set[str]] = {
@@ -226,7 +228,9 @@ def set_conditions(*, study: Study, shots: Iterable[int]) -> list[Condition]:
     validate_change(study=study, shots=wanted)
     sets = _training_sets(task=study.task, split_number=study.split_number, shots=wanted)
     with transaction.atomic():
-        study.conditions.exclude(shots__in=wanted).delete()
+        dropped = study.conditions.exclude(shots__in=wanted)
+        preview.discard(study=study, conditions=dropped)  # a staff preview does not hold a condition
+        dropped.delete()
         for level, training_set in sets.items():
             Condition.objects.update_or_create(study=study, shots=level, defaults={"training_set": training_set})
     return list(study.conditions.order_by("shots"))
@@ -309,7 +313,11 @@ def study_delete(*, study: Study) -> None:
     """Delete a study nobody has joined (afterwards, close it instead)."""
     if _has_participants(study):
         raise ValidationError({"status": "Workers have joined this study: close it instead of deleting it."})
-    study.delete()
+    with transaction.atomic():
+        preview.discard(study=study)
+        examples = list(study.attention_checks.values_list("example_id", flat=True))
+        study.delete()
+        Example.objects.filter(pk__in=examples).delete()  # the checks' own examples, in no set
 
 
 # --- Status ---------------------------------------------------------------------------

@@ -63,4 +63,4 @@ def record_event(*, participation: Participation, response: Response, kind: str,
     changes = {"active_ms": F("active_ms") + gap, "last_seen_at": now}
     if kind == "blur":
         changes["blur_count"] = F("blur_count") + 1
-    return bool(Response.objects.filter(pk=response.pk, status=Response.Status.PENDING).update(**changes))
+    return bool(Response.all_objects.filter(pk=response.pk, status=Response.Status.PENDING).update(**changes))

@@ -75,12 +75,17 @@ def finish_training(participation: Participation) -> FilterDecision:
                 participation, to_state=State.TEST, reason=f"passed training filter: {decision.reason}"
             )
         else:
-            lifecycle.exclude(participation, reason=f"failed training filter: {decision.reason}")
+            lifecycle.exclude(
+                participation,
+                reason=f"failed training filter: {decision.reason}",
+                kind=Participation.ExclusionKind.TRAINING_FILTER,
+            )
     return decision
 
 
 def _test_done(participation: Participation) -> bool:
-    test = Response.objects.filter(participation=participation, phase=Response.Phase.TEST)
+    # all_objects: the attention checks are test items the worker answers too.
+    test = Response.all_objects.filter(participation=participation, phase=Response.Phase.TEST)
     return test.exists() and not test.filter(status=Response.Status.PENDING).exists()
 
 
@@ -98,6 +103,13 @@ def _slot_for_readmission(locked: Participation) -> int:
     return slot
 
 
+def steps_left(participation: Participation) -> bool:
+    """Whether the participation has a test item still to answer."""
+    return Response.all_objects.filter(
+        participation=participation, phase=Response.Phase.TEST, status=Response.Status.PENDING
+    ).exists()
+
+
 def override(participation: Participation, *, admit: bool, reason: str, actor: User | None) -> FilterDecision:
     """An admin's verdict over the filter's: readmit an excluded worker, or exclude one.
 
@@ -111,7 +123,7 @@ def override(participation: Participation, *, admit: bool, reason: str, actor: U
     with transaction.atomic():
         # The entry's lock order (study, its conditions by id), then the participation: no deadlock.
         slots.lock_study(participation.study_id)
-        locked = Participation.objects.select_for_update().select_related("study").get(pk=participation.pk)
+        locked = Participation.all_objects.select_for_update().select_related("study").get(pk=participation.pk)
         why = f"admin override: {reason}"
         try:
             if admit:
@@ -120,14 +132,14 @@ def override(participation: Participation, *, admit: bool, reason: str, actor: U
                 if locked.state == State.EXCLUDED:
                     slot = _slot_for_readmission(locked)
                     if slot != locked.slot_index:
-                        Participation.objects.filter(pk=locked.pk).update(slot_index=slot)
+                        Participation.all_objects.filter(pk=locked.pk).update(slot_index=slot)
                         why += f" (slot {locked.slot_index} was taken meanwhile: now slot {slot})"
                         locked.slot_index = slot
                 lifecycle.transition(locked, to_state=State.TEST, reason=why, actor=actor)
-                if _test_done(locked):  # excluded by the group's verdict after finishing the test
+                if _test_done(locked):  # excluded (group verdict, attention rule) after finishing the test
                     lifecycle.finish_test(locked)
             else:
-                lifecycle.exclude(locked, reason=why, actor=actor)
+                lifecycle.exclude(locked, reason=why, actor=actor, kind=Participation.ExclusionKind.ADMIN)
         except IntegrityError:
             raise lifecycle.InvalidTransition(
                 "the worker's slot has been given to another worker meanwhile; cannot readmit"

@@ -34,7 +34,7 @@ def aggregate(prefix: str = "") -> Avg:
 
 def of(participation: Participation) -> float | None:
     """One worker's training S1; None when they have no scored training item."""
-    return Response.objects.filter(participation=participation).aggregate(s1=aggregate())["s1"]
+    return Response.all_objects.filter(participation=participation).aggregate(s1=aggregate())["s1"]
 
 
 def by_participation(

@@ -50,6 +50,7 @@ from annotation.reporting.provenance import reproducibility_header
 from annotation.reporting.selection import select_studies
 from annotation.reporting.statement import STATEMENT_FORMATS, build_statement, render_statement
 from annotation.reporting.tables import build_table
+from annotation.services import attention, preview
 from tasks_app.scoring import SKIP_EMPTY, SKIP_EXCLUDE, SKIP_ZERO
 
 LIVE_SECONDS = 5  # how often the pages poll their live feed
@@ -153,6 +154,9 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "notices": notices(study),
             "live_url": f"{reverse('dashboard:live')}?studies={study.slug}",
             "live_seconds": LIVE_SECONDS,
+            "preview_links": preview.links(study),
+            "attention_checks": study.attention_checks.count(),
+            "attention": attention.report(study),
             "table": table,
             "annotators": table.annotators,
             "pay": condition_pay(study=study),

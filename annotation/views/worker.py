@@ -22,7 +22,7 @@ from django.views.decorators.http import require_GET
 
 from annotation.api.session import completion_payload, load_worker_state
 from annotation.csp import csp_update
-from annotation.models import Participation
+from annotation.models import AttentionCheck, Participation
 from annotation.services import closing, consent, presentation, survey, timing
 from annotation.views import consent_survey
 from tasks_app.models import ExampleSet, ExampleSetItem
@@ -61,6 +61,8 @@ def _item_counts(participation: Participation) -> tuple[int, int]:
     n_test = ExampleSetItem.objects.filter(example_set=test_set).count() if test_set else 0
     training_set_id = participation.condition.training_set_id
     n_train = ExampleSetItem.objects.filter(example_set_id=training_set_id).count() if training_set_id else 0
+    if n_test:  # the attention checks are items of the test step like the others
+        n_test += AttentionCheck.objects.filter(study_id=participation.study_id).count()
     return n_train, n_test
 
 

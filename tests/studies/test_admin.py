@@ -196,6 +196,8 @@ def _change_data(study, **overrides):
         "conditions-INITIAL_FORMS": 4,
         "conditions-MIN_NUM_FORMS": 0,
         "conditions-MAX_NUM_FORMS": 1000,
+        "attention_checks-TOTAL_FORMS": 0,
+        "attention_checks-INITIAL_FORMS": 0,
     }
     for i, condition in enumerate(study.conditions.order_by("shots")):
         data[f"conditions-{i}-id"] = condition.pk

@@ -1,0 +1,93 @@
+"""A study's attention checks from the shell.
+
+    attention_checks <study> --every 10          # template checks at items 10, 20, ... of the test step
+    attention_checks <study> --positions 3,17    # template checks at those items
+    attention_checks <study> --add 5 --context "..." --question "..." --label negative   # or --span orange
+    attention_checks <study>                     # list the checks
+    attention_checks <study> --report [--format csv|json]   # per worker: passed / failed / decision
+
+Any invalid definition stops the command with the reason, and nothing is stored.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotation.models import Study
+from annotation.services import attention
+
+
+def _positions(raw: str) -> list[int]:
+    try:
+        return [int(p) for p in raw.split(",") if p.strip()]
+    except ValueError:
+        raise CommandError(f"--positions takes item numbers separated by commas, e.g. 3,17; not {raw!r}") from None
+
+
+class Command(BaseCommand):
+    help = "List, add (written or from a template) and report a study's attention checks."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("study", help="Study slug")
+        group = parser.add_mutually_exclusive_group()
+        group.add_argument("--every", type=int, metavar="N", help="Template checks every N test items.")
+        group.add_argument("--positions", metavar="P,Q", help="Template checks at these item numbers.")
+        group.add_argument("--add", type=int, metavar="POSITION", help="A check written here, at this item number.")
+        group.add_argument("--report", action="store_true", help="Per worker: checks passed and failed.")
+        parser.add_argument("--context", default="", help="--add: the text the worker reads.")
+        parser.add_argument("--question", default="", help="--add: the question, stating the answer.")
+        parser.add_argument("--label", default="", help="--add, classification: the label to choose.")
+        parser.add_argument("--span", action="append", default=[], help="--add, span task: a word to select.")
+        parser.add_argument("--format", choices=["text", "csv", "json"], default="text", help="--report's format.")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        study = Study.objects.select_related("task").filter(slug=options["study"]).first()
+        if study is None:
+            raise CommandError(f"no study with slug {options['study']!r}")
+        try:
+            if options["every"] is not None:
+                taken = set(study.attention_checks.values_list("position", flat=True))
+                wanted = [p for p in attention.positions_every(study, options["every"]) if p not in taken]
+                self._made(attention.generate(study=study, positions=wanted))
+            elif options["positions"] is not None:
+                self._made(attention.generate(study=study, positions=_positions(options["positions"])))
+            elif options["add"] is not None:
+                check = attention.create_check(
+                    study=study,
+                    position=options["add"],
+                    context=options["context"],
+                    question=options["question"],
+                    expected_label=options["label"],
+                    expected_spans=options["span"],
+                )
+                self._made([check])
+            elif options["report"]:
+                self._report(study, options["format"])
+                return
+        except attention.AttentionCheckError as exc:
+            raise CommandError(f"{exc.field}: {exc.message} (nothing was stored)") from None
+        for check in study.attention_checks.order_by("position"):
+            expected = check.expected_label or ", ".join(check.expected_spans)
+            self.stdout.write(f"item {check.position}: [{check.source}] {check.question} -> {expected}")
+
+    def _made(self, checks: list) -> None:
+        self.stdout.write(self.style.SUCCESS(f"added {len(checks)} attention check(s)"))
+
+    def _report(self, study: Study, fmt: str) -> None:
+        rows = [r.as_dict() for r in attention.report(study)]
+        if fmt == "json":
+            self.stdout.write(json.dumps(rows, indent=2))
+        elif fmt == "csv":
+            writer = csv.DictWriter(self.stdout, fieldnames=attention.REPORT_FIELDS, lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(rows)
+        else:
+            for r in rows:
+                self.stdout.write(
+                    f"{r['platform']}:{r['worker']} ({r['shots']}-shot, {r['state']}): "
+                    f"{r['passed']} passed, {r['failed']} failed, {r['pending']} pending; {r['decision'] or '-'}"
+                )
