@@ -53,7 +53,7 @@ def test_the_skip_policy_flows_into_the_interval(sst2):
     add_annotator(study, 0, answers=[POS, None, POS, NEG])  # a skip on item 2 (gold negative): 0 or left out
     add_annotator(study, 0, answers=[POS, NEG, NEG, NEG])
     kept = build_table(studies=[study]).rows[0].cells[0]
-    left_out = build_table(studies=[study], options=MetricOptions(exclude_skips=True)).rows[0].cells[0]
+    left_out = build_table(studies=[study], options=MetricOptions(skip_policy="exclude")).rows[0].cells[0]
     nan = float("nan")
     assert (kept.ci_low, kept.ci_high) == pytest.approx(
         tuple(v * 100 for v in _interval(sst2, [[1, 0, 1, 1], [1, 1, 0, 1]]))
