@@ -151,7 +151,7 @@ def test_statement_holds_every_section_from_stored_facts(voted):
     text = {s.title: s.text for s in statement.sections}
     assert text["Platform"] == "Workers came from prolific (3)."
     assert "0-shot: 3 completed, 0 excluded, 0 abandoned" in text["Workers"]
-    assert text["Consent"] == "Consent: not recorded."
+    assert text["Consent"] == "Consent: no consent page was shown in the tool."
     assert "Median time of a completed worker: 0.1 min active on the test step, 30.0 min" in text["Time"]
     assert "seed 20211206" in text["Metric"]
     assert statement.rows[0][:4] == ["0", "3", "0", "0"]
@@ -162,9 +162,11 @@ def test_statement_holds_every_section_from_stored_facts(voted):
     assert r"\paragraph{Human evaluation:" in latex and r"\begin{tabular}" in latex
 
 
-def test_consent_hook_reads_the_study_consent_text(voted):
-    voted.consent_text = "I agree to take part."  # the consent work adds this field
-    assert consent_facts(voted) == 'Workers gave informed consent on a page stating: "I agree to take part."'
+def test_consent_facts_read_the_study_consent_text_and_the_answers(voted):
+    voted.consent_required, voted.consent_text = True, "I agree to take part."
+    text = consent_facts(voted)
+    assert text.startswith("Workers gave informed consent before any task (0 agreed, 0 declined;")
+    assert text.endswith('on a page stating: "I agree to take part."')
 
 
 def test_statement_command_writes_markdown_and_latex_and_refuses_unknown_studies(voted, capsys, tmp_path):

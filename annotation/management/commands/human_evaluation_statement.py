@@ -14,6 +14,7 @@ from annotation.reporting.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Inte
 from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.selection import select_studies
 from annotation.reporting.statement import STATEMENT_FORMATS, build_statement, render_statement
+from tasks_app.scoring import SKIP_POLICIES
 
 
 class Command(BaseCommand):
@@ -24,7 +25,13 @@ class Command(BaseCommand):
             "--study", action="append", default=[], metavar="SLUG", required=True, help="A study slug or id; repeat."
         )
         parser.add_argument("--format", choices=STATEMENT_FORMATS, default="markdown")
-        parser.add_argument("--exclude-skips", action="store_true", help="Leave skipped items out of S1.")
+        parser.add_argument(
+            "--skip-policy",
+            choices=SKIP_POLICIES,
+            default=None,
+            help="How a skipped test item is scored: zero (default), empty or exclude.",
+        )
+        parser.add_argument("--exclude-skips", action="store_true", help="The same as --skip-policy exclude.")
         parser.add_argument("--ddof", type=int, choices=(0, 1), default=0)
         parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="Bootstrap seed.")
         parser.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES, help="Bootstrap resamples.")
@@ -33,7 +40,9 @@ class Command(BaseCommand):
     def handle(self, *args, **opts):
         try:
             studies = select_studies(refs=opts["study"])
-            options = MetricOptions(exclude_skips=opts["exclude_skips"], ddof=opts["ddof"])
+            options = MetricOptions.from_params(
+                {"skip_policy": opts["skip_policy"], "exclude_skips": opts["exclude_skips"], "ddof": opts["ddof"]}
+            )
             intervals = IntervalOptions(resamples=opts["resamples"], seed=opts["seed"])
             text = "\n".join(
                 render_statement(build_statement(study=s, options=options, intervals=intervals), opts["format"])
