@@ -35,6 +35,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 DEPLOY = REPO / "deploy"
 PYTHON = sys.executable
+# The commands of the processes, as the Dockerfile and compose.yaml run them (tests/test_compose.py).
+GUNICORN_COMMAND = ["gunicorn", "-c", "deploy/gunicorn.conf.py", "annotation.wsgi:application"]
 CELERY = [PYTHON, "-m", "celery", "-A", "annotation"]
 PG_HOST, PG_PORT = "127.0.0.1", 5432
 REDIS_URL = "redis://127.0.0.1:6379"
@@ -147,9 +149,14 @@ class LocalStack:
         return pgbouncer_version(self.pgbouncer_binary) >= PGBOUNCER_PREPARED_STATEMENTS
 
     def environment(self, database_url: str | None = None) -> dict[str, str]:
+        """This process's environment with the stack's settings, less DEBUG (production refuses it)."""
+        env = {**os.environ, **self.settings(database_url)}
+        env.pop("DEBUG", None)
+        return env
+
+    def settings(self, database_url: str | None = None) -> dict[str, str]:
         """The production settings every node, worker and beat gets (docs/deployment.md)."""
-        env = {
-            **os.environ,
+        return {
             "DJANGO_SETTINGS_MODULE": "annotation.settings.production",
             "SECRET_KEY": self.secret_key,
             "ALLOWED_HOSTS": "127.0.0.1,localhost",
@@ -169,8 +176,6 @@ class LocalStack:
             "GUNICORN_THREADS": str(self.gunicorn_threads),
             "GUNICORN_ACCESS_LOG": "1" if self.access_log else "0",
         }
-        env.pop("DEBUG", None)
-        return env
 
     # --- start ---------------------------------------------------------------------
 
@@ -288,9 +293,7 @@ class LocalStack:
     def _start_node(self, index: int, port: int) -> None:
         name = f"node{index}"
         env = {**self.environment(), "GUNICORN_BIND": f"127.0.0.1:{port}"}
-        self._spawn(
-            name, [PYTHON, "-m", "gunicorn", "-c", str(DEPLOY / "gunicorn.conf.py"), "annotation.wsgi:application"], env
-        )
+        self._spawn(name, [PYTHON, "-m", *GUNICORN_COMMAND], env)  # cwd: the repository
         self._wait(name, lambda: self._node_answers(port))
 
     def _node_answers(self, port: int) -> bool:

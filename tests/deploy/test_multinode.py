@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -103,8 +104,8 @@ def test_a_locked_answer_stays_locked_whichever_node_receives_the_second_submiss
 # --- sessions and CSRF ---------------------------------------------------------------------------
 
 
-def test_an_admin_logged_in_on_one_node_posts_with_csrf_on_the_other(stack, nodes):
-    first, second = nodes
+def log_in(stack, first, second) -> None:
+    """The admin's login form from the first node, posted to the second."""
     form = first.get("/admin/login/")
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form.text).group(1)
     login = second.post(
@@ -112,6 +113,11 @@ def test_an_admin_logged_in_on_one_node_posts_with_csrf_on_the_other(stack, node
         data={"csrfmiddlewaretoken": token, "username": stack.admin_user, "password": stack.admin_password},
     )
     assert login.status_code == 302 and login.headers["Location"] == "/admin/", login.text[:500]
+
+
+def test_an_admin_logged_in_on_one_node_posts_with_csrf_on_the_other(stack, nodes):
+    first, second = nodes
+    log_in(stack, first, second)
     assert first.get("/admin/").status_code == 200  # the session, stored by the other node
 
     study_id = query(stack, "SELECT id FROM annotation_study WHERE slug = 'demo-wikiann'")[0][0]
@@ -120,6 +126,21 @@ def test_an_admin_logged_in_on_one_node_posts_with_csrf_on_the_other(stack, node
     paused = second.post(f"/api/studies/{study_id}/status/", json={"status": "paused"})
     assert paused.status_code == 200, paused.text  # ... and the token from the first node is good on the second
     assert first.get(f"/api/studies/{study_id}/").json()["status"] == "paused"
+
+
+def test_an_export_queued_on_one_node_is_run_by_the_celery_worker_and_read_on_the_other(stack, nodes):
+    """The stack's Celery worker (through PgBouncer too: QuerySet.iterator() without server-side cursors)."""
+    first, second = nodes
+    log_in(stack, first, second)
+    queued = second.post("/api/reports/exports/", json={"kind": "annotations-jsonl", "all": True})
+    assert queued.status_code == 202, queued.text
+    deadline = time.monotonic() + 90
+    while (job := first.get(f"/api/reports/exports/{queued.json()['id']}/").json())["status"] != "done":
+        assert job["status"] in ("queued", "running") and time.monotonic() < deadline, job
+        time.sleep(0.5)
+    assert job["download_url"].startswith(stack.url + "/")  # the address the browser used, https and all
+    download = second.get(job["download_url"].removeprefix(stack.url))
+    assert download.status_code == 200, download.text[:300]
 
 
 def test_a_worker_goes_on_through_the_proxy_whichever_node_answers(stack, browser):
