@@ -29,6 +29,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -74,7 +75,7 @@ def admin_sql(sql: str) -> None:
     import psycopg
 
     with psycopg.connect(host=PG_HOST, port=PG_PORT, user="postgres", dbname="postgres", autocommit=True) as c:
-        c.execute(sql)  # type: ignore[arg-type]  # our own fixed statements
+        c.execute(sql.encode())  # our own fixed statements (names we chose), not user input
 
 
 @dataclass
@@ -347,7 +348,7 @@ class LocalStack:
         except OSError:
             return False
 
-    def _wait(self, name: str, ready, timeout: float = 60) -> None:  # type: ignore[no-untyped-def]
+    def _wait(self, name: str, ready: Callable[[], bool], timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if ready():
