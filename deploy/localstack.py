@@ -207,6 +207,17 @@ class LocalStack:
             self.stop()
             raise
 
+    def start_pooler_only(self) -> None:
+        """An empty database behind PgBouncer, nothing else: for checking a PgBouncer binary."""
+        try:
+            admin_sql(f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)')
+            admin_sql(f'CREATE DATABASE "{self.database}"')
+            self._database_created = True
+            self._start_pgbouncer()
+        except BaseException:
+            self.stop()
+            raise
+
     def manage(self, *args: str) -> None:
         """``manage.py`` against PostgreSQL itself (migrations do not go through the pooler)."""
         subprocess.run(

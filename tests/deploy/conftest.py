@@ -3,12 +3,14 @@
 Marked ``multinode``: they run only with MULTINODE=1 (a CI stage of their own), on this machine's
 PostgreSQL and Redis, with nginx and PgBouncer from Debian (scripts/install_deploy_tools.sh).
 MULTINODE_DATABASE (default annotation_multinode) names the database, created and dropped per stack;
-MULTINODE_REDIS_DB (default 8) the broker's Redis db, the cache taking the next one.
+MULTINODE_REDIS_DB (default 8) the broker's Redis db, the cache taking the next one. PGBOUNCER names
+the PgBouncer binary of the stacks (default: Debian's; CI: 1.21+ from scripts/build_pgbouncer.sh).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from typing import Any
 
 import psycopg
@@ -52,6 +54,23 @@ def plain_session() -> requests.Session:
     session = requests.Session()
     session.trust_env = False
     return session
+
+
+@pytest.fixture(scope="module")
+def old_pgbouncer():
+    """Debian's own PgBouncer in front of an empty database, if it is older than 1.21 (Debian 12: 1.18)."""
+    binary = shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
+    stack = _stack(pgbouncer=True)
+    stack.pgbouncer_binary = binary
+    stack.database += "_old"
+    if stack.pgbouncer_keeps_prepared_statements():
+        stack.run_dir.rmdir()
+        pytest.skip(f"{binary} is 1.21 or later")
+    stack.start_pooler_only()
+    try:
+        yield stack
+    finally:
+        stack.stop()
 
 
 @pytest.fixture

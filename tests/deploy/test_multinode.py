@@ -237,26 +237,45 @@ def test_through_pgbouncer_many_client_connections_share_a_few_server_connection
 
 
 @pytest.mark.parametrize("stack", ["pgbouncer"], indirect=True)
-def test_prepared_statements_through_pgbouncer_follow_its_version(stack):
-    """psycopg's protocol-level prepared statements survive transaction pooling only with PgBouncer 1.21+
-    (max_prepared_statements): there the stack keeps DB_PREPARE_THRESHOLD=2; with an older one, two
-    clients preparing on one server connection collide, which is why the stack sets it to none."""
+def test_through_pgbouncer_1_21_the_app_prepares_its_statements(stack):
+    """psycopg's protocol-level prepared statements, kept per server connection by PgBouncer's
+    max_prepared_statements: the app's statements are prepared, and clients interleaving on shared
+    server connections each get their own."""
+    if not stack.pgbouncer_keeps_prepared_statements():
+        pytest.skip(f"{stack.pgbouncer_binary} is older than 1.21: set PGBOUNCER=$(bash scripts/build_pgbouncer.sh)")
+    assert stack.settings()["DB_PREPARE_THRESHOLD"] == "2"
+    for number in range(6):  # each statement of the entry runs more than twice on some connection
+        assert enter(stack, https_session(stack), "demo-sst2", f"prepared-{number}").status_code in (200, 409)
+    servers = [row for row in pgbouncer_show(stack, "SERVERS") if row["database"] == stack.database]
+    assert sum(int(row["prepared_statements"]) for row in servers) > 0, servers
+    interleaved_clients_prepare(stack, expect_errors=False)
+
+
+def test_an_older_pgbouncer_cannot_keep_prepared_statements_so_the_stack_prepares_none(old_pgbouncer):
+    """Debian 12's PgBouncer 1.18: two clients preparing on one server connection collide, which is why
+    the stack (and docs/deployment.md) turn preparation off with it."""
+    assert old_pgbouncer.settings()["DB_PREPARE_THRESHOLD"] == "none"
+    assert "max_prepared_statements = " not in (old_pgbouncer.run_dir / "pgbouncer.ini").read_text()
+    interleaved_clients_prepare(old_pgbouncer, expect_errors=True)
+
+
+def interleaved_clients_prepare(stack, *, expect_errors: bool) -> None:
     import psycopg
 
     url = f"host=127.0.0.1 port={stack.pgbouncer_port} user=postgres dbname={stack.database}"
     clients = [psycopg.connect(url, prepare_threshold=0, autocommit=True) for _ in range(2)]
     try:
-        if stack.pgbouncer_keeps_prepared_statements():
-            assert stack.environment()["DB_PREPARE_THRESHOLD"] == "2"
+
+        def run() -> None:
             for _ in range(3):
                 for client in clients:
                     assert client.execute("SELECT %s::int + 1", (1,)).fetchone() == (2,)
+
+        if expect_errors:
+            with pytest.raises(psycopg.errors.ProgrammingError):  # duplicate, or unknown, prepared statement
+                run()
         else:
-            assert stack.environment()["DB_PREPARE_THRESHOLD"] == "none"
-            with pytest.raises(psycopg.errors.ProgrammingError):  # duplicate or unknown prepared statement
-                for _ in range(3):
-                    for client in clients:
-                        client.execute("SELECT %s::int + 1", (1,)).fetchone()
+            run()
     finally:
         for client in clients:
             client.close()
