@@ -92,6 +92,7 @@ class LocalStack:
     prepare_threshold: str | None = None
     access_log: bool = False
     keep_database: bool = False
+    keep_files: bool = False  # the run directory (configuration, logs) after stop
     admin_user: str = "admin"
     admin_password: str = field(default_factory=lambda: secrets.token_urlsafe(12))
     run_dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="annotation-stack-")))
@@ -392,6 +393,8 @@ class LocalStack:
             except Exception as exc:
                 print(f"could not drop database {self.database}: {exc}", file=sys.stderr)
             self._database_created = False
+        if not self.keep_files:
+            shutil.rmtree(self.run_dir, ignore_errors=True)
 
     def __enter__(self) -> LocalStack:
         self.start()
@@ -416,6 +419,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--redis-db", type=int, default=10, help="the broker's Redis db; the cache takes the next")
     parser.add_argument("--https-port", type=int, help="nginx's port (default: a free one)")
     parser.add_argument("--keep-database", action="store_true", help="do not drop the database at the end")
+    parser.add_argument("--keep-files", action="store_true", help="keep the run directory (configuration, logs)")
     args = parser.parse_args(argv)
     if args.nodes < 1 or args.celery_workers < 0:
         parser.error("--nodes must be at least 1 and --celery-workers at least 0")
@@ -426,6 +430,7 @@ def main(argv: list[str] | None = None) -> int:
         database=args.database,
         redis_db=args.redis_db,
         keep_database=args.keep_database,
+        keep_files=args.keep_files,
         access_log=True,
         **({"https_port": args.https_port} if args.https_port else {}),
     )

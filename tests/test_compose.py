@@ -69,7 +69,7 @@ def local_stack_settings() -> dict[str, str]:
     try:
         return stack.settings()
     finally:
-        stack.run_dir.rmdir()
+        stack.stop()
 
 
 def test_compose_gives_the_app_what_the_local_stack_gives_it(compose):

@@ -5,6 +5,7 @@ PostgreSQL and Redis, with nginx and PgBouncer from Debian (scripts/install_depl
 MULTINODE_DATABASE (default annotation_multinode) names the database, created and dropped per stack;
 MULTINODE_REDIS_DB (default 8) the broker's Redis db, the cache taking the next one. PGBOUNCER names
 the PgBouncer binary of the stacks (default: Debian's; CI: 1.21+ from scripts/build_pgbouncer.sh).
+MULTINODE_KEEP_FILES=1 keeps each stack's run directory (configuration and logs).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ def _stack(pgbouncer: bool) -> LocalStack:
         database=f"{database}_pgbouncer" if pgbouncer else database,
         redis_db=int(os.environ.get("MULTINODE_REDIS_DB", "8")),
         access_log=True,  # which node answered what: the tests read the nodes' logs
+        keep_files=os.environ.get("MULTINODE_KEEP_FILES") == "1",  # configuration and logs, to look into
     )
 
 
@@ -64,7 +66,7 @@ def old_pgbouncer():
     stack.pgbouncer_binary = binary
     stack.database += "_old"
     if stack.pgbouncer_keeps_prepared_statements():
-        stack.run_dir.rmdir()
+        stack.stop()
         pytest.skip(f"{binary} is 1.21 or later")
     stack.start_pooler_only()
     try:
