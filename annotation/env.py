@@ -6,6 +6,7 @@ silently falling back to a default.
 """
 
 import os
+import re
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -51,3 +52,16 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if any(not item for item in items):
         raise ImproperlyConfigured(f"{name} must be a comma-separated list without empty items; got {value!r}")
     return items
+
+
+def env_header(name: str, default: str | None) -> str | None:
+    """An HTTP header name (e.g. X-Forwarded-Proto) as Django's META key (HTTP_X_FORWARDED_PROTO); ``none``: None."""
+    value = os.environ.get(name)
+    header = default if value is None else value.strip()
+    if not header or header.lower() == "none":
+        return None
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9-]*", header):
+        raise ImproperlyConfigured(
+            f"{name} must be an HTTP header name such as X-Forwarded-Proto, or none; got {value!r}"
+        )
+    return "HTTP_" + header.upper().replace("-", "_")

@@ -23,6 +23,7 @@ def pytest_collection_modifyitems(config, items):
     on_postgres = connection.vendor == "postgresql"
     integration = os.environ.get("CELERY_INTEGRATION") == "1"
     fuzzing = os.environ.get("SCHEMATHESIS") == "1"
+    multinode = os.environ.get("MULTINODE") == "1"
     for item in items:
         if "postgres" in item.keywords and not on_postgres:
             item.add_marker(pytest.mark.skip(reason="needs PostgreSQL (set DATABASE_URL)"))
@@ -30,6 +31,8 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason="needs a real Celery worker (CELERY_INTEGRATION=1)"))
         if "schemathesis" in item.keywords and not fuzzing:
             item.add_marker(pytest.mark.skip(reason="a few minutes of fuzzing: CI's own step (SCHEMATHESIS=1)"))
+        if "multinode" in item.keywords and not multinode:
+            item.add_marker(pytest.mark.skip(reason="nginx, PgBouncer, two app nodes: CI's own step (MULTINODE=1)"))
 
 
 def _database_url(settings_dict: dict) -> str:

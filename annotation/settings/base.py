@@ -106,6 +106,9 @@ elif _db["ENGINE"] == "django.db.backends.postgresql":
         _db["OPTIONS"]["prepare_threshold"] = None
     else:
         _db["OPTIONS"]["prepare_threshold"] = env_int("DB_PREPARE_THRESHOLD", 2, minimum=1)
+    # A pooler in transaction mode (PgBouncer) cannot keep the cursors that QuerySet.iterator() declares
+    # WITH HOLD outside a transaction: DB_DISABLE_SERVER_SIDE_CURSORS=1 (iterator() then fetches each result whole).
+    _db["DISABLE_SERVER_SIDE_CURSORS"] = env_bool("DB_DISABLE_SERVER_SIDE_CURSORS", False)
 DATABASES = {"default": _db}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

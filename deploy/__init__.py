@@ -1,0 +1,1 @@
+"""Deployment: nginx, gunicorn and PgBouncer configuration, and the local multi-node stack."""
