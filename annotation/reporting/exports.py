@@ -359,7 +359,7 @@ def write_export(
         return {**header, "notes": [SURVEY_NOTE]}
     if kind.startswith("attention-"):
         out.write(attention_export(studies=studies, options=options, fmt=kind.removeprefix("attention-")).encode())
-        return header
+        return {**header, "notes": [ATTENTION_NOTE]}
     if kind == "analyses-json":
         payload = {"meta": header, "studies": [study_analyses(study=s, options=options) for s in studies]}
         out.write(json.dumps(payload, ensure_ascii=False, indent=2, default=str).encode())
@@ -391,6 +391,7 @@ PAYMENTS_NOTE = (
     "amount includes bonus; effective_hourly is the pay per paid hour; below_rate flags it under hourly_rate."
 )
 ANNOTATORS_NOTE = "averaged_in=1 marks the annotators a table cell averages."
+ATTENTION_NOTE = "one row per worker given attention checks: passed, failed, not yet answered, the rule's decision."
 SURVEY_NOTE = "one row per participation and survey answer; consent time and text hash per participation."
 
 

@@ -133,9 +133,9 @@ def outcome_for(participation: Participation) -> Outcome | None:
             return Outcome.COMPLETED
         if kind == Participation.ExclusionKind.ATTENTION:
             return Outcome.ATTENTION_FAILED
-        if kind:
+        if kind == Participation.ExclusionKind.TRAINING_FILTER:
             return Outcome.SCREENED_OUT
-        # Exclusions recorded before exclusion_kind existed: the event's reason tells.
+        # An admin's exclusion, or one recorded before exclusion_kind existed: the event's reason tells.
         reason = (
             ParticipationEvent.objects.filter(participation=participation, to_state=State.EXCLUDED)
             .order_by("-at", "-id")
