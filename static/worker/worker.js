@@ -94,6 +94,7 @@
 
   function initStart(root) {
     var button = $("start-button");
+    button.disabled = false;  // rendered disabled: a click before this script ran would do nothing
     button.focus();
     button.addEventListener("click", function () {
       button.disabled = true;

@@ -1,0 +1,132 @@
+"""Playwright on Debian's Chromium against pytest-django's live server: one browser per test session.
+
+The fixtures are registered once, by tests/conftest.py (a second registration of the session-scoped
+``browser`` would start Playwright twice in one thread); the helpers are imported from here."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+SCREENSHOTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "screenshots"
+LAUNCH_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    # Sync Playwright keeps an event loop in this thread, which Django's ORM guard would refuse.
+    # Only for the browser tests: the variable must not leak into other tests' subprocesses.
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
+            yield browser
+            browser.close()
+    finally:
+        if previous is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+# Each page records the Content-Security-Policy violations it meets: the DOM event (before any page
+# script runs: Playwright injects this script itself, the policy does not apply to it) and Chromium's
+# console message, which also covers what the event misses (e.g. a blocked frame-ancestors).
+WATCH_CSP = """
+window.__cspViolations = [];
+document.addEventListener('securitypolicyviolation', (e) => {
+  const where = e.sourceFile + ':' + e.lineNumber;
+  window.__cspViolations.push(e.violatedDirective + ' ' + (e.blockedURI || 'inline') + ' ' + where);
+});
+"""
+
+
+def watch_csp(page) -> list[str]:
+    """Starts recording the page's CSP violations (console messages and events); see ``csp_violations``."""
+    messages: list[str] = []
+    page.on(
+        "console",
+        lambda msg: messages.append(msg.text) if "Content Security Policy" in msg.text else None,
+    )
+    page.add_init_script(WATCH_CSP)
+    page.csp_console = messages
+    return messages
+
+
+def csp_violations(page) -> list[str]:
+    """The violations recorded so far on the page: console messages, then the document's events."""
+    events = []
+    if not page.is_closed():
+        try:
+            events = page.evaluate("window.__cspViolations || []")
+        except Exception:  # a page being navigated away: the console still has them
+            events = []
+    return [*page.csp_console, *events]
+
+
+@pytest.fixture
+def open_as(browser, live_server):
+    """open_as(participation, viewport=None, touch=False) -> a page logged in as that worker, on /work/.
+
+    ``touch=True`` makes a phone-like context (touch screen, coarse pointer); ``participation=None`` opens
+    the page without a worker session. ``cookies`` adds more (e.g. an admin's session). Every page is
+    watched for Content-Security-Policy violations, and any makes the test fail at teardown.
+    """
+    from annotation import worker_cookie
+
+    contexts = []
+    pages = []
+
+    def _open(participation, *, viewport=None, path="/work/", touch=False, cookies=None):
+        context = browser.new_context(
+            viewport=viewport or {"width": 1280, "height": 900}, has_touch=touch, is_mobile=touch
+        )
+        jar = [{**cookie, "url": live_server.url} for cookie in cookies or []]
+        if participation is not None:
+            jar.append(
+                {
+                    "name": worker_cookie.COOKIE,
+                    "value": worker_cookie.signed_value(participation.pk),
+                    "url": live_server.url,
+                }
+            )
+        if jar:
+            context.add_cookies(jar)
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(10_000)
+        errors = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.js_errors = errors
+        watch_csp(page)
+        pages.append(page)
+        page.first_response = page.goto(live_server.url + path)
+        return page
+
+    yield _open
+    violations = [v for page in pages for v in csp_violations(page)]
+    for context in contexts:
+        context.close()
+    if violations:
+        pytest.fail("Content-Security-Policy violations:\n" + "\n".join(violations))
+
+
+def shot(page, name: str) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
