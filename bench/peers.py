@@ -158,11 +158,13 @@ class OurServer(Stack):
     sqlite: bool = False
     ready_path: str = "/"  # production settings mount no /bench/ endpoint
     scratch: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="peers-ours-")))
+    settings: str | None = None  # the Django settings module; default the peers run's SETTINGS_MODULE
+    extra_env: dict[str, str] = field(default_factory=dict)  # last word on the environment (variants)
 
     def environment(self) -> dict[str, str]:
         env = super().environment()
         env.update(
-            DJANGO_SETTINGS_MODULE=SETTINGS_MODULE,
+            DJANGO_SETTINGS_MODULE=self.settings or SETTINGS_MODULE,
             MEDIA_ROOT=str(self.scratch / "media"),  # export files
             STATIC_ROOT=str(self.scratch / "static"),
         )
@@ -173,6 +175,7 @@ class OurServer(Stack):
             for name in ("CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "CELERY_QUEUE", "CACHE_URL", "DB_CONN_MAX_AGE"):
                 env.pop(name, None)
             env["DATABASE_URL"] = f"sqlite:///{self.scratch / 'db.sqlite3'}"
+        env.update(self.extra_env)
         return env
 
     def prepare(self) -> None:
