@@ -27,7 +27,7 @@ it. The JSON gives per rate p50/p95/p99 (all requests and per kind), the highest
 rate up to half the floor. Rates go up until one saturates (p99 over ``--stop-p99-ms`` or requests
 left unanswered ``--drain`` seconds after the last arrival). Everything runs on 127.0.0.1 and is
 bounded: requests per rate (``--max-requests``), time per rate, and the whole run (``--timeout``);
-at the defaults a run takes 3-5 minutes.
+at the defaults a run takes 2-4 minutes.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", choices=["postgres", "sqlite"], default="postgres")
     parser.add_argument("--rates", default="auto", help="arrivals/s, comma separated, or auto (fractions of the floor)")
-    parser.add_argument("--duration", type=float, default=15.0, help="seconds of recorded arrivals per rate")
+    parser.add_argument("--duration", type=float, default=10.0, help="seconds of recorded arrivals per rate")
     parser.add_argument("--warmup", type=float, default=2.0, help="seconds of unrecorded arrivals before each rate")
     parser.add_argument("--sessions", type=int, default=300, help="crowd workers (each its own connection)")
     parser.add_argument("--mix", default="submit=0.8,item=0.15,page=0.05", help="shares of the request kinds")
@@ -89,13 +89,16 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--stop-p99-ms", type=float, default=1000.0, help="stop going up once a rate's p99 exceeds it")
     parser.add_argument("--floor-connections", type=int, default=16, help="closed-loop connections on the one write")
     parser.add_argument("--floor-seconds", type=float, default=5.0, help="seconds per floor round")
-    parser.add_argument("--gunicorn-workers", type=int, default=4)
-    parser.add_argument("--gunicorn-threads", type=int, default=4)
-    parser.add_argument("--conn-max-age", type=int, default=None, help="DB_CONN_MAX_AGE (default: 600 on PostgreSQL)")
+    parser.add_argument("--gunicorn-workers", type=int, default=None, help="default 4 (PostgreSQL), 1 (SQLite)")
+    parser.add_argument("--gunicorn-threads", type=int, default=None, help="default 4 (PostgreSQL), 16 (SQLite)")
+    parser.add_argument("--conn-max-age", type=int, default=600, help="DB_CONN_MAX_AGE")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=900.0, help="the whole run's limit in seconds")
     parser.add_argument("--output", type=Path, default=None, help="also write the JSON to this file")
     args = parser.parse_args(argv)
+    sqlite = args.db == "sqlite"
+    args.gunicorn_workers = args.gunicorn_workers or (1 if sqlite else 4)  # as docs/performance.md recommends
+    args.gunicorn_threads = args.gunicorn_threads or (16 if sqlite else 4)
     problems = []
     try:
         args.mix = parse_mix(args.mix)
@@ -123,9 +126,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def make_server(args: argparse.Namespace, scratch: Path) -> OurServer:
-    extra = {}
-    if args.conn_max_age is not None:
-        extra["DB_CONN_MAX_AGE"] = str(args.conn_max_age)
+    extra = {"DB_CONN_MAX_AGE": str(args.conn_max_age)}
     return OurServer(
         database=f"bench_openloop_{os.getpid()}",
         sqlite=args.db == "sqlite",
