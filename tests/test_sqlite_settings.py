@@ -59,3 +59,62 @@ def test_a_malformed_journal_mode_names_the_variable(tmp_path):
     result = run_settings({"DEBUG": "1", "SQLITE_SYNCHRONOUS": "off"})
     assert result.returncode != 0
     assert "SQLITE_SYNCHRONOUS must be NORMAL or FULL" in result.stderr
+
+
+QUEUE_PROBE = """
+import json, threading, django
+django.setup()
+from django.db import connection, transaction
+from annotation.sqlite_backend.base import _write_lock
+with connection.cursor() as cursor:
+    cursor.execute("CREATE TABLE counter (n integer)")
+    cursor.execute("INSERT INTO counter VALUES (0)")
+seen = {"engine": connection.settings_dict["ENGINE"]}
+with transaction.atomic():
+    seen["held_inside"] = _write_lock.locked()
+seen["held_after_commit"] = _write_lock.locked()
+try:
+    with transaction.atomic():
+        raise ValueError
+except ValueError:
+    pass
+seen["held_after_rollback"] = _write_lock.locked()
+errors = []
+
+def increment():
+    try:
+        for _ in range(25):
+            with transaction.atomic():  # read, then write: a lost update if two ran at once
+                with connection.cursor() as cursor:
+                    n = cursor.execute("SELECT n FROM counter").fetchone()[0]
+                    cursor.execute("UPDATE counter SET n = %s", [n + 1])
+    except Exception as exc:
+        errors.append(repr(exc))
+    finally:
+        connection.close()
+
+threads = [threading.Thread(target=increment) for _ in range(12)]
+for t in threads: t.start()
+for t in threads: t.join()
+with connection.cursor() as cursor:
+    seen["count"] = cursor.execute("SELECT n FROM counter").fetchone()[0]
+seen["errors"] = errors
+print(json.dumps(seen))
+"""
+
+
+def test_write_transactions_of_a_process_queue_on_its_lock_and_hand_it_on(tmp_path):
+    env = {"DEBUG": "1", "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"}
+    result = run_settings(env, QUEUE_PROBE)
+    assert result.returncode == 0, result.stderr
+    seen = json.loads(result.stdout.strip().splitlines()[-1])
+    assert seen["engine"] == "annotation.sqlite_backend"
+    assert (seen["held_inside"], seen["held_after_commit"], seen["held_after_rollback"]) == (True, False, False)
+    assert seen["errors"] == []
+    assert seen["count"] == 12 * 25  # every read-then-write transaction ran alone
+
+
+def test_the_write_queue_can_be_turned_off(tmp_path):
+    code = "import django; django.setup(); from django.conf import settings; print(settings.DATABASES['default']['ENGINE'])"
+    result = run_settings({"DEBUG": "1", "SQLITE_QUEUE_WRITES": "0"}, code)
+    assert result.stdout.strip() == "django.db.backends.sqlite3"
