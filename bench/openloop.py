@@ -55,7 +55,7 @@ from bench.peers import OurServer  # noqa: E402
 from bench.stats import latency_summary, percentile  # noqa: E402
 
 SETTINGS = "annotation.settings.bench"  # production plus the reference endpoints
-AUTO_FRACTIONS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8)
+AUTO_FRACTIONS = (0.02, 0.04, 0.06, 0.08, 0.1, 0.125, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
 KINDS = ("submit", "item", "page")
 NAMES = ("Alice Berger", "Tomas Ruiz", "Mei Lin", "Omar Haddad", "Ingrid Solberg", "Kofi Mensah")
 QUESTION = "List all the people names in the context"
