@@ -1,6 +1,6 @@
 """This project next to doccano 1.8 on the peer harness of ../shared/peers/, and the ratios.
 
-    .venv/bin/python bench/peers.py --rounds 3                      # the harness's default counts
+    .venv/bin/python bench/peers.py                                 # the harness's default counts, one repeat
     .venv/bin/python bench/peers.py --rounds 1 --n-seq 100 --n-next 20 --n-conc 200 --repeats 1   # smoke test
 
 What it does, all on 127.0.0.1:
@@ -412,7 +412,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--n-next", type=int, default=200)
     parser.add_argument("--n-conc", type=int, default=2000)
     parser.add_argument("--threads", type=int, default=16)
-    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=1, help="the harness's repeats per run (its own default: 2)")
     parser.add_argument("--phase-timeout", type=float, default=300.0, help="the harness's bound per phase, seconds")
     parser.add_argument(
         "--ours", default="postgres,sqlite,sqlite-before", help=f"our servers, some of {', '.join(TARGETS)}"
@@ -428,7 +428,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--output", type=Path, default=None, help="also write the JSON summary to this file")
     parser.add_argument("--keep-scratch", action="store_true", help="keep the scratch folder (and its installs)")
     parser.add_argument("--install-timeout", type=float, default=1200.0, help="seconds for doccano's pip install")
-    parser.add_argument("--max-minutes", type=float, default=120.0, help="the whole run's time limit")
+    parser.add_argument("--max-minutes", type=float, default=40.0, help="the whole run's time limit")
     args = parser.parse_args(argv)
     args.ours = [t.strip() for t in args.ours.split(",") if t.strip()]
     problems = []
