@@ -1,11 +1,11 @@
 """This project next to doccano 1.8 on the peer harness of ../shared/peers/, and the ratios.
 
-    .venv/bin/python bench/peers.py --rounds 3                      # the harness's default counts
+    .venv/bin/python bench/peers.py                                 # the harness's default counts, one repeat
     .venv/bin/python bench/peers.py --rounds 1 --n-seq 100 --n-next 20 --n-conc 200 --repeats 1   # smoke test
 
 What it does, all on 127.0.0.1:
-1. In a scratch folder (``--scratch``, default a new temporary one, removed at the end unless
-   ``--keep-scratch``; a doccano already installed there is reused), installs doccano in its own
+1. In a scratch folder (``--scratch``, default $TMPDIR/human-perf-peers, kept: an install found there
+   is reused, only the run's data is removed), installs doccano in its own
    virtual environment exactly as the harness's README says (pins included) and a small client
    environment with ``requests`` for the harness (our .venv is shared and stays untouched).
 2. Starts doccano (``doccano_loopback.py webserver``: its default gunicorn, 2*cores+1 sync
@@ -72,6 +72,20 @@ OUR_VARIABLES = (
     "MEDIA_ROOT",
     "STATIC_ROOT",
 )
+
+
+# Our servers. The SQLite default as this project recommends running it (docs/performance.md): one
+# gunicorn process of 16 threads, whose write transactions queue on the process's lock, persistent
+# connections; and as it ran before WAL and the queue, for a before/after in the same run.
+TARGETS: dict[str, dict] = {
+    "postgres": {},
+    "sqlite": {"gunicorn_workers": 1, "gunicorn_threads": 16, "extra_env": {"DB_CONN_MAX_AGE": "600"}},
+    "sqlite-before": {
+        "gunicorn_workers": 4,
+        "gunicorn_threads": 4,
+        "extra_env": {"SQLITE_JOURNAL_MODE": "DELETE", "SQLITE_SYNCHRONOUS": "FULL", "SQLITE_QUEUE_WRITES": "0"},
+    },
+}
 
 
 def log(*parts) -> None:
@@ -158,11 +172,13 @@ class OurServer(Stack):
     sqlite: bool = False
     ready_path: str = "/"  # production settings mount no /bench/ endpoint
     scratch: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="peers-ours-")))
+    settings: str | None = None  # the Django settings module; default the peers run's SETTINGS_MODULE
+    extra_env: dict[str, str] = field(default_factory=dict)  # last word on the environment (variants)
 
     def environment(self) -> dict[str, str]:
         env = super().environment()
         env.update(
-            DJANGO_SETTINGS_MODULE=SETTINGS_MODULE,
+            DJANGO_SETTINGS_MODULE=self.settings or SETTINGS_MODULE,
             MEDIA_ROOT=str(self.scratch / "media"),  # export files
             STATIC_ROOT=str(self.scratch / "static"),
         )
@@ -173,6 +189,7 @@ class OurServer(Stack):
             for name in ("CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "CELERY_QUEUE", "CACHE_URL", "DB_CONN_MAX_AGE"):
                 env.pop(name, None)
             env["DATABASE_URL"] = f"sqlite:///{self.scratch / 'db.sqlite3'}"
+        env.update(self.extra_env)
         return env
 
     def prepare(self) -> None:
@@ -357,6 +374,29 @@ def table(pairs: dict[str, list[tuple[dict, dict]]], doccano_runs: list[dict]) -
     return "\n".join(lines)
 
 
+def summary_json(pairs: dict[str, list[tuple[dict, dict]]], doccano_runs: list[dict]) -> dict:
+    """Per phase and metric: the medians of each target and doccano, and our paired ratios over doccano's."""
+    phases: dict[str, dict] = {}
+    for label, phase, metric, _ in METRICS:
+        entry: dict = {"doccano": _median([figure(d, phase, metric) for d in doccano_runs])}
+        for target, runs in pairs.items():
+            entry[f"us-{target}"] = _median([figure(us, phase, metric) for us, _ in runs])
+            ratios = [
+                figure(us, phase, metric) / figure(them, phase, metric)
+                for us, them in runs
+                if figure(us, phase, metric) is not None and figure(them, phase, metric)
+            ]
+            entry[f"us-{target}/doccano"] = round(_median(ratios), 3) if ratios else None
+        phases[label] = entry
+    return {"phases": phases}
+
+
+def host_info() -> dict:
+    lines = Path("/proc/cpuinfo").read_text().splitlines()
+    model = next((line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")), "")
+    return {"nproc": os.cpu_count(), "cpu_model": model, "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
+
+
 def _median(values: list[float | None]) -> float | None:
     values = [v for v in values if v is not None]
     return statistics.median(values) if values else None
@@ -372,20 +412,28 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--n-next", type=int, default=200)
     parser.add_argument("--n-conc", type=int, default=2000)
     parser.add_argument("--threads", type=int, default=16)
-    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=1, help="the harness's repeats per run (its own default: 2)")
     parser.add_argument("--phase-timeout", type=float, default=300.0, help="the harness's bound per phase, seconds")
-    parser.add_argument("--ours", default="postgres,sqlite", help="which of our servers: postgres, sqlite or both")
+    parser.add_argument(
+        "--ours", default="postgres,sqlite,sqlite-before", help=f"our servers, some of {', '.join(TARGETS)}"
+    )
     parser.add_argument("--settings", default=None, help=f"our Django settings module (default {SETTINGS_MODULE})")
     parser.add_argument("--harness", type=Path, default=HARNESS, help="folder of bench_peers.py (not copied here)")
-    parser.add_argument("--scratch", type=Path, default=None, help="scratch folder (default: a new temporary one)")
+    parser.add_argument(
+        "--scratch",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "human-perf-peers",
+        help="scratch folder; its installs are kept and reused, each run's data removed",
+    )
+    parser.add_argument("--output", type=Path, default=None, help="also write the JSON summary to this file")
     parser.add_argument("--keep-scratch", action="store_true", help="keep the scratch folder (and its installs)")
     parser.add_argument("--install-timeout", type=float, default=1200.0, help="seconds for doccano's pip install")
-    parser.add_argument("--max-minutes", type=float, default=120.0, help="the whole run's time limit")
+    parser.add_argument("--max-minutes", type=float, default=40.0, help="the whole run's time limit")
     args = parser.parse_args(argv)
     args.ours = [t.strip() for t in args.ours.split(",") if t.strip()]
     problems = []
-    if not set(args.ours) <= {"postgres", "sqlite"} or not args.ours:
-        problems.append("--ours takes postgres, sqlite or postgres,sqlite")
+    if not set(args.ours) <= set(TARGETS) or not args.ours:
+        problems.append(f"--ours takes some of {', '.join(TARGETS)}, comma separated")
     if args.rounds < 1 or min(args.n_seq, args.n_conc, args.threads, args.repeats) < 1 or args.n_next < 0:
         problems.append("--rounds, --n-seq, --n-conc, --threads and --repeats must be >= 1, --n-next >= 0")
     if not (args.harness / "bench_peers.py").is_file():
@@ -449,9 +497,10 @@ def main(argv=None) -> int:
             log(f"starting our {target} server ({SETTINGS_MODULE})")
             server = OurServer(
                 database=f"peers_bench_{os.getpid()}",
-                sqlite=target == "sqlite",
+                sqlite=target.startswith("sqlite"),
                 scratch=work / f"ours-{target}",
                 log_dir=work / f"ours-{target}" / "logs",
+                **TARGETS[target],
             )
             server.log_dir.mkdir(parents=True, exist_ok=True)
             servers.append(server)
@@ -494,10 +543,20 @@ def main(argv=None) -> int:
                 else:
                     waiting = (target, result)
         params = f"--n-seq {args.n_seq} --n-next {args.n_next} --n-conc {args.n_conc} --threads {args.threads}"
-        print(f"\nPeer harness, {args.rounds} round(s), {params} --repeats {args.repeats}; commit {commit}")
-        print("medians over rounds (each run: median over its repeats); ratios paired with the next doccano run\n")
-        print(table(pairs, doccano_runs))
-        print(f"\nraw JSON lines: {results_path}")
+        print(
+            f"\nPeer harness, {args.rounds} round(s), {params} --repeats {args.repeats}; commit {commit}",
+            file=sys.stderr,
+        )
+        print("medians over rounds; ratios paired with the next doccano run\n", file=sys.stderr)
+        print(table(pairs, doccano_runs), file=sys.stderr)
+        print(f"\nraw JSON lines: {results_path}", file=sys.stderr)
+        summary = summary_json(pairs, doccano_runs)
+        summary.update(commit=commit, parameters=params + f" --repeats {args.repeats}", rounds=args.rounds)
+        summary["host"] = host_info()
+        text = json.dumps(summary, indent=1)
+        if args.output:
+            args.output.write_text(text + "\n")
+        print(text)
         return 0
     except KeyboardInterrupt as exc:
         log(f"interrupted ({exc or 'Ctrl-C'}): stopping everything")

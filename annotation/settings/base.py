@@ -81,6 +81,8 @@ TEMPLATES = [
 ]
 
 # --- Database -----------------------------------------------------------------
+_SQLITE_JOURNAL_MODES = ("WAL", "DELETE", "TRUNCATE", "PERSIST")
+_SQLITE_BUSY_TIMEOUT_SECONDS = 20  # how long a writer waits for SQLite's write lock before failing
 # DATABASE_URL, e.g. postgres://postgres@127.0.0.1:5432/annotation.
 # Default: an SQLite file beside manage.py, with a busy timeout so that the
 # dev server and an in-process Celery task do not trip over each other.
@@ -93,8 +95,25 @@ try:
 except Exception as exc:  # dj-database-url raises several types for bad URLs
     raise ImproperlyConfigured(f"DATABASE_URL is not a valid database URL: {exc}") from None
 if _db["ENGINE"] == "django.db.backends.sqlite3":
-    _db.setdefault("OPTIONS", {})["timeout"] = 20
-    _db["OPTIONS"]["transaction_mode"] = "IMMEDIATE"
+    # The embedded default serves a small study from several gunicorn threads (docs/performance.md):
+    # WAL lets readers and the one writer proceed at once, synchronous=NORMAL syncs at checkpoints
+    # instead of at every commit (a power cut may lose the last commits, never corrupt the file), and
+    # BEGIN IMMEDIATE takes the write lock when a transaction starts, so that a read-then-write
+    # transaction waits for the lock (busy timeout) instead of failing at its first write.
+    # SQLITE_JOURNAL_MODE=DELETE for a file system without shared memory (network mounts).
+    _journal_mode = (env_str("SQLITE_JOURNAL_MODE") or "WAL").upper()
+    if _journal_mode not in _SQLITE_JOURNAL_MODES:
+        raise ImproperlyConfigured(f"SQLITE_JOURNAL_MODE must be one of {', '.join(_SQLITE_JOURNAL_MODES)}")
+    _synchronous = (env_str("SQLITE_SYNCHRONOUS") or "NORMAL").upper()
+    if _synchronous not in ("NORMAL", "FULL"):
+        raise ImproperlyConfigured("SQLITE_SYNCHRONOUS must be NORMAL or FULL")
+    if env_bool("SQLITE_QUEUE_WRITES", True):
+        _db["ENGINE"] = "annotation.sqlite_backend"  # a process's write transactions queue on a lock
+    _db.setdefault("OPTIONS", {}).update(
+        timeout=_SQLITE_BUSY_TIMEOUT_SECONDS,
+        transaction_mode="IMMEDIATE",
+        init_command=f"PRAGMA journal_mode={_journal_mode}; PRAGMA synchronous={_synchronous}",
+    )
 elif _db["ENGINE"] == "django.db.backends.postgresql":
     # psycopg 3 prepares a statement on the server once a connection has run it DB_PREPARE_THRESHOLD
     # times (the worker's few statements run thousands of times); that needs server-side binding.
