@@ -61,7 +61,7 @@ def test_a_malformed_boolean_names_the_variable():
 
 
 def test_default_database_is_sqlite_and_postgres_url_is_parsed():
-    assert run_settings({"DEBUG": "1"}).stdout.strip() == "annotation.sqlite_backend"  # SQLite, writes queued
+    assert run_settings({"DEBUG": "1"}).stdout.strip() == "django.db.backends.sqlite3"
     pg = run_settings({"DEBUG": "1", "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/x"})
     assert "postgresql" in pg.stdout
 

@@ -61,24 +61,13 @@ def test_a_malformed_journal_mode_names_the_variable(tmp_path):
     assert "SQLITE_SYNCHRONOUS must be NORMAL or FULL" in result.stderr
 
 
-QUEUE_PROBE = """
+CONCURRENCY_PROBE = """
 import json, threading, django
 django.setup()
 from django.db import connection, transaction
-from annotation.sqlite_backend.base import _write_lock
 with connection.cursor() as cursor:
     cursor.execute("CREATE TABLE counter (n integer)")
     cursor.execute("INSERT INTO counter VALUES (0)")
-seen = {"engine": connection.settings_dict["ENGINE"]}
-with transaction.atomic():
-    seen["held_inside"] = _write_lock.locked()
-seen["held_after_commit"] = _write_lock.locked()
-try:
-    with transaction.atomic():
-        raise ValueError
-except ValueError:
-    pass
-seen["held_after_rollback"] = _write_lock.locked()
 errors = []
 
 def increment():
@@ -97,23 +86,16 @@ threads = [threading.Thread(target=increment) for _ in range(12)]
 for t in threads: t.start()
 for t in threads: t.join()
 with connection.cursor() as cursor:
-    seen["count"] = cursor.execute("SELECT n FROM counter").fetchone()[0]
-seen["errors"] = errors
-print(json.dumps(seen))
+    count = cursor.execute("SELECT n FROM counter").fetchone()[0]
+print(json.dumps({"engine": connection.settings_dict["ENGINE"], "count": count, "errors": errors}))
 """
 
 
-def test_write_transactions_of_a_process_queue_on_its_lock_and_hand_it_on(tmp_path):
+def test_concurrent_read_then_write_transactions_wait_their_turn_and_lose_nothing(tmp_path):
     env = {"DEBUG": "1", "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"}
-    result = run_settings(env, QUEUE_PROBE)
+    result = run_settings(env, CONCURRENCY_PROBE)
     assert result.returncode == 0, result.stderr
     seen = json.loads(result.stdout.strip().splitlines()[-1])
-    assert seen["engine"] == "annotation.sqlite_backend"
-    assert (seen["held_inside"], seen["held_after_commit"], seen["held_after_rollback"]) == (True, False, False)
-    assert seen["errors"] == []
+    assert seen["engine"] == "django.db.backends.sqlite3"  # Django's own backend, its public options
+    assert seen["errors"] == []  # BEGIN IMMEDIATE and the busy timeout: no "database is locked"
     assert seen["count"] == 12 * 25  # every read-then-write transaction ran alone
-
-
-def test_the_write_queue_can_be_turned_off():
-    result = run_settings({"DEBUG": "1", "SQLITE_QUEUE_WRITES": "0"})
-    assert result.stdout.strip() == "django.db.backends.sqlite3"

@@ -107,8 +107,6 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
     _synchronous = (env_str("SQLITE_SYNCHRONOUS") or "NORMAL").upper()
     if _synchronous not in ("NORMAL", "FULL"):
         raise ImproperlyConfigured("SQLITE_SYNCHRONOUS must be NORMAL or FULL")
-    if env_bool("SQLITE_QUEUE_WRITES", True):
-        _db["ENGINE"] = "annotation.sqlite_backend"  # a process's write transactions queue on a lock
     _db.setdefault("OPTIONS", {}).update(
         timeout=_SQLITE_BUSY_TIMEOUT_SECONDS,
         transaction_mode="IMMEDIATE",
