@@ -21,6 +21,7 @@ from django.utils.html import format_html, format_html_join
 from annotation.admin.prolific import ProlificStudyActions
 from annotation.models import Condition, FilterDecision, Participation, ParticipationEvent, Study, Worker
 from annotation.services import blocklist, closing, lifecycle, platforms, slots, studies, training_filter
+from annotation.services.languages import study_language_choices
 from tasks_app.models import ExampleSet, Task
 
 SHOT_CHOICES = [(s, f"{s}-shot") for s in studies.STANDARD_SHOTS]
@@ -138,6 +139,12 @@ class StandardDesignForm(forms.Form):
     split_number = forms.TypedChoiceField(choices=[(n, n) for n in range(1, 6)], coerce=int, initial=1)
     workers_per_condition = forms.IntegerField(min_value=1, initial=studies.STANDARD_WORKERS)
     slug = forms.SlugField(required=False, help_text="Default: <task>-split<N>.")
+    language = forms.ChoiceField(
+        choices=study_language_choices,
+        required=False,
+        initial="",
+        help_text="The language of the worker pages (empty: the worker's browser language).",
+    )
     open_now = forms.BooleanField(required=False, label="Open the study right away")
 
 
@@ -170,7 +177,10 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
             },
         ),
         ("Cohorts", {"fields": ["cohorts", "past_participants"]}),
-        ("Protocol", {"fields": ["test_order", "abandon_after_minutes", "filter_rule", "filter_threshold"]}),
+        (
+            "Protocol",
+            {"fields": ["language", "test_order", "abandon_after_minutes", "filter_rule", "filter_threshold"]},
+        ),
         (
             "Pay and completion",
             {
@@ -314,6 +324,7 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
                     slug=data["slug"] or None,
                     workers_per_condition=data["workers_per_condition"],
                     open_now=data["open_now"],
+                    language=data["language"],
                 )
             except ValidationError as exc:
                 form.add_error(None, _error_text(exc))

@@ -42,6 +42,7 @@ EDITABLE_FIELDS = (
     "filter_threshold",
     "completion_code",
     "prolific_completion_url",
+    "language",
 ) + tuple(name for name in ("base_reward",) if name in {f.name for f in Study._meta.get_fields()})
 
 STATUS_TRANSITIONS: dict[str, set[str]] = {

@@ -14,6 +14,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET
@@ -21,34 +22,37 @@ from django.views.decorators.http import require_GET
 from annotation.api.session import completion_payload, load_worker_state
 from annotation.csp import csp_update
 from annotation.models import Participation
-from annotation.services import closing, timing
+from annotation.services import closing, languages, timing
 from annotation.services.entry import completion_target
 from tasks_app.models import ExampleSet, ExampleSetItem
+from tasks_app.texts import texts_for
 
 State = Participation.State
 
+# The keys are the same in every language; what they do is translated when the page renders.
 SHORTCUTS_CLASSIFICATION = [
-    ("1 … {n}", "choose a label"),
-    ("H", "help for the chosen label"),
-    ("Q W E R T", "confidence 1 … 5"),
-    ("Enter", "submit / next"),
+    ("1 … {n}", _("choose a label")),
+    ("H", _("help for the chosen label")),
+    ("Q W E R T", _("confidence 1 … 5")),
+    ("Enter", _("submit / next")),
 ]
 SHORTCUTS_SPANS = [
-    ("← →", "move the word cursor (or click a word)"),
-    ("Shift + ← →", "extend the selection"),
-    ("A", "add the selection as a span"),
-    ("Backspace", "remove the last span"),
-    ("N", "no answer (empty set)"),
-    ("Q W E R T", "confidence 1 … 5"),
-    ("Enter", "submit / next"),
+    ("← →", _("move the word cursor (or click a word)")),
+    ("Shift + ← →", _("extend the selection")),
+    ("A", _("add the selection as a span")),
+    ("Backspace", _("remove the last span")),
+    ("N", _("no answer (empty set)")),
+    ("Q W E R T", _("confidence 1 … 5")),
+    ("Enter", _("submit / next")),
 ]
+SKIP_SHORTCUT = ("S", _("skip this item"))
 
 CONFIDENCE_SCALE = [
-    (1, "Strongly disagree", "Q"),
-    (2, "Disagree", "W"),
-    (3, "Neutral", "E"),
-    (4, "Agree", "R"),
-    (5, "Strongly agree", "T"),
+    (1, _("Strongly disagree"), "Q"),
+    (2, _("Disagree"), "W"),
+    (3, _("Neutral"), "E"),
+    (4, _("Agree"), "R"),
+    (5, _("Strongly agree"), "T"),
 ]
 
 
@@ -70,11 +74,18 @@ def home(request: HttpRequest) -> HttpResponse:
     if worker is None:
         return render(request, "worker/no_session.html", status=403)
     participation = worker.participation
+    language = languages.activate_for_study(request, participation.study)
     try:
         closing.check_can_work(participation)
     except closing.StudyClosed:
         return _closed(request, participation)
-    context = {"participation": participation, "task": participation.task, "study": participation.study}
+    context = {
+        "participation": participation,
+        "task": participation.task,
+        "study": participation.study,
+        # The task's texts in the page's language (tasks_app.texts); task.description is the default's.
+        "texts": texts_for(participation.task, language, labels=()),
+    }
     deadline = closing.grace_deadline(participation.study)
     if deadline is not None:
         context["closes_at"] = closing.format_deadline(deadline)
@@ -87,7 +98,7 @@ def home(request: HttpRequest) -> HttpResponse:
         task = participation.task
         shortcuts = SHORTCUTS_CLASSIFICATION if task.is_classification else SHORTCUTS_SPANS
         if state == State.TEST:
-            shortcuts = [*shortcuts[:-1], ("S", "skip this item"), shortcuts[-1]]
+            shortcuts = [*shortcuts[:-1], SKIP_SHORTCUT, shortcuts[-1]]
         n_labels = task.labels.count() if task.is_classification else 0
         context.update(
             items_base=reverse("session:item", args=[0]).removesuffix("0/"),

@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Study
-from annotation.services import studies
+from annotation.services import languages, studies
 from tasks_app.catalog import CLUES_TASKS
 from tasks_app.models import Task
 
@@ -25,8 +25,17 @@ class Command(BaseCommand):
         parser.add_argument("--split", type=int, required=True, choices=range(1, 6), metavar="N")
         parser.add_argument("--open", action="store_true", help="Open the studies right away.")
         parser.add_argument("--workers", type=int, default=studies.STANDARD_WORKERS, help="Workers per condition.")
+        parser.add_argument(
+            "--language",
+            default="",
+            help="The worker pages' language, e.g. de (default: the worker's browser language).",
+        )
 
-    def handle(self, *args, split: int, open: bool, workers: int, **options):
+    def handle(self, *args, split: int, open: bool, workers: int, language: str = "", **options):
+        try:
+            languages.validate_language(language)
+        except ValidationError as exc:
+            raise CommandError(f"--language: {exc.messages[0]}") from None
         problems, ready = [], 0
         for definition in CLUES_TASKS:
             task = Task.objects.filter(slug=definition.slug).first()
@@ -43,6 +52,7 @@ class Command(BaseCommand):
                         workers_per_condition=workers,
                         open_now=open,
                         name=f"CLUES {task.name}, split {split}",
+                        language=language,
                     )
                     verb = "created"
                 else:
