@@ -11,7 +11,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.utils.functional import Promise
-from django.utils.translation import gettext as gettext_now
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.clickjacking import xframe_options_exempt
@@ -114,7 +114,7 @@ def join(request: HttpRequest, slug: str) -> HttpResponse:
             study,
             status=400,
             title=_("This link is incomplete"),
-            message=gettext_now("%(problem)s Please open the study from your platform's page again.")
+            message=gettext("%(problem)s Please open the study from your platform's page again.")
             % {"problem": exc},
         )
     result = entry.join_study(study=study, params=params)
