@@ -114,8 +114,7 @@ def join(request: HttpRequest, slug: str) -> HttpResponse:
             study,
             status=400,
             title=_("This link is incomplete"),
-            message=gettext("%(problem)s Please open the study from your platform's page again.")
-            % {"problem": exc},
+            message=gettext("%(problem)s Please open the study from your platform's page again.") % {"problem": exc},
         )
     result = entry.join_study(study=study, params=params)
     if result.outcome == Outcome.PREVIEW:
