@@ -19,11 +19,13 @@ It is a static-like script from 'self', which the site's CSP allows.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
 
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.utils import translation
 from django.utils.cache import patch_cache_control, patch_vary_headers
+from django.utils.translation.trans_real import DjangoTranslation
 from django.views.decorators.http import require_GET
 from django.views.i18n import JavaScriptCatalog
 
@@ -66,7 +68,15 @@ def _static_prefix() -> str:
     return "/" + settings.STATIC_URL.lstrip("/")
 
 
-_catalog = JavaScriptCatalog.as_view()
+@cache
+def _catalog_script(language: str) -> tuple[bytes, str]:
+    """Django's catalog script and its content type, built once per process: the .mo files do not change
+    while it runs, and building one reads every app's catalog from disk."""
+    with translation.override(language):
+        view = JavaScriptCatalog()
+        view.translation = DjangoTranslation(language, domain=view.domain)  # every app's and LOCALE_PATHS'
+        response = view.render_to_response(view.get_context_data())
+    return response.content, response["Content-Type"]
 
 
 @require_GET
@@ -74,7 +84,7 @@ def javascript_catalog(request: HttpRequest, language: str) -> HttpResponse:
     """Django's JavaScript catalog of one shipped language (404 for any other)."""
     if language not in languages.shipped():
         raise Http404("no such language")
-    with translation.override(language):
-        response = _catalog(request)
+    content, content_type = _catalog_script(language)
+    response = HttpResponse(content, content_type=content_type)
     patch_cache_control(response, public=True, max_age=CATALOG_MAX_AGE)
     return response

@@ -12,8 +12,15 @@ names, each label's ``definition`` and ``example``) are its default texts.
 translated where the translation has it and the default otherwise.
 ``validate_translations`` refuses unknown languages, fields, labels and
 question types and anything that is not a string, with a message that names
-the place. New translatable texts (e.g. a worker-facing title) are one more
-name in ``TEXT_FIELDS`` plus the Task field of their default.
+the place.
+
+Adding a text: a new worker-facing Task field (e.g. a neutral worker title)
+is one more name in ``TEXT_FIELDS`` and ``TaskTexts``, and ``texts_for`` reads
+it like ``instructions``; the admin's TaskForm picks it up from
+``TEXT_FIELDS``. Texts of a study (consent, survey questions) would follow
+the same shape on the Study: a ``Study.translations`` JSON field
+``{"de": {"consent": "...", ...}}`` validated and read by a sibling of these
+two functions.
 """
 
 from __future__ import annotations
