@@ -119,18 +119,13 @@ class TaskForm(forms.ModelForm):
         given = task.translations if isinstance(task.translations, dict) else {}
         for code, language in translated_languages():
             own = given.get(code) or {}
-            self.fields[f"{code}__description"] = forms.CharField(
-                required=False,
-                widget=forms.Textarea(attrs={"rows": 4, "cols": 90}),
-                label=f"Description ({language})",
-                initial=own.get("description", ""),
-            )
-            self.fields[f"{code}__instructions"] = forms.CharField(
-                required=False,
-                widget=forms.Textarea(attrs={"rows": 3, "cols": 90}),
-                label=f"Instructions ({language})",
-                initial=own.get("instructions", ""),
-            )
+            for name in TEXT_FIELDS:
+                self.fields[f"{code}__{name}"] = forms.CharField(
+                    required=False,
+                    widget=forms.Textarea(attrs={"rows": 4, "cols": 90}),
+                    label=f"{name.replace('_', ' ').capitalize()} ({language})",
+                    initial=own.get(name, ""),
+                )
             self.fields[f"{code}__question_types"] = forms.CharField(
                 required=False,
                 widget=forms.Textarea(attrs={"rows": 3, "cols": 90}),
@@ -153,7 +148,7 @@ class TaskForm(forms.ModelForm):
         label_count = task.labels.count() if task is not None and task.pk else 0
         fieldsets = []
         for code, language in translated_languages():
-            names = [f"{code}__description", f"{code}__instructions", f"{code}__question_types"]
+            names = [*(f"{code}__{name}" for name in TEXT_FIELDS), f"{code}__question_types"]
             names += [f"{code}__label{i}__{part}" for i in range(label_count) for part in LABEL_FIELDS]
             description = (
                 f"The texts a worker of a study in {language} reads; an empty one shows the task's own text. "
