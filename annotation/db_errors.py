@@ -41,9 +41,10 @@ from __future__ import annotations
 import logging
 
 from django.db import OperationalError
+from django.utils.translation import gettext_lazy as _
 
 CODE = "database_unavailable"
-DETAIL = (
+DETAIL = _(  # a worker may read it (the session API): translated when a response is made
     "The service is briefly unavailable (its database cannot be reached). Please try again in a few seconds; "
     "sending the same answer again is safe."
 )

@@ -13,6 +13,7 @@ from urllib.parse import unquote_to_bytes
 
 from django.http import JsonResponse
 from django.shortcuts import render
+from django.utils.translation import gettext_lazy
 from rest_framework.settings import api_settings
 
 from annotation.api.errors import error_body
@@ -28,23 +29,45 @@ def _raw_bytes(query: str) -> bytes:
         return query.encode()
 
 
+# Problem -> (the API's detail, the page's sentence for a worker); %(field)s is the parameter's name.
+_PROBLEMS = {
+    "path_nul": ("The path contains a NUL character.", gettext_lazy("The address contains a NUL character.")),
+    "name_utf8": (
+        "A parameter name is not valid UTF-8.",
+        gettext_lazy("A parameter name in the link is not valid UTF-8."),
+    ),
+    "name_nul": (
+        "A parameter name contains a NUL character.",
+        gettext_lazy("A parameter name in the link contains a NUL character."),
+    ),
+    "value_utf8": (
+        "The parameter %(field)s is not valid UTF-8.",
+        gettext_lazy("The link's %(field)s is not valid UTF-8."),
+    ),
+    "value_nul": (
+        "The parameter %(field)s contains a NUL character.",
+        gettext_lazy("The link's %(field)s contains a NUL character."),
+    ),
+}
+
+
 def _query_problem(query: str) -> tuple[str, str] | None:
-    """(field, message) for the first unusable parameter of a raw query string, or None."""
+    """(field, problem) for the first unusable parameter of a raw query string, or None."""
     non_field = api_settings.NON_FIELD_ERRORS_KEY
     for part in _raw_bytes(query).split(b"&"):
         name_raw, _, value_raw = part.partition(b"=")
         try:
             name = unquote_to_bytes(name_raw.replace(b"+", b" ")).decode()
         except UnicodeDecodeError:
-            return non_field, "A parameter name is not valid UTF-8."
+            return non_field, "name_utf8"
         if NUL in name:
-            return non_field, "A parameter name contains a NUL character."
+            return non_field, "name_nul"
         try:
             value = unquote_to_bytes(value_raw.replace(b"+", b" ")).decode()
         except UnicodeDecodeError:
-            return name, "is not valid UTF-8."
+            return name, "value_utf8"
         if NUL in value:
-            return name, "contains a NUL character."
+            return name, "value_nul"
     return None
 
 
@@ -55,17 +78,15 @@ class RefuseUnusableURLs:
     def __call__(self, request):
         problem = None
         if NUL in request.path_info:
-            problem = ("path", "The path contains a NUL character.")
+            problem = ("path", "path_nul")
         elif query := request.META.get("QUERY_STRING", ""):
             problem = _query_problem(query)
         if problem is None:
             return self.get_response(request)
-        field, message = problem
-        named = field not in ("path", api_settings.NON_FIELD_ERRORS_KEY)
+        field, kind = problem
+        detail, sentence = _PROBLEMS[kind]
         if request.path_info.startswith("/api/"):
-            summary = f"The parameter {field} {message}" if named else message
+            summary = detail % {"field": field}
             body = error_body("invalid", summary, fields={field: [summary]})
             return JsonResponse(body, status=400)
-        return render(
-            request, "400.html", {"message": f"The link's {field} {message}" if named else message}, status=400
-        )
+        return render(request, "400.html", {"message": sentence % {"field": field}}, status=400)

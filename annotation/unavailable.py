@@ -38,7 +38,7 @@ def unavailable_response(request: HttpRequest) -> HttpResponse:
     """503 ``database_unavailable``: JSON under /api/, the 503 page elsewhere."""
     response: HttpResponse
     if request.path_info.startswith(API_PREFIX):
-        response = JsonResponse(error_body(db_errors.CODE, db_errors.DETAIL), status=503)
+        response = JsonResponse(error_body(db_errors.CODE, str(db_errors.DETAIL)), status=503)
     else:
         context = {"retry_after": db_errors.RETRY_AFTER_SECONDS, "reload": request.method in ("GET", "HEAD")}
         response = HttpResponse(loader.get_template("503.html").render(context), status=503)

@@ -4,6 +4,7 @@
 - /join/<slug>/   crowd-platform entry (annotation.urls_entry)
 - /work/          the worker's pages (annotation.urls_worker)
 - /dashboard/     admins' progress and results (annotation.urls_dashboard)
+- /jsi18n/<code>/ Django's JavaScript translation catalog for the worker pages (annotation.locale)
 - /api/session/   the worker's session API (annotation.api.session_urls), first: every worker request
 - /api/           the rest of the JSON API, described at /api/schema/ (annotation.api.urls)
 
@@ -15,6 +16,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from annotation.locale import javascript_catalog
 from annotation.views.home import home
 
 urlpatterns = [
@@ -26,6 +28,7 @@ urlpatterns = [
     path("api/", include("annotation.api.urls")),
     path("work/", include("annotation.urls_worker")),
     path("dashboard/", include("annotation.urls_dashboard")),
+    path("jsi18n/<str:language>/", javascript_catalog, name="jsi18n"),
     path("", home, name="home"),
     path("", include("annotation.urls_entry")),
 ]

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin
+from django.core.exceptions import ValidationError
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 
 from tasks_app.models import Example, ExampleSet, ExampleSetItem, Label, Task, TrainingSplit
+from tasks_app.texts import LABEL_FIELDS, TEXT_FIELDS, validate_translations
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
@@ -88,7 +91,20 @@ class QuestionTypesField(forms.CharField):
         return types
 
 
+def translated_languages() -> list[tuple[str, str]]:
+    """The languages a task's texts can be given in besides its own (the worker UI's other languages)."""
+    return [(code, name) for code, name in settings.LANGUAGES if code != settings.LANGUAGE_CODE]
+
+
 class TaskForm(forms.ModelForm):
+    """The task, and its worker-facing texts per language (``Task.translations``) as one field per text.
+
+    The translation fields are named ``<code>__description``, ``<code>__instructions``,
+    ``<code>__question_types`` (lines ``CODE | Name``) and ``<code>__label<i>__definition`` / ``__example``
+    for the task's saved labels (a label added in the same save gets its fields on the next edit).
+    Empty fields are left out: the worker then reads the task's own text.
+    """
+
     question_types = QuestionTypesField(
         required=False,
         help_text="One question type per line: CODE | Name | Question, e.g. "
@@ -99,6 +115,98 @@ class TaskForm(forms.ModelForm):
         model = Task
         fields = TASK_FIELDS
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        task = self.instance
+        self.label_names = list(task.labels.values_list("name", flat=True)) if task.pk else []
+        given = task.translations if isinstance(task.translations, dict) else {}
+        for code, language in translated_languages():
+            own = given.get(code) or {}
+            for name in TEXT_FIELDS:
+                self.fields[f"{code}__{name}"] = forms.CharField(
+                    required=False,
+                    widget=forms.Textarea(attrs={"rows": 4, "cols": 90}),
+                    label=f"{name.replace('_', ' ').capitalize()} ({language})",
+                    initial=own.get(name, ""),
+                )
+            self.fields[f"{code}__question_types"] = forms.CharField(
+                required=False,
+                widget=forms.Textarea(attrs={"rows": 3, "cols": 90}),
+                label=f"Question type names ({language})",
+                help_text="One per line: CODE | Name, for the codes above.",
+                initial="\n".join(f"{c} | {n}" for c, n in (own.get("question_types") or {}).items()),
+            )
+            labels = own.get("labels") or {}
+            for i, name in enumerate(self.label_names):
+                for part in LABEL_FIELDS:
+                    self.fields[f"{code}__label{i}__{part}"] = forms.CharField(
+                        required=False,
+                        widget=forms.Textarea(attrs={"rows": 2, "cols": 90}),
+                        label=f"Label {name}: {part} ({language})",
+                        initial=(labels.get(name) or {}).get(part, ""),
+                    )
+
+    @classmethod
+    def translation_fieldsets(cls, task: Task | None) -> list[tuple[str, dict[str, Any]]]:
+        label_count = task.labels.count() if task is not None and task.pk else 0
+        fieldsets = []
+        for code, language in translated_languages():
+            names = [*(f"{code}__{name}" for name in TEXT_FIELDS), f"{code}__question_types"]
+            names += [f"{code}__label{i}__{part}" for i in range(label_count) for part in LABEL_FIELDS]
+            description = (
+                f"The texts a worker of a study in {language} reads; an empty one shows the task's own text. "
+                "The task's name and the examples are not translated."
+            )
+            fieldsets.append((f"Texts in {language}", {"fields": names, "description": description}))
+        return fieldsets
+
+    def _translations(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        given = self.instance.translations if isinstance(self.instance.translations, dict) else {}
+        result = {code: texts for code, texts in given.items() if code not in dict(translated_languages())}
+        for code, _language in translated_languages():
+            texts: dict[str, Any] = {}
+            for name in TEXT_FIELDS:
+                if (data.get(f"{code}__{name}") or "").strip():
+                    texts[name] = data[f"{code}__{name}"].strip()
+            types: dict[str, str] = {}
+            for number, line in enumerate((data.get(f"{code}__question_types") or "").splitlines(), start=1):
+                if not line.strip():
+                    continue
+                qt_code, sep, name = (part.strip() for part in line.partition("|"))
+                if not sep or not qt_code or not name:
+                    raise forms.ValidationError(
+                        f"Question type names ({code}), line {number}: write CODE | Name, not {line.strip()!r}."
+                    )
+                types[qt_code] = name
+            if types:
+                texts["question_types"] = types
+            labels: dict[str, dict[str, str]] = {}
+            for i, label in enumerate(self.label_names):
+                own = {
+                    p: data[f"{code}__label{i}__{p}"].strip()
+                    for p in LABEL_FIELDS
+                    if data.get(f"{code}__label{i}__{p}", "").strip()
+                }
+                if own:
+                    labels[label] = own
+            if labels:
+                texts["labels"] = labels
+            if texts:
+                result[code] = texts
+        return result
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        translations = self._translations()
+        codes = [qt.get("code", "") for qt in cleaned.get("question_types") or self.instance.question_types or []]
+        try:
+            validate_translations(translations, label_names=self.label_names, question_type_codes=codes)
+        except ValidationError as exc:
+            raise forms.ValidationError(exc.messages) from None  # not a form field's: the form's own errors
+        self.instance.translations = translations  # a model field outside Meta.fields: set here, saved with it
+        return cleaned
+
 
 @admin.register(Task)
 class TaskAdmin(admin.ModelAdmin):
@@ -107,7 +215,15 @@ class TaskAdmin(admin.ModelAdmin):
     list_filter = ("kind", "group")
     search_fields = ("name", "slug")
     inlines = [LabelInline]
-    fields = TASK_FIELDS
+
+    def get_fieldsets(self, request: HttpRequest, obj: Task | None = None) -> Any:
+        return [(None, {"fields": TASK_FIELDS}), *TaskForm.translation_fieldsets(obj)]
+
+    def get_form(self, request: HttpRequest, obj: Task | None = None, change: bool = False, **kwargs: Any) -> Any:
+        # The translation fields are the form's own (one per saved label), not model fields: build the form
+        # from the model's fields only, and let the fieldsets place the rest.
+        kwargs["fields"] = [f for f in TASK_FIELDS if f not in self.get_readonly_fields(request, obj)]
+        return super().get_form(request, obj, change=change, **kwargs)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Task]:
         return super().get_queryset(request).annotate(_examples=Count("examples"))

@@ -48,6 +48,13 @@ class Task(models.Model):
         blank=True,
         help_text='Question types as a list of {"code", "name", "question"}, e.g. PER/ORG/LOC for NER.',
     )
+    translations = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The worker-facing texts per language, each optional (the task's own texts otherwise): "
+        '{"de": {"description": "...", "instructions": "...", "question_types": {"PER": "..."}, '
+        '"labels": {"positive": {"definition": "...", "example": "..."}}}} (docs/studies.md, Languages).',
+    )
     display_order = models.PositiveSmallIntegerField(default=100)
     worker_title = models.CharField(
         max_length=120,
@@ -72,6 +79,15 @@ class Task(models.Model):
     @property
     def is_classification(self) -> bool:
         return self.kind == self.Kind.CLASSIFICATION
+
+    def clean(self) -> None:
+        from tasks_app.texts import validate_translations  # texts reads the models' types only
+
+        validate_translations(
+            self.translations,
+            label_names=list(self.labels.values_list("name", flat=True)) if self.pk else None,
+            question_type_codes=[qt.get("code", "") for qt in self.question_types or [] if isinstance(qt, dict)],
+        )
 
     def question_type_for(self, question: str) -> str:
         """The code of the question type whose question text matches, or ''."""

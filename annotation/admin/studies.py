@@ -42,6 +42,7 @@ from annotation.services import (
     studies,
     training_filter,
 )
+from annotation.services.languages import study_language_choices
 from tasks_app.models import ExampleSet, Task
 
 SHOT_CHOICES = [(s, f"{s}-shot") for s in studies.STANDARD_SHOTS]
@@ -240,6 +241,12 @@ class StandardDesignForm(forms.Form):
     split_number = forms.TypedChoiceField(choices=[(n, n) for n in range(1, 6)], coerce=int, initial=1)
     workers_per_condition = forms.IntegerField(min_value=1, initial=studies.STANDARD_WORKERS)
     slug = forms.SlugField(required=False, help_text="Default: <task>-split<N>.")
+    language = forms.ChoiceField(
+        choices=study_language_choices,
+        required=False,
+        initial="",
+        help_text="The language of the worker pages (empty: the worker's browser language).",
+    )
     open_now = forms.BooleanField(required=False, label="Open the study right away")
     filter_rule = forms.ChoiceField(choices=Study.FilterRule.choices, initial=Study.FilterRule.NONE, required=False)
     filter_threshold = forms.FloatField(
@@ -291,6 +298,7 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
             "Protocol",
             {
                 "fields": [
+                    "language",
                     "test_order",
                     "abandon_after_minutes",
                     "filter_rule",
@@ -510,6 +518,7 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
                     filter_rule=data["filter_rule"] or Study.FilterRule.NONE,
                     filter_threshold=data["filter_threshold"] or 0.0,
                     filter_reference=data["filter_reference"] or Study.FilterReference.MEAN,
+                    language=data["language"],
                 )
             except ValidationError as exc:
                 form.add_error(None, _error_text(exc))

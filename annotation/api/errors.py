@@ -125,7 +125,7 @@ def as_api_exception(exc: Exception) -> exceptions.APIException | None:
 def database_unavailable_response() -> Response:
     """503 ``database_unavailable``: the database cannot be reached; the client retries after ``Retry-After``."""
     headers = {"Retry-After": str(db_errors.RETRY_AFTER_SECONDS)}
-    return error_response(db_errors.CODE, db_errors.DETAIL, 503, headers=headers)
+    return error_response(db_errors.CODE, str(db_errors.DETAIL), 503, headers=headers)
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:

@@ -37,6 +37,8 @@ from django.http import HttpRequest, HttpResponseBase
 from django.http.multipartparser import MultiPartParserError
 from django.middleware.csrf import get_token
 from django.utils.cache import add_never_cache_headers
+from django.utils.translation import get_language, gettext
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions
 from rest_framework.authentication import CSRFCheck
@@ -70,6 +72,7 @@ from annotation.services import (
     answers,
     closing,
     consent,
+    languages,
     lifecycle,
     outcomes,
     presentation,
@@ -83,6 +86,7 @@ from annotation.services.answers import AnswerError, InvalidAnswer, NotInStep, N
 from annotation.services.entry import completion_target
 from annotation.services.steps import Progress
 from annotation.services.worker_sql import StepHead, WorkerState
+from tasks_app.texts import question_type_names, texts_for
 
 TAGS = ["worker session"]
 logger = logging.getLogger(__name__)
@@ -94,7 +98,7 @@ logger = logging.getLogger(__name__)
 class HasWorkerSession(BasePermission):
     """The worker cookie names a participation; the view has read it (``WorkerSessionView.worker``)."""
 
-    message = "open the study's link from your crowd platform first (no worker session)"
+    message = _("Open the study's link from your crowd platform first (no worker session).")
     code = "no_session"
 
     def has_permission(self, request: Request, view: APIView) -> bool:
@@ -154,6 +158,8 @@ class WorkerSessionView(APIView):
             if reason:
                 raise exceptions.PermissionDenied(f"CSRF failed: {reason}", code="csrf_failed")
         self.worker = load_worker_state(request._request)
+        # The study's language for this request's messages and texts (no query: the study came with the read).
+        languages.activate_for_study(request._request, self.worker.participation.study if self.worker else None)
         super().initial(request, *args, **kwargs)
 
     def get_exception_handler(self) -> Callable[[Exception, dict[str, Any]], JSONResponse | None]:
@@ -198,13 +204,13 @@ class WorkerSessionView(APIView):
     def body(self) -> dict[str, Any]:
         data = self.request.data
         if not isinstance(data, dict):
-            raise InvalidAnswer("invalid_payload", "send a JSON object")
+            raise InvalidAnswer("invalid_payload", gettext("Send a JSON object."))
         return data
 
     def item_id(self, data: dict[str, Any]) -> int:
         item = data.get("item")
         if isinstance(item, bool) or not isinstance(item, int):
-            raise InvalidAnswer("invalid_item", "item must be the integer id of your current item")
+            raise InvalidAnswer("invalid_item", gettext("item must be the integer id of your current item."))
         return item
 
 
@@ -212,12 +218,14 @@ class WorkerSessionView(APIView):
 
 
 def task_payload(participation: Participation) -> dict:
-    """The task as workers see it: a neutral title, never the dataset's name or slug (services.presentation)."""
+    """The task as workers see it: a neutral title, never the dataset's name or slug (services.presentation),
+    its texts in the request's language (tasks_app.texts)."""
     task = participation.task
-    shown = presentation.worker_task(participation.study, participation.task)
+    shown = presentation.worker_task(participation.study, task, language=get_language())
+    texts = texts_for(task, get_language(), labels=task.labels.all())
     labels = [
-        {"name": label.name, "definition": label.definition, "example": label.example, "key": str(i + 1)}
-        for i, label in enumerate(task.labels.all())
+        {"name": name, "definition": help.definition, "example": help.example, "key": str(i + 1)}
+        for i, (name, help) in enumerate(texts.labels.items())
     ]
     return {
         "name": shown.name,
@@ -232,7 +240,7 @@ def task_payload(participation: Participation) -> dict:
 def item_payload(participation: Participation, response: Response) -> dict:
     example = response.example
     task = participation.task
-    question_types = {qt.get("code"): qt.get("name", "") for qt in task.question_types or []}
+    question_types = question_type_names(task, get_language())
     payload = {
         "item": response.pk,
         "phase": response.phase,
@@ -391,7 +399,9 @@ class StartView(WorkerSessionView):
             except lifecycle.InvalidTransition:
                 participation.refresh_from_db()  # a double click: the first request started it
         if steps.phase_for(participation) is None:
-            raise NotInStep("not_in_step", f"your participation is {participation.state}")
+            raise NotInStep(
+                "not_in_step", gettext("There is no step to work on now (%(state)s).") % {"state": participation.state}
+            )
         return JSONResponse(session_payload(participation, known=known))
 
 
@@ -468,12 +478,12 @@ class ItemView(WorkerSessionView):
             Response.all_objects.select_related("example").filter(pk=item_id, participation=participation).first()
         )
         if response is None:
-            raise NotYourItem("not_your_item", "this item is not assigned to you")
+            raise NotYourItem("not_your_item", gettext("This item is not assigned to you."))
         if not response.is_locked:
             head = steps.current_step(participation=participation, known=self.session.step)
             current = head.current if head is not None else None
             if current is None or current.pk != response.pk:
-                raise answers.NotCurrentItem("not_current_item", "this is not your current item")
+                raise answers.NotCurrentItem("not_current_item", gettext("This is not your current item."))
             timing.mark_shown(response)
         progress = steps.phase_progress(participation=participation, phase=response.phase)
         return JSONResponse(
@@ -525,10 +535,12 @@ class EventView(WorkerSessionView):
         item_id = self.item_id(data)
         kind = data.get("type")
         if kind not in timing.EVENT_KINDS:
-            raise InvalidAnswer("invalid_event", f"type must be one of {', '.join(timing.EVENT_KINDS)}")
+            raise InvalidAnswer(
+                "invalid_event", gettext("type must be one of %(kinds)s.") % {"kinds": ", ".join(timing.EVENT_KINDS)}
+            )
         response = Response.all_objects.filter(pk=item_id, participation=self.participation).first()
         if response is None:
-            raise NotYourItem("not_your_item", "this item is not assigned to you")
+            raise NotYourItem("not_your_item", gettext("This item is not assigned to you."))
         recorded = timing.record_event(participation=self.participation, response=response, kind=kind)
         return JSONResponse({"recorded": recorded})
 

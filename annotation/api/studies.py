@@ -45,6 +45,7 @@ from annotation.models import (
     Worker,
 )
 from annotation.services import blocklist, closing, lifecycle, slots, studies, training_filter
+from annotation.services.languages import study_language_choices
 from tasks_app.models import Task
 
 if TYPE_CHECKING:
@@ -97,8 +98,22 @@ class ConditionSerializer(serializers.ModelSerializer[Condition]):
         fields = ["id", "study", "shots", "training_set"]
 
 
+LANGUAGE_HELP = (
+    'The worker pages\' language: a shipped code (e.g. "en", "de"), or "" for the worker\'s browser language.'
+)
+_SHIPPED = ", ".join(repr(code) for code, _ in study_language_choices() if code)
+LANGUAGE_ERROR = "Unknown language {input!r}: use one of " + _SHIPPED + ', or "" (the worker\'s browser language).'
+
+
 class StudySerializer(serializers.ModelSerializer[Study]):
     task = serializers.SlugRelatedField(slug_field="slug", queryset=Task.objects.all())
+    language = serializers.ChoiceField(
+        choices=study_language_choices(),
+        required=False,
+        allow_blank=True,
+        help_text=LANGUAGE_HELP,
+        error_messages={"invalid_choice": LANGUAGE_ERROR},
+    )
     shots = serializers.ListField(
         child=serializers.IntegerField(min_value=0, max_value=SMALL_MAX),
         write_only=True,
@@ -160,6 +175,13 @@ class StandardDesignSerializer(serializers.Serializer):
     slug = serializers.SlugField(required=False, allow_blank=True)
     name = serializers.CharField(required=False, allow_blank=True, max_length=200)
     workers_per_condition = serializers.IntegerField(min_value=1, max_value=SMALL_MAX, default=studies.STANDARD_WORKERS)
+    language = serializers.ChoiceField(
+        choices=study_language_choices(),
+        default="",
+        allow_blank=True,
+        help_text=LANGUAGE_HELP,
+        error_messages={"invalid_choice": LANGUAGE_ERROR},
+    )
     open = serializers.BooleanField(default=False, help_text="Open the study right away.")
     filter_rule = serializers.ChoiceField(
         choices=Study.FilterRule.choices, default=Study.FilterRule.NONE, help_text="The training filter's rule."
@@ -368,6 +390,7 @@ class StudyViewSet(viewsets.ModelViewSet[Study]):
                 filter_rule=data["filter_rule"],
                 filter_threshold=data["filter_threshold"],
                 filter_reference=data["filter_reference"],
+                language=data["language"],
             )
         except DjangoValidationError as exc:
             raise _as_400(exc) from None

@@ -9,6 +9,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
+from annotation.services.languages import study_language_choices
 from tasks_app.models import ExampleSet, Task
 
 
@@ -125,6 +126,14 @@ class Study(models.Model):
         editable=False,
         help_text="Set when the study is closed: workers already in may go on until then, not after. "
         "Empty on a study that is not closed (and on one closed before this existed: it ends at once).",
+    )
+    language = models.CharField(
+        max_length=10,
+        blank=True,
+        default="",
+        choices=study_language_choices,
+        help_text="The language of the worker pages: a fixed one, or (empty) the worker's browser language "
+        "among those the site ships. Task texts given in that language are shown (the task's translations).",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -36,6 +36,7 @@ from datetime import UTC, datetime
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotation.models import Participation, ParticipationEvent, Study
 from annotation.services import lifecycle
@@ -61,11 +62,17 @@ class StudyClosed(Exception):
     status = 409
 
     def __init__(self, study: Study):
-        when = f" at {format_deadline(study.closes_at)}" if study.closes_at else ""
-        self.detail = (
-            f"this study closed{when}: no more answers are taken. Reload the page: if you had started, it shows "
-            "your completion code."
-        )
+        # In the language of the request (the session API activates the study's).
+        if study.closes_at:
+            self.detail = gettext(
+                "This study closed at %(time)s: no more answers are taken. Reload the page: if you had started, "
+                "it shows your completion code."
+            ) % {"time": format_deadline(study.closes_at)}
+        else:
+            self.detail = gettext(
+                "This study has closed: no more answers are taken. Reload the page: if you had started, it shows "
+                "your completion code."
+            )
         super().__init__(self.detail)
 
 

@@ -25,6 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, unquote_to_bytes, urlencode, urlsplit, urlunsplit
 
+from django.utils.translation import gettext
+
 PROLIFIC = "prolific"
 MTURK = "mturk"
 INHOUSE = "inhouse"
@@ -59,15 +61,19 @@ class EntryParams:
 def _clean_id(value: str | None, name: str) -> str:
     value = (value or "").strip()
     if not value:
-        raise BadEntry(f"The link has no worker id ({name} is missing or blank).")
+        raise BadEntry(gettext("The link has no worker id (%(name)s is missing or blank).") % {"name": name})
     if len(value) > MAX_ID_LENGTH:
-        raise BadEntry(f"{name} is longer than {MAX_ID_LENGTH} characters.")
+        raise BadEntry(
+            gettext("%(name)s is longer than %(limit)d characters.") % {"name": name, "limit": MAX_ID_LENGTH}
+        )
     # isprintable() is False for control and format (invisible, e.g. zero-width) characters and for
     # every space but U+0020, which isspace() catches.
     if any(not ch.isprintable() or ch.isspace() for ch in value):
-        raise BadEntry(f"{name} contains spaces or control characters.")
+        raise BadEntry(gettext("%(name)s contains spaces or control characters.") % {"name": name})
     if REPLACEMENT_CHARACTER in value:
-        raise BadEntry(f"{name} contains characters that could not be read (not valid UTF-8).")
+        raise BadEntry(
+            gettext("%(name)s contains characters that could not be read (not valid UTF-8).") % {"name": name}
+        )
     return value
 
 
@@ -97,7 +103,7 @@ def _check_utf8(raw_query: str, names: tuple[str, ...]) -> None:
         try:
             unquote_to_bytes(value.replace(b"+", b" ")).decode("utf-8")
         except UnicodeDecodeError:
-            raise BadEntry(f"{name} is not valid UTF-8 text.") from None
+            raise BadEntry(gettext("%(name)s is not valid UTF-8 text.") % {"name": name}) from None
 
 
 def _check_turk_submit_to(value: str) -> None:
@@ -105,7 +111,7 @@ def _check_turk_submit_to(value: str) -> None:
     if parts.scheme != "https" or parts.hostname not in MTURK_SUBMIT_HOSTS:
         # Not a typo a worker makes: a link built to send the worker's completion elsewhere.
         logger.warning("entry refused: turkSubmitTo points at %r (scheme %r)", parts.hostname, parts.scheme)
-        raise BadEntry("turkSubmitTo is not a Mechanical Turk address.")
+        raise BadEntry(gettext("turkSubmitTo is not a Mechanical Turk address."))
 
 
 def parse_entry(query: Mapping[str, str], *, raw_query: str | None = None) -> EntryParams:
@@ -135,7 +141,7 @@ def _parse_entry(query: Mapping[str, str], raw_query: str | None) -> EntryParams
     elif "worker_id" in query:
         platform, id_name = INHOUSE, "worker_id"
     else:
-        raise BadEntry("The link has no worker id (PROLIFIC_PID, workerId or worker_id).")
+        raise BadEntry(gettext("The link has no worker id (PROLIFIC_PID, workerId or worker_id)."))
     if raw_query:
         _check_utf8(raw_query, (id_name, *_KEPT[platform]))
     data = {k: str(query[k]).strip() for k in _KEPT[platform] if str(query.get(k) or "").strip()}

@@ -20,6 +20,7 @@ from django.utils.translation import gettext as _
 
 from annotation.models import Participation, Response, Study
 from tasks_app.models import Example, Task
+from tasks_app.texts import texts_for
 
 # Seconds per item before a study has its own figures (the CLUES tasks, then per kind).
 DEFAULT_SECONDS_PER_ITEM = {"sst2": 10, "mnli": 20, "conll03": 20, "wikiann": 15, "squad2": 45, "record": 60}
@@ -50,12 +51,15 @@ def title_for(study: Study, task: Task | None = None) -> str:
     return study.worker_title or task.worker_title or _("Language task")
 
 
-def worker_task(study: Study, task: Task | None = None) -> WorkerTask:
+def worker_task(study: Study, task: Task | None = None, *, language: str | None = None) -> WorkerTask:
+    """The task as the worker pages show it; description and instructions in ``language`` where the task
+    has them translated (tasks_app.texts), the study's own description first."""
     task = task or study.task
+    texts = texts_for(task, language, labels=())  # no query: the label help is not needed here
     return WorkerTask(
         name=title_for(study, task),
-        description=study.worker_description or task.description,
-        instructions=task.instructions,
+        description=study.worker_description or texts.description,
+        instructions=texts.instructions,
         kind=task.kind,
         multiple_spans=task.multiple_spans,
     )

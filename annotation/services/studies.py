@@ -51,6 +51,7 @@ EDITABLE_FIELDS = (
     "survey_placement",
     "attention_fail_limit",
     "attention_action",
+    "language",
 ) + tuple(name for name in ("base_reward",) if name in {f.name for f in Study._meta.get_fields()})
 
 STATUS_TRANSITIONS: dict[str, set[str]] = {

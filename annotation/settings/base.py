@@ -49,6 +49,9 @@ MIDDLEWARE = [
     "annotation.request_cycles.BreakRequestCycles",  # outermost: it runs once the response is complete
     "django.middleware.security.SecurityMiddleware",
     "annotation.csp.ContentSecurityPolicyMiddleware",  # outside WhiteNoise: static files get the header too
+    # The worker's language (browser or study), before the first page that can answer (the 400 below);
+    # the admin, dashboard and researchers' API stay in LANGUAGE_CODE.
+    "annotation.locale.WorkerLocaleMiddleware",
     "annotation.middleware.RefuseUnusableURLs",  # NUL or non-UTF-8 in the URL: 400 before any view
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -207,7 +210,11 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
-LANGUAGE_CODE = "en-us"
+# The worker UI ships in these languages (docs/studies.md, Languages); a study picks one or follows the
+# worker's browser among them. The catalogs are locale/<code>/LC_MESSAGES/django(js).po, compiled .mo beside.
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("de", "Deutsch")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

@@ -10,6 +10,9 @@ from __future__ import annotations
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
+from django.utils.functional import Promise
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET
@@ -17,37 +20,49 @@ from django.views.decorators.http import require_GET
 from annotation import worker_cookie
 from annotation.csp import csp_update
 from annotation.models import Study
-from annotation.services import entry, presentation
+from annotation.services import entry, languages, presentation
 from annotation.services.entry import Outcome
 from annotation.services.platforms import BadEntry, CompletionTarget, parse_entry
+from tasks_app.texts import texts_for
 
+StrOrPromise = str | Promise
 WORKER_HOME = "/work/"  # the worker pages (URL name "worker:home"), by path so entry does not depend on them
 
-# outcome -> (HTTP status, page title, message)
-_REFUSALS: dict[Outcome, tuple[int, str, str]] = {
+# outcome -> (HTTP status, page title, message), translated when the page renders
+_REFUSALS: dict[Outcome, tuple[int, StrOrPromise, StrOrPromise]] = {
     Outcome.FULL: (
         409,
-        "This study is full",
-        "All places in this study have been taken. Thank you for your interest: please return the study "
-        "on your platform so that you are not penalised.",
+        _("This study is full"),
+        _(
+            "All places in this study have been taken. Thank you for your interest: please return the study "
+            "on your platform so that you are not penalised."
+        ),
     ),
     Outcome.ALREADY_TOOK_PART: (
         403,
-        "You have already taken part in this task",
-        "Our records show that you have already taken part in this task. Each person can take part only "
-        "once, so that the results stay valid. Thank you for your help: please return the study on your platform.",
+        _("You have already taken part in this task"),
+        _(
+            "Our records show that you have already taken part in this task. Each person can take part only "
+            "once, so that the results stay valid. Thank you for your help: please return the study on your "
+            "platform."
+        ),
     ),
     Outcome.SLOT_RELEASED: (
         403,
-        "Your place in this study was released",
-        "Your place in this study was given to another participant after a long time without activity, "
-        "and each person can take part in this task only once, so you cannot continue. If you think this is "
-        "a mistake, please contact the researchers through your platform.",
+        _("Your place in this study was released"),
+        _(
+            "Your place in this study was given to another participant after a long time without activity, "
+            "and each person can take part in this task only once, so you cannot continue. If you think this is "
+            "a mistake, please contact the researchers through your platform."
+        ),
     ),
     Outcome.BLOCKED: (
         403,
-        "You cannot take part in this study",
-        "This account cannot take part in our studies. If you think this is a mistake, please contact the researchers.",
+        _("You cannot take part in this study"),
+        _(
+            "This account cannot take part in our studies. If you think this is a mistake, please contact the "
+            "researchers."
+        ),
     ),
 }
 
@@ -57,8 +72,8 @@ def _message(
     study: Study | None,
     *,
     status: int,
-    title: str,
-    message: str,
+    title: StrOrPromise,
+    message: StrOrPromise,
     completion: CompletionTarget | None = None,
 ) -> HttpResponse:
     context = {
@@ -77,23 +92,23 @@ def _not_open(request: HttpRequest, study: Study) -> HttpResponse:
             request,
             study,
             status=410,
-            title="This study has closed",
-            message="This study is no longer accepting participants. Thank you for your interest.",
+            title=_("This study has closed"),
+            message=_("This study is no longer accepting participants. Thank you for your interest."),
         )
     if study.status == Study.Status.PAUSED:
         return _message(
             request,
             study,
             status=403,
-            title="This study is paused",
-            message="This study is not accepting new participants at the moment. Please try again later.",
+            title=_("This study is paused"),
+            message=_("This study is not accepting new participants at the moment. Please try again later."),
         )
     return _message(
         request,
         study,
         status=403,
-        title="This study has not started yet",
-        message="This study is not open for participants yet.",
+        title=_("This study has not started yet"),
+        message=_("This study is not open for participants yet."),
     )
 
 
@@ -104,6 +119,7 @@ def _not_open(request: HttpRequest, study: Study) -> HttpResponse:
 @require_GET
 def join(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_object_or_404(Study.objects.select_related("task"), slug=slug)
+    language = languages.activate_for_study(request, study)
     try:
         params = parse_entry(request.GET, raw_query=request.META.get("QUERY_STRING", ""))
     except BadEntry as exc:
@@ -111,12 +127,14 @@ def join(request: HttpRequest, slug: str) -> HttpResponse:
             request,
             study,
             status=400,
-            title="This link is incomplete",
-            message=f"{exc} Please open the study from your platform's page again.",
+            title=_("This link is incomplete"),
+            message=gettext("%(problem)s Please open the study from your platform's page again.") % {"problem": exc},
         )
     result = entry.join_study(study=study, params=params)
     if result.outcome == Outcome.PREVIEW:
-        return render(request, "entry/preview.html", {"study": study, "task": presentation.worker_task(study)})
+        texts = texts_for(study.task, language, labels=())
+        task = presentation.worker_task(study, language=language)
+        return render(request, "entry/preview.html", {"study": study, "task": task, "texts": texts})
     if result.outcome == Outcome.NOT_OPEN:
         return _not_open(request, result.study)
     if result.admitted:
@@ -126,6 +144,7 @@ def join(request: HttpRequest, slug: str) -> HttpResponse:
             return render(request, "entry/open_in_tab.html", {"study": study, "link": request.get_full_path()})
         response = HttpResponseRedirect(WORKER_HOME)
         worker_cookie.remember(response, result.participation.pk)
+        languages.remember_for_study(response, study)
         return response
     status, title, message = _REFUSALS[result.outcome]
     completion = entry.refusal_target(result=result, params=params)

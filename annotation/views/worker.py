@@ -23,12 +23,14 @@ from django.views.decorators.http import require_GET
 from annotation.api.session import completion_payload, load_worker_state
 from annotation.csp import csp_update
 from annotation.models import AttentionCheck, Participation
-from annotation.services import closing, consent, presentation, survey, timing
+from annotation.services import closing, consent, languages, presentation, survey, timing
 from annotation.views import consent_survey
 from tasks_app.models import ExampleSet, ExampleSetItem
+from tasks_app.texts import texts_for
 
 State = Participation.State
 
+# The keys are the same in every language; what they do is translated when the page renders.
 SHORTCUTS_CLASSIFICATION = [
     ("1 … {n}", _("choose a label")),
     ("H", _("help for the chosen label")),
@@ -46,13 +48,14 @@ SHORTCUTS_SPANS = [
     ("Q W E R T", _("confidence 1 … 5")),
     ("Enter", _("submit / next")),
 ]
+SKIP_SHORTCUT = ("S", _("skip this item (press twice)"))
 
 CONFIDENCE_SCALE = [
-    (1, "Strongly disagree", "Q"),
-    (2, "Disagree", "W"),
-    (3, "Neutral", "E"),
-    (4, "Agree", "R"),
-    (5, "Strongly agree", "T"),
+    (1, _("Strongly disagree"), "Q"),
+    (2, _("Disagree"), "W"),
+    (3, _("Neutral"), "E"),
+    (4, _("Agree"), "R"),
+    (5, _("Strongly agree"), "T"),
 ]
 
 
@@ -76,15 +79,18 @@ def home(request: HttpRequest) -> HttpResponse:
     if worker is None:
         return render(request, "worker/no_session.html", status=403)
     participation = worker.participation
+    language = languages.activate_for_study(request, participation.study)
     try:
         closing.check_can_work(participation)
     except closing.StudyClosed:
         return _closed(request, participation)
-    # Templates read ``task`` as the worker sees it: a neutral title, never the dataset's name.
+    # Templates read ``task`` as the worker sees it: a neutral title, never the dataset's name, its texts
+    # in the page's language (tasks_app.texts via services.presentation).
     context = {
         "participation": participation,
-        "task": presentation.worker_task(participation.study, participation.task),
+        "task": presentation.worker_task(participation.study, participation.task, language=language),
         "study": participation.study,
+        "texts": texts_for(participation.task, language, labels=()),
     }
     deadline = closing.grace_deadline(participation.study)
     if deadline is not None:
@@ -106,7 +112,7 @@ def home(request: HttpRequest) -> HttpResponse:
     if state in (State.TRAINING, State.TEST):
         shortcuts = SHORTCUTS_CLASSIFICATION if participation.task.is_classification else SHORTCUTS_SPANS
         if state == State.TEST:
-            shortcuts = [*shortcuts[:-1], ("S", _("skip this item (press twice)")), shortcuts[-1]]
+            shortcuts = [*shortcuts[:-1], SKIP_SHORTCUT, shortcuts[-1]]
         n_labels = participation.task.labels.count() if participation.task.is_classification else 0
         context.update(
             items_base=reverse("session:item", args=[0]).removesuffix("0/"),

@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Study
-from annotation.services import studies
+from annotation.services import languages, studies
 from tasks_app.catalog import CLUES_TASKS
 from tasks_app.models import Task
 
@@ -34,6 +34,11 @@ class Command(BaseCommand):
         )
         parser.add_argument("--filter-threshold", type=float, default=0.0, help="0..1; see --filter-rule.")
         parser.add_argument(
+            "--language",
+            default="",
+            help="The worker pages' language, e.g. de (default: the worker's browser language).",
+        )
+        parser.add_argument(
             "--filter-reference",
             choices=Study.FilterReference.values,
             default=Study.FilterReference.MEAN,
@@ -49,8 +54,13 @@ class Command(BaseCommand):
         filter_rule: str,
         filter_threshold: float,
         filter_reference: str,
+        language: str = "",
         **options,
     ):
+        try:
+            languages.validate_language(language)
+        except ValidationError as exc:
+            raise CommandError(f"--language: {exc.messages[0]}") from None
         problems, ready = [], 0
         for definition in CLUES_TASKS:
             task = Task.objects.filter(slug=definition.slug).first()
@@ -70,6 +80,7 @@ class Command(BaseCommand):
                         filter_rule=filter_rule,
                         filter_threshold=filter_threshold,
                         filter_reference=filter_reference,
+                        language=language,
                     )
                     verb = "created"
                 else:

@@ -1,0 +1,79 @@
+"""Which language a worker sees: the study's, or their browser's among the shipped languages.
+
+The worker UI ships in ``settings.LANGUAGES`` (English and German). A study's
+``language`` is either a fixed code from that list or ``""`` (follow the
+worker: Django's choice from the language cookie, then ``Accept-Language``,
+then ``LANGUAGE_CODE``). Every worker-facing view activates the language of
+the study it serves with ``activate_for_study``; requests outside a study (a
+404, the no-session page) keep what ``annotation.locale.WorkerLocaleMiddleware``
+chose from the browser. The choice costs no query: the study is already in
+the request's worker read (``annotation.services.worker_sql``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse
+from django.utils import translation
+
+if TYPE_CHECKING:  # the model's field takes its choices from here
+    from annotation.models import Study
+
+FOLLOW_BROWSER = ""
+
+
+def shipped() -> list[str]:
+    """The codes of the languages the worker UI ships in, default first."""
+    return [code for code, _ in settings.LANGUAGES]
+
+
+def study_language_choices() -> list[tuple[str, str]]:
+    """Choices of ``Study.language`` (a callable, so that adding a language needs no migration)."""
+    return [(FOLLOW_BROWSER, "The worker's browser language"), *settings.LANGUAGES]
+
+
+def validate_language(code: object, *, allow_browser: bool = True) -> str:
+    """``code`` if it is a shipped language (or "" when ``allow_browser``); else a ValidationError naming them."""
+    if isinstance(code, str) and (code in shipped() or (allow_browser and code == FOLLOW_BROWSER)):
+        return code
+    known = ", ".join(repr(c) for c in shipped())
+    browser = ' or "" (the worker\'s browser language)' if allow_browser else ""
+    raise ValidationError(f"Unknown language {code!r}: use one of {known}{browser}.")
+
+
+def browser_language(request: HttpRequest) -> str:
+    """The worker's own choice among the shipped languages: cookie, then Accept-Language, then the default."""
+    return translation.get_language_from_request(request, check_path=False)
+
+
+def language_for(study: Study | None, request: HttpRequest) -> str:
+    """The language a worker of ``study`` sees (their browser's when the study follows it, or without one)."""
+    if study is not None and study.language in shipped():
+        return study.language
+    return browser_language(request)
+
+
+def activate_for_study(request: HttpRequest, study: Study | None) -> str:
+    """Activate the study's language for the rest of this request (and its response); returns the code."""
+    code = language_for(study, request)
+    translation.activate(code)
+    request.LANGUAGE_CODE = code
+    return code
+
+
+def remember_for_study(response: HttpResponse, study: Study) -> None:
+    """On entry: pin a fixed study language in Django's language cookie, so that pages outside the study's
+    views (a 404, the CSRF page) speak it too; a study that follows the browser clears an earlier pin."""
+    if study.language in shipped():
+        response.set_cookie(
+            settings.LANGUAGE_COOKIE_NAME,
+            study.language,
+            max_age=settings.SESSION_COOKIE_AGE,
+            secure=settings.SESSION_COOKIE_SECURE,
+            samesite=settings.SESSION_COOKIE_SAMESITE,
+        )
+    else:
+        response.delete_cookie(settings.LANGUAGE_COOKIE_NAME, samesite=settings.SESSION_COOKIE_SAMESITE)

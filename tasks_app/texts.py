@@ -1,0 +1,153 @@
+"""A task's worker-facing texts in one language: the one place that picks them, with their validation.
+
+A task's own fields (``description``, ``instructions``, the question types'
+names, each label's ``definition`` and ``example``) are its default texts.
+``Task.translations`` gives them per language, any of them, e.g.::
+
+    {"de": {"description": "...", "instructions": "...",
+            "question_types": {"PER": "Person"},
+            "labels": {"positive": {"definition": "...", "example": "..."}}}}
+
+``texts_for(task, language)`` returns the texts a worker sees, each one
+translated where the translation has it and the default otherwise.
+``validate_translations`` refuses unknown languages, fields, labels and
+question types and anything that is not a string, with a message that names
+the place.
+
+Adding a text: a new worker-facing Task field (e.g. a neutral worker title)
+is one more name in ``TEXT_FIELDS`` and ``TaskTexts``, and ``texts_for`` reads
+it like ``instructions``; the admin's TaskForm picks it up from
+``TEXT_FIELDS``. Texts of a study (consent, survey questions) would follow
+the same shape on the Study: a ``Study.translations`` JSON field
+``{"de": {"consent": "...", ...}}`` validated and read by a sibling of these
+two functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+
+if TYPE_CHECKING:
+    from tasks_app.models import Label, Task
+
+# Task fields whose text a translation may replace (each is also the key in a language's object).
+TEXT_FIELDS = ("description", "instructions")
+LABEL_FIELDS = ("definition", "example")
+MAX_TEXT_LENGTH = 20_000
+
+
+@dataclass(frozen=True)
+class LabelHelp:
+    definition: str
+    example: str
+
+
+@dataclass(frozen=True)
+class TaskTexts:
+    """What a worker reads about a task, in one language."""
+
+    language: str
+    description: str
+    instructions: str
+    question_types: dict[str, str] = field(default_factory=dict)  # code -> name
+    labels: dict[str, LabelHelp] = field(default_factory=dict)  # label word -> help pop-up
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _translation(task: Task, language: str | None) -> Mapping[str, Any]:
+    if not language or not isinstance(task.translations, dict):
+        return {}
+    return task.translations.get(language) or {}
+
+
+def question_type_names(task: Task, language: str | None) -> dict[str, str]:
+    """The names of the task's question types (code -> name) in ``language``; no query."""
+    own = _translation(task, language).get("question_types") or {}
+    return {
+        qt.get("code", ""): _text(own.get(qt.get("code"))) or qt.get("name", "") for qt in task.question_types or []
+    }
+
+
+def texts_for(task: Task, language: str | None, labels: Iterable[Label] | None = None) -> TaskTexts:
+    """The task's texts in ``language``, each falling back to the default text. ``labels``: the task's labels
+    if the caller has them, ``()`` when the label help is not needed (no query); else ``task.labels.all()``."""
+    translation = _translation(task, language)
+    own_labels = translation.get("labels") or {}
+    help_texts = {}
+    for label in task.labels.all() if labels is None else labels:
+        own = own_labels.get(label.name) or {}
+        help_texts[label.name] = LabelHelp(
+            definition=_text(own.get("definition")) or label.definition,
+            example=_text(own.get("example")) or label.example,
+        )
+    return TaskTexts(
+        language=language or "",
+        description=_text(translation.get("description")) or task.description,
+        instructions=_text(translation.get("instructions")) or task.instructions,
+        question_types=question_type_names(task, language),
+        labels=help_texts,
+    )
+
+
+def _check_text(value: object, where: str, errors: list[str]) -> None:
+    if not isinstance(value, str):
+        errors.append(f"{where} must be text; got {type(value).__name__}.")
+    elif len(value) > MAX_TEXT_LENGTH:
+        errors.append(f"{where} is longer than {MAX_TEXT_LENGTH} characters.")
+
+
+def _check_keys(value: object, where: str, known: Iterable[str], what: str, errors: list[str]) -> dict | None:
+    if not isinstance(value, dict):
+        errors.append(f"{where} must be an object; got {type(value).__name__}.")
+        return None
+    known = list(known)
+    unknown = sorted(str(k) for k in value if k not in known)
+    if unknown:
+        listed = ", ".join(known) if known else "none"
+        errors.append(f"{where}: unknown {what} {', '.join(unknown)} (known: {listed}).")
+    return value
+
+
+def validate_translations(
+    value: object, *, label_names: Iterable[str] | None = None, question_type_codes: Iterable[str] = ()
+) -> None:
+    """Raise ValidationError listing every problem of a ``Task.translations`` value.
+
+    ``label_names`` None skips the label-name check (a task not saved yet has no labels to check against).
+    """
+    languages = [code for code, _ in settings.LANGUAGES]
+    errors: list[str] = []
+    top = _check_keys(value, "Translations", languages, "language", errors)
+    for code, texts in (top or {}).items():
+        if code not in languages:
+            continue
+        entry = _check_keys(texts, f"{code}", (*TEXT_FIELDS, "question_types", "labels"), "field", errors)
+        for name, text in (entry or {}).items():
+            if name in TEXT_FIELDS:
+                _check_text(text, f"{code}.{name}", errors)
+        if entry and "question_types" in entry:
+            types = _check_keys(entry["question_types"], f"{code}.question_types", question_type_codes, "code", errors)
+            for qt, name in (types or {}).items():
+                _check_text(name, f"{code}.question_types.{qt}", errors)
+        if entry and "labels" in entry:
+            labels = entry["labels"]
+            if label_names is not None:
+                labels = _check_keys(labels, f"{code}.labels", label_names, "label", errors)
+            elif not isinstance(labels, dict):
+                errors.append(f"{code}.labels must be an object; got {type(labels).__name__}.")
+                labels = None
+            for label, help_text in (labels or {}).items():
+                own = _check_keys(help_text, f"{code}.labels.{label}", LABEL_FIELDS, "field", errors)
+                for name, text in (own or {}).items():
+                    if name in LABEL_FIELDS:
+                        _check_text(text, f"{code}.labels.{label}.{name}", errors)
+    if errors:
+        raise ValidationError({"translations": errors})
