@@ -130,3 +130,15 @@ def shot(page, name: str) -> Path:
     path = SCREENSHOTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+@pytest.fixture
+def staff_session(db) -> list[dict]:
+    """The cookies of a logged-in superuser, for ``open_as(..., cookies=staff_session)``."""
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    admin = get_user_model().objects.create_superuser("staff", "staff@example.org", "pw")
+    client = Client()
+    client.force_login(admin)
+    return [{"name": "sessionid", "value": client.cookies["sessionid"].value}]

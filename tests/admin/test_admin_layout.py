@@ -1,8 +1,6 @@
 """The admin pages researchers use, in a real browser at a laptop's width: nothing overflows or is cut off."""
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.test import Client
 
 from annotation.models import Participation, Study, Worker
 from annotation.services import studies
@@ -19,14 +17,6 @@ OVERFLOW = """() => {
     .map(el => el.tagName + (el.id ? '#' + el.id : '') + '.' + el.className);
   return {page: document.documentElement.scrollWidth - width, wide: wide.slice(0, 5)};
 }"""
-
-
-@pytest.fixture
-def staff_session(db):
-    admin = get_user_model().objects.create_superuser("staff", "staff@example.org", "pw")
-    client = Client()
-    client.force_login(admin)
-    return [{"name": "sessionid", "value": client.cookies["sessionid"].value}]
 
 
 def _fits(page, name):

@@ -1,8 +1,6 @@
 """The dashboard in a real browser: it reads at a glance on a laptop and a phone, and updates live."""
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.test import Client
 
 from annotation.models import Participation
 from tests.reporting.builders import add_annotator, gold_answers, make_study, wrong
@@ -11,14 +9,6 @@ from tests.worker.browser.conftest import shot
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 State = Participation.State
 FITS = "() => document.documentElement.scrollWidth <= document.documentElement.clientWidth"
-
-
-@pytest.fixture
-def staff_session(db):
-    admin = get_user_model().objects.create_superuser("staff", "staff@example.org", "pw")
-    client = Client()
-    client.force_login(admin)
-    return [{"name": "sessionid", "value": client.cookies["sessionid"].value}]
 
 
 @pytest.fixture

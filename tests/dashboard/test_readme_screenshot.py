@@ -7,9 +7,7 @@ test checks what the picture shows, so a broken page does not make a pretty pict
 import random
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.core.management import call_command
-from django.test import Client
 from django.utils import timezone
 
 from annotation.models import Participation, Study
@@ -20,7 +18,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 State = Participation.State
 
 
-def test_the_dashboard_of_a_running_demo_study(open_as, db):
+def test_the_dashboard_of_a_running_demo_study(open_as, staff_session):
     call_command("load_demo", stdout=None)
     study = Study.objects.get(slug="demo-sst2")
     task = study.task
@@ -32,11 +30,9 @@ def test_the_dashboard_of_a_running_demo_study(open_as, db):
             add_annotator(study, shots, answers=answers, worker_id=f"w{shots}-{n}")
     at_work = add_annotator(study, 30, answers=gold[:3], state=State.TEST, worker_id="at-work")
     Participation.objects.filter(pk=at_work.pk).update(last_activity_at=timezone.now())  # working right now
-    admin = get_user_model().objects.create_superuser("staff", "staff@example.org", "pw")
-    client = Client()
-    client.force_login(admin)
-    session = [{"name": "sessionid", "value": client.cookies["sessionid"].value}]
-    page = open_as(None, path="/dashboard/study/demo-sst2/", cookies=session, viewport={"width": 1280, "height": 900})
+    page = open_as(
+        None, path="/dashboard/study/demo-sst2/", cookies=staff_session, viewport={"width": 1280, "height": 900}
+    )
     page.locator("img.plot").evaluate("img => img.complete || new Promise(r => img.onload = r)")
     page.wait_for_function("() => document.getElementById('live-stamp').textContent.includes('updated')")
     assert page.locator('[data-cond="demo-sst2:10"] [data-f="completed"]').inner_text() == "3"
