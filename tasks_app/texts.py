@@ -14,13 +14,12 @@ translated where the translation has it and the default otherwise.
 question types and anything that is not a string, with a message that names
 the place.
 
-Adding a text: a new worker-facing Task field (e.g. a neutral worker title)
-is one more name in ``TEXT_FIELDS`` and ``TaskTexts``, and ``texts_for`` reads
-it like ``instructions``; the admin's TaskForm picks it up from
-``TEXT_FIELDS``. Texts of a study (consent, survey questions) would follow
-the same shape on the Study: a ``Study.translations`` JSON field
-``{"de": {"consent": "...", ...}}`` validated and read by a sibling of these
-two functions.
+Adding a text: a new worker-facing Task field (like ``worker_title``, the
+neutral title) is one more name in ``TEXT_FIELDS`` and ``TaskTexts``, and
+``texts_for`` reads it like ``instructions``; the admin's TaskForm picks it up
+from ``TEXT_FIELDS``. A study's texts (its title, consent text, survey) are
+translated the same way in ``Study.translations``
+(annotation.services.study_texts).
 """
 
 from __future__ import annotations
@@ -36,7 +35,7 @@ if TYPE_CHECKING:
     from tasks_app.models import Label, Task
 
 # Task fields whose text a translation may replace (each is also the key in a language's object).
-TEXT_FIELDS = ("description", "instructions")
+TEXT_FIELDS = ("worker_title", "description", "instructions")
 LABEL_FIELDS = ("definition", "example")
 MAX_TEXT_LENGTH = 20_000
 
@@ -54,6 +53,7 @@ class TaskTexts:
     language: str
     description: str
     instructions: str
+    worker_title: str = ""  # the neutral title (Task.worker_title); "" when the task has none
     question_types: dict[str, str] = field(default_factory=dict)  # code -> name
     labels: dict[str, LabelHelp] = field(default_factory=dict)  # label word -> help pop-up
 
@@ -92,6 +92,7 @@ def texts_for(task: Task, language: str | None, labels: Iterable[Label] | None =
         language=language or "",
         description=_text(translation.get("description")) or task.description,
         instructions=_text(translation.get("instructions")) or task.instructions,
+        worker_title=_text(translation.get("worker_title")) or task.worker_title,
         question_types=question_type_names(task, language),
         labels=help_texts,
     )

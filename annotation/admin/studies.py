@@ -322,6 +322,8 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
             },
         ),
         ("What workers see", {"fields": ["worker_title", "worker_description", "consent_required", "consent_text"]}),
+        # Study.translations: a JSON textarea of the documented shape (annotation.services.study_texts).
+        ("Texts in other languages", {"fields": ["translations"], "classes": ["collapse"]}),
         ("Survey", {"fields": ["survey", "survey_placement"]}),
     ]
 

@@ -78,6 +78,7 @@ from annotation.services import (
     presentation,
     reveal,
     steps,
+    study_texts,
     survey,
     timing,
     training_filter,
@@ -287,7 +288,7 @@ def consent_payload(participation: Participation) -> dict | None:
     """The consent text while the worker still has to answer it, else None."""
     if not consent.required(participation):
         return None
-    text = participation.study.consent_text
+    text = study_texts.consent_text(participation.study, get_language())
     return {"text": text, "text_hash": consent.text_hash(text)}
 
 
@@ -296,7 +297,10 @@ def survey_payload(participation: Participation) -> dict | None:
     placement = survey.due(participation)
     if placement is None:
         return None
-    return {"placement": placement, "questions": participation.study.survey}
+    # Labels in the page's language; the options stay the study's own (they are the answers' values).
+    shown = study_texts.texts_for(participation.study, get_language()).survey
+    questions = [{k: v for k, v in q.items() if k != "choices"} for q in shown]
+    return {"placement": placement, "questions": questions}
 
 
 def pending_payload(participation: Participation) -> dict[str, Any]:
@@ -566,7 +570,7 @@ class ConsentView(WorkerSessionView):
         participation = self.participation
         closing.check_can_work(participation)
         if agree:
-            consent.agree(participation, shown_hash=shown)
+            consent.agree(participation, shown_hash=shown, language=get_language())
         else:
             consent.decline(participation)
         return JSONResponse(session_payload(participation))

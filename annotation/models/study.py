@@ -135,6 +135,13 @@ class Study(models.Model):
         help_text="The language of the worker pages: a fixed one, or (empty) the worker's browser language "
         "among those the site ships. Task texts given in that language are shown (the task's translations).",
     )
+    translations = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='The worker texts of this study in other languages: {"de": {"worker_title": "...", '
+        '"worker_description": "...", "consent_text": "...", "survey": {"<key>": {"label": "...", '
+        '"options": [...]}}}}. Any text left out is shown as written above (docs/studies.md, Languages).',
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -157,6 +164,8 @@ class Study(models.Model):
         self.outcome_codes = outcomes.with_defaults(self.outcome_codes)
         if self.survey is None:  # null (blank, so clean_fields lets it through) means no survey
             self.survey = []
+        if self.translations is None:
+            self.translations = {}
         super().save(*args, **kwargs)
 
     def clean(self) -> None:
@@ -170,7 +179,7 @@ class Study(models.Model):
         if self.consent_required and not (self.consent_text or "").strip():
             raise ValidationError({"consent_text": "Consent is required: write the consent text workers agree to."})
         # Imported here: the services import the models.
-        from annotation.services import outcomes, survey
+        from annotation.services import outcomes, study_texts, survey
 
         errors: dict[str, list[str]] = {}
         for field, check in (("survey", survey.validate_definition), ("outcome_codes", outcomes.validate_codes)):
@@ -178,6 +187,11 @@ class Study(models.Model):
                 check(getattr(self, field))
             except ValidationError as exc:
                 errors[field] = exc.messages
+        if "survey" not in errors:
+            try:
+                study_texts.validate_translations(self.translations, survey=self.survey)
+            except ValidationError as exc:
+                errors["translations"] = exc.messages
         if errors:
             raise ValidationError(errors)
 

@@ -147,12 +147,14 @@ def stored_answer(response: Response, spans: list[AnswerSpan] | None = None) -> 
 def _check_confidence(confidence: Any, *, required: bool) -> int | None:
     if confidence is None:
         if required:
-            raise InvalidAnswer("confidence_required", "rate your confidence from 1 (strongly disagree) to 5")
+            raise InvalidAnswer("confidence_required", gettext("rate your confidence from 1 (strongly disagree) to 5"))
         return None
     if isinstance(confidence, bool) or not isinstance(confidence, int):
-        raise InvalidAnswer("confidence_out_of_range", "confidence must be an integer from 1 to 5")
+        raise InvalidAnswer("confidence_out_of_range", gettext("confidence must be an integer from 1 to 5"))
     if not 1 <= confidence <= 5:
-        raise InvalidAnswer("confidence_out_of_range", f"confidence {confidence} is outside 1..5")
+        raise InvalidAnswer(
+            "confidence_out_of_range", gettext("confidence %(value)s is outside 1..5") % {"value": confidence}
+        )
     return confidence
 
 
@@ -201,40 +203,47 @@ def validate_spans(
     if unit not in OFFSET_UNITS:
         raise InvalidAnswer("invalid_offset_unit", f"offset_unit must be one of {', '.join(OFFSET_UNITS)}")
     if not isinstance(spans, list):
-        raise InvalidAnswer("invalid_span", "spans must be a list of {start, end, text}")
+        raise InvalidAnswer("invalid_span", gettext("spans must be a list of {start, end, text}"))
     if len(spans) > 1 and not multiple:
-        raise InvalidAnswer("too_many_spans", "this task takes one span at most")
+        raise InvalidAnswer("too_many_spans", gettext("this task takes one span at most"))
     limit = span_limit(context, overlapping=overlapping)
     if len(spans) > limit:  # before any span is checked: the work stays bounded
-        raise InvalidAnswer("too_many_spans", f"an answer to this item takes {limit} spans at most")
+        raise InvalidAnswer(
+            "too_many_spans", gettext("an answer to this item takes %(limit)s spans at most") % {"limit": limit}
+        )
     result: list[ValidSpan] = []
     seen: set[tuple[int, int]] = set()
     cores: dict[tuple[int, int], str] = {}
     for raw in spans:
         if not isinstance(raw, dict) or not {"start", "end", "text"} <= raw.keys():
-            raise InvalidAnswer("invalid_span", "each span needs start, end and text")
+            raise InvalidAnswer("invalid_span", gettext("each span needs start, end and text"))
         if not isinstance(raw["text"], str):
-            raise InvalidAnswer("invalid_span", "a span's text must be a string")
+            raise InvalidAnswer("invalid_span", gettext("a span's text must be a string"))
         start = _to_index(context, raw["start"], unit, "start")
         end = _to_index(context, raw["end"], unit, "end")
         if start >= end:
-            raise InvalidAnswer("empty_span", f"a span must have start < end (got {start}..{end})")
+            raise InvalidAnswer(
+                "empty_span",
+                gettext("a span must have start < end (got %(start)s..%(end)s)") % {"start": start, "end": end},
+            )
         text = context[start:end]
         if raw["text"] != text:
             raise InvalidAnswer("text_mismatch", f"the span's text {raw['text']!r} is not the context's {text!r}")
         if not text.strip():
-            raise InvalidAnswer("blank_span", "a span must contain more than white space")
+            raise InvalidAnswer("blank_span", gettext("a span must contain more than white space"))
         try:
             offsets.check_span_boundaries(context, start, end)
         except offsets.OffsetError as exc:
             raise InvalidAnswer(exc.code, str(exc)) from None
         if (start, end) in seen:
-            raise InvalidAnswer("duplicate_span", f"the span {start}..{end} ({text!r}) is given twice")
+            raise InvalidAnswer("duplicate_span", gettext("the span “%(text)s” is given twice") % {"text": text})
         seen.add((start, end))
         core = _trimmed(context, start, end)
         if core in cores:
             raise InvalidAnswer(
-                "duplicate_span", f"the spans {cores[core]!r} and {text!r} are the same words: keep one"
+                "duplicate_span",
+                gettext("the spans “%(first)s” and “%(second)s” are the same words: keep one")
+                % {"first": cores[core], "second": text},
             )
         cores[core] = text
         result.append(ValidSpan(start, end, text))
@@ -244,7 +253,8 @@ def validate_spans(
             if after.start < before.end:
                 raise InvalidAnswer(
                     "overlapping_spans",
-                    f"the spans {before.text!r} and {after.text!r} overlap: this task takes separate spans",
+                    gettext("the spans “%(first)s” and “%(second)s” overlap: this task takes separate spans")
+                    % {"first": before.text, "second": after.text},
                 )
     return result
 
@@ -263,23 +273,23 @@ def _validate(
     task = participation.task
     if task.is_classification:
         if spans:
-            raise InvalidAnswer("spans_not_allowed", "a classification item takes a label, not spans")
+            raise InvalidAnswer("spans_not_allowed", gettext("a classification item takes a label, not spans"))
         if no_answer:
-            raise InvalidAnswer("no_answer_not_allowed", "a classification item needs one of its labels")
+            raise InvalidAnswer("no_answer_not_allowed", gettext("a classification item needs one of its labels"))
         if not isinstance(label, str) or not label:
-            raise InvalidAnswer("label_required", "choose one of the labels")
+            raise InvalidAnswer("label_required", gettext("choose one of the labels"))
         if label_names is not None:
             known = label in label_names
         else:
             known = Label.objects.filter(task_id=task.pk, name=label).exists()
         if not known:
-            raise InvalidAnswer("unknown_label", f"{label!r} is not a label of this task")
+            raise InvalidAnswer("unknown_label", gettext("“%(label)s” is not a label of this task") % {"label": label})
         return Status.ANSWERED, label, [label], []
     if label not in (None, ""):
-        raise InvalidAnswer("label_not_allowed", "a span item takes spans of the context, not a label")
+        raise InvalidAnswer("label_not_allowed", gettext("a span item takes spans of the context, not a label"))
     spans = spans or []
     if no_answer and spans:
-        raise InvalidAnswer("conflicting_answer", "choose either spans or no answer, not both")
+        raise InvalidAnswer("conflicting_answer", gettext("choose either spans or no answer, not both"))
     if no_answer:
         if not task.empty_answer_allowed:
             raise InvalidAnswer(
@@ -294,7 +304,7 @@ def _validate(
         overlapping=task.overlapping_spans,
     )
     if not valid:
-        raise InvalidAnswer("answer_required", "select at least one span, or choose no answer")
+        raise InvalidAnswer("answer_required", gettext("select at least one span, or choose no answer"))
     texts = list(dict.fromkeys(s.text for s in valid))
     return Status.ANSWERED, "", texts, valid
 
@@ -305,18 +315,20 @@ def _validate(
 def _refuse_non_current(participation: Participation, item_id: int) -> AnswerError:
     response = Response.all_objects.select_related("example").filter(pk=item_id, participation=participation).first()
     if response is None:
-        return NotYourItem("not_your_item", "this item is not assigned to you")
+        return NotYourItem("not_your_item", gettext("This item is not assigned to you."))
     if response.is_locked:
         return AlreadyLocked(stored_answer(response))
     if steps.phase_for(participation) is None:
-        return NotInStep("not_in_step", f"your participation is {participation.state}, not in a step")
+        return NotInStep(
+            "not_in_step", gettext("your participation is %(state)s, not in a step") % {"state": participation.state}
+        )
     return NotCurrentItem("not_current_item", "answer the items in order: this is not your current item")
 
 
 def _current(participation: Participation, item_id: Any, known: WorkerState | None) -> tuple[StepHead, Response]:
     """The head of the participation's step and its current item, if ``item_id`` names that item."""
     if isinstance(item_id, bool) or not isinstance(item_id, int):
-        raise InvalidAnswer("invalid_item", "item must be the integer id of your current item")
+        raise InvalidAnswer("invalid_item", gettext("item must be the integer id of your current item."))
     phase = steps.phase_for(participation)
     head = None
     if phase is not None:
@@ -400,7 +412,7 @@ def submit(
     if offset_unit not in OFFSET_UNITS:
         raise InvalidAnswer("invalid_offset_unit", f"offset_unit must be one of {', '.join(OFFSET_UNITS)}")
     if not isinstance(no_answer, bool):
-        raise InvalidAnswer("invalid_payload", "no_answer must be true or false")
+        raise InvalidAnswer("invalid_payload", gettext("no_answer must be true or false"))
     status, label_word, answer, valid_spans = _validate(
         response=response,
         participation=participation,
@@ -445,7 +457,7 @@ def skip(
     closing.check_can_work(participation, now=now)
     head, response = _current(participation, item_id, known)
     if response.phase != Response.Phase.TEST:
-        raise SkipNotAllowed("skip_not_allowed", "training items cannot be skipped")
+        raise SkipNotAllowed("skip_not_allowed", gettext("training items cannot be skipped"))
     confidence = _check_confidence(confidence, required=False)
     changes: dict[str, object] = {
         "status": Status.SKIPPED,

@@ -14,9 +14,10 @@ from __future__ import annotations
 import hashlib
 
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotation.models import Participation, Study
-from annotation.services import lifecycle
+from annotation.services import lifecycle, study_texts
 
 State = Participation.State
 
@@ -46,25 +47,26 @@ def required(participation: Participation) -> bool:
     return is_asked(participation.study) and participation.consented_at is None and participation.state == State.CLAIMED
 
 
-def _check_answerable(participation: Participation, shown_hash: str | None) -> None:
+def _check_answerable(participation: Participation, shown_hash: str | None, language: str | None = None) -> None:
     if not is_asked(participation.study):
-        raise ConsentError("no_consent", "this study has no consent step")
+        raise ConsentError("no_consent", gettext("this study has no consent step"))
     if participation.state != State.CLAIMED or participation.consented_at is not None:
-        raise ConsentError("consent_answered", "the consent text has already been answered")
-    if shown_hash is not None and shown_hash != text_hash(participation.study.consent_text):
-        raise ConsentError("consent_changed", "the consent text has changed since it was shown: read it again")
+        raise ConsentError("consent_answered", gettext("the consent text has already been answered"))
+    if shown_hash is not None and shown_hash != text_hash(study_texts.consent_text(participation.study, language)):
+        raise ConsentError("consent_changed", gettext("the consent text has changed since it was shown: read it again"))
 
 
-def agree(participation: Participation, *, shown_hash: str | None = None) -> None:
-    """Record the worker's agreement to the text now set (``shown_hash``: the text their page showed)."""
-    _check_answerable(participation, shown_hash)
+def agree(participation: Participation, *, shown_hash: str | None = None, language: str | None = None) -> None:
+    """Record the worker's agreement to the text now set (``shown_hash``: the text their page showed), in
+    ``language``: the hash recorded is of the text shown in that language (Study.translations)."""
+    _check_answerable(participation, shown_hash, language)
     now = timezone.now()
-    digest = text_hash(participation.study.consent_text)
+    digest = text_hash(study_texts.consent_text(participation.study, language))
     updated = Participation.all_objects.filter(  # all_objects: a staff preview consents too
         pk=participation.pk, state=State.CLAIMED, consented_at__isnull=True
     ).update(consented_at=now, consent_hash=digest, last_activity_at=now)
     if not updated:
-        raise ConsentError("consent_answered", "the consent text has already been answered")
+        raise ConsentError("consent_answered", gettext("the consent text has already been answered"))
     participation.consented_at, participation.consent_hash, participation.last_activity_at = now, digest, now
 
 
@@ -74,5 +76,5 @@ def decline(participation: Participation) -> None:
     try:
         lifecycle.transition(participation, to_state=State.DECLINED, reason="declined the consent text")
     except lifecycle.InvalidTransition:
-        raise ConsentError("consent_answered", "the consent text has already been answered") from None
+        raise ConsentError("consent_answered", gettext("the consent text has already been answered")) from None
     lifecycle.give_completion_code(participation)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from django.utils.translation import gettext as _
 
 from annotation.models import Participation, Response, Study
+from annotation.services import study_texts
 from tasks_app.models import Example, Task
 from tasks_app.texts import texts_for
 
@@ -44,21 +45,24 @@ class WorkerTask:
         return self.kind == Task.Kind.CLASSIFICATION
 
 
-def title_for(study: Study, task: Task | None = None) -> str:
-    """``task``: the study's task when the caller has it loaded (the worker's hot path reads it with the
-    participation, not through the study)."""
+def title_for(study: Study, task: Task | None = None, *, language: str | None = None) -> str:
+    """The neutral title in ``language``: the study's (Study.translations), else the task's
+    (Task.translations), else a generic one. ``task``: the study's task when the caller has it loaded (the
+    worker's hot path reads it with the participation, not through the study)."""
     task = task or study.task
-    return study.worker_title or task.worker_title or _("Language task")
+    own = study_texts.texts_for(study, language).worker_title
+    return own or texts_for(task, language, labels=()).worker_title or _("Language task")
 
 
 def worker_task(study: Study, task: Task | None = None, *, language: str | None = None) -> WorkerTask:
-    """The task as the worker pages show it; description and instructions in ``language`` where the task
-    has them translated (tasks_app.texts), the study's own description first."""
+    """The task as the worker pages show it; title, description and instructions in ``language`` where the
+    study or the task has them translated (study_texts, tasks_app.texts), the study's own texts first."""
     task = task or study.task
     texts = texts_for(task, language, labels=())  # no query: the label help is not needed here
+    mine = study_texts.texts_for(study, language)
     return WorkerTask(
-        name=title_for(study, task),
-        description=study.worker_description or texts.description,
+        name=mine.worker_title or texts.worker_title or _("Language task"),
+        description=mine.worker_description or texts.description,
         instructions=texts.instructions,
         kind=task.kind,
         multiple_spans=task.multiple_spans,

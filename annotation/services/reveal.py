@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotation.models import AnswerSpan, Participation, Response
 from annotation.services.answers import AnswerError, NotYourItem, span_dict, stored_answer
@@ -55,7 +56,7 @@ def reveal_payload(response: Response, spans: list[AnswerSpan] | None = None) ->
     """The worker's locked training answer beside the gold, with the item's S1 (for researchers) and the
     counts the page puts in words (for the worker)."""
     if response.phase != Response.Phase.TRAINING or not response.is_locked:
-        raise RevealNotAllowed("reveal_not_allowed", "gold is only shown for locked training items")
+        raise RevealNotAllowed("reveal_not_allowed", gettext("gold is only shown for locked training items"))
     example = response.example
     context = example.context_text
     gold_answers = [a for a in example.gold_answers if a]
@@ -86,11 +87,11 @@ def reveal(*, participation: Participation, item_id: int, now: datetime | None =
         Response.all_objects.select_related("example__task").filter(pk=item_id, participation=participation).first()
     )
     if response is None:
-        raise NotYourItem("not_your_item", "this item is not assigned to you")
+        raise NotYourItem("not_your_item", gettext("This item is not assigned to you."))
     if response.phase != Response.Phase.TRAINING:
-        raise RevealNotAllowed("reveal_not_allowed", "test items have no reveal")
+        raise RevealNotAllowed("reveal_not_allowed", gettext("test items have no reveal"))
     if not response.is_locked:
-        raise NotLockedYet("not_locked", "submit your answer first; the correct answer is shown after that")
+        raise NotLockedYet("not_locked", gettext("submit your answer first; the correct answer is shown after that"))
     if response.revealed_at is None:
         now = now or timezone.now()
         Response.all_objects.filter(pk=response.pk, revealed_at__isnull=True).update(revealed_at=now)

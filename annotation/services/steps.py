@@ -23,6 +23,7 @@ import secrets
 from dataclasses import dataclass
 
 from django.db.models import Count, Q
+from django.utils.translation import gettext
 
 from annotation.models import Participation, Response, Study
 from annotation.services import attention, worker_sql
@@ -76,7 +77,7 @@ def read_worker_state(participation_id: int) -> WorkerState | None:
 def _test_example_ids(participation: Participation) -> list[int]:
     test_set = ExampleSet.objects.filter(task_id=participation.task_id, role=ExampleSet.Role.TEST).first()
     if test_set is None:
-        raise StepUnavailable(f"task {participation.task_id} has no test set")
+        raise StepUnavailable(gettext("task %(task)s has no test set") % {"task": participation.task_id})
     ids = list(
         ExampleSetItem.objects.filter(example_set=test_set).order_by("position").values_list("example_id", flat=True)
     )
@@ -101,7 +102,7 @@ def _ensure_test_seed(participation: Participation) -> int:
 def _training_example_ids(participation: Participation) -> list[int]:
     training_set_id = participation.condition.training_set_id
     if training_set_id is None:
-        raise StepUnavailable("a zero-shot condition has no training step")
+        raise StepUnavailable(gettext("a zero-shot condition has no training step"))
     return list(
         ExampleSetItem.objects.filter(example_set_id=training_set_id)
         .order_by("position")
@@ -121,7 +122,7 @@ def lay_out(*, participation: Participation, phase: str) -> int:
         test_ids = _test_example_ids(participation)
         items = attention.interleave(test_ids, attention.checks_of(participation.study_id)) if test_ids else []
     if not items:
-        raise StepUnavailable(f"the {phase} step has no items")
+        raise StepUnavailable(gettext("the %(step)s step has no items") % {"step": phase})
     Response.all_objects.bulk_create(
         [
             Response(
@@ -142,7 +143,7 @@ def lay_out_current(*, participation: Participation) -> int:
     """Lay out the step of the participation's current state."""
     phase = phase_for(participation)
     if phase is None:
-        raise StepUnavailable(f"a {participation.state} participation has no step")
+        raise StepUnavailable(gettext("a %(state)s participation has no step") % {"state": participation.state})
     return lay_out(participation=participation, phase=phase)
 
 

@@ -52,6 +52,7 @@ EDITABLE_FIELDS = (
     "attention_fail_limit",
     "attention_action",
     "language",
+    "translations",
 ) + tuple(name for name in ("base_reward",) if name in {f.name for f in Study._meta.get_fields()})
 
 STATUS_TRANSITIONS: dict[str, set[str]] = {

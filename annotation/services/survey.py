@@ -193,7 +193,7 @@ def submit(*, participation: Participation, answers: Any) -> SurveyResponse:
     """Store the worker's answers to the survey now due; nothing is stored if one answer is wrong."""
     placement = due(participation)
     if placement is None:
-        raise SurveyNotDue("there is no survey to answer now (none, not yet, or already answered)")
+        raise SurveyNotDue(_("there is no survey to answer now (none, not yet, or already answered)"))
     cleaned = clean_answers(participation.study.survey, answers)
     try:
         with transaction.atomic():
@@ -201,4 +201,4 @@ def submit(*, participation: Participation, answers: Any) -> SurveyResponse:
                 participation=participation, placement=placement, answers=cleaned, submitted_at=timezone.now()
             )
     except IntegrityError:  # a double submit: the first one stands
-        raise SurveyNotDue("the survey has already been answered") from None
+        raise SurveyNotDue(_("the survey has already been answered")) from None

@@ -15,6 +15,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
@@ -22,7 +23,7 @@ from markdown_it import MarkdownIt
 
 from annotation.api.session import load_worker_state
 from annotation.models import Participation
-from annotation.services import closing, consent, presentation, survey
+from annotation.services import closing, consent, languages, presentation, study_texts, survey
 
 # CommonMark without raw HTML: the researcher's text is escaped, and markdown-it refuses javascript: links.
 _markdown = MarkdownIt("commonmark", {"html": False})
@@ -36,7 +37,7 @@ def render_markdown(text: str) -> SafeString:
 def consent_page(
     request: HttpRequest, participation: Participation, context: dict[str, Any], *, error: str = "", status: int = 200
 ) -> HttpResponse:
-    text = participation.study.consent_text
+    text = study_texts.consent_text(participation.study, get_language())
     context = {
         **context,
         "consent_html": render_markdown(text),
@@ -49,7 +50,7 @@ def consent_page(
 def _questions(participation: Participation, answers: dict[str, Any], errors: dict[str, str]) -> list[dict]:
     """The survey's questions with what the worker entered and the error of each, for the template."""
     rows = []
-    for q in participation.study.survey:
+    for q in study_texts.texts_for(participation.study, get_language()).survey:
         value = answers.get(q["key"])
         chosen = value if isinstance(value, list) else [value] if value not in (None, "") else []
         rows.append(
@@ -87,9 +88,10 @@ def _session(request: HttpRequest) -> tuple[Participation | None, dict[str, Any]
     if worker is None:
         return None, {}
     participation = worker.participation
+    language = languages.activate_for_study(request, participation.study)
     return participation, {
         "participation": participation,
-        "task": presentation.worker_task(participation.study, participation.task),
+        "task": presentation.worker_task(participation.study, participation.task, language=language),
         "study": participation.study,
     }
 
@@ -113,7 +115,7 @@ def consent_answer(request: HttpRequest) -> HttpResponse:
         return consent_page(request, participation, context, error=_("Choose whether you agree."), status=400)
     try:
         if choice == "agree":
-            consent.agree(participation, shown_hash=request.POST.get("text_hash", ""))
+            consent.agree(participation, shown_hash=request.POST.get("text_hash", ""), language=get_language())
         else:
             consent.decline(participation)
     except consent.ConsentError as exc:

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.utils.functional import Promise
-from django.utils.translation import gettext
+from django.utils.translation import get_language, gettext
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.clickjacking import xframe_options_exempt
@@ -78,7 +78,7 @@ def _message(
 ) -> HttpResponse:
     context = {
         # Workers see the study's neutral title, never its name (which names the dataset).
-        "study_title": presentation.title_for(study) if study is not None else "",
+        "study_title": presentation.title_for(study, language=get_language()) if study is not None else "",
         "title": title,
         "message": message,
         "completion": completion,

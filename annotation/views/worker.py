@@ -15,6 +15,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import ensure_csrf_cookie
@@ -141,7 +142,7 @@ def _closed(request: HttpRequest, participation: Participation) -> HttpResponse:
     and the way back to their platform (paid for their time); one who had not is asked to return it."""
     context = {
         "participation": participation,
-        "task": presentation.worker_task(participation.study, participation.task),
+        "task": presentation.worker_task(participation.study, participation.task, language=get_language()),
         "study": participation.study,
         "completion": completion_payload(participation),
     }

@@ -79,7 +79,8 @@ def _fetch(client: Client, url: str, *, browser: str, method: str = "get", **ext
 
 
 def _task_names(study: Study) -> set[str]:
-    return {study.name, study.task.name, study.slug, study.completion_code}
+    codes = {str(code) for code in (study.outcome_codes or {}).values()}
+    return {study.name, study.task.name, study.slug, *codes}
 
 
 # --- Fixtures shared by the pages ----------------------------------------------------------------------
@@ -119,7 +120,8 @@ def _worker_page(participation: Participation, language: str) -> Rendered:
     client = Client()
     client.cookies[worker_cookie.COOKIE] = worker_cookie.signed_value(participation.pk)
     rendered = _fetch(client, "/work/", browser=_other(language))
-    rendered.names |= _task_names(participation.study)
+    participation.refresh_from_db()
+    rendered.names |= _task_names(participation.study) | {participation.completion_code}
     return rendered
 
 
@@ -220,6 +222,50 @@ def worker_excluded(language: str) -> Rendered:
     return _worker_page(_participation(language, State.EXCLUDED), language)
 
 
+GERMAN_STUDY_TEXTS = {
+    "worker_title": "Stimmung von Filmkritiken",
+    "consent_text": "Wir speichern Ihre Antworten anonym. Sie können jederzeit aufhören.",
+    "survey": {
+        "age": {"label": "Wie alt sind Sie?"},
+        "native": {"label": "Ist Englisch Ihre Muttersprache?", "options": ["Ja", "Nein"]},
+    },
+}
+SURVEY = [
+    {"key": "age", "type": "number", "label": "How old are you?", "required": True, "min": 16, "max": 120},
+    {"key": "native", "type": "single", "label": "Is English your first language?", "options": ["Yes", "No"]},
+]
+
+
+def _study_with_texts(participation: Participation, language: str, **fields) -> Participation:
+    """The participation's study with a consent text, a survey and their German (Study.translations)."""
+    fields.setdefault("worker_title", "Movie review sentiment")
+    Study.objects.filter(pk=participation.study_id).update(translations={"de": GERMAN_STUDY_TEXTS}, **fields)
+    participation.refresh_from_db()
+    return participation
+
+
+def worker_consent(language: str) -> Rendered:
+    participation = _participation(language, State.CLAIMED)
+    consent = {"consent_required": True, "consent_text": "We store your answers anonymously. You may stop at any time."}
+    return _worker_page(_study_with_texts(participation, language, **consent), language)
+
+
+def worker_survey(language: str) -> Rendered:
+    participation = _participation(language, State.CLAIMED)
+    fields = {"survey": SURVEY, "survey_placement": Study.SurveyPlacement.BEFORE_TRAINING}
+    return _worker_page(_study_with_texts(participation, language, **fields), language)
+
+
+def worker_declined(language: str) -> Rendered:
+    return _worker_page(_participation(language, State.DECLINED), language)
+
+
+def worker_preview(language: str) -> Rendered:
+    participation = _participation(language, State.TEST)
+    Participation.all_objects.filter(pk=participation.pk).update(is_preview=True, slot_index=None)
+    return _worker_page(participation, language)
+
+
 def home(language: str) -> Rendered:
     return _fetch(Client(), "/", browser=language)
 
@@ -279,6 +325,10 @@ PAGES: dict[str, Callable[[str], Rendered]] = {
         worker_item,
         worker_finish,
         worker_excluded,
+        worker_consent,
+        worker_survey,
+        worker_declined,
+        worker_preview,
         home,
         error_400,
         error_404,
@@ -289,15 +339,26 @@ PAGES: dict[str, Callable[[str], Rendered]] = {
     )
 }
 
-# Pages whose templates the second translation pass marks (item, start, finish, excluded and _paid.html
-# are being rewritten): remove a name once its page is translated.
-PENDING = {"worker_closed_after_start", "worker_start", "worker_item", "worker_finish", "worker_excluded"}
+# Pages whose templates are not translated yet: remove a name once its page is (none left).
+PENDING: set[str] = set()
 
 
 # --- Visible text -----------------------------------------------------------------------------------------
 
 # Text nodes that read the same in English and German: numbers, punctuation, keys, paths and codes, names.
-SAME_IN_EVERY_LANGUAGE = {"Prolific", "Mechanical Turk", "MTurk", "CLUES", "S1", "HIT", "UTC", "Enter", "Neutral"}
+SAME_IN_EVERY_LANGUAGE = {
+    "Q W E R T",
+    "Esc",
+    "Prolific",
+    "Mechanical Turk",
+    "MTurk",
+    "CLUES",
+    "S1",
+    "HIT",
+    "UTC",
+    "Enter",
+    "Neutral",
+}
 _NEUTRAL = re.compile(r"^[\W\d_]*$|^/\S*$|^[A-Z0-9_]{1,12}$")
 
 

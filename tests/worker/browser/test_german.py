@@ -79,3 +79,41 @@ def test_a_study_that_follows_the_browser_is_german_for_a_german_browser_and_eng
     assert english.locator("html").get_attribute("lang") == "en"
     assert english.locator("h2").inner_text() == "What you will do"
     assert english.evaluate("window.get_format('DECIMAL_SEPARATOR')") == "."
+
+
+GERMAN_TASK = {
+    "worker_title": "Stimmung von Sätzen",
+    "description": "Entscheiden Sie, ob der Satz positiv oder negativ ist.",
+    "instructions": "Wählen Sie die passende Kategorie.",
+}
+
+
+def test_the_start_and_item_pages_of_a_german_study_and_their_script_messages_are_german(open_in):
+    from tests.worker.browser.test_worker_flow import wait_for_item
+
+    task = make_classification_task(slug="sst-start-de", n_test=3, n_train=10)
+    task.worker_title, task.translations = "Sentence sentiment", {"de": GERMAN_TASK}
+    task.save()
+    claimed = make_participation(task, state=State.CLAIMED, language="de")
+    page = open_in("/work/", locale="en-US", participation=claimed)
+    assert page.locator("h1").inner_text() == "Stimmung von Sätzen"
+    assert page.locator("#study-facts h2").inner_text() == "Auf einen Blick"
+    assert "Entscheiden Sie, ob der Satz" in page.locator(".task-description").inner_text()
+    assert "Wählen Sie die passende Kategorie." in page.locator(".task-description").inner_text()
+    _is_german(page)
+    shot(page, "i18n-german-start")
+
+    page.locator("#start-button").click()  # worker.js starts the test step: the item page, in German
+    wait_for_item(page, 0)
+    assert page.locator("#submit-button").inner_text().startswith("Senden")
+    assert page.locator("#progress-text").inner_text() == "Aufgabe 1 von 3"
+    assert page.locator(".instructions").inner_text() == "Wählen Sie die passende Kategorie."
+    page.keyboard.press("s")  # the skip asks for a second press: a message of item.js, from the German catalog
+    message = page.locator("#message")
+    message.wait_for()
+    assert message.inner_text().startswith("Drücken Sie erneut S")
+    assert page.locator("#skip-button .btn-text").inner_text() == "Überspringen bestätigen"
+    page.keyboard.press("Enter")  # no label chosen yet: the refusal is German too
+    assert page.locator("#message").inner_text().startswith("Wählen Sie zuerst eine Kategorie")
+    _is_german(page)
+    shot(page, "i18n-german-item")
