@@ -99,3 +99,47 @@ def test_concurrent_read_then_write_transactions_wait_their_turn_and_lose_nothin
     assert seen["engine"] == "django.db.backends.sqlite3"  # Django's own backend, its public options
     assert seen["errors"] == []  # BEGIN IMMEDIATE and the busy timeout: no "database is locked"
     assert seen["count"] == 12 * 25  # every read-then-write transaction ran alone
+
+
+def test_writing_requests_take_turns_on_a_sqlite_file_and_reads_never_wait(settings, db):
+    import threading
+    import time
+
+    from django.db import connection
+    from django.test import RequestFactory
+
+    from annotation.sqlite_queue import SQLiteWriteQueueMiddleware, queues_writes
+
+    if connection.vendor == "sqlite":
+        assert not queues_writes()  # the suite's in-memory database: nothing to queue
+    settings.SQLITE_QUEUE_WRITES = False
+    assert not queues_writes()
+
+    inside, most = [0], [0]
+    guard = threading.Lock()
+
+    def view(request):
+        with guard:
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+        time.sleep(0.02)
+        with guard:
+            inside[0] -= 1
+        return None
+
+    middleware = SQLiteWriteQueueMiddleware(view)
+    middleware.enabled = True  # as on a file database
+    factory = RequestFactory()
+
+    def run(method):
+        threads = [threading.Thread(target=middleware, args=(getattr(factory, method)("/x/"),)) for _ in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+    run("post")
+    assert most[0] == 1  # one writing request at a time
+    most[0] = 0
+    run("get")
+    assert most[0] > 1  # reads run side by side

@@ -53,6 +53,7 @@ MIDDLEWARE = [
     # the admin, dashboard and researchers' API stay in LANGUAGE_CODE.
     "annotation.locale.WorkerLocaleMiddleware",
     "annotation.middleware.RefuseUnusableURLs",  # NUL or non-UTF-8 in the URL: 400 before any view
+    "annotation.sqlite_queue.SQLiteWriteQueueMiddleware",  # SQLite file databases only: writers take turns
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -86,6 +87,8 @@ TEMPLATES = [
 # --- Database -----------------------------------------------------------------
 _SQLITE_JOURNAL_MODES = ("WAL", "DELETE", "TRUNCATE", "PERSIST")
 _SQLITE_BUSY_TIMEOUT_SECONDS = 20  # how long a writer waits for SQLite's write lock before failing
+# Requests that write take turns per process on SQLite file databases (annotation.sqlite_queue).
+SQLITE_QUEUE_WRITES = env_bool("SQLITE_QUEUE_WRITES", True)
 # DATABASE_URL, e.g. postgres://postgres@127.0.0.1:5432/annotation.
 # Default: an SQLite file beside manage.py, with a busy timeout so that the
 # dev server and an in-process Celery task do not trip over each other.

@@ -1,0 +1,45 @@
+"""On the embedded SQLite default, the requests that write take turns, one at a time per process.
+
+SQLite lets one writer in at a time, and a writer that finds the lock taken does not queue: SQLite's
+busy handler sleeps and retries with growing pauses (up to 100 ms each), so under a dozen threads a
+short write can wait hundreds of milliseconds for a lock that was free most of that time. Here the
+threads of one server process wait on a lock instead, and the busy handler (the database's
+``timeout``) is left for the rare meeting with another process. Python runs one thread at a time
+anyway, so little concurrency is lost; reads (GET, HEAD, OPTIONS) never wait.
+
+Only a file database on SQLite takes part (never PostgreSQL, never an in-memory test database), and
+``SQLITE_QUEUE_WRITES=0`` turns it off. Django's public middleware API, nothing of the backend's.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from django.conf import settings
+from django.db import connections
+from django.http import HttpRequest, HttpResponse
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
+_write_turn = threading.Lock()
+
+
+def queues_writes() -> bool:
+    """Whether writing requests take turns: the default database is an SQLite file (the one in use: the
+    test runner's in-memory database does not take part) and SQLITE_QUEUE_WRITES is on."""
+    connection = connections["default"]
+    return connection.vendor == "sqlite" and not connection.is_in_memory_db() and settings.SQLITE_QUEUE_WRITES
+
+
+class SQLiteWriteQueueMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+        self.enabled: bool | None = None  # decided at the first request, once the database is set up
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if self.enabled is None:
+            self.enabled = queues_writes()
+        if not self.enabled or request.method in SAFE_METHODS:
+            return self.get_response(request)
+        with _write_turn:
+            return self.get_response(request)
