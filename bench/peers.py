@@ -83,7 +83,7 @@ TARGETS: dict[str, dict] = {
     "sqlite-before": {
         "gunicorn_workers": 4,
         "gunicorn_threads": 4,
-        "extra_env": {"SQLITE_JOURNAL_MODE": "DELETE", "SQLITE_SYNCHRONOUS": "FULL"},
+        "extra_env": {"SQLITE_JOURNAL_MODE": "DELETE", "SQLITE_SYNCHRONOUS": "FULL", "SQLITE_QUEUE_WRITES": "0"},
     },
 }
 
