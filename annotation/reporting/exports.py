@@ -41,13 +41,12 @@ from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.pay import condition_pay, pay_lines
 from annotation.reporting.plots import all_tasks_plot, plots_zip
 from annotation.reporting.provenance import reproducibility_header
-from annotation.reporting.scores import annotator_rows
+from annotation.reporting.scores import annotator_rows, policy_value
 from annotation.reporting.selection import select_studies
 from annotation.reporting.survey_export import survey_csv, survey_section
 from annotation.reporting.tables import build_table
 from annotation.reporting.training_table import TRAINING_FORMATS, build_training_table
 from annotation.services import attention
-from tasks_app.scoring import SKIP_EMPTY, SKIP_EXCLUDE, SKIP_ZERO
 
 logger = logging.getLogger(__name__)
 
@@ -138,13 +137,6 @@ def iter_annotation_lines(*, studies: list[Study], options: MetricOptions, chunk
         yield from _annotation_batch(batch, options)
 
 
-def _policy_score(status: str, stored: float | None, options: MetricOptions) -> float | None:
-    """The item's score under the report's skip policy (a skip's stored score is the empty answer's)."""
-    if status != Response.Status.SKIPPED:
-        return stored
-    return {SKIP_ZERO: 0.0, SKIP_EMPTY: stored, SKIP_EXCLUDE: None}[options.skip_policy]
-
-
 def _annotation_batch(batch: list[tuple], options: MetricOptions) -> Iterator[str]:
     spans: dict[int, list[dict[str, Any]]] = {}
     for response_id, start, end, text in (
@@ -176,7 +168,7 @@ def _annotation_batch(batch: list[tuple], options: MetricOptions) -> Iterator[st
                     "spans": spans.get(r["pk"], []),
                     "confidence": r["confidence"],
                     "score": r["score"],
-                    "policy_score": _policy_score(r["status"], r["score"], options),
+                    "policy_score": policy_value(r["status"], r["score"], options),
                     "shown_at": _iso(r["shown_at"]),
                     "submitted_at": _iso(r["submitted_at"]),
                     "revealed_at": _iso(r["revealed_at"]),

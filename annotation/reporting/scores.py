@@ -24,7 +24,7 @@ from annotation.reporting.options import MetricOptions
 from annotation.reporting.pay import pay_lines
 from annotation.services import training_s1
 from tasks_app.models import Task
-from tasks_app.scoring import SKIP_EMPTY, SKIP_ZERO, mean, std
+from tasks_app.scoring import SKIP_EMPTY, SKIP_EXCLUDE, SKIP_ZERO, mean, std
 
 State = Participation.State
 Status = Response.Status
@@ -40,6 +40,13 @@ def policy_score(options: MetricOptions) -> Combinable:
         return F("score")
     skipped = Value(0.0) if options.skip_policy == SKIP_ZERO else Value(None)
     return Case(When(status=Status.SKIPPED, then=skipped), default=F("score"), output_field=FloatField())
+
+
+def policy_value(status: str, stored: float | None, options: MetricOptions) -> float | None:
+    """``policy_score`` for one row already read (the raw-annotations stream): the same rule in Python."""
+    if status != Status.SKIPPED:
+        return stored
+    return {SKIP_ZERO: 0.0, SKIP_EMPTY: stored, SKIP_EXCLUDE: None}[options.skip_policy]
 
 
 @dataclass

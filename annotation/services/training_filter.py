@@ -103,13 +103,6 @@ def _slot_for_readmission(locked: Participation) -> int:
     return slot
 
 
-def steps_left(participation: Participation) -> bool:
-    """Whether the participation has a test item still to answer."""
-    return Response.all_objects.filter(
-        participation=participation, phase=Response.Phase.TEST, status=Response.Status.PENDING
-    ).exists()
-
-
 def override(participation: Participation, *, admit: bool, reason: str, actor: User | None) -> FilterDecision:
     """An admin's verdict over the filter's: readmit an excluded worker, or exclude one.
 
