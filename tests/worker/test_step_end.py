@@ -8,11 +8,13 @@ last answer is being locked wins without a server error.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from django.test import Client
 from django.utils import timezone
 
+import annotation
 from annotation.models import AttentionDecision, Participation, Response, Study
 from annotation.services import attention, overrides, step_end, worker_sql
 from tests.factories import ConditionFactory, StudyFactory, make_classification_task
@@ -141,6 +143,17 @@ def test_readmitting_a_worker_excluded_after_completing_records_the_rule_again(c
     p.refresh_from_db()
     assert p.state == State.COMPLETED
     assert list(p.attention_decisions.values_list("decision", flat=True)) == [Decision.PASSED, Decision.PASSED]
+
+
+def test_only_end_step_completes_a_test_step():
+    """The bare state change has one caller, so no path can skip the attention rule."""
+    root = Path(annotation.__file__).parent
+    callers = [
+        str(path.relative_to(root))
+        for path in sorted(root.rglob("*.py"))
+        if "finish_test(" in path.read_text() and path.name != "lifecycle.py"
+    ]
+    assert callers == ["services/step_end.py"]
 
 
 # --- A verdict that lands while the last answer is locked -------------------------------------------
