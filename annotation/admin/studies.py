@@ -36,11 +36,11 @@ from annotation.services import (
     closing,
     lifecycle,
     outcomes,
+    overrides,
     platforms,
     preview,
     slots,
     studies,
-    training_filter,
 )
 from annotation.services.languages import study_language_choices
 from tasks_app.models import ExampleSet, Task
@@ -748,7 +748,7 @@ class ParticipationAdmin(admin.ModelAdmin):
             done = 0
             for participation in queryset:
                 try:
-                    training_filter.override(
+                    overrides.override(
                         participation, admit=admit, reason=form.cleaned_data["reason"], actor=request.user
                     )
                     done += 1

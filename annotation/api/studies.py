@@ -44,7 +44,7 @@ from annotation.models import (
     Study,
     Worker,
 )
-from annotation.services import blocklist, closing, lifecycle, slots, studies, training_filter
+from annotation.services import blocklist, closing, lifecycle, overrides, slots, studies
 from annotation.services.languages import study_language_choices
 from tasks_app.models import Task
 
@@ -454,7 +454,7 @@ class ParticipationViewSet(viewsets.ReadOnlyModelViewSet[Participation]):
         serializer.is_valid(raise_exception=True)
         participation = self.get_object()
         try:
-            training_filter.override(
+            overrides.override(
                 participation,
                 admit=serializer.validated_data["admit"],
                 reason=serializer.validated_data["reason"],
