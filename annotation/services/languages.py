@@ -12,16 +12,12 @@ the request's worker read (``annotation.services.worker_sql``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.utils import translation
 
+from annotation.models import Study
 from annotation.protocol.languages import shipped
-
-if TYPE_CHECKING:
-    from annotation.models import Study
 
 
 def browser_language(request: HttpRequest) -> str:

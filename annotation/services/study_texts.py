@@ -20,10 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from annotation.models import Study
+from annotation.models import Study
 
 
 @dataclass(frozen=True)
