@@ -44,8 +44,8 @@ from annotation.models import (
     Study,
     Worker,
 )
+from annotation.protocol.languages import study_language_choices
 from annotation.services import blocklist, closing, lifecycle, overrides, slots, studies
-from annotation.services.languages import study_language_choices
 from tasks_app.models import Task
 
 if TYPE_CHECKING:
