@@ -38,6 +38,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from annotation.errors import ServiceError
 from annotation.models import Participation, ParticipationEvent, Study
 from annotation.services import lifecycle
 
@@ -51,12 +52,8 @@ CLOSED_REASON = "the study closed before they finished"
 CLOSED_BEFORE_START_REASON = "the study closed before they started"
 
 
-class StudyClosed(Exception):
-    """The study closed and its grace period is over: the worker's request did nothing.
-
-    The same shape as ``answers.AnswerError`` (``code``, ``detail``, ``status``), which the session API
-    turns into its one error shape.
-    """
+class StudyClosed(ServiceError):
+    """The study closed and its grace period is over: the worker's request did nothing."""
 
     code = "study_closed"
     status = 409

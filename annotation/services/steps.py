@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from django.db.models import Count, Q
 from django.utils.translation import gettext
 
+from annotation.errors import ServiceError
 from annotation.models import Participation, Response, Study
 from annotation.services import attention, worker_sql
 from annotation.services.worker_sql import StepHead, WorkerState
@@ -37,8 +38,11 @@ Phase = Response.Phase
 PHASE_OF_STATE: dict[str, str] = {State.TRAINING: Phase.TRAINING, State.TEST: Phase.TEST}
 
 
-class StepUnavailable(Exception):
+class StepUnavailable(ServiceError):
     """The participation is not in a state with a step, or its step has no items."""
+
+    code = "step_unavailable"
+    status = 409
 
 
 @dataclass(frozen=True)

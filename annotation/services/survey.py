@@ -25,6 +25,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from annotation.errors import ServiceError
 from annotation.models import Participation, Study, SurveyResponse
 
 TYPES = ("single", "multiple", "number", "text")
@@ -38,14 +39,18 @@ QUESTION_FIELDS = {"key", "type", "label", "options", "required", "min", "max"}
 Placement = Study.SurveyPlacement
 
 
-class InvalidSurveyAnswers(Exception):
+class InvalidSurveyAnswers(ServiceError):
     """The answers do not fit the survey; ``errors`` maps question keys (or ``""``) to messages."""
 
     code = "invalid_survey"
+    status = 400
 
     def __init__(self, errors: dict[str, str]):
         super().__init__("; ".join(f"{k}: {v}" if k else v for k, v in errors.items()))
         self.errors = errors
+
+    def extra(self) -> dict[str, Any]:
+        return {"errors": self.errors}
 
 
 def _is_number(value: Any) -> bool:
@@ -185,8 +190,9 @@ def due(participation: Participation) -> str | None:
     return placement
 
 
-class SurveyNotDue(Exception):
+class SurveyNotDue(ServiceError):
     code = "survey_not_due"
+    status = 409
 
 
 def submit(*, participation: Participation, answers: Any) -> SurveyResponse:
