@@ -16,9 +16,9 @@ from django.utils import timezone
 from annotation.celery import app
 from annotation.models import ExportJob
 from annotation.reporting import exports
-from annotation.services import jobs
 from annotation.reporting.celery_tasks import run_export, sweep_export_jobs
 from annotation.reporting.exports import export_job_run, export_jobs_sweep
+from annotation.services import jobs
 from tests.reporting.builders import make_study
 
 STALE = settings.EXPORT_STALE_SECONDS
