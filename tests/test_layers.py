@@ -31,6 +31,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "base",
         (
             "annotation.protocol",  # the protocol's vocabulary: states, outcome kinds, validators
+            "annotation.errors",  # ServiceError, the base of every service's refusal
             "annotation.env",  # strict environment parsing (the settings read it)
             "annotation.logformat",  # the JSON log format (named in LOGGING)
             "annotation.db_errors",  # which database errors mean "the database is away"
@@ -76,8 +77,6 @@ EXACT = {"annotation": "base"}
 ALLOWED: dict[tuple[str, str], str] = {
     # removed when pay moves to services
     ("annotation.services.prolific.operations", "annotation.reporting.pay"): "pay rule still in reporting",
-    # removed when the export job runner is split out of reporting/exports.py
-    ("annotation.reporting.exports", "annotation.reporting.celery_tasks"): "exports enqueue their own task",
 }
 
 

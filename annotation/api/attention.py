@@ -78,10 +78,6 @@ class WorkerReportSerializer(serializers.Serializer):
     decision = serializers.CharField(help_text="passed, review, excluded; empty before the end of the test step")
 
 
-def _as_400(exc: attention.AttentionCheckError) -> ValidationError:
-    return ValidationError({exc.field: [exc.message]})
-
-
 _STUDY = OpenApiParameter("study", str, description="Study slug")
 
 
@@ -105,10 +101,8 @@ class AttentionCheckViewSet(viewsets.ModelViewSet[AttentionCheck]):
         return qs
 
     def perform_create(self, serializer: serializers.BaseSerializer[AttentionCheck]) -> None:
-        try:
-            serializer.instance = attention.create_check(**serializer.validated_data)
-        except attention.AttentionCheckError as exc:
-            raise _as_400(exc) from None
+        # An AttentionCheckError is answered 400 invalid with its field (errors.exception_handler).
+        serializer.instance = attention.create_check(**serializer.validated_data)
 
     def perform_update(self, serializer: serializers.BaseSerializer[AttentionCheck]) -> None:
         check = serializer.instance
@@ -116,16 +110,10 @@ class AttentionCheckViewSet(viewsets.ModelViewSet[AttentionCheck]):
         data = dict(serializer.validated_data)
         if data.pop("study", check.study) != check.study:
             raise ValidationError({"study": ["A check cannot move to another study."]})
-        try:
-            serializer.instance = attention.update_check(check, **data)
-        except attention.AttentionCheckError as exc:
-            raise _as_400(exc) from None
+        serializer.instance = attention.update_check(check, **data)
 
     def perform_destroy(self, instance: AttentionCheck) -> None:
-        try:
-            attention.delete_check(instance)
-        except attention.AttentionCheckError as exc:
-            raise _as_400(exc) from None
+        attention.delete_check(instance)
 
     @extend_schema(
         summary="Add template attention checks: one every N test items, or at the positions given",
@@ -137,16 +125,13 @@ class AttentionCheckViewSet(viewsets.ModelViewSet[AttentionCheck]):
         serializer = GenerateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         study = serializer.validated_data["study"]
-        try:
-            if "every" in serializer.validated_data:
-                taken = set(study.attention_checks.values_list("position", flat=True))
-                positions = [p for p in attention.positions_every(study, serializer.validated_data["every"])]
-                positions = [p for p in positions if p not in taken]
-            else:
-                positions = serializer.validated_data["positions"]
-            made = attention.generate(study=study, positions=positions)
-        except attention.AttentionCheckError as exc:
-            raise _as_400(exc) from None
+        if "every" in serializer.validated_data:
+            taken = set(study.attention_checks.values_list("position", flat=True))
+            positions = [p for p in attention.positions_every(study, serializer.validated_data["every"])]
+            positions = [p for p in positions if p not in taken]
+        else:
+            positions = serializer.validated_data["positions"]
+        made = attention.generate(study=study, positions=positions)
         return Response(AttentionCheckSerializer(made, many=True).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(

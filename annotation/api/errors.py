@@ -7,6 +7,8 @@ Validation errors (400 ``invalid``) add ``fields``, each field's messages
 of its own (the session API's 409 ``already_locked`` carries the stored
 ``answer``).
 
+A service's refusal (``annotation.errors.ServiceError``: an answer refused, a study closed, a report's bad
+input...) answers its own ``code`` and ``status``, and any ``extra`` keys it carries.
 DRF's exceptions map to these codes, whatever message they carry; a view that
 raises one with a code of its own (``PermissionDenied(code="csrf_failed")``,
 a permission class's ``code``) keeps that code. A database that cannot be
@@ -39,6 +41,7 @@ from rest_framework.views import set_rollback
 
 from annotation import db_errors
 from annotation.api.parsers import TooLarge
+from annotation.errors import ServiceError
 
 # Checked in order; the first match names the code. Clients rely on these: change none.
 CODES: tuple[tuple[type[exceptions.APIException], str], ...] = (
@@ -128,6 +131,17 @@ def database_unavailable_response() -> Response:
     return error_response(db_errors.CODE, str(db_errors.DETAIL), 503, headers=headers)
 
 
+def service_error_response(exc: ServiceError) -> Response:
+    """A service's refusal (annotation.errors): its code and status; ``invalid`` carries ``fields`` as DRF's
+    validation errors do. No rollback: what the service recorded before refusing stands (``study_closed``
+    closes the participation out)."""
+    if exc.code == "invalid":
+        non_field = api_settings.NON_FIELD_ERRORS_KEY
+        fields = {name or non_field: list(messages) for name, messages in exc.fields.items()}
+        return error_response(exc.code, _summary(fields), exc.status, fields=fields, **exc.extra())
+    return error_response(exc.code, exc.detail, exc.status, **exc.extra())
+
+
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's EXCEPTION_HANDLER: the API's errors in one shape; None lets anything else become a 500."""
     if db_errors.is_database_unavailable(exc):
@@ -135,6 +149,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
             db_errors.log_unavailable(context["request"], exc)
         set_rollback()
         return database_unavailable_response()
+    if isinstance(exc, ServiceError):
+        return service_error_response(exc)
     api_exc = as_api_exception(exc)
     if api_exc is None:
         return None

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import serializers, status
-from rest_framework.exceptions import APIException, NotFound
+from rest_framework import serializers
+from rest_framework.exceptions import NotFound
 from rest_framework.permissions import IsAdminUser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -14,12 +14,6 @@ from rest_framework.views import APIView
 from annotation.api.errors import ErrorResponsesSchema, ErrorSerializer
 from annotation.models import Study
 from annotation.services.prolific import operations
-
-
-class ProlificOff(APIException):
-    status_code = status.HTTP_409_CONFLICT
-    default_code = "prolific_off"
-    default_detail = operations.OFF_MESSAGE
 
 
 class ProlificRunSerializer(serializers.Serializer):
@@ -83,7 +77,7 @@ class ProlificOperationView(APIView):
         data = ProlificRunSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         if not operations.enabled():
-            raise ProlificOff()
+            raise operations.ProlificDisabled(operations.OFF_MESSAGE)  # 409 prolific_off
         if data.validated_data["run"]:
             report = operations.run(operation=operation, study=study)
         else:

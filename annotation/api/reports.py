@@ -11,7 +11,7 @@ from __future__ import annotations
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound
 from rest_framework.permissions import IsAdminUser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -22,7 +22,7 @@ from annotation.api.errors import ErrorResponsesSchema, ErrorSerializer
 from annotation.models import ExportJob, Study
 from annotation.reporting.bootstrap import IntervalOptions
 from annotation.reporting.exports import EXPORT_KINDS, export_job_create
-from annotation.reporting.options import MetricOptions, ReportError
+from annotation.reporting.options import MetricOptions
 from annotation.reporting.scores import annotator_rows
 from annotation.reporting.selection import select_studies
 from annotation.reporting.statement import STATEMENT_FORMATS, build_statement, render_statement
@@ -95,12 +95,9 @@ class TableView(APIView):
         responses={200: OpenApiTypes.OBJECT, 400: ErrorSerializer},
     )
     def get(self, request: Request) -> Response:
-        try:
-            studies = _studies_from_query(request)
-            options = MetricOptions.from_params(request.query_params)
-            intervals = IntervalOptions.from_params(request.query_params)
-        except ReportError as exc:
-            raise ValidationError(str(exc)) from None
+        studies = _studies_from_query(request)
+        options = MetricOptions.from_params(request.query_params)
+        intervals = IntervalOptions.from_params(request.query_params)
         table = build_table(studies=studies, options=options, intervals=intervals)
         return Response({"studies": [s.slug for s in studies], "options": options.as_dict(), **table.as_dict()})
 
@@ -116,11 +113,8 @@ class AnnotatorsView(APIView):
         responses={200: AnnotatorSerializer(many=True), 400: ErrorSerializer},
     )
     def get(self, request: Request) -> Response:
-        try:
-            studies = _studies_from_query(request)
-            options = MetricOptions.from_params(request.query_params)
-        except ReportError as exc:
-            raise ValidationError(str(exc)) from None
+        studies = _studies_from_query(request)
+        options = MetricOptions.from_params(request.query_params)
         return Response(AnnotatorSerializer(annotator_rows(studies=studies, options=options), many=True).data)
 
 
@@ -185,16 +179,13 @@ class ExportRequestView(APIView):
         payload = ExportRequestSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
-        try:
-            job = export_job_create(
-                kind=data["kind"],
-                study_refs=data["studies"],
-                all_studies=data["all"],
-                options=MetricOptions.from_params(data),
-                user=request.user,
-            )
-        except ReportError as exc:
-            raise ValidationError(str(exc)) from None
+        job = export_job_create(
+            kind=data["kind"],
+            study_refs=data["studies"],
+            all_studies=data["all"],
+            options=MetricOptions.from_params(data),
+            user=request.user,
+        )
         return Response(ExportJobSerializer(job, context={"request": request}).data, status=status.HTTP_202_ACCEPTED)
 
 
@@ -247,14 +238,11 @@ class StatementView(APIView):
     )
     def get(self, request: Request) -> Response:
         fmt = request.query_params.get("markup", "markdown")  # not "format": DRF reads that to pick a renderer
-        try:
-            (study,) = select_studies(refs=[request.query_params.get("study", "")])
-            options = MetricOptions.from_params(request.query_params)
-            intervals = IntervalOptions.from_params(request.query_params)
-            statement = build_statement(study=study, options=options, intervals=intervals)
-            text = render_statement(statement, fmt)
-        except ReportError as exc:
-            raise ValidationError(str(exc)) from None
+        (study,) = select_studies(refs=[request.query_params.get("study", "")])
+        options = MetricOptions.from_params(request.query_params)
+        intervals = IntervalOptions.from_params(request.query_params)
+        statement = build_statement(study=study, options=options, intervals=intervals)
+        text = render_statement(statement, fmt)
         return Response(
             {
                 "study": study.slug,

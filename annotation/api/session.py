@@ -169,17 +169,7 @@ class WorkerSessionView(APIView):
     def handle_exception(self, exc: Exception) -> JSONResponse:
         if isinstance(exc, AnswerError | closing.StudyClosed):
             self.log_refusal(exc)
-            extra = {"answer": exc.stored} if isinstance(exc, answers.AlreadyLocked) else {}
-            return errors.error_response(exc.code, exc.detail, exc.status, **extra)
-        if isinstance(exc, consent.ConsentError):
-            return errors.error_response(exc.code, exc.detail, exc.status)
-        if isinstance(exc, survey.InvalidSurveyAnswers):
-            return errors.error_response(exc.code, str(exc), 400, errors=exc.errors)
-        if isinstance(exc, survey.SurveyNotDue):
-            return errors.error_response(exc.code, str(exc), 409)
-        if isinstance(exc, steps.StepUnavailable):
-            return errors.error_response("step_unavailable", str(exc), 409)
-        return super().handle_exception(exc)
+        return super().handle_exception(exc)  # a service's refusal is answered by errors.exception_handler
 
     def log_refusal(self, exc: AnswerError | closing.StudyClosed) -> None:
         # Debug only: refusals are routine (double clicks, stale pages). The code, never the answer's text.

@@ -3,20 +3,13 @@
 from django.conf import settings
 from django.db import models
 
+from annotation.models.jobs import BackgroundJob
 from tasks_app.models import Task
 
 
-class ExportJob(models.Model):
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
-
+class ExportJob(BackgroundJob):
     kind = models.CharField(max_length=40, help_text="What to export, e.g. table-csv, annotations-jsonl, payments-csv.")
     params = models.JSONField(default=dict, blank=True, help_text="Study ids and metric options.")
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
-    error = models.TextField(blank=True)
     file = models.FileField(upload_to="exports/", blank=True)
     provenance = models.JSONField(
         null=True,
@@ -24,15 +17,6 @@ class ExportJob(models.Model):
         help_text="The reproducibility header and notes of the file; a CSV's only copy (CSV files carry none).",
     )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(
-        null=True, blank=True, help_text="Last sign of life of the worker running it (see EXPORT_STALE_SECONDS)."
-    )
-    attempts = models.PositiveSmallIntegerField(
-        default=0, help_text="How many times a worker has started it (at most EXPORT_MAX_ATTEMPTS)."
-    )
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

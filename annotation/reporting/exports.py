@@ -1,4 +1,4 @@
-"""Every export, as one function per kind writing to a binary file, and the ExportJob runner.
+"""Every export, as one function per kind writing to a binary file, and the export job that runs one.
 
 Kinds: table-csv, table-json, table-markdown, table-latex, training-csv,
 training-json, training-markdown, training-latex (the training analyses in the
@@ -19,18 +19,14 @@ import io
 import json
 import logging
 import tempfile
-import threading
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from django.conf import settings
 from django.core.files import File
-from django.db import connection, transaction
-from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from annotation.models import AnswerSpan, ExportJob, Response, Study
@@ -46,7 +42,7 @@ from annotation.reporting.selection import select_studies
 from annotation.reporting.survey_export import survey_csv, survey_section
 from annotation.reporting.tables import build_table
 from annotation.reporting.training_table import TRAINING_FORMATS, build_training_table
-from annotation.services import attention
+from annotation.services import attention, jobs
 from tasks_app import scoring
 
 logger = logging.getLogger(__name__)
@@ -413,7 +409,11 @@ def export_with_provenance(
     return buffer.getvalue(), provenance
 
 
-# --- ExportJob: queued → running → done / failed; stale (worker dead) → queued again or failed ---
+# --- ExportJob: a long job (annotation.services.jobs) whose work is write_export into the job's file ---
+
+EXPORT_JOBS = jobs.JobKind(
+    model=ExportJob, task="annotation.run_export", noun="export job", logger=logger, tag=lambda job: job.kind
+)
 
 
 def _job_params(*, study_refs: Iterable[str | int], all_studies: bool, options: MetricOptions) -> dict:
@@ -434,84 +434,8 @@ def export_job_create(
     params = _job_params(study_refs=study_refs, all_studies=all_studies, options=options or MetricOptions())
     job = ExportJob.objects.create(kind=kind, params=params, created_by=user if user and user.pk else None)
     logger.info("export job %s (%s) queued for %d study(ies)", job.pk, kind, len(params["studies"]))
-    from annotation.reporting.celery_tasks import run_export
-
-    transaction.on_commit(lambda: run_export.delay(job.pk))
+    jobs.queue(EXPORT_JOBS, job.pk)
     return job
-
-
-def _stale_q(cutoff: datetime) -> Q:
-    """Running jobs whose worker has given no sign of life since ``cutoff`` (a job from before heartbeats:
-    none since it started)."""
-    return (
-        Q(heartbeat_at__lt=cutoff)
-        | Q(heartbeat_at__isnull=True, started_at__lt=cutoff)
-        | Q(heartbeat_at__isnull=True, started_at__isnull=True)
-    )
-
-
-def _stale_cutoff(now: datetime) -> datetime:
-    return now - timedelta(seconds=settings.EXPORT_STALE_SECONDS)
-
-
-class _Heartbeat:
-    """A daemon thread that stamps the job's ``heartbeat_at`` every EXPORT_HEARTBEAT_SECONDS while it runs.
-
-    A thread rather than calls from the export code, because some exports are one long call (a table
-    over many studies, a zip of plots) with no loop to beat from. The stamp is conditional on this
-    worker's claim (status running, its attempt number): once the job is taken over, the thread stops.
-    It uses its own database connection, closed when it ends.
-    """
-
-    def __init__(self, *, job_id: int, attempt: int) -> None:
-        self.job_id, self.attempt = job_id, attempt
-        self.interval = float(settings.EXPORT_HEARTBEAT_SECONDS)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"export-heartbeat-{job_id}", daemon=True)
-
-    def __enter__(self) -> _Heartbeat:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _run(self) -> None:
-        try:
-            while not self._stop.wait(self.interval):
-                try:
-                    mine = _claimed(self.job_id, self.attempt).update(heartbeat_at=timezone.now())
-                except Exception:  # e.g. the database restarting: the next beat may get through
-                    logger.warning("export job %s: heartbeat not written", self.job_id, exc_info=True)
-                    connection.close()
-                    continue
-                if not mine:
-                    logger.warning("export job %s: taken over by another worker; heartbeat stopped", self.job_id)
-                    return
-        finally:
-            connection.close()
-
-
-def _claimed(job_id: int, attempt: int) -> QuerySet[ExportJob]:
-    """The job while this worker's claim holds: still running, and not started again since."""
-    return ExportJob.objects.filter(pk=job_id, status=ExportJob.Status.RUNNING, attempts=attempt)
-
-
-def _claim(job_id: int) -> int | None:
-    """Take the job if it is queued, or running but stale (its worker died): one conditional UPDATE, so of
-    two deliveries at most one takes it. Returns this claim's attempt number, or None if not taken."""
-    now = timezone.now()
-    takeable = Q(status=ExportJob.Status.QUEUED) | (
-        Q(status=ExportJob.Status.RUNNING, attempts__lt=settings.EXPORT_MAX_ATTEMPTS) & _stale_q(_stale_cutoff(now))
-    )
-    claimed = ExportJob.objects.filter(takeable, pk=job_id).update(
-        status=ExportJob.Status.RUNNING, started_at=now, heartbeat_at=now, attempts=F("attempts") + 1
-    )
-    if not claimed:
-        return None
-    # Nobody else can claim it again before EXPORT_STALE_SECONDS have passed: this reads our own claim.
-    return ExportJob.objects.values_list("attempts", flat=True).get(pk=job_id)
 
 
 def _test_delay() -> None:
@@ -520,91 +444,29 @@ def _test_delay() -> None:
         time.sleep(delay)
 
 
+def _write_job_file(job: ExportJob, progress: jobs.Progress) -> jobs.Finished:
+    _test_delay()
+    params = job.params or {}
+    studies = select_studies(refs=params.get("studies", []))
+    options = MetricOptions.from_params(params)
+    with tempfile.TemporaryFile() as tmp:
+        provenance = write_export(kind=job.kind, studies=studies, options=options, out=tmp)
+        tmp.seek(0)
+        job.file.save(export_filename(job.kind, studies), File(tmp), save=False)
+    return jobs.Finished(
+        fields={"file": job.file.name, "provenance": provenance},
+        note=job.file.name,
+        undo=partial(job.file.delete, save=False),  # another attempt's file is the one kept
+    )
+
+
 def export_job_run(*, job_id: int) -> ExportJob:
     """Run a queued (or stale) job; on any error the job is failed with the reason and nothing half-written
     is kept. A delivery of a job that is done, failed or running with a live worker changes nothing."""
-    attempt = _claim(job_id)
-    job = ExportJob.objects.get(pk=job_id)
-    if attempt is None:
-        logger.info("export job %s is %s: nothing to do for this delivery", job_id, job.status)
-        return job
-    if attempt > 1:
-        logger.warning("export job %s (%s) taken over: attempt %d", job.pk, job.kind, attempt)
-    try:
-        with _Heartbeat(job_id=job.pk, attempt=attempt):
-            _test_delay()
-            params = job.params or {}
-            studies = select_studies(refs=params.get("studies", []))
-            options = MetricOptions.from_params(params)
-            with tempfile.TemporaryFile() as tmp:
-                provenance = write_export(kind=job.kind, studies=studies, options=options, out=tmp)
-                tmp.seek(0)
-                job.file.save(export_filename(job.kind, studies), File(tmp), save=False)
-    except Exception as exc:  # the reason is shown in the admin and the API
-        if isinstance(exc, ReportError):  # bad input (e.g. a study deleted since): the reason says it all
-            reason = str(exc)
-            logger.warning("export job %s (%s) refused: %s", job.pk, job.kind, reason)
-        else:  # a bug or a broken dependency: the traceback goes to the logs, not to the job
-            reason = f"{type(exc).__name__}: {exc}"
-            logger.exception("export job %s (%s) failed", job.pk, job.kind)
-        if not _claimed(job.pk, attempt).update(
-            status=ExportJob.Status.FAILED, error=reason[:2000], finished_at=timezone.now()
-        ):
-            logger.warning("export job %s: taken over meanwhile; this attempt's failure is not recorded", job.pk)
-    else:
-        if _claimed(job.pk, attempt).update(
-            status=ExportJob.Status.DONE,
-            file=job.file.name,
-            provenance=provenance,
-            error="",
-            finished_at=timezone.now(),
-        ):
-            logger.info("export job %s (%s) done: %s", job.pk, job.kind, job.file.name)
-        else:  # presumed dead and started again elsewhere: that attempt's file is the one kept
-            logger.warning("export job %s: taken over meanwhile; this attempt's file is dropped", job.pk)
-            job.file.delete(save=False)
-    job.refresh_from_db()
+    job: ExportJob = jobs.run(EXPORT_JOBS, job_id, _write_job_file)
     return job
 
 
-@dataclass(frozen=True)
-class SweepResult:
-    requeued: list[int] = field(default_factory=list)
-    failed: list[int] = field(default_factory=list)
-
-
-def export_jobs_sweep(*, now: datetime | None = None) -> SweepResult:
-    """Recover the jobs whose worker died: queue a stale running job again (its task is sent after
-    commit), or fail it with the reason once it has been started EXPORT_MAX_ATTEMPTS times.
-
-    Each change is a conditional UPDATE on what was read (running, stale, same attempt), so a job that a
-    redelivered message took over meanwhile is left alone. Periodic: CELERY_BEAT_SCHEDULE.
-    """
-    from annotation.reporting.celery_tasks import run_export
-
-    now = now or timezone.now()
-    cutoff = _stale_cutoff(now)
-    limit = settings.EXPORT_MAX_ATTEMPTS
-    result = SweepResult()
-    stale = ExportJob.objects.filter(_stale_q(cutoff), status=ExportJob.Status.RUNNING).order_by("pk")
-    for job_id, attempts in stale.values_list("pk", "attempts"):
-        same = ExportJob.objects.filter(_stale_q(cutoff), pk=job_id, status=ExportJob.Status.RUNNING, attempts=attempts)
-        if attempts >= limit:
-            reason = (
-                f"gave up after {attempts} attempt(s): each time the worker running it stopped "
-                f"(no heartbeat for {settings.EXPORT_STALE_SECONDS} s); see the worker's logs"
-            )
-            if same.update(status=ExportJob.Status.FAILED, error=reason, finished_at=now):
-                logger.error("export job %s failed: %s", job_id, reason)
-                result.failed.append(job_id)
-        elif same.update(status=ExportJob.Status.QUEUED):
-            logger.warning(
-                "export job %s: no heartbeat for %d s, its worker is taken for dead; queued again (attempt %d of %d)",
-                job_id,
-                settings.EXPORT_STALE_SECONDS,
-                attempts + 1,
-                limit,
-            )
-            transaction.on_commit(partial(run_export.delay, job_id))
-            result.requeued.append(job_id)
-    return result
+def export_jobs_sweep(*, now: datetime | None = None) -> jobs.SweepResult:
+    """Recover the export jobs whose worker died (annotation.services.jobs.sweep). Periodic: CELERY_BEAT_SCHEDULE."""
+    return jobs.sweep(EXPORT_JOBS, now=now)

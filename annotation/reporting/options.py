@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from annotation.errors import ServiceError
 from tasks_app.scoring import SKIP_EMPTY, SKIP_EXCLUDE, SKIP_POLICIES, SKIP_ZERO
 
 
-class ReportError(ValueError):
+class ReportError(ServiceError, ValueError):
     """Bad input to a report (unknown study, bad option, bad file): shown to the user as is."""
 
 

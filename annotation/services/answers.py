@@ -31,6 +31,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from annotation.errors import ServiceError
 from annotation.models import AnswerSpan, Participation, Response
 from annotation.services import closing, lifecycle, offsets, step_end, steps, timing, worker_sql
 from annotation.services.steps import Progress
@@ -45,7 +46,7 @@ OFFSET_UNITS = ("codepoint", "utf16")
 MAX_SPANS = 50
 
 
-class AnswerError(Exception):
+class AnswerError(ServiceError):
     """A submission that is refused; nothing was stored."""
 
     status = 400
@@ -84,6 +85,9 @@ class AlreadyLocked(AnswerError):
     def __init__(self, stored: dict):
         super().__init__("already_locked", "this item's answer is already locked and cannot be changed")
         self.stored = stored
+
+    def extra(self) -> dict[str, Any]:
+        return {"answer": self.stored}
 
 
 @dataclass(frozen=True)

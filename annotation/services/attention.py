@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from django.db import transaction
 from django.db.models import Count, Q
 
+from annotation.errors import ServiceError
 from annotation.models import AttentionCheck, AttentionDecision, Participation, Response, Study
 from annotation.services import offsets
 from tasks_app.models import Example, ExampleSet, ExampleSetItem, Label
@@ -39,13 +40,17 @@ REASON_PREFIX = "attention: "  # the reason of the exclusion event (exclusion_ki
 MAX_TEXT = 5000
 
 
-class AttentionCheckError(ValueError):
+class AttentionCheckError(ServiceError, ValueError):
     """A check's definition is invalid; ``field`` names the input at fault (as a form or serializer would)."""
 
     def __init__(self, field: str, message: str):
         super().__init__(message)
         self.field = field
         self.message = message
+
+    @property
+    def fields(self) -> dict[str, list[str]]:
+        return {self.field: [self.message]}
 
 
 # --- Definitions ----------------------------------------------------------------------------

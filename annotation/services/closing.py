@@ -38,6 +38,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from annotation.errors import ServiceError
 from annotation.models import Participation, ParticipationEvent, Study
 from annotation.protocol.outcomes import CLOSED_BEFORE_START_REASON, CLOSED_REASON
 from annotation.services import lifecycle
@@ -50,12 +51,8 @@ DEFAULT_GRACE_MINUTES = 60
 MAX_GRACE_MINUTES = 7 * 24 * 60  # a week: a longer "closing" is a study left open
 
 
-class StudyClosed(Exception):
-    """The study closed and its grace period is over: the worker's request did nothing.
-
-    The same shape as ``answers.AnswerError`` (``code``, ``detail``, ``status``), which the session API
-    turns into its one error shape.
-    """
+class StudyClosed(ServiceError):
+    """The study closed and its grace period is over: the worker's request did nothing."""
 
     code = "study_closed"
     status = 409

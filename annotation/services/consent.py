@@ -16,13 +16,14 @@ import hashlib
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from annotation.errors import ServiceError
 from annotation.models import Participation, Study
 from annotation.services import lifecycle, study_texts
 
 State = Participation.State
 
 
-class ConsentError(Exception):
+class ConsentError(ServiceError):
     code = "consent_error"
     status = 409
 

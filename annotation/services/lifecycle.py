@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.errors import ServiceError
 from annotation.models import Participation, ParticipationEvent
 from annotation.services import outcomes
 
@@ -43,8 +44,11 @@ ALLOWED_TRANSITIONS: dict[str, set[str]] = {
 TERMINAL_STATES = {State.COMPLETED, State.ABANDONED, State.EXCLUDED, State.DECLINED}
 
 
-class InvalidTransition(Exception):
+class InvalidTransition(ServiceError):
     """The participation is not in a state from which this change is allowed."""
+
+    code = "invalid_transition"
+    status = 409
 
 
 EVENT_REASON_LENGTH = ParticipationEvent._meta.get_field("reason").max_length or 300

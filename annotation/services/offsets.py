@@ -22,6 +22,8 @@ from __future__ import annotations
 import unicodedata
 from bisect import bisect_right
 
+from annotation.errors import ServiceError
+
 __all__ = [
     "OffsetError",
     "CutsSurrogatePair",
@@ -34,7 +36,7 @@ __all__ = [
 ]
 
 
-class OffsetError(ValueError):
+class OffsetError(ServiceError, ValueError):
     """An offset that cannot be used on this text."""
 
     code = "offset_out_of_range"

@@ -27,6 +27,8 @@ from urllib.parse import parse_qsl, unquote_to_bytes, urlencode, urlsplit, urlun
 
 from django.utils.translation import gettext
 
+from annotation.errors import ServiceError
+
 PROLIFIC = "prolific"
 MTURK = "mturk"
 INHOUSE = "inhouse"
@@ -46,8 +48,10 @@ _KEPT = {
 }
 
 
-class BadEntry(ValueError):
+class BadEntry(ServiceError, ValueError):
     """The entry link's parameters do not identify a worker."""
+
+    code = "bad_entry"
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.urls import reverse
 
+from annotation.errors import ServiceError
 from annotation.models import Condition, Participation, Study, Worker
 from annotation.services import entry
 
@@ -25,8 +26,10 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
 
-class NoSuchCondition(LookupError):
+class NoSuchCondition(ServiceError, LookupError):
     """The study has no condition with the shots asked for."""
+
+    code = "no_such_condition"
 
 
 def preview_worker(user: AbstractBaseUser | AnonymousUser) -> Worker:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from django.db.models import Count, Q
 from django.utils.translation import gettext
 
+from annotation.errors import ServiceError
 from annotation.models import Participation, Response, Study
 from annotation.protocol.states import PHASE_OF_STATE
 from annotation.services import attention, worker_sql
@@ -35,8 +36,11 @@ State = Participation.State
 Phase = Response.Phase
 
 
-class StepUnavailable(Exception):
+class StepUnavailable(ServiceError):
     """The participation is not in a state with a step, or its step has no items."""
+
+    code = "step_unavailable"
+    status = 409
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from annotation.errors import ServiceError
 from annotation.models import Participation, Study, SurveyResponse
 from annotation.protocol.survey import is_number
 
@@ -31,14 +32,18 @@ MAX_TEXT_ANSWER = 500
 Placement = Study.SurveyPlacement
 
 
-class InvalidSurveyAnswers(Exception):
+class InvalidSurveyAnswers(ServiceError):
     """The answers do not fit the survey; ``errors`` maps question keys (or ``""``) to messages."""
 
     code = "invalid_survey"
+    status = 400
 
     def __init__(self, errors: dict[str, str]):
         super().__init__("; ".join(f"{k}: {v}" if k else v for k, v in errors.items()))
         self.errors = errors
+
+    def extra(self) -> dict[str, Any]:
+        return {"errors": self.errors}
 
 
 def _clean_answer(q: Mapping[str, Any], value: Any) -> Any:
@@ -117,8 +122,9 @@ def due(participation: Participation) -> str | None:
     return placement
 
 
-class SurveyNotDue(Exception):
+class SurveyNotDue(ServiceError):
     code = "survey_not_due"
+    status = 409
 
 
 def submit(*, participation: Participation, answers: Any) -> SurveyResponse:

@@ -18,6 +18,7 @@ from annotation.models import ExportJob
 from annotation.reporting import exports
 from annotation.reporting.celery_tasks import run_export, sweep_export_jobs
 from annotation.reporting.exports import export_job_run, export_jobs_sweep
+from annotation.services import jobs
 from tests.reporting.builders import make_study
 
 STALE = settings.EXPORT_STALE_SECONDS
@@ -183,23 +184,23 @@ class _Ticks:
 
 def test_the_heartbeat_stamps_the_job_while_the_claim_holds_and_stops_when_it_is_lost(study, monkeypatch):
     # _run is called here, in the test's thread and transaction, so its connection must stay open.
-    monkeypatch.setattr(exports, "connection", type("Open", (), {"close": lambda self: None})())
+    monkeypatch.setattr(jobs, "connection", type("Open", (), {"close": lambda self: None})())
     job = running(study, silent_for=60, attempts=2)
-    beat = exports._Heartbeat(job_id=job.pk, attempt=2)
+    beat = jobs.Heartbeat(exports.EXPORT_JOBS, job_id=job.pk, attempt=2)
     beat._stop = _Ticks(2)
     beat._run()
     stamped = ExportJob.objects.get(pk=job.pk).heartbeat_at
     assert stamped > timezone.now() - timedelta(seconds=5) and beat._stop.left == -1
 
     ExportJob.objects.filter(pk=job.pk).update(attempts=3)  # another worker took it over
-    lost = exports._Heartbeat(job_id=job.pk, attempt=2)
+    lost = jobs.Heartbeat(exports.EXPORT_JOBS, job_id=job.pk, attempt=2)
     lost._stop = _Ticks(5)
     lost._run()
     assert lost._stop.left == 4 and ExportJob.objects.get(pk=job.pk).heartbeat_at == stamped
 
 
 def test_the_heartbeat_thread_ends_with_the_export(study):
-    beat = exports._Heartbeat(job_id=running(study, silent_for=1).pk, attempt=1)
+    beat = jobs.Heartbeat(exports.EXPORT_JOBS, job_id=running(study, silent_for=1).pk, attempt=1)
     assert beat.interval == settings.EXPORT_HEARTBEAT_SECONDS
     with beat:
         assert beat._thread.is_alive() and beat._thread.daemon

@@ -19,6 +19,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from annotation.errors import ServiceError
 from annotation.models import Participation, ProlificAction, ProlificCall, ProlificGroup, Study, Worker
 from annotation.reporting.pay import CENT, pay_lines
 from annotation.services.prolific.client import (
@@ -48,12 +49,16 @@ TODO, DONE, UNCERTAIN, SKIP, DECIDE, FAILED, NOT_TRIED = (
 )
 
 
-class ProlificDisabled(Exception):
+class ProlificDisabled(ServiceError):
     """The integration is off: no PROLIFIC_API_TOKEN."""
 
+    code = "prolific_off"
+    status = 409
 
-class UnknownOperation(ValueError):
-    pass
+
+class UnknownOperation(ServiceError, ValueError):
+    code = "not_found"
+    status = 404
 
 
 def enabled() -> bool:
