@@ -3,7 +3,8 @@
 Workers see ``Study.worker_title`` or else ``Task.worker_title`` (e.g. "Movie
 review sentiment", not "SST-2"), the study's or else the task's description,
 and ``Task.worker_question`` instead of an example's own question when the
-task sets one (the stored example keeps the release's text). Every worker
+task sets one (the stored example keeps the release's text), except on an
+attention check, whose own question states what to answer. Every worker
 page and the session API take the task through ``worker_task``.
 
 ``estimate`` gives the start page's expected duration: the study's own median
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from django.utils.translation import gettext as _
 
 from annotation.models import Participation, Response, Study
-from annotation.services import study_texts
+from annotation.services import attention, study_texts
 from tasks_app.models import Example, Task
 from tasks_app.texts import texts_for
 
@@ -73,7 +74,10 @@ def question_for(task: Task, example: Example) -> str:
     """The question text the worker sees for ``example``: the task's override, else the example's own.
 
     Span tasks whose examples ask different questions (a NER entity type, a reading question) keep theirs
-    unless the override is set on purpose."""
+    unless the override is set on purpose. An attention check always keeps its own: it is the instruction
+    the check is answered by."""
+    if example.source_id.startswith(attention.SOURCE_PREFIX):
+        return example.question
     return task.worker_question or example.question
 
 
