@@ -247,7 +247,12 @@ def test_statement_describes_the_group_rule_and_counts_only_standing_filter_fail
     from annotation.reporting.tables import build_table as table_of
 
     study = make_study(
-        sst2, shots=(0, 10), filter_rule="relative", filter_threshold=0.2, filter_reference="median", workers_per_condition=3
+        sst2,
+        shots=(0, 10),
+        filter_rule="relative",
+        filter_threshold=0.2,
+        filter_reference="median",
+        workers_per_condition=3,
     )
     add_annotator(study, 10, answers=gold_answers(sst2))
     failed = add_annotator(study, 10, answers=[], state="excluded")
