@@ -286,3 +286,10 @@ def test_statement_describes_the_group_rule_and_counts_only_standing_filter_fail
         "training (whether or not they were excluded later)"
     ) in text
     assert "once the condition's 3 workers had trained" in text and "never with fewer than two" in text
+
+
+def test_the_interval_methods_are_recorded_and_shown_under_the_figures(admin_client, voted):
+    data = admin_client.get("/api/reports/table/?studies=voted&resamples=500").json()
+    assert "annotators and test items resampled" in data["intervals"]["gap_method"]
+    page = admin_client.get("/dashboard/study/voted/").content.decode()
+    assert "two-way clustered percentile bootstrap" in page
