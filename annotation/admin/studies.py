@@ -676,6 +676,7 @@ class FilterDecisionInline(_ReadOnlyInline):
         "group_training_s1",
         "reason",
         "decided_by",
+        "rule_version",
     ]
     readonly_fields = fields
 

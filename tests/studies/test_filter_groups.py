@@ -10,6 +10,8 @@ from django.utils import timezone
 
 from annotation.celery_tasks import decide_training_filters
 from annotation.models import FilterDecision, Participation, Response, Study
+from annotation.reporting.options import MetricOptions
+from annotation.reporting.provenance import reproducibility_header
 from annotation.services import filter_groups, training_filter
 from tests.factories import ExampleFactory, ParticipationFactory, ResponseFactory
 
@@ -241,8 +243,17 @@ def test_a_group_exclusion_is_recorded_as_the_training_filter_not_an_admin(
     assert detail["exclusion_kind"] == "training_filter"
 
 
-def test_every_decision_records_the_rule_version_that_made_it(condition, django_capture_on_commit_callbacks):
+def test_every_decision_records_the_rule_version_that_made_it(
+    condition, django_capture_on_commit_callbacks, admin_client
+):
     workers = _finish_all(condition(), [0.1, 0.9, 0.5], django_capture_on_commit_callbacks)
     override = training_filter.override(workers[0], admit=True, reason="ambiguous items", actor=None)
     versions = FilterDecision.objects.filter(participation__in=workers).values_list("rule_version", flat=True)
     assert set(versions) == {2} and override.rule_version == 2
+    # Reports name the rules: the current version, and those the study's verdicts were made under.
+    study = workers[0].study
+    FilterDecision.objects.filter(participation=workers[1]).update(rule_version=1)  # decided before the change
+    header = reproducibility_header(studies=[study], options=MetricOptions(), export="annotations-jsonl")
+    assert header["filter_rule_version"] == 2 and header["studies"][0]["filter_decision_rule_versions"] == [1, 2]
+    detail = admin_client.get(f"/api/participations/{workers[2].pk}/").json()
+    assert {d["rule_version"] for d in detail["filter_decisions"]} == {2}
