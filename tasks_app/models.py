@@ -43,7 +43,7 @@ class Task(models.Model):
     overlapping_spans = models.BooleanField(
         default=False,
         help_text="Span tasks with several spans: may they overlap (a nested name such as New York inside "
-        "New York City)? Duplicates and near-copies are refused either way.",
+        "New York City)? The same span twice is refused either way.",
     )
     question_types = models.JSONField(
         default=list,

@@ -677,6 +677,7 @@ class FilterDecisionInline(_ReadOnlyInline):
         "group_training_s1",
         "reason",
         "decided_by",
+        "rule_version",
     ]
     readonly_fields = fields
 

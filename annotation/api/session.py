@@ -394,7 +394,7 @@ class SubmitView(WorkerSessionView):
         summary="Submit and lock the answer to the current item",
         description="Training items: the response carries the reveal (gold, verdict, S1). Test items: only the "
         "stored answer. 409 already_locked returns the stored answer and changes nothing. At most the item's "
-        "max_spans spans (400 too_many_spans), no span twice or near-copied (400 duplicate_span), overlapping "
+        "max_spans spans (400 too_many_spans), no span twice at the same offsets (400 duplicate_span), overlapping "
         "spans only where the item's overlapping_spans is on (400 overlapping_spans); the body is at most "
         "64 KiB (413 too_large) and nests at most 32 levels (400 too_deep).",
         request=SUBMIT,

@@ -226,6 +226,7 @@ class FilterDecisionSerializer(serializers.ModelSerializer[FilterDecision]):
             "is_override",
             "reason",
             "decided_by",
+            "rule_version",
             "at",
         ]
 

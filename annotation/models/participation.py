@@ -158,6 +158,11 @@ class ParticipationEvent(models.Model):
 class FilterDecision(models.Model):
     """The training filter's verdict on a worker, or an admin's override of it."""
 
+    # The version of the filter's rules a new decision is made under (docs/studies.md, "Rule changes and
+    # collected results"). 1: the relative rule compared a worker with the others still in the study and
+    # passed a worker judged alone; 2: with every worker who finished training, never alone.
+    RULE_VERSION = 2
+
     participation = models.ForeignKey(Participation, on_delete=models.CASCADE, related_name="filter_decisions")
     training_s1 = models.FloatField(
         null=True, blank=True, help_text="Empty when the worker had no scored training item (e.g. zero-shot)."
@@ -181,6 +186,9 @@ class FilterDecision(models.Model):
     is_override = models.BooleanField(default=False)
     reason = models.CharField(max_length=500)
     decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    rule_version = models.PositiveSmallIntegerField(
+        default=RULE_VERSION, help_text="The version of the filter's rules that made this decision."
+    )
     at = models.DateTimeField()
 
     class Meta:

@@ -239,8 +239,14 @@ def confidence_vs_correctness(
         .annotate(s=policy_score(options or MetricOptions()))
         .filter(s__isnull=False)
     )
-    pairs = list(base.values_list("confidence", "s"))
-    rank = spearman_with_interval([float(c or 0) for c, _ in pairs], [float(s or 0) for _, s in pairs], intervals)
+    pairs = list(base.values_list("confidence", "s", "participation_id", "example_id"))
+    rank = spearman_with_interval(
+        [float(c or 0) for c, *_ in pairs],
+        [float(s or 0) for _, s, *_ in pairs],
+        intervals,
+        annotators=[p for *_, p, _ in pairs],
+        items=[e for *_, e in pairs],
+    )
     levels = (
         base.values("confidence")
         .annotate(n=Count("id"), mean_s1=Avg("s"), exact=Count("id", filter=Q(s=1)))

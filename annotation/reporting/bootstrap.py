@@ -7,9 +7,11 @@ sources of sampling error in a crowd study), recomputes the cell on the drawn
 annotators and items, and the interval is the 2.5th and 97.5th percentiles
 (NumPy's default linear interpolation) of the recomputed cells.
 
-A human–model gap (human cell minus the model's S1 on the same items) gets a
-**paired bootstrap over items**: one draw of items per resample, applied to
-the humans and the model alike, the annotators kept as they are.
+A human–model gap (human cell minus the model's S1 on the same items) gets the
+same **two-way bootstrap, paired over items**: each resample draws the
+annotators and the items, the human cell is recomputed on both draws and the
+model's mean on the same items (with three workers a cell, keeping the
+annotators fixed would leave out most of the human side's sampling error).
 
 Reproducible: each cell's resampling starts from the seed (default
 20211206, the CLUES paper's NeurIPS week), so a cell's interval depends on
@@ -33,7 +35,10 @@ DEFAULT_SEED = 20211206
 DEFAULT_RESAMPLES = 2000
 MAX_RESAMPLES = 20_000  # bounds the time and memory one request may ask for
 CELL_METHOD = "two-way percentile bootstrap (annotators and test items resampled with replacement)"
-GAP_METHOD = "paired percentile bootstrap over test items (annotators fixed)"
+GAP_METHOD = "two-way percentile bootstrap (annotators and test items resampled; the model paired on the same items)"
+# The answer-level statistics (Spearman's rho) resample the same two ways: answers are clustered by
+# annotator and by item, never treated as independent (correlation.py).
+CLUSTERED_METHOD = "two-way clustered percentile bootstrap (annotators and test items resampled with replacement)"
 
 ItemScores = Mapping[Any, Mapping[Any, float]]  # {annotator: {item: S1 0..1}}
 
@@ -176,27 +181,30 @@ class Gap:
         return self.human - self.model
 
 
-def gap_replicates(matrix: np.ndarray, model: np.ndarray, item_draws: np.ndarray) -> np.ndarray:
-    """Human cell minus model mean on each resample of items (the same draw for both: paired)."""
-    everyone = np.tile(np.arange(matrix.shape[0]), (item_draws.shape[0], 1))
-    human = cell_replicates(matrix, everyone, item_draws)
+def gap_replicates(
+    matrix: np.ndarray, model: np.ndarray, annotator_draws: np.ndarray, item_draws: np.ndarray
+) -> np.ndarray:
+    """Human cell minus model mean on each resample of annotators and items (the model on the same items)."""
+    human = cell_replicates(matrix, annotator_draws, item_draws)
     item_counts = _counts(item_draws, matrix.shape[1])
     return human - np.einsum("bj,j->b", item_counts, model) / item_counts.sum(axis=1)
 
 
 def paired_gap(scores: ItemScores, model: Mapping[Any, float], options: IntervalOptions | None = None) -> Gap | None:
-    """The human–model gap on the items both have, with its paired bootstrap interval; None without overlap."""
+    """The human–model gap on the items both have, with its two-way bootstrap interval; None without overlap."""
     options = options or IntervalOptions()
     shared = {annotator: {k: v for k, v in by_item.items() if k in model} for annotator, by_item in scores.items()}
     matrix, _, items = score_matrix(shared)
     if matrix.size == 0 or np.isnan(matrix).all():
         return None
     model_vector = np.array([model[item] for item in items], dtype=float)
-    rng = np.random.default_rng(options.seed)
+    rng = np.random.default_rng(options.seed)  # drawn as cell_interval draws: annotators, then items
+    annotator_draws = draw(rng, options.resamples, matrix.shape[0])
     item_draws = draw(rng, options.resamples, len(items))
+    replicates = gap_replicates(matrix, model_vector, annotator_draws, item_draws)
     return Gap(
         human=cell_value(matrix),
         model=float(model_vector.mean()),
         items=len(items),
-        interval=percentile_interval(gap_replicates(matrix, model_vector, item_draws), options.level),
+        interval=percentile_interval(replicates, options.level),
     )

@@ -2,23 +2,26 @@
 
 Confidence is an ordinal rating, so the rank correlation is the measure:
 Pearson's r of the average ranks (tied values share the mean of the ranks
-they span). The interval resamples the (confidence, S1) pairs with
-replacement (the seed and resamples of ``bootstrap.IntervalOptions``) and
-takes the percentiles of the recomputed rho; a resample without variation in
-either variable gives no value and is left out.
+they span). Answers are not independent: each annotator gives many, and each
+item is answered by several. So the interval is a **two-way clustered
+bootstrap**, as the table's cells: each resample draws the annotators and the
+items with replacement and keeps every answer of a drawn annotator to a drawn
+item (as often as both were drawn); the interval is the percentiles of the
+recomputed rho (the seed and resamples of ``bootstrap.IntervalOptions``). A
+resample without variation in either variable gives no value and is left out.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from annotation.reporting.bootstrap import Interval, IntervalOptions, percentile_interval
+from annotation.reporting.bootstrap import CLUSTERED_METHOD, Interval, IntervalOptions, draw, percentile_interval
 
-CORRELATION_METHOD = "Spearman's rho (average ranks for ties); percentile bootstrap over answers"
+CORRELATION_METHOD = f"Spearman's rho (average ranks for ties); {CLUSTERED_METHOD}"
 
 
 def average_ranks(values: np.ndarray) -> np.ndarray:
@@ -48,15 +51,38 @@ class Correlation:
     interval: Interval | None
 
 
+def _codes(keys: Sequence[Hashable]) -> tuple[np.ndarray, int]:
+    """Each key as an index 0..k-1 (in order of first appearance), and k."""
+    index: dict[Hashable, int] = {}
+    return np.array([index.setdefault(key, len(index)) for key in keys], dtype=int), len(index)
+
+
 def spearman_with_interval(
-    x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray, options: IntervalOptions | None = None
+    x: Sequence[float] | np.ndarray,
+    y: Sequence[float] | np.ndarray,
+    options: IntervalOptions | None = None,
+    *,
+    annotators: Sequence[Hashable],
+    items: Sequence[Hashable],
 ) -> Correlation:
+    """rho of the pairs, with the two-way clustered interval; ``annotators`` and ``items`` name who gave
+    each pair and on what item (the clusters)."""
     options = options or IntervalOptions()
     xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if not len(annotators) == len(items) == xs.size:
+        raise ValueError("annotators and items must name each pair")
     rho = spearman(xs, ys)
     if math.isnan(rho):
         return Correlation(rho=rho, n=int(xs.size), interval=None)
-    rng = np.random.default_rng(options.seed)
-    draws = rng.integers(0, xs.size, size=(options.resamples, xs.size))
-    replicates = np.array([spearman(xs[d], ys[d]) for d in draws])
+    who, n_annotators = _codes(annotators)
+    what, n_items = _codes(items)
+    rng = np.random.default_rng(options.seed)  # drawn as the cells are: annotators, then items
+    annotator_draws = draw(rng, options.resamples, n_annotators)
+    item_draws = draw(rng, options.resamples, n_items)
+    replicates = np.empty(options.resamples)
+    for b in range(options.resamples):
+        weight = np.bincount(annotator_draws[b], minlength=n_annotators)[who]
+        weight *= np.bincount(item_draws[b], minlength=n_items)[what]
+        kept = np.repeat(np.arange(xs.size), weight)
+        replicates[b] = spearman(xs[kept], ys[kept])
     return Correlation(rho=rho, n=int(xs.size), interval=percentile_interval(replicates, options.level))

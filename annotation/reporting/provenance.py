@@ -3,7 +3,10 @@
 It records the studies' configuration, a SHA-256 of each task's test data and
 of each condition's training set (over the ordered examples' ids, contexts,
 questions and gold answers, so any change to an example or to the order
-changes it), the app version and the metric options.
+changes it), the app version, the metric options, and the versions of the
+training filter's rules: the current one, and per study those its recorded
+verdicts were made under (verdicts stay as decided; docs/studies.md, "Rule
+changes and collected results").
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
-from annotation.models import Study
+from annotation.models import FilterDecision, Study
 from annotation.reporting.options import MetricOptions
 from tasks_app.models import ExampleSet, ExampleSetItem
 
@@ -56,6 +59,13 @@ def study_configuration(study: Study) -> dict[str, Any]:
         "currency": study.currency,
         "test_order": study.test_order,
         "filter_rule": study.filter_rule,
+        "filter_decision_rule_versions": sorted(
+            set(
+                FilterDecision.objects.filter(participation__study=study, is_override=False)
+                .values_list("rule_version", flat=True)
+                .distinct()
+            )
+        ),
         "filter_threshold": study.filter_threshold,
         "task_data_sha256": example_set_sha256(test_set),
         "conditions": [
@@ -77,6 +87,7 @@ def reproducibility_header(*, studies: Iterable[Study], options: MetricOptions, 
         "metric": "S1 (tasks_app.scoring.s1, exact string match)",
         "metric_options": options.as_dict(),
         "metric_note": options.describe(),
+        "filter_rule_version": FilterDecision.RULE_VERSION,
         "studies": [study_configuration(s) for s in studies],
     }
 

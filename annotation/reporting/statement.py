@@ -138,20 +138,36 @@ def training_facts(study: Study, table: Table) -> str:
         rule = f"Workers whose training S1 fell below {study.filter_threshold:.2f} were excluded."
     else:
         rule = (
-            f"Workers whose training S1 fell more than {study.filter_threshold:.2f} below the mean of the "
-            "condition's other workers so far were excluded."
+            f"Workers whose training S1 fell more than {study.filter_threshold:.2f} below the "
+            f"{study.filter_reference} training S1 of the other workers of their condition who finished "
+            "training (whether or not they were excluded later) were excluded; the verdicts were given once "
+            f"the condition's {study.workers_per_condition} workers had trained, or after "
+            f"{study.filter_group_timeout_minutes} minutes against those who had trained by then, and never "
+            "with fewer than two workers trained."
         )
     excluded = sum(len(s.excluded) for s in table.summaries)
-    failed = (
-        FilterDecision.objects.filter(participation__study=study, passed=False)
-        .values("participation_id")
-        .distinct()
-        .count()
-    )
+    failed = len(failed_the_filter(study))
     return (
         f"{training} {rule} Excluded: {excluded} worker(s) in all ({failed} failed the training filter); "
         "none of them is averaged in."
     )
+
+
+def failed_the_filter(study: Study) -> set[int]:
+    """The crowd's workers the training filter failed and no admin readmitted afterwards (previews left
+    out: ``Participation.objects``). An admin's own exclusion is not a filter failure."""
+    decisions = (
+        FilterDecision.objects.filter(participation__in=Participation.objects.filter(study=study), pending_group=False)
+        .order_by("participation_id", "at", "id")
+        .values_list("participation_id", "passed", "is_override")
+    )
+    failed: set[int] = set()
+    for participation_id, passed, is_override in decisions:
+        if not passed and not is_override:
+            failed.add(participation_id)
+        elif passed and is_override:
+            failed.discard(participation_id)  # the admin overrode the verdict
+    return failed
 
 
 def abandonment_facts(study: Study, table: Table) -> str:

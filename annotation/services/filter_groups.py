@@ -1,23 +1,31 @@
 """The relative training filter, decided per group: a worker is compared with the others of the condition.
 
 The paper filters annotators "whose performance is very low compared to average annotators in the
-group". Comparing each worker with those who happened to finish training before them made the first
-always pass and let the order decide, so the relative rule is decided for the group instead:
+group". The rule is defined so that the same training scores give the same verdicts whatever the order
+of arrival and the timing (rule version ``FilterDecision.RULE_VERSION``; docs/studies.md):
 
 - A worker who finishes training goes on to the test at once (a *pending* FilterDecision): nobody is
   made to wait for the others.
-- The group's verdicts are given once all the condition's slots have finished training (every holder
-  in the test step or done), or ``study.filter_group_timeout_minutes`` after the oldest pending
-  worker finished training, with the group so far. The end of training (``step_end``) asks after
-  each commit; the periodic sweep (Celery beat, ``decide_training_filter``) catches timeouts and released slots.
+- The group is **every worker of the condition who finished training**, excluded or not (a worker
+  excluded by the filter, by an admin or for inattention keeps their training S1 in the group; a
+  staff preview is never in it).
+- The pending verdicts are given once the group is complete (at least ``workers_per_condition`` have
+  trained and nobody of the condition is still in training), or ``study.filter_group_timeout_minutes``
+  after the oldest pending worker finished training, with the group so far. the end of training
+  (``step_end``) asks after each commit; the periodic sweep (Celery beat, ``decide_training_filter``) catches timeouts.
+- **Never alone.** While only one worker has trained, nothing is decided, not even at the timeout or
+  with ``force``: a comparison with nobody is no comparison, and passing such a worker would let the
+  first arrival always pass. The verdict waits for a second worker to train (the worker is not held up:
+  they are on the test already, and count as any worker until judged).
 - Each pending worker is compared with the mean (or median, ``study.filter_reference``) training S1
-  of the *others* in the group, all figures read before anyone is excluded, so the order of the
-  verdicts does not matter. Passing means training S1 >= reference - threshold.
-- A failing worker is excluded (from the test step, or after completing it): their answers leave the
-  tables, they keep their completion code and pay, and the slot reopens. A replacement is judged
-  against the group in turn; verdicts already given are final (an admin may override them).
+  of the *others* in the group. Passing means training S1 >= reference - threshold.
+- A failing worker is excluded (kind ``training_filter``; from the test step, or after completing it):
+  their answers leave the tables, they keep their completion code and pay, and the slot reopens. A
+  replacement is judged against the full group (the excluded worker included); verdicts already given
+  are final (an admin may override them).
 
-Every verdict is a FilterDecision with the group's figures (the others' training S1, the reference).
+Every verdict is a FilterDecision with the group's figures (the others' training S1, the reference)
+and the rule version that made it.
 """
 
 from __future__ import annotations
@@ -37,8 +45,9 @@ from tasks_app import scoring
 logger = logging.getLogger(__name__)
 
 State = Participation.State
-# The group: the condition's workers past training who are still in the study.
+# The workers whose pending verdict may be given: past training and still in the study.
 GROUP_STATES = (State.TEST, State.COMPLETED)
+RULE_VERSION = FilterDecision.RULE_VERSION
 
 
 def _pending(prefix: str = "") -> QuerySet[FilterDecision]:
@@ -56,16 +65,27 @@ def undecided(condition: Condition) -> QuerySet[Participation]:
     )
 
 
-def is_ready(condition: Condition, *, now: datetime) -> bool:
-    """All slots past training, or the oldest pending verdict older than the study's timeout."""
+def trained(condition: Condition) -> QuerySet[Participation]:
+    """The group: every worker of the condition who finished training (the filter's own decision on
+    them exists), whatever became of them since; never a staff preview (``Participation.objects``)."""
+    finished = FilterDecision.objects.filter(participation=OuterRef("pk"), is_override=False)
+    return Participation.objects.filter(condition=condition).filter(Exists(finished)).order_by("pk")
+
+
+def is_ready(condition: Condition, *, now: datetime, force: bool = False) -> bool:
+    """Someone to judge and someone to compare them with; then the group complete, the oldest pending
+    verdict older than the study's timeout, or ``force``."""
     study = condition.study
     waiting = undecided(condition)
     if not waiting.exists():
         return False
+    group = trained(condition).count()
+    if group < 2:
+        return False  # never judged alone: wait for a second worker to train
+    if force:
+        return True
     in_training = condition.participations.filter(state__in=[State.CLAIMED, State.TRAINING]).exists()
-    if not in_training and condition.participations.filter(state__in=GROUP_STATES).count() >= (
-        study.workers_per_condition
-    ):
+    if not in_training and group >= study.workers_per_condition:
         return True
     oldest = FilterDecision.objects.filter(participation__in=waiting, pending_group=True).aggregate(at=Min("at"))["at"]
     return oldest is not None and oldest <= now - timedelta(minutes=study.filter_group_timeout_minutes)
@@ -76,21 +96,26 @@ def _reference(values: list[float], kind: str) -> float:
 
 
 def decide(condition: Condition, *, now: datetime | None = None, force: bool = False) -> list[FilterDecision]:
-    """Give the group's pending verdicts if it is ready (``force``: now, with the group so far)."""
+    """Give the group's pending verdicts if it is ready (``force``: now, with the group so far, never alone)."""
     now = now or timezone.now()
     with transaction.atomic():
         slots.lock_study(condition.study_id)  # the entry's lock order; serialises deciders of one study
         condition = Condition.objects.select_related("study").get(pk=condition.pk)
         study = condition.study
-        if study.filter_rule != Study.FilterRule.RELATIVE or not (force or is_ready(condition, now=now)):
+        if study.filter_rule != Study.FilterRule.RELATIVE or not is_ready(condition, now=now, force=force):
             return []
         waiting = list(undecided(condition))
-        members = list(condition.participations.filter(state__in=GROUP_STATES).values_list("pk", flat=True))
-        scores = training_s1.by_participation(members)
+        members = list(trained(condition).values_list("pk", flat=True))
+        scores = training_s1.by_participation(members)  # all read before anyone is excluded
         decisions = [_verdict(p, study=study, members=members, scores=scores, now=now) for p in waiting]
         for participation, decision in zip(waiting, decisions, strict=True):
             if not decision.passed:
-                lifecycle.exclude(participation, reason=f"failed training filter: {decision.reason}", at=now)
+                lifecycle.exclude(
+                    participation,
+                    reason=f"failed training filter: {decision.reason}",
+                    kind=Participation.ExclusionKind.TRAINING_FILTER,
+                    at=now,
+                )
     return decisions
 
 
@@ -129,6 +154,7 @@ def _verdict(
         group_training_s1=others,
         passed=passed,
         reason=reason[:500],
+        rule_version=RULE_VERSION,
         at=now,
     )
     logger.info(

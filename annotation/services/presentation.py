@@ -3,31 +3,40 @@
 Workers see ``Study.worker_title`` or else ``Task.worker_title`` (e.g. "Movie
 review sentiment", not "SST-2"), the study's or else the task's description,
 and ``Task.worker_question`` instead of an example's own question when the
-task sets one (the stored example keeps the release's text). Every worker
+task sets one (the stored example keeps the release's text), except on an
+attention check, whose own question states what to answer. Every worker
 page and the session API take the task through ``worker_task``.
 
-``estimate`` gives the start page's expected duration: the study's own median
-time per item once it has completed workers, else a per-task default.
+``estimate`` gives the start page's expected duration: from the study's own
+times once it has enough of them (the median of the completed workers'
+per-worker medians, so one fast worker cannot set it; while fewer than
+``MIN_TIMED_WORKERS`` workers are timed, never below ``MIN_DEFAULT_SHARE`` of
+the default), else a per-task default.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
+from collections import defaultdict
 from dataclasses import dataclass
 
 from django.utils.translation import gettext as _
 
 from annotation.models import Participation, Response, Study
-from annotation.services import study_texts
+from annotation.services import attention, study_texts
 from tasks_app.models import Example, Task
 from tasks_app.texts import texts_for
 
 # Seconds per item before a study has its own figures (the CLUES tasks, then per kind).
 DEFAULT_SECONDS_PER_ITEM = {"sst2": 10, "mnli": 20, "conll03": 20, "wikiann": 15, "squad2": 45, "record": 60}
 DEFAULT_SECONDS_BY_KIND: dict[str, int] = {Task.Kind.CLASSIFICATION: 15, Task.Kind.SPAN: 30}
-# A study's own median counts once this many items have been timed (a handful says little).
+# A study's own times count once this many items have been timed (a handful says little), ...
 MIN_TIMED_ITEMS = 20
+# ... as the median of per-worker medians; with fewer workers than this, never below this share of the
+# default (one fast worker would otherwise promise newcomers a fraction of the real time).
+MIN_TIMED_WORKERS = 3
+MIN_DEFAULT_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -73,7 +82,10 @@ def question_for(task: Task, example: Example) -> str:
     """The question text the worker sees for ``example``: the task's override, else the example's own.
 
     Span tasks whose examples ask different questions (a NER entity type, a reading question) keep theirs
-    unless the override is set on purpose."""
+    unless the override is set on purpose. An attention check always keeps its own: it is the instruction
+    the check is answered by."""
+    if example.source_id.startswith(attention.SOURCE_PREFIX):
+        return example.question
     return task.worker_question or example.question
 
 
@@ -89,21 +101,27 @@ class Estimate:
 
 
 def seconds_per_item(study: Study) -> tuple[float, bool]:
-    """The study's median active seconds per answered item once it has enough, else the task's default."""
-    times = list(
+    """Seconds per item from the study's own times once it has enough, else the task's default."""
+    task = study.task
+    default = float(DEFAULT_SECONDS_PER_ITEM.get(task.slug) or DEFAULT_SECONDS_BY_KIND.get(task.kind, 20))
+    timed = (
         Response.objects.filter(
             participation__study=study,
             participation__state=Participation.State.COMPLETED,
             active_ms__gt=0,
         )
         .exclude(status=Response.Status.PENDING)
-        .values_list("active_ms", flat=True)[:5000]
+        .values_list("participation_id", "active_ms")[:5000]
     )
-    if len(times) >= MIN_TIMED_ITEMS:
-        return statistics.median(times) / 1000, True
-    task = study.task
-    default = DEFAULT_SECONDS_PER_ITEM.get(task.slug) or DEFAULT_SECONDS_BY_KIND.get(task.kind, 20)
-    return float(default), False
+    by_worker: defaultdict[int, list[int]] = defaultdict(list)
+    for participation_id, active_ms in timed:
+        by_worker[participation_id].append(active_ms)
+    if sum(len(times) for times in by_worker.values()) < MIN_TIMED_ITEMS:
+        return default, False
+    seconds = statistics.median(statistics.median(times) for times in by_worker.values()) / 1000
+    if len(by_worker) < MIN_TIMED_WORKERS:
+        seconds = max(seconds, default * MIN_DEFAULT_SHARE)
+    return seconds, True
 
 
 def estimate(study: Study, items: int) -> Estimate:

@@ -15,7 +15,9 @@ from annotation.reporting.bootstrap import (
     cell_replicates,
     cell_value,
     draw,
+    gap_replicates,
     paired_gap,
+    percentile_interval,
     score_matrix,
 )
 from annotation.reporting.correlation import average_ranks, spearman, spearman_with_interval
@@ -95,6 +97,48 @@ def test_paired_gap_is_zero_when_the_model_scores_like_every_human():
     scores = {"a": {i: float(i % 2) for i in range(10)}, "b": {i: float(i % 2) for i in range(10)}}
     gap = paired_gap(scores, {i: float(i % 2) for i in range(10)})
     assert gap.gap == 0 and (gap.interval.low, gap.interval.high) == (0.0, 0.0)
+
+
+def _three_unequal_annotators() -> dict[str, dict[int, float]]:
+    """40 items; annotators right on 10 %, 50 % and 95 % of them (a crowd cell of three)."""
+    rng = np.random.default_rng(5)
+    return {name: {i: float(rng.random() < p) for i in range(40)} for name, p in (("a", 0.1), ("b", 0.5), ("c", 0.95))}
+
+
+def test_the_gap_interval_resamples_the_annotators_too():
+    scores, model = _three_unequal_annotators(), {i: float(i % 2) for i in range(40)}
+    options = IntervalOptions(resamples=1000)
+    gap = paired_gap(scores, model, options)
+    # The interval the gap had with the annotators kept fixed (only the items drawn), same seed.
+    matrix, _, items = score_matrix(scores)
+    rng = np.random.default_rng(options.seed)
+    draw(rng, options.resamples, matrix.shape[0])  # the annotator draw, unused here
+    item_draws = draw(rng, options.resamples, len(items))
+    everyone = np.tile(np.arange(matrix.shape[0]), (options.resamples, 1))
+    model_vector = np.array([model[i] for i in items])
+    fixed = percentile_interval(gap_replicates(matrix, model_vector, everyone, item_draws), options.level)
+    assert gap.interval.high - gap.interval.low > 2 * (fixed.high - fixed.low)
+    assert "annotators and test items resampled" in options.as_dict()["gap_method"]
+    assert "annotators and test items" in options.describe().split("model gaps:")[1]
+
+
+def test_the_spearman_interval_resamples_annotators_and_items_not_answers():
+    # Each annotator rates every item with one confidence: 1 (10 % right), 3 (50 %), 5 (95 %). Across
+    # answers that looks like a strong, sure correlation; with three annotators it is not sure at all.
+    scores = _three_unequal_annotators()
+    confidence = {"a": 1, "b": 3, "c": 5}
+    pairs = [(confidence[a], s, a, i) for a, by_item in scores.items() for i, s in by_item.items()]
+    x, y = [p[0] for p in pairs], [p[1] for p in pairs]
+    clustered = spearman_with_interval(
+        x, y, IntervalOptions(resamples=1000), annotators=[p[2] for p in pairs], items=[p[3] for p in pairs]
+    )
+    rng = np.random.default_rng(1)
+    xs, ys = np.array(x, dtype=float), np.array(y, dtype=float)
+    naive = [spearman(xs[d], ys[d]) for d in rng.integers(0, len(x), size=(1000, len(x)))]
+    low, high = np.percentile(naive, [2.5, 97.5])
+    assert clustered.interval.high - clustered.interval.low > 2 * (high - low)
+    with pytest.raises(ValueError):
+        spearman_with_interval(x, y, annotators=["a"], items=[1])
 
 
 matrices = st.integers(1, 4).flatmap(
@@ -234,9 +278,13 @@ def test_spearman_properties(pairs):
 
 
 def test_spearman_interval_is_reproducible_and_brackets_perfect_agreement():
-    result = spearman_with_interval([1, 2, 3, 4, 5], [0.1, 0.2, 0.3, 0.4, 0.5], IntervalOptions(resamples=500))
+    five = {"annotators": ["a", "a", "b", "b", "c"], "items": [1, 2, 1, 2, 1]}
+    result = spearman_with_interval([1, 2, 3, 4, 5], [0.1, 0.2, 0.3, 0.4, 0.5], IntervalOptions(resamples=500), **five)
     assert result.rho == 1.0 and (result.interval.low, result.interval.high) == (1.0, 1.0)
-    assert spearman_with_interval([1, 2, 3, 1], [0, 1, 1, 0]) == spearman_with_interval([1, 2, 3, 1], [0, 1, 1, 0])
+    four = {"annotators": ["a", "a", "b", "b"], "items": [1, 2, 1, 2]}
+    assert spearman_with_interval([1, 2, 3, 1], [0, 1, 1, 0], **four) == spearman_with_interval(
+        [1, 2, 3, 1], [0, 1, 1, 0], **four
+    )
 
 
 def test_confidence_analysis_reports_spearman_hand_worked(voted):

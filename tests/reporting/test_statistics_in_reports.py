@@ -237,3 +237,59 @@ def test_statement_training_section_counts_filter_exclusions(sst2):
     assert "In training (10 examples by condition)" in text
     assert "below 0.50 were excluded" in text
     assert "Excluded: 1 worker(s) in all (1 failed the training filter)" in text
+
+
+def test_statement_describes_the_group_rule_and_counts_only_standing_filter_failures(sst2):
+    from django.utils import timezone
+
+    from annotation.models import FilterDecision, Participation
+    from annotation.reporting.statement import training_facts
+    from annotation.reporting.tables import build_table as table_of
+
+    study = make_study(
+        sst2,
+        shots=(0, 10),
+        filter_rule="relative",
+        filter_threshold=0.2,
+        filter_reference="median",
+        workers_per_condition=3,
+    )
+    add_annotator(study, 10, answers=gold_answers(sst2))
+    failed = add_annotator(study, 10, answers=[], state="excluded")
+    readmitted = add_annotator(study, 10, answers=gold_answers(sst2))
+    preview = add_annotator(study, 10, answers=[], state="excluded")
+    Participation.all_objects.filter(pk=preview.pk).update(is_preview=True, slot_index=None)
+    by_admin = add_annotator(study, 10, answers=[], state="excluded")
+
+    def decide(p, *, passed, override=False, minutes=0):
+        FilterDecision.objects.create(
+            participation=p,
+            training_s1=0.1,
+            rule="relative",
+            threshold=0.2,
+            passed=passed,
+            is_override=override,
+            reason="x",
+            at=timezone.now() + timezone.timedelta(minutes=minutes),
+        )
+
+    decide(failed, passed=False)
+    decide(readmitted, passed=False)
+    decide(readmitted, passed=True, override=True, minutes=5)  # an admin overrode the verdict
+    decide(preview, passed=False)  # a staff preview is no worker of the study
+    decide(by_admin, passed=False, override=True)  # an admin's exclusion, not the filter's
+    text = training_facts(study, table_of(studies=[study], include_models=False))
+    assert "(1 failed the training filter)" in text
+    assert "other workers so far" not in text
+    assert (
+        "more than 0.20 below the median training S1 of the other workers of their condition who finished "
+        "training (whether or not they were excluded later)"
+    ) in text
+    assert "once the condition's 3 workers had trained" in text and "never with fewer than two" in text
+
+
+def test_the_interval_methods_are_recorded_and_shown_under_the_figures(admin_client, voted):
+    data = admin_client.get("/api/reports/table/?studies=voted&resamples=500").json()
+    assert "annotators and test items resampled" in data["intervals"]["gap_method"]
+    page = admin_client.get("/dashboard/study/voted/").content.decode()
+    assert "two-way clustered percentile bootstrap" in page

@@ -1,6 +1,7 @@
 """The relative training filter judges the condition's group once it has trained, each worker against
 the mean (or median) of the others; hand-worked figures throughout."""
 
+import itertools
 from datetime import timedelta
 
 import pytest
@@ -9,6 +10,8 @@ from django.utils import timezone
 
 from annotation.celery_tasks import decide_training_filters
 from annotation.models import FilterDecision, Participation, Response, Study
+from annotation.reporting.options import MetricOptions
+from annotation.reporting.provenance import reproducibility_header
 from annotation.services import filter_groups, overrides, step_end
 from tests.factories import ExampleFactory, ParticipationFactory, ResponseFactory
 
@@ -138,9 +141,10 @@ def test_a_replacement_is_judged_against_the_group_and_earlier_verdicts_stand(
     with django_capture_on_commit_callbacks(execute=True):
         step_end.end_step(replacement)
     replacement.refresh_from_db()
-    # others: 0.9 and 0.5, mean 0.7, floor 0.5 -> passes; the excluded worker is no longer in the group
+    # others: everyone who finished training, the excluded worker included: 0.1, 0.9 and 0.5, mean 0.5,
+    # floor 0.3 -> passes
     decision = _final(replacement)
-    assert decision.passed and decision.group_training_s1 == pytest.approx([0.9, 0.5])
+    assert decision.passed and decision.group_training_s1 == pytest.approx([0.1, 0.9, 0.5])
     assert FilterDecision.objects.filter(participation__in=[second, third], pending_group=False).count() == 2
 
 
@@ -164,3 +168,92 @@ def test_the_command_and_the_celery_task_judge_what_is_due(condition, django_cap
     call_command("decide_training_filter", "--study", c.study.slug, "--now")
     out = capsys.readouterr().out
     assert "excluded: training S1 0.100 < 0.700" in out and "2 verdict(s), 1 excluded" in out
+
+
+def _verdicts_by_score(workers) -> dict[float, tuple[str, list[float]]]:
+    """Each worker's state and the others' training S1 they were compared with, by their own S1."""
+    for p in workers:
+        p.refresh_from_db()
+    return {_final(p).training_s1: (p.state, sorted(_final(p).group_training_s1)) for p in workers}
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations([0.1, 0.5, 0.9])))
+def test_the_same_scores_give_the_same_verdicts_whatever_the_order_and_a_timeout_alone(
+    condition, django_capture_on_commit_callbacks, order
+):
+    # The first arrival waits past the timeout alone (the sweep runs): it is not judged alone, and is
+    # judged with the others once they have trained. 0.1: others' mean 0.7, floor 0.5 -> excluded;
+    # 0.5: mean 0.5, floor 0.3 -> passes; 0.9: mean 0.3 -> passes. Under rule 1 the first always passed.
+    c = condition(timeout=60)
+    first = _finish_all(c, [order[0]], django_capture_on_commit_callbacks)
+    assert filter_groups.decide_due(now=timezone.now() + timedelta(minutes=61)) == []
+    rest = []
+    for slot, s1 in enumerate(order[1:], start=1):
+        p = _trained(c, s1, slot=slot)
+        with django_capture_on_commit_callbacks(execute=True):
+            step_end.end_step(p)
+        rest.append(p)
+    assert _verdicts_by_score(first + rest) == {
+        0.1: (State.EXCLUDED, [0.5, 0.9]),
+        0.5: (State.TEST, [0.1, 0.9]),
+        0.9: (State.TEST, [0.1, 0.5]),
+    }
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations([0.0, 0.4, 0.8, 0.9])))
+def test_a_replacement_is_judged_against_the_full_group_whatever_the_order(
+    condition, django_capture_on_commit_callbacks, order
+):
+    # 3 slots; the fourth score arrives as the replacement of the one who failed (0.0, or 0.4 against
+    # 0.8 and 0.9: floor 0.65). The replacement is judged against the three who trained before it, the
+    # excluded worker included (rule 1 left the excluded one out).
+    c = condition(workers=3, threshold=0.2)
+    workers = _finish_all(c, list(order[:3]), django_capture_on_commit_callbacks)
+    (freed,) = [p for p in workers if p.state == State.EXCLUDED]
+    replacement = _trained(c, order[3], slot=freed.slot_index)
+    with django_capture_on_commit_callbacks(execute=True):
+        step_end.end_step(replacement)
+    replacement.refresh_from_db()
+    decision = _final(replacement)
+    assert sorted(decision.group_training_s1) == sorted(order[:3])
+    assert decision.rule_version == FilterDecision.RULE_VERSION == 2
+
+
+def test_a_group_of_one_is_never_judged_not_even_at_the_timeout_or_by_force(
+    condition, django_capture_on_commit_callbacks
+):
+    c = condition(timeout=60)
+    (alone,) = _finish_all(c, [0.1], django_capture_on_commit_callbacks)
+    assert filter_groups.decide_due(now=timezone.now() + timedelta(days=3), force=True) == []
+    assert list(filter_groups.undecided(c)) == [alone]
+    second = _trained(c, 0.9, slot=1)
+    with django_capture_on_commit_callbacks(execute=True):
+        step_end.end_step(second)
+    decisions = filter_groups.decide_due(now=timezone.now() + timedelta(minutes=61))
+    assert {d.participation_id: d.passed for d in decisions} == {alone.pk: False, second.pk: True}
+
+
+def test_a_group_exclusion_is_recorded_as_the_training_filter_not_an_admin(
+    condition, django_capture_on_commit_callbacks, admin_client
+):
+    first, _, _ = _finish_all(condition(), [0.1, 0.9, 0.5], django_capture_on_commit_callbacks)
+    assert first.state == State.EXCLUDED
+    assert first.exclusion_kind == Participation.ExclusionKind.TRAINING_FILTER
+    detail = admin_client.get(f"/api/participations/{first.pk}/").json()
+    assert detail["exclusion_kind"] == "training_filter"
+
+
+def test_every_decision_records_the_rule_version_that_made_it(
+    condition, django_capture_on_commit_callbacks, admin_client
+):
+    workers = _finish_all(condition(), [0.1, 0.9, 0.5], django_capture_on_commit_callbacks)
+    override = overrides.override(workers[0], admit=True, reason="ambiguous items", actor=None)
+    versions = FilterDecision.objects.filter(participation__in=workers).values_list("rule_version", flat=True)
+    assert set(versions) == {2} and override.rule_version == 2
+    # Reports name the rules: the current version, and those the study's verdicts were made under.
+    study = workers[0].study
+    FilterDecision.objects.filter(participation=workers[1]).update(rule_version=1)  # decided before the change
+    header = reproducibility_header(studies=[study], options=MetricOptions(), export="annotations-jsonl")
+    assert header["filter_rule_version"] == 2 and header["studies"][0]["filter_decision_rule_versions"] == [1, 2]
+    detail = admin_client.get(f"/api/participations/{workers[2].pk}/").json()
+    assert {d["rule_version"] for d in detail["filter_decisions"]} == {2}

@@ -226,3 +226,24 @@ def test_an_admin_who_readmits_a_worker_excluded_by_the_rule_completes_them(clie
     p.refresh_from_db()
     assert (p.state, p.exclusion_kind) == (State.COMPLETED, "")
     assert annotator_rows(studies=[study], options=MetricOptions())[0].is_completed
+
+
+def test_a_check_keeps_its_own_question_where_the_task_overrides_the_items_question(client):
+    # MNLI asks every item "What is the relationship between these sentences?"; a check asks its own.
+    task = make_classification_task(slug="pairs", n_test=3)
+    task.worker_question = "What is the relationship between these sentences?"
+    task.save()
+    study = _study(task)
+    check = attention.create_check(
+        study=study,
+        position=2,
+        context="Read this.",
+        question="To show you are reading, choose 'negative'.",
+        expected_label="negative",
+    )
+    _join(client, study, "mnli-reader")
+    served = _answer_all(client, checks_right=True)
+    by_row = {s["item"]: s["question"] for s in served}
+    check_row = Response.all_objects.get(attention_check=check).pk
+    assert by_row.pop(check_row) == "To show you are reading, choose 'negative'."
+    assert set(by_row.values()) == {"What is the relationship between these sentences?"}

@@ -86,3 +86,41 @@ def test_the_estimate_uses_the_study_s_own_median_once_known(sst_task, worker):
         )
     html = worker(p).get("/work/").content.decode()
     assert "About 4 minutes" in html and "other participants" in html  # 4 items x 60 s
+
+
+def _timed(task, condition, seconds: list[float], *, slot: int):
+    from annotation.models import Response
+    from tests.factories import ExampleFactory, ParticipationFactory
+
+    done = ParticipationFactory(condition=condition, slot_index=slot, state=State.COMPLETED)
+    for i, s in enumerate(seconds):
+        Response.objects.create(
+            participation=done,
+            example=ExampleFactory(task=task),
+            phase="test",
+            position=i,
+            status="answered",
+            active_ms=int(s * 1000),
+            submitted_at=timezone.now(),
+        )
+
+
+def test_one_fast_worker_cannot_cut_the_estimate_below_half_the_default(sst_task):
+    from annotation.services import presentation
+
+    p = make_participation(sst_task, shots=0, state=State.CLAIMED)
+    default, from_study = presentation.seconds_per_item(p.study)
+    assert not from_study
+    _timed(sst_task, p.condition, [1.0] * 20, slot=1)  # 20 items at 1 s: one speeder
+    assert presentation.seconds_per_item(p.study) == (default * 0.5, True)
+
+
+def test_the_estimate_is_the_median_of_several_workers_medians(sst_task):
+    from annotation.services import presentation
+
+    p = make_participation(sst_task, shots=0, state=State.CLAIMED)
+    # Three workers, medians 2 s, 10 s and 40 s; the speeder answers most items (pooled median: 2 s).
+    _timed(sst_task, p.condition, [2.0] * 30, slot=1)
+    _timed(sst_task, p.condition, [9.0, 10.0, 11.0], slot=2)
+    _timed(sst_task, p.condition, [40.0, 40.0, 40.0], slot=3)
+    assert presentation.seconds_per_item(p.study) == (10.0, True)

@@ -4,7 +4,8 @@ manage.py decide_training_filter [--study SLUG] [--now]
 
 A group is due once all its condition's slots have finished training, or the study's
 filter_group_timeout_minutes after its oldest pending worker finished training. ``--now`` judges
-every pending group at once with the group so far (e.g. before closing a study). Useful where no
+every pending group at once with the group so far (e.g. before closing a study); a worker who is the
+only one of their condition to have trained is never judged alone (filter_groups). Useful where no
 beat runs, e.g. from cron.
 """
 
