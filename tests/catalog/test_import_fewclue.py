@@ -8,6 +8,7 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import IntegrityError, transaction
 
 from tasks_app.importing.fewclue.planning import SET_NAMES
 from tasks_app.models import Example, ExampleSet, Label, Task
@@ -77,7 +78,7 @@ def test_each_task_is_represented_as_documented():
     assert isinstance(review.context, str) and review.gold_answers == ["Negative"] and review.question
 
     headline = example("tnews", source_id="1", in_sets__name="test_public")
-    assert headline.context == [headline.extra["label_desc"] and headline.context[0], "火车,示例"]
+    assert headline.context == ["标题第1句：关于火车的一段编写的示例文字。", "火车,示例"]
     assert headline.gold_answers == ["102"] and headline.extra["keywords"] == "火车,示例"
 
     abstract = example("csl", source_id="0", in_sets__name="test_public")
@@ -274,3 +275,21 @@ def test_a_few_all_file_that_is_not_the_union_of_its_splits_is_a_warning(tmp_pat
     few_all.write_text("".join(few_all.read_text(encoding="utf-8").splitlines(True)[1:]), encoding="utf-8")
     out = run(copy, "--task", "bustm", "--details")
     assert "few_all_differs" in out and "1 of theirs not in it" in out
+
+
+def test_a_named_set_needs_a_name_unique_in_its_task():
+    run(FEWCLUE_FIXTURE, "--task", "bustm")
+    task = Task.objects.get(slug="fewclue-bustm")
+    for fields in ({"name": ""}, {"name": "dev_0"}):
+        with pytest.raises(IntegrityError), transaction.atomic():
+            ExampleSet.objects.create(task=task, role=ExampleSet.Role.NAMED, **fields)
+
+
+def test_the_admin_shows_an_items_choices_and_marks(admin_client):
+    run(FEWCLUE_FIXTURE, "--task", "chid", "--task", "cluewsc")
+    for folder, shown in (("chid", "对牛弹琴"), ("cluewsc", "span2")):
+        item = example(folder, source_id="2", in_sets__name="test_public")
+        page = admin_client.get(f"/admin/tasks_app/example/{item.pk}/change/").content.decode()
+        assert shown in page
+    named = ExampleSet.objects.get(task__slug="fewclue-chid", name="dev_4")
+    assert admin_client.get(f"/admin/tasks_app/exampleset/{named.pk}/change/").status_code == 200
