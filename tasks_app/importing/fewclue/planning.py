@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 from tasks_app.importing.fewclue.labels import LabelDef, read_label_file
@@ -48,21 +49,19 @@ def plan_fewclue_task(folder: Path, task: FewClueTask) -> tuple[TaskPlan, list[L
             continue
         rows, file_findings = _read_file(path, display, task, label_names if task.label_file else None)
         findings += file_findings
-        for fingerprint, values in rows:
-            plan.examples.setdefault(fingerprint, values)
-        contents[name] = {values["extra_key"] for _, values in rows}
+        for row in rows:
+            plan.examples.setdefault(row.fingerprint, row.values)
+        contents[name] = {row.content_key for row in rows}
         plan.sets.append(
             SetPlan(
                 split=None,
                 shots=None,
                 source_file=display,
-                fingerprints=[fp for fp, _ in rows],
+                fingerprints=[row.fingerprint for row in rows],
                 name=name,
                 is_test=name == TEST_SET,
             )
         )
-    for values in plan.examples.values():
-        del values["extra_key"]
     for union, parts in UNIONS.items():
         if union in contents and all(p in contents for p in parts):
             findings += _compare_union(task.slug, f"{folder.name}/{union}.json", union, contents, parts)
@@ -70,10 +69,17 @@ def plan_fewclue_task(folder: Path, task: FewClueTask) -> tuple[TaskPlan, list[L
     return plan, labels
 
 
+@dataclass
+class _Row:
+    fingerprint: str  # identity: the content key, plus which repeat of that content within its file
+    content_key: str  # SHA-256 of the line without its id
+    values: dict  # the Example's fields
+
+
 def _read_file(
     path: Path, display: str, task: FewClueTask, label_names: dict[str, str] | None
-) -> tuple[list[tuple[str, dict]], list[Finding]]:
-    """(fingerprint, Example values) per good line, in file order, and the findings."""
+) -> tuple[list[_Row], list[Finding]]:
+    """One row per good line, in file order, and the findings."""
     findings: list[Finding] = []
 
     def add(line: int | None, kind: str, message: str) -> None:
@@ -91,7 +97,7 @@ def _read_file(
         add(None, "empty_file", "the file holds no lines")
         return [], findings
     labels = {lb.name for lb in task.labels} if label_names is None else set(label_names)
-    rows: list[tuple[str, dict]] = []
+    rows: list[_Row] = []
     first_line: dict[str, tuple[int, str]] = {}  # id -> (line, content key)
     repeats: Counter[str] = Counter()
     # Lines end at "\n" only: str.splitlines() would also split at U+2028, which IFLYTEK's texts hold.
@@ -147,9 +153,8 @@ def _read_file(
             "choices": [],
             "marks": [],
             **converted.values,
-            "extra_key": content_key,
         }
-        rows.append((fingerprint, values))
+        rows.append(_Row(fingerprint, content_key, values))
     return rows, findings
 
 
