@@ -293,3 +293,15 @@ def test_the_admin_shows_an_items_choices_and_marks(admin_client):
         assert shown in page
     named = ExampleSet.objects.get(task__slug="fewclue-chid", name="dev_4")
     assert admin_client.get(f"/admin/tasks_app/exampleset/{named.pk}/change/").status_code == 200
+
+
+def test_the_same_item_under_another_id_is_a_warning_and_kept_as_its_own_example(tmp_path):
+    copy = tmp_path / "datasets"
+    shutil.copytree(FEWCLUE_FIXTURE, copy)
+    test = copy / "ocnli" / "test_public.json"
+    row = json.loads(test.read_text(encoding="utf-8").split("\n")[0])
+    with test.open("a", encoding="utf-8") as out:
+        out.write(json.dumps({**row, "id": 99}, ensure_ascii=False) + "\n")
+    out = run(copy, "--task", "ocnli", "--details")
+    assert "ocnli/test_public.json:4" in out and "duplicate_content" in out and "the same item as line 1" in out
+    assert ExampleSet.objects.get(task__slug="fewclue-ocnli", name="test_public").items.count() == 4

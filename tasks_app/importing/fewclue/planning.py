@@ -100,6 +100,7 @@ def _read_file(
     rows: list[_Row] = []
     first_line: dict[str, tuple[int, str]] = {}  # id -> (line, content key)
     repeats: Counter[str] = Counter()
+    first_of_content: dict[str, int] = {}
     # Lines end at "\n" only: str.splitlines() would also split at U+2028, which IFLYTEK's texts hold.
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
@@ -142,6 +143,10 @@ def _read_file(
             add(number, kind, message)
         seen = repeats[content_key]
         repeats[content_key] += 1
+        if seen:  # the same item under another id: kept as one more example, as CLUES does
+            add(number, "duplicate_content", f"the same item as line {first_of_content[content_key]}, id {source_id}")
+        else:
+            first_of_content[content_key] = number
         fingerprint = content_key if not seen else sha256(f"{content_key}#{seen}")
         values = {
             "source_id": source_id,
