@@ -254,6 +254,8 @@ class ExampleAdmin(admin.ModelAdmin):
         "gold_spans",
         "alternative_answers",
         "extra",
+        "choices",
+        "marks",
     )
 
     @admin.display(description="question")
@@ -278,10 +280,10 @@ class ExampleSetItemInline(admin.TabularInline):
 
 @admin.register(ExampleSet)
 class ExampleSetAdmin(admin.ModelAdmin):
-    list_display = ("__str__", "task", "role", "split", "shots", "item_count", "source_file")
+    list_display = ("__str__", "task", "role", "name", "split", "shots", "item_count", "source_file")
     list_filter = ("task", "role", "shots")
     list_select_related = ("task", "split")
-    readonly_fields = ("task", "role", "split", "shots", "source_file", "content_hash")
+    readonly_fields = ("task", "role", "name", "split", "shots", "source_file", "content_hash")
     inlines = [ExampleSetItemInline]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[ExampleSet]:

@@ -141,6 +141,18 @@ class Example(models.Model):
         default=list, blank=True, help_text="Each gold annotator's answer as its own set (SQuAD-style data)."
     )
     extra = models.JSONField(default=dict, blank=True)
+    choices = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="The item's own options, in order (FewCLUE CHID's seven idioms): a classification task's "
+        'label "i" then names choices[i]. Empty: the task\'s labels are the options.',
+    )
+    marks = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='Spans of a string context to show marked, as {"start", "end", "role", "text"} with '
+        'context[start:end] == text (FewCLUE CLUEWSC\'s "span1" and "span2").',
+    )
 
     class Meta:
         ordering = ["task", "id"]
@@ -187,17 +199,25 @@ class TrainingSplit(models.Model):
 
 
 class ExampleSet(models.Model):
-    """An ordered list of examples: a task's test set, or one shot level of a split."""
+    """An ordered list of examples: a task's test set, one shot level of a split, or a named set.
+
+    A named set is one of a release's own sets outside the split x shots scheme, kept under the
+    release's name (FewCLUE's ``train_0`` .. ``dev_few_all``); a test set may carry a name too.
+    """
 
     class Role(models.TextChoices):
         TEST = "test", "Test set"
         TRAIN = "train", "Training set"
+        NAMED = "named", "Named set of the release"
 
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="example_sets")
     role = models.CharField(max_length=10, choices=Role.choices)
     split = models.ForeignKey(TrainingSplit, on_delete=models.CASCADE, null=True, blank=True, related_name="sets")
     shots = models.PositiveSmallIntegerField(
         null=True, blank=True, help_text="Shots per question type (10/20/30); empty for the test set."
+    )
+    name = models.CharField(
+        max_length=50, blank=True, help_text="The release's name of the set, e.g. dev_0 (FewCLUE); empty for CLUES."
     )
     source_file = models.CharField(max_length=300, blank=True)
     content_hash = models.CharField(max_length=64, blank=True, help_text="SHA-256 over the ordered examples.")
@@ -212,14 +232,18 @@ class ExampleSet(models.Model):
             models.UniqueConstraint(fields=["split", "shots"], name="one_set_per_split_and_shots"),
             models.CheckConstraint(
                 condition=(Q(role="test", split__isnull=True, shots__isnull=True))
-                | Q(role="train", split__isnull=False, shots__isnull=False),
+                | Q(role="train", split__isnull=False, shots__isnull=False)
+                | (Q(role="named", split__isnull=True, shots__isnull=True) & ~Q(name="")),
                 name="example_set_role_matches_split",
             ),
+            models.UniqueConstraint(fields=["task", "name"], condition=~Q(name=""), name="one_set_per_task_and_name"),
         ]
 
     def __str__(self) -> str:
         if self.role == self.Role.TEST:
             return f"{self.task.slug} test"
+        if self.role == self.Role.NAMED:
+            return f"{self.task.slug} {self.name}"
         assert self.split is not None  # a training set has a split (example_set_role_matches_split)
         return f"{self.task.slug} split {self.split.number} {self.shots}-shot"
 

@@ -36,3 +36,19 @@ class GenreMakeup:
 
 # The paper's MNLI test set: 30 items from each of 7 genres.
 MNLI_TEST_MAKEUP = GenreMakeup(genres=7, items_per_genre=30)
+
+
+# FewCLUE (Xu et al., 2021), as issue 32 transcribes it: public test items and label counts per task
+# (folder names of the repository's datasets/).
+FEWCLUE_TEST_SET_SIZES: dict[str, int] = {
+    "eprstmt": 610,
+    "csldcp": 1784,
+    "tnews": 2010,
+    "iflytek": 1749,
+    "ocnli": 2520,
+    "bustm": 1772,
+    "csl": 2838,
+    "chid": 2002,
+    "cluewsc": 976,
+}
+FEWCLUE_LABEL_COUNTS: dict[str, int] = {"csldcp": 67, "tnews": 15, "iflytek": 119}

@@ -9,6 +9,7 @@ from tests.browser import browser, open_as, staff_session  # noqa: F401  (the br
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CLUES_DIR = Path(os.environ.get("CLUES_DIR", REPO_ROOT.parent / "shared" / "clues"))
+FEWCLUE_FIXTURE = REPO_ROOT / "tests" / "fixtures" / "fewclue"
 
 
 @pytest.fixture(scope="session")
@@ -17,6 +18,15 @@ def clues_dir() -> Path:
     if not (CLUES_DIR / "SST-2").is_dir():
         pytest.skip(f"CLUES release not found at {CLUES_DIR} (set CLUES_DIR)")
     return CLUES_DIR
+
+
+@pytest.fixture(scope="session")
+def fewclue_dir() -> Path:
+    """An extracted datasets/ folder of the FewCLUE repository (FEWCLUE_DIR); tests that need it skip without."""
+    value = os.environ.get("FEWCLUE_DIR", "")
+    if not value or not (Path(value) / "eprstmt").is_dir():
+        pytest.skip("FewCLUE datasets/ not found (set FEWCLUE_DIR; docs/importing.md says how to extract it)")
+    return Path(value)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -25,6 +25,10 @@ KINDS: dict[str, str] = {
     "bad_field": ERROR,  # a field of the wrong shape (e.g. answer not a list)
     "unknown_label": ERROR,  # classification gold outside the task's label set
     "duplicate_id": ERROR,  # the same id twice within one file
+    "missing_split": ERROR,  # FewCLUE: a task folder without one of its 13 set files
+    "bad_label_file": ERROR,  # FewCLUE: a label file missing, malformed or naming a label twice
+    "idiom_marker": ERROR,  # FewCLUE CHID: #idiom# missing or repeated in a content
+    "span_mismatch": ERROR,  # FewCLUE CLUEWSC: a span index that does not point at its span text
     "missing_file": WARNING,  # an expected training file is absent
     "gold_not_found": WARNING,  # a gold string that does not occur in its context
     "offset_mismatch": WARNING,  # answer_start does not point at the answer text
@@ -35,8 +39,11 @@ KINDS: dict[str, str] = {
     "question_label_mismatch": WARNING,  # the question text does not name a label
     "unexpected_size": WARNING,  # a k-shot file without k items per question type
     "split_not_nested": WARNING,  # a smaller shot file not contained in the next larger one
+    "id_repeated": WARNING,  # FewCLUE: an id used again in one file for another item (both kept)
+    "label_name_mismatch": WARNING,  # FewCLUE: a line's label name disagrees with the label file
+    "few_all_differs": WARNING,  # FewCLUE: train/dev_few_all is not the union of its five splits
     "nested_built": INFO,  # 10/20 sets rebuilt as prefixes of the 30-shot file
-    "paper_comparison": INFO,  # the test set against the CLUES paper (Table 3 sizes, MNLI's genres)
+    "paper_comparison": INFO,  # the test set against the paper (CLUES Table 3 and MNLI's genres; FewCLUE sizes)
 }
 
 

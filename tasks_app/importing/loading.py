@@ -16,7 +16,16 @@ from tasks_app.importing.planning import SetPlan, TaskPlan
 from tasks_app.importing.reading import sha256
 from tasks_app.models import Example, ExampleSet, ExampleSetItem, Task, TrainingSplit
 
-_DERIVED_FIELDS = ("source_id", "question_type", "gold_answers", "gold_spans", "alternative_answers", "extra")
+_DERIVED_FIELDS = (
+    "source_id",
+    "question_type",
+    "gold_answers",
+    "gold_spans",
+    "alternative_answers",
+    "extra",
+    "choices",
+    "marks",
+)
 _CHUNK = 500
 
 
@@ -76,13 +85,16 @@ def _write_set(
     *, task: Task, set_plan: SetPlan, split: TrainingSplit | None, ids: dict[str, int], stats: LoadStats
 ) -> None:
     content_hash = sha256("\n".join(set_plan.fingerprints))
-    if split is None:
+    if set_plan.role == ExampleSet.Role.TEST:
         example_set, _ = ExampleSet.objects.get_or_create(task=task, role=ExampleSet.Role.TEST)
+    elif set_plan.role == ExampleSet.Role.NAMED:
+        example_set, _ = ExampleSet.objects.get_or_create(task=task, role=ExampleSet.Role.NAMED, name=set_plan.name)
     else:
         example_set, _ = ExampleSet.objects.get_or_create(
             task=task, role=ExampleSet.Role.TRAIN, split=split, shots=set_plan.shots
         )
-    if example_set.content_hash == content_hash and example_set.source_file == set_plan.source_file:
+    same_name = example_set.name == set_plan.name
+    if example_set.content_hash == content_hash and example_set.source_file == set_plan.source_file and same_name:
         stats.sets_unchanged += 1
         return
     if example_set.content_hash != content_hash and _has_answers(example_set):
@@ -100,7 +112,8 @@ def _write_set(
     )
     example_set.content_hash = content_hash
     example_set.source_file = set_plan.source_file
-    example_set.save(update_fields=["content_hash", "source_file"])
+    example_set.name = set_plan.name
+    example_set.save(update_fields=["content_hash", "source_file", "name"])
     stats.sets_written += 1
 
 

@@ -19,7 +19,7 @@ KIND = "paper_comparison"
 def compare_with_paper(plan: TaskPlan) -> list[Finding]:
     """The comparison lines for one planned task; none for a task the paper does not have."""
     slug = plan.spec.slug
-    test = next((s for s in plan.sets if s.split is None), None)
+    test = next((s for s in plan.sets if s.role == "test"), None)
     if slug not in TEST_SET_SIZES or test is None:
         return []
     size, expected = len(test.fingerprints), TEST_SET_SIZES[slug]

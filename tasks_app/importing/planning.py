@@ -22,10 +22,18 @@ from tasks_app.importing.validation import TaskSpec, find_reused_ids, validate_f
 
 @dataclass
 class SetPlan:
-    split: int | None  # None for the test set
+    split: int | None  # None for the test set and named sets
     shots: int | None
     source_file: str
     fingerprints: list[str]
+    name: str = ""  # the release's name of the set (FewCLUE's dev_0); a non-test set with a name is a named set
+    is_test: bool | None = None  # None: the test set when it has no split and no name
+
+    @property
+    def role(self) -> str:
+        if self.is_test or (self.is_test is None and self.split is None and not self.name):
+            return "test"
+        return "train" if self.split is not None else "named"
 
 
 @dataclass
@@ -160,6 +168,8 @@ def _example_values(record: SourceLine, *, spec: TaskSpec, findings: list[Findin
         "gold_spans": gold.spans,
         "alternative_answers": gold.alternatives,
         "extra": gold.extra,
+        "choices": [],
+        "marks": [],
     }
 
 

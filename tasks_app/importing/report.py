@@ -58,7 +58,7 @@ def render_report(result: ImportResult, *, dry_run: bool = False, details: bool 
             parts.append("Every finding, one per line: add --details (or --json for a JSON list).")
     comparison = [f for f in result.findings if f.kind == PAPER_COMPARISON]
     if comparison:
-        parts.append("Compared with the CLUES paper (Table 3; MNLI 7 genres x 30):")
+        parts.append(f"Compared with {result.paper}:")
         parts += [f"  {f.task}: {f.message}" for f in comparison]
     if any(f.is_error for f in result.findings):
         return "\n".join(parts)
@@ -69,9 +69,12 @@ def render_report(result: ImportResult, *, dry_run: bool = False, details: bool 
             splits = [str(n) for n, value in sorted(outcome.nested.items()) if value == state]
             if splits:
                 line += f"; split(s) {','.join(splits)} {state}"
-        train = sorted({v for k, v in sizes.items() if k != "test"})
+        train = sorted({v for k, v in sizes.items() if k.startswith("split ")})
         if train:
             line += f"; training sets of {'/'.join(map(str, train))} items"
+        named = [f"{k} {v}" for k, v in sizes.items() if k != "test" and not k.startswith("split ")]
+        if named:
+            line += f"; sets {', '.join(named)}"
         if result.written:
             s = outcome.stats
             line += (

@@ -55,6 +55,7 @@ class ImportResult:
     findings: list[Finding] = field(default_factory=list)
     tasks: list[TaskOutcome] = field(default_factory=list)
     written: bool = False
+    paper: str = "the CLUES paper (Table 3; MNLI 7 genres x 30)"  # what the paper_comparison findings compare with
 
 
 @dataclass(frozen=True)
@@ -181,23 +182,41 @@ def _check_same_definition(task: Task, new_task: NewTask) -> None:
 
 
 def _finish(plans: list[tuple[TaskFiles, TaskPlan]], *, task_for: Callable[[str], Task], dry_run: bool) -> ImportResult:
-    """Write every plan in one transaction; raises ImportRejected (errors found) or SetInUse (answered set)."""
+    return finish_import(
+        [(files.slug, plan) for files, plan in plans], task_for=task_for, dry_run=dry_run, compare=compare_with_paper
+    )
+
+
+def finish_import(
+    plans: list[tuple[str, TaskPlan]],
+    *,
+    task_for: Callable[[str], Task],
+    dry_run: bool,
+    compare: Callable[[TaskPlan], list[Finding]],
+    paper: str | None = None,
+) -> ImportResult:
+    """Write every (slug, plan) in one transaction; raises ImportRejected (errors found) or SetInUse (answered set).
+
+    ``compare`` gives the paper_comparison findings of a plan that imports; ``paper`` names that paper.
+    """
     result = ImportResult(findings=[f for _, plan in plans for f in plan.findings])
-    result.tasks = [_outcome(files.slug, plan) for files, plan in plans]
-    slugs = ", ".join(files.slug for files, _ in plans)
+    if paper is not None:
+        result.paper = paper
+    result.tasks = [_outcome(slug, plan) for slug, plan in plans]
+    slugs = ", ".join(slug for slug, _ in plans)
     if any(plan.has_errors for _, plan in plans):
         refusal = ImportRejected(result)
         kinds = sorted({f.kind for f in result.findings if f.is_error})
         logger.info("import of %s refused: %s (%s)", slugs, refusal, ", ".join(kinds))
         raise refusal
-    result.findings += [f for _, plan in plans for f in compare_with_paper(plan)]  # of files that import
+    result.findings += [f for _, plan in plans for f in compare(plan)]  # of files that import
     if dry_run:
         logger.info("import of %s checked (dry run): %s", slugs, _findings_summary(result))
         return result
     try:
         with transaction.atomic():
-            for (files, plan), outcome in zip(plans, result.tasks, strict=True):
-                outcome.stats = write_plan(task=task_for(files.slug), plan=plan)
+            for (slug, plan), outcome in zip(plans, result.tasks, strict=True):
+                outcome.stats = write_plan(task=task_for(slug), plan=plan)
     except SetInUse as exc:
         logger.info("import of %s refused, nothing was written: %s", slugs, exc)
         raise
@@ -224,7 +243,10 @@ def _findings_summary(result: ImportResult) -> str:
 def _outcome(slug: str, plan: TaskPlan) -> TaskOutcome:
     sizes = {}
     for s in plan.sets:
-        sizes["test" if s.split is None else f"split {s.split} {s.shots}-shot"] = len(s.fingerprints)
+        if s.role == "test":
+            sizes["test"] = len(s.fingerprints)
+        else:
+            sizes[s.name or f"split {s.split} {s.shots}-shot"] = len(s.fingerprints)
     nested = {
         p.number: "built from largest file" if p.nested_built else ("nested" if p.is_nested else "not nested")
         for p in plan.splits
