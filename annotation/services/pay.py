@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
 
+from django.db.models import Max
+
 from annotation.models import Participation, ParticipationEvent, Response, Study
 
 # 1: paid time ran to the last completion or exclusion event (a later verdict or a readmission moved
@@ -124,12 +126,14 @@ def paid_seconds(participations: Iterable[Participation]) -> dict[int, float]:
             starts.setdefault(pid, at)
         else:
             events[pid].append((from_state, to_state, at))
-    last_answers: dict[int, datetime] = {}
     # Every locked answer counts, attention checks included (all_objects): it is work.
-    answers = Response.all_objects.filter(participation__in=participations, submitted_at__isnull=False)
-    for pid, at in answers.values_list("participation_id", "submitted_at"):
-        if pid not in last_answers or at > last_answers[pid]:
-            last_answers[pid] = at
+    answers = (
+        Response.all_objects.filter(participation__in=participations, submitted_at__isnull=False)
+        .values("participation_id")
+        .annotate(last=Max("submitted_at"))
+        .order_by()
+    )
+    last_answers: dict[int, datetime] = {row["participation_id"]: row["last"] for row in answers}
     result = {}
     for p in participations:
         start = starts.get(p.pk, p.created_at)
