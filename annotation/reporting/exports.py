@@ -48,7 +48,7 @@ from annotation.reporting.survey_export import survey_csv, survey_section
 from annotation.reporting.tables import build_table
 from annotation.reporting.training_table import TRAINING_FORMATS, build_training_table
 from annotation.services import attention
-from annotation.services.pay import pay_lines
+from annotation.services.pay import PAY_RULE_VERSION, pay_lines
 
 logger = logging.getLogger(__name__)
 
@@ -387,7 +387,10 @@ def write_export(
 
 
 PAYMENTS_NOTE = (
-    "amount includes bonus; effective_hourly is the pay per paid hour; below_rate flags it under hourly_rate."
+    f"pay rule version {PAY_RULE_VERSION}: paid time from the claim to the end of the work (docs/reports.md, Pay); "
+    "amount = base_reward + bonus (the owed amount while base_reward is not set: bonus empty); "
+    "effective_hourly is the posted reward per paid hour (the rate when paid by the hour); "
+    "below_rate flags it under hourly_rate."
 )
 ANNOTATORS_NOTE = "averaged_in=1 marks the annotators a table cell averages."
 ATTENTION_NOTE = "one row per worker given attention checks: passed, failed, not yet answered, the rule's decision."

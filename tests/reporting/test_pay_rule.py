@@ -87,6 +87,7 @@ def test_the_payments_export_rounds_half_up_and_names_the_pay_rule_version(sst2)
     (columns,) = csv.DictReader(io.StringIO(text.decode()))
     assert (columns["minutes"], columns["amount"], columns["bonus"]) == ("30.00", "0.51", "0.51")
     assert provenance["pay_rule_version"] == PAY_RULE_VERSION == "2"
+    assert f"pay rule version {PAY_RULE_VERSION}" in provenance["notes"][0]
 
 
 @pytest.mark.parametrize("kind", ["payments-csv", "annotators-csv"])
