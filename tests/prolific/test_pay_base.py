@@ -95,6 +95,7 @@ def test_a_verdict_hours_after_completion_does_not_raise_the_bonus(prolific_on, 
 
 def test_a_bonus_paid_under_an_earlier_rule_stays_as_recorded(prolific_on, prolific_study):
     study, condition = prolific_study
+    prolific_on.add_study(study_id="PS1", reward=600)  # covers the 6.00 owed: the current rule owes no bonus
     p = join(prolific_on, condition, "p1", state=State.COMPLETED, minutes=30)
     ProlificAction.objects.create(
         participation=p, kind="bonus", action="BONUS", status="done", amount=Decimal("75.00"), pay_rule_version="1"
@@ -102,6 +103,7 @@ def test_a_bonus_paid_under_an_earlier_rule_stays_as_recorded(prolific_on, proli
     report = operations.run(operation="bonus", study=study)
     row = rows_of(report)["p1"]
     assert (row.state, row.amount) == ("done", Decimal("75.00"))  # nobody paid twice, nothing clawed back
+    assert "pay rule version 1" in row.note and report.total == Decimal("75.00")
     assert prolific_on.writes() == []
     assert ProlificAction.objects.get(participation=p, kind="bonus").pay_rule_version == "1"
 

@@ -181,12 +181,16 @@ def _review_rows(study: Study, decide_fn: Callable[[Participation], Decision]) -
     return rows
 
 
+def _study_id(p: Participation) -> str:
+    return str((p.platform_data or {}).get("STUDY_ID", ""))
+
+
 def _bases(
     study: Study, participations: list[Participation], client: ProlificClient | None
 ) -> tuple[dict[str, BaseReward | str], list[str]]:
     """The posted reward each Prolific study's bonuses top up (or why there is none), and the notes that
     state it. With the operations on it is read from Prolific; otherwise it is the study's ``base_reward``."""
-    ids = sorted({str((p.platform_data or {}).get("STUDY_ID", "")) for p in participations} - {""})
+    ids = sorted({_study_id(p) for p in participations} - {""})
     bases: dict[str, BaseReward | str] = {}
     notes = []
     currency = study.currency
@@ -222,22 +226,19 @@ def _bonus_rows(
 ) -> tuple[list[Row], list[str]]:
     participations = _prolific_participations(study.participations.select_related("worker", "study"))
     bases, notes = _bases(study, participations, client)
-    lines = {
-        sid: pay_lines(
-            study=study, participations=[p for p in participations if p.platform_data.get("STUDY_ID") == sid], base=base
-        )
-        for sid, base in bases.items()
-        if isinstance(base, BaseReward)
-    }
+    lines = {}
+    for sid, base in bases.items():
+        if isinstance(base, BaseReward):
+            same = [p for p in participations if _study_id(p) == sid]
+            lines.update(pay_lines(study=study, participations=same, base=base))
     existing = _existing(participations, Kind.BONUS)
     currency = (study.currency or "").upper()
     rows = []
     for p in participations:
         d = decide_fn(p)
-        sid = str((p.platform_data or {}).get("STUDY_ID", ""))
-        base = bases.get(sid)
+        action = existing.get(p.pk)
+        line = lines.get(p.pk)
         row = _row(p, "BONUS", TODO, currency=currency)
-        line = lines[sid][p.pk] if isinstance(base, BaseReward) else None
         if line is not None:
             # What the pay rule owes beyond the reward posted on Prolific.
             row.amount, row.note = line.bonus, f"{line.minutes} paid minutes"
@@ -245,18 +246,20 @@ def _bonus_rows(
             row.state, row.note, row.amount = SKIP, f"no bonus: {d.reason}", None
         elif not row.prolific_study:
             row.state, row.note = SKIP, "no Prolific study id (STUDY_ID) was recorded at entry"
+        elif action is not None and action.amount is not None and action.status != Status.FAILED:
+            # Set up or paid before: it stays as recorded, whatever the rule (or its base) says now.
+            row.state, row.note = _state_of(action, kind=Kind.BONUS)
+            row.amount = action.amount
+            row.note = row.note or f"recorded under pay rule version {action.pay_rule_version or '1'}"
         elif line is None or line.bonus is None:
-            row.state, row.note = SKIP, f"no bonus computed: {base}"
+            row.state, row.note = SKIP, f"no bonus computed: {bases.get(_study_id(p))}"
         elif line.bonus <= 0:
             row.state, row.note = SKIP, "no bonus owed: the posted reward covers the hourly rate"
         elif currency not in CURRENCIES:
             row.state, row.note = SKIP, f"the study's currency {currency!r} is not one Prolific pays in (GBP, USD)"
         else:
-            action = existing.get(p.pk)
             state, note = _state_of(action, kind=Kind.BONUS)
             row.state, row.note = state, note or row.note
-            if action is not None and action.amount is not None and action.status != Status.FAILED:
-                row.amount = action.amount  # what was set up or paid stays as recorded, whatever the rule says now
         rows.append(row)
     notes.append(f"pay rule version {PAY_RULE_VERSION} (annotation.services.pay; docs/reports.md)")
     return rows, notes
