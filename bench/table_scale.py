@@ -71,6 +71,7 @@ def generate(*, annotations: int, workers: int, seed: int) -> dict:
     from django.utils import timezone
 
     from annotation.models import Condition, Participation, ParticipationEvent, Study, Worker
+    from annotation.services import studies
     from tasks_app.models import Example, ExampleSet, ExampleSetItem, Task, TrainingSplit
 
     rng = random.Random(seed)
@@ -110,13 +111,14 @@ def generate(*, annotations: int, workers: int, seed: int) -> dict:
                 for i, e in enumerate(examples[n_test : n_test + shots])
             )
             training_sets[shots] = es
-        study = Study.objects.create(
+        study = Study(
             slug=f"bench-{task.slug}",
             name=f"Bench {task.name}",
             task=task,
             workers_per_condition=workers,
             status="closed",
         )
+        studies.study_save(study=study)
         for shots in shots_levels:
             condition = Condition.objects.create(study=study, shots=shots, training_set=training_sets.get(shots))
             for slot in range(workers):

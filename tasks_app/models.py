@@ -10,6 +10,8 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
+from tasks_app.texts import validate_translations
+
 
 class Task(models.Model):
     class Kind(models.TextChoices):
@@ -81,8 +83,6 @@ class Task(models.Model):
         return self.kind == self.Kind.CLASSIFICATION
 
     def clean(self) -> None:
-        from tasks_app.texts import validate_translations  # texts reads the models' types only
-
         validate_translations(
             self.translations,
             label_names=list(self.labels.values_list("name", flat=True)) if self.pk else None,

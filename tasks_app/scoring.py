@@ -16,12 +16,13 @@ Standard deviation: the paper's "±" figures match the *population* standard
 deviation (ddof = 0) over the annotators, which is the default here. Pass
 ``ddof=1`` for the sample standard deviation.
 
-A skipped test item is scored by ``skip_score`` under a skip policy
-(``SKIP_POLICIES``): ``"zero"`` (the default: a skip never earns credit),
-``"empty"`` (a skip scores as the empty answer, 1 when the gold is empty) or
-``"exclude"`` (the item is left out of the annotator's mean). The score stored
-with a skip is the ``"empty"`` one (``STORED_SKIP_POLICY``), the only one that
-needs the gold; reports derive the other two from it.
+A skipped test item is scored under a skip policy, one table (``SKIP_RULES``):
+``"zero"`` (the default: a skip never earns credit), ``"empty"`` (a skip scores
+as the empty answer, 1 when the gold is empty) or ``"exclude"`` (the item is
+left out of the annotator's mean). The score stored with a skip is the
+``"empty"`` one (``STORED_SKIP_POLICY``), the only one that needs the gold;
+``policy_score`` derives each policy's from it, and the reports' SQL expression
+is generated from the same table.
 
 Options beyond the paper's definition (all off by default):
 - ``normalize``: compare strings after SQuAD-style normalisation (lower case,
@@ -36,6 +37,7 @@ import math
 import re
 import string
 from collections.abc import Callable, Iterable, Sequence
+from typing import NamedTuple
 
 __all__ = [
     "answer_set",
@@ -44,10 +46,14 @@ __all__ = [
     "s1_best_of",
     "SKIP_ANSWER",
     "SKIP_POLICIES",
+    "SKIP_RULES",
+    "SkipPolicy",
     "SKIP_ZERO",
     "SKIP_EMPTY",
     "SKIP_EXCLUDE",
     "STORED_SKIP_POLICY",
+    "policy_score",
+    "skip_policy",
     "skip_score",
     "stored_skip_score",
     "mean",
@@ -112,31 +118,58 @@ SKIP_ANSWER: tuple[str, ...] = ()
 SKIP_ZERO = "zero"
 SKIP_EMPTY = "empty"
 SKIP_EXCLUDE = "exclude"
-SKIP_POLICIES: tuple[str, ...] = (SKIP_ZERO, SKIP_EMPTY, SKIP_EXCLUDE)
+
+
+class SkipPolicy(NamedTuple):
+    """What a skipped item scores under one policy, given the score stored with the skip.
+
+    ``keeps_stored``: the stored score (the empty answer's S1, ``stored_skip_score``); otherwise
+    ``value`` (None: the item is left out of the mean).
+    """
+
+    name: str
+    keeps_stored: bool
+    value: float | None = None
+
+
+# The skip rule, once: the Python rule (``policy_score``) and the reports' SQL expression
+# (``annotation.reporting.scores.policy_score``) are both derived from this table.
+SKIP_RULES: dict[str, SkipPolicy] = {
+    # A skip never earns credit: on NER about half the gold sets are empty, and a worker who skipped
+    # everything would otherwise score about 50.
+    SKIP_ZERO: SkipPolicy(SKIP_ZERO, keeps_stored=False, value=0.0),
+    SKIP_EMPTY: SkipPolicy(SKIP_EMPTY, keeps_stored=True),
+    SKIP_EXCLUDE: SkipPolicy(SKIP_EXCLUDE, keeps_stored=False, value=None),
+}
+SKIP_POLICIES: tuple[str, ...] = tuple(SKIP_RULES)
 # What ``Response.score`` holds for a skip: the empty answer's S1, from which the other policies follow.
 STORED_SKIP_POLICY = SKIP_EMPTY
 
 
-def skip_score(gold: Iterable[str], policy: str = SKIP_ZERO) -> float | None:
-    """The S1 of a skipped item under a skip policy; None when the policy leaves the item out.
+def skip_policy(policy: str) -> SkipPolicy:
+    """The rule of a policy by name; ValueError for an unknown one."""
+    try:
+        return SKIP_RULES[policy]
+    except KeyError:
+        raise ValueError(f"skip policy must be one of {', '.join(SKIP_POLICIES)}, not {policy!r}") from None
 
-    ``"zero"``: 0 whatever the gold, so skipping never earns credit (on NER about half the gold
-    sets are empty, and a worker who skipped everything would otherwise score about 50);
-    ``"empty"``: that of the empty answer (1 if the gold is empty, else 0); ``"exclude"``: None.
-    Every place that scores a skip calls this.
-    """
-    if policy == SKIP_ZERO:
-        return 0.0
-    if policy == SKIP_EMPTY:
-        return s1(SKIP_ANSWER, gold)
-    if policy == SKIP_EXCLUDE:
-        return None
-    raise ValueError(f"skip policy must be one of {', '.join(SKIP_POLICIES)}, not {policy!r}")
+
+def policy_score(stored: float | None, *, skipped: bool, policy: str) -> float | None:
+    """An item's score under a skip policy, from the score stored with it; None when left out."""
+    rule = skip_policy(policy)
+    if not skipped or rule.keeps_stored:
+        return stored
+    return rule.value
 
 
 def stored_skip_score(gold: Iterable[str]) -> float:
     """The score stored with a skip (``STORED_SKIP_POLICY``): the empty answer's S1 against the gold."""
     return s1(SKIP_ANSWER, gold)
+
+
+def skip_score(gold: Iterable[str], policy: str = SKIP_ZERO) -> float | None:
+    """The S1 of a skipped item under a skip policy (``SKIP_RULES``); None when the policy leaves it out."""
+    return policy_score(stored_skip_score(gold), skipped=True, policy=policy)
 
 
 def s1_best_of(prediction: Iterable[str], golds: Iterable[Iterable[str]], *, normalize: bool = False) -> float:

@@ -11,6 +11,7 @@ import factory
 from django.utils import timezone
 
 from annotation.models import Condition, Participation, Response, Study, Worker
+from annotation.services import studies
 from tasks_app.models import Example, ExampleSet, ExampleSetItem, Label, Task, TrainingSplit
 
 
@@ -83,6 +84,13 @@ class StudyFactory(factory.django.DjangoModelFactory):
     task = factory.SubFactory(TaskFactory)
     status = Study.Status.OPEN
     outcome_codes = factory.LazyFunction(lambda: {"completed": {"code": "C0DE1234", "url": ""}})
+
+    @classmethod
+    def _create(cls, model_class: type[Study], *args: object, **kwargs: object) -> Study:
+        # Saved as the admin, the API and the commands save a study.
+        study = model_class(*args, **kwargs)
+        studies.study_save(study=study)
+        return study
 
 
 class ConditionFactory(factory.django.DjangoModelFactory):

@@ -30,19 +30,19 @@ from annotation.models import (
     SurveyResponse,
     Worker,
 )
+from annotation.protocol.languages import study_language_choices
 from annotation.services import (
     attention,
     blocklist,
     closing,
     lifecycle,
     outcomes,
+    overrides,
     platforms,
     preview,
     slots,
     studies,
-    training_filter,
 )
-from annotation.services.languages import study_language_choices
 from tasks_app.models import ExampleSet, Task
 
 SHOT_CHOICES = [(s, f"{s}-shot") for s in studies.STANDARD_SHOTS]
@@ -466,9 +466,10 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         if change:  # never write back the status read with the form: actions and the API change it
-            obj.save(update_fields=[f.name for f in Study._meta.concrete_fields if f.name not in ("id", "status")])
+            fields = [f.name for f in Study._meta.concrete_fields if f.name not in ("id", "status")]
+            studies.study_save(study=obj, update_fields=fields)
         else:
-            obj.save()
+            studies.study_save(study=obj)
         studies.set_conditions(study=obj, shots=form.cleaned_data["condition_shots"])
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
@@ -748,7 +749,7 @@ class ParticipationAdmin(admin.ModelAdmin):
             done = 0
             for participation in queryset:
                 try:
-                    training_filter.override(
+                    overrides.override(
                         participation, admit=admit, reason=form.cleaned_data["reason"], actor=request.user
                     )
                     done += 1

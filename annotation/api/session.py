@@ -77,11 +77,11 @@ from annotation.services import (
     outcomes,
     presentation,
     reveal,
+    step_end,
     steps,
     study_texts,
     survey,
     timing,
-    training_filter,
 )
 from annotation.services.answers import AnswerError, InvalidAnswer, NotInStep, NotYourItem
 from annotation.services.entry import completion_target
@@ -311,25 +311,14 @@ def pending_payload(participation: Participation) -> dict[str, Any]:
     return {"pending": pending, "consent": consent_body, "survey": survey_body}
 
 
-def settle(participation: Participation) -> None:
-    """A step with no pending item left but not moved on (an interrupted last submit): move it on now."""
-    try:
-        if participation.state == Participation.State.TRAINING:
-            training_filter.finish_training(participation)
-        elif participation.state == Participation.State.TEST:
-            lifecycle.finish_test(participation)
-    except lifecycle.InvalidTransition:
-        participation.refresh_from_db()  # a racing request moved it on first
-
-
 def session_payload(participation: Participation, known: StepHead | None = None) -> dict:
     """The session's JSON; ``known`` is the step as the request read it, if nothing was written since
     (the activity touch writes only the participation's own row)."""
     if participation.state in Participation.ACTIVE_STATES:
         lifecycle.touch(participation)
     head = steps.current_step(participation=participation, known=known)
-    if head is not None and head.current is None:
-        settle(participation)
+    if head is not None and head.current is None:  # an interrupted last submit: end the step now
+        step_end.end_step(participation)
         head = steps.current_step(participation=participation)
     item: Response | None = None
     progress: Progress | None

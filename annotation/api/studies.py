@@ -44,8 +44,8 @@ from annotation.models import (
     Study,
     Worker,
 )
-from annotation.services import blocklist, closing, lifecycle, slots, studies, training_filter
-from annotation.services.languages import study_language_choices
+from annotation.protocol.languages import study_language_choices
+from annotation.services import blocklist, closing, lifecycle, overrides, slots, studies
 from tasks_app.models import Task
 
 if TYPE_CHECKING:
@@ -454,7 +454,7 @@ class ParticipationViewSet(viewsets.ReadOnlyModelViewSet[Participation]):
         serializer.is_valid(raise_exception=True)
         participation = self.get_object()
         try:
-            training_filter.override(
+            overrides.override(
                 participation,
                 admit=serializer.validated_data["admit"],
                 reason=serializer.validated_data["reason"],

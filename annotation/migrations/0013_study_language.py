@@ -2,7 +2,7 @@
 
 from django.db import migrations, models
 
-import annotation.services.languages
+import annotation.protocol.languages
 
 
 class Migration(migrations.Migration):
@@ -16,7 +16,7 @@ class Migration(migrations.Migration):
             name="language",
             field=models.CharField(
                 blank=True,
-                choices=annotation.services.languages.study_language_choices,
+                choices=annotation.protocol.languages.study_language_choices,
                 default="",
                 help_text="The language of the worker pages: a fixed one, or (empty) the worker's browser language among those the site ships. Task texts given in that language are shown (the task's translations).",
                 max_length=10,

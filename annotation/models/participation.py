@@ -5,6 +5,7 @@ from django.db import models
 from django.db.models import Q
 
 from annotation.models.study import Condition, Study
+from annotation.protocol.states import ExclusionKind, ParticipationState
 from tasks_app.models import Task
 
 
@@ -34,16 +35,6 @@ class Worker(models.Model):
         return f"{self.platform}:{self.external_id}"
 
 
-class ParticipationState(models.TextChoices):
-    CLAIMED = "claimed", "Claimed"
-    TRAINING = "training", "Training"
-    TEST = "test", "Test"
-    COMPLETED = "completed", "Completed"
-    ABANDONED = "abandoned", "Abandoned"
-    EXCLUDED = "excluded", "Excluded"
-    DECLINED = "declined", "Declined consent"
-
-
 # At module level so Participation.Meta's constraint can read it (a nested class body cannot see the
 # enclosing class's names).
 _HOLDING_STATES = (
@@ -52,15 +43,6 @@ _HOLDING_STATES = (
     ParticipationState.TEST,
     ParticipationState.COMPLETED,
 )
-
-
-class ExclusionKind(models.TextChoices):
-    """Why an excluded participation was excluded (empty while it is not, and on exclusions older than this)."""
-
-    TRAINING_FILTER = "training_filter", "Training filter"
-    ATTENTION = "attention", "Failed attention checks"
-    CLOSED = "closed", "Study closed before they finished"
-    ADMIN = "admin", "Excluded by an admin"
 
 
 class CountedParticipations(models.Manager["Participation"]):

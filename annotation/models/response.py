@@ -5,6 +5,7 @@ from django.db.models import F, Q
 
 from annotation.models.attention import AttentionCheck
 from annotation.models.participation import Participation
+from annotation.protocol import states
 from tasks_app.models import Example
 
 
@@ -33,9 +34,7 @@ class Response(models.Model):
     time by the pure scorer and re-derivable at any time.
     """
 
-    class Phase(models.TextChoices):
-        TRAINING = "training", "Training"
-        TEST = "test", "Test"
+    Phase = states.Phase
 
     class Status(models.TextChoices):
         PENDING = "pending", "Not answered yet"

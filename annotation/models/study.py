@@ -2,14 +2,16 @@
 
 import math
 from decimal import Decimal
-from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
-from annotation.services.languages import study_language_choices
+from annotation.protocol.languages import study_language_choices
+from annotation.protocol.outcomes import validate_codes
+from annotation.protocol.survey import validate_definition
+from annotation.protocol.translations import validate_translations
 from tasks_app.models import ExampleSet, Task
 
 
@@ -161,17 +163,6 @@ class Study(models.Model):
     def __str__(self) -> str:
         return self.name
 
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        from annotation.services import outcomes
-
-        # Every outcome has a code from the start, stable for the study's life (an admin may change it).
-        self.outcome_codes = outcomes.with_defaults(self.outcome_codes)
-        if self.survey is None:  # null (blank, so clean_fields lets it through) means no survey
-            self.survey = []
-        if self.translations is None:
-            self.translations = {}
-        super().save(*args, **kwargs)
-
     def clean(self) -> None:
         # Training S1 lies in 0..1, and so do its minimum and any distance below a mean: a threshold
         # outside that range would silently let everyone through or nobody.
@@ -182,18 +173,15 @@ class Study(models.Model):
             )
         if self.consent_required and not (self.consent_text or "").strip():
             raise ValidationError({"consent_text": "Consent is required: write the consent text workers agree to."})
-        # Imported here: the services import the models.
-        from annotation.services import outcomes, study_texts, survey
-
         errors: dict[str, list[str]] = {}
-        for field, check in (("survey", survey.validate_definition), ("outcome_codes", outcomes.validate_codes)):
+        for field, check in (("survey", validate_definition), ("outcome_codes", validate_codes)):
             try:
                 check(getattr(self, field))
             except ValidationError as exc:
                 errors[field] = exc.messages
         if "survey" not in errors:
             try:
-                study_texts.validate_translations(self.translations, survey=self.survey)
+                validate_translations(self.translations, survey=self.survey)
             except ValidationError as exc:
                 errors["translations"] = exc.messages
         if errors:

@@ -37,7 +37,7 @@ from annotation.reporting.pay import condition_pay
 from annotation.reporting.scores import policy_score
 from annotation.services import training_s1
 from tasks_app.models import Example, ExampleSetItem
-from tasks_app.scoring import SKIP_ANSWER, mean, s1, skip_score, std
+from tasks_app.scoring import SKIP_ANSWER, mean, s1, std
 
 Status = Response.Status
 Phase = Response.Phase
@@ -121,8 +121,8 @@ def _test_answers(
     """The completed annotators' test answers as {example id: {participation id: answer strings}}, the
     gold per example, and their item scores as {participation id: {example id: S1}}.
 
-    A skip stands for ``SKIP_ANSWER`` among the answers and scores ``skip_score`` under the options'
-    skip policy (left out altogether when the policy excludes skips).
+    A skip stands for ``SKIP_ANSWER`` among the answers. The scores are the stored ones under the
+    options' skip policy (``scores.policy_score``); a skip the policy leaves out is left out altogether.
     """
     answers: dict[int, dict[int, list[str]]] = defaultdict(dict)
     scores: dict[int, dict[int, float]] = defaultdict(dict)
@@ -130,20 +130,15 @@ def _test_answers(
     rows = (
         Response.objects.filter(participation__condition=condition, participation__state=COMPLETED, phase=Phase.TEST)
         .exclude(status=Status.PENDING)
-        .values_list("participation_id", "example_id", "status", "answer", "example__gold_answers")
+        .annotate(s=policy_score(options))
+        .values_list("participation_id", "example_id", "status", "answer", "example__gold_answers", "s")
     )
-    for pid, example_id, status, answer, gold_answers in rows.iterator(chunk_size=2000):
+    for pid, example_id, status, answer, gold_answers, score in rows.iterator(chunk_size=2000):
         gold[example_id] = gold_answers
-        if status == Status.SKIPPED:
-            score = skip_score(gold_answers, options.skip_policy)
-            if score is None:
-                continue
-            answer = list(SKIP_ANSWER)
-            scores[pid][example_id] = score
-        else:
-            answer = answer or []
-            scores[pid][example_id] = s1(answer, gold_answers)
-        answers[example_id][pid] = answer
+        if score is None:  # a skip the policy leaves out
+            continue
+        answers[example_id][pid] = list(SKIP_ANSWER) if status == Status.SKIPPED else answer or []
+        scores[pid][example_id] = score
     return answers, gold, scores
 
 

@@ -42,13 +42,14 @@ from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.pay import condition_pay
 from annotation.reporting.plots import all_tasks_plot, plots_zip
 from annotation.reporting.provenance import reproducibility_header
-from annotation.reporting.scores import annotator_rows, policy_value
+from annotation.reporting.scores import annotator_rows
 from annotation.reporting.selection import select_studies
 from annotation.reporting.survey_export import survey_csv, survey_section
 from annotation.reporting.tables import build_table
 from annotation.reporting.training_table import TRAINING_FORMATS, build_training_table
 from annotation.services import attention
 from annotation.services.pay import PAY_RULE_VERSION, pay_lines
+from tasks_app import scoring
 
 logger = logging.getLogger(__name__)
 
@@ -170,7 +171,9 @@ def _annotation_batch(batch: list[tuple], options: MetricOptions) -> Iterator[st
                     "spans": spans.get(r["pk"], []),
                     "confidence": r["confidence"],
                     "score": r["score"],
-                    "policy_score": policy_value(r["status"], r["score"], options),
+                    "policy_score": scoring.policy_score(
+                        r["score"], skipped=r["status"] == Response.Status.SKIPPED, policy=options.skip_policy
+                    ),
                     "shown_at": _iso(r["shown_at"]),
                     "submitted_at": _iso(r["submitted_at"]),
                     "revealed_at": _iso(r["revealed_at"]),

@@ -4,8 +4,9 @@ The database averages ``Response.score`` per participation (one GROUP BY over
 the responses); only the few resulting rows per condition come into Python,
 where the mean and standard deviation over annotators are taken with the
 pure scorer's ``mean``/``std``. The skip policy is applied in the same query
-(``policy_score``): a skip's stored score is the empty answer's, replaced by 0
-or left out (NULL, which AVG ignores) as the options say.
+(``policy_score``, generated from ``tasks_app.scoring.SKIP_RULES``): a skip's
+stored score is the empty answer's, replaced by 0 or left out (NULL, which AVG
+ignores) as the options say.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ from annotation.models import Participation, Response, Study
 from annotation.reporting.options import MetricOptions
 from annotation.services import training_s1
 from annotation.services.pay import pay_lines
+from tasks_app import scoring
 from tasks_app.models import Task
-from tasks_app.scoring import SKIP_EMPTY, SKIP_EXCLUDE, SKIP_ZERO, mean, std
+from tasks_app.scoring import mean, std
 
 State = Participation.State
 Status = Response.Status
@@ -35,18 +37,15 @@ _LOCKED = ~Q(status=Status.PENDING)
 
 
 def policy_score(options: MetricOptions) -> Combinable:
-    """A response's score under the skip policy, as an SQL expression (NULL = left out of averages)."""
-    if options.skip_policy == SKIP_EMPTY:
+    """A response's score under the skip policy, as an SQL expression (NULL = left out of averages).
+
+    Generated from the policy's row of ``scoring.SKIP_RULES``, as ``scoring.policy_score`` is in Python.
+    """
+    rule = scoring.skip_policy(options.skip_policy)
+    if rule.keeps_stored:
         return F("score")
-    skipped = Value(0.0) if options.skip_policy == SKIP_ZERO else Value(None)
+    skipped = Value(rule.value, output_field=FloatField())
     return Case(When(status=Status.SKIPPED, then=skipped), default=F("score"), output_field=FloatField())
-
-
-def policy_value(status: str, stored: float | None, options: MetricOptions) -> float | None:
-    """``policy_score`` for one row already read (the raw-annotations stream): the same rule in Python."""
-    if status != Status.SKIPPED:
-        return stored
-    return {SKIP_ZERO: 0.0, SKIP_EMPTY: stored, SKIP_EXCLUDE: None}[options.skip_policy]
 
 
 @dataclass

@@ -32,7 +32,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from annotation.models import AnswerSpan, Participation, Response
-from annotation.services import attention, closing, lifecycle, offsets, steps, timing, training_filter, worker_sql
+from annotation.services import closing, lifecycle, offsets, step_end, steps, timing, worker_sql
 from annotation.services.steps import Progress
 from annotation.services.worker_sql import StepHead, WorkerState
 from tasks_app import scoring
@@ -378,10 +378,7 @@ def _lock(
             following.shown_at = following.last_seen_at = now
         lifecycle.touch(participation, at=now)
         if following is None:
-            if response.phase == Response.Phase.TRAINING:
-                training_filter.finish_training(participation)
-            else:
-                attention.finish_test(participation, at=now)
+            step_end.end_step(participation, at=now)  # a verdict that landed meanwhile stands; the lock too
     result = SubmitResult(response=response, spans=rows, step_finished=following is None, state=participation.state)
     if following is not None and response.phase == Response.Phase.TEST:
         assert head.size is not None  # read with the pending rows, of which ``response`` is one

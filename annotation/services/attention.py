@@ -9,7 +9,7 @@ looks like any other item: it is served through a Response row pointing at the c
 them; this module reads them through ``Response.all_objects``.
 
 A check is passed when the worker's answer scores S1 = 1 against the expected answer (a skip, or any
-other answer, fails). At the end of the test step ``finish_test`` logs an ``AttentionDecision`` for a
+other answer, fails). At the end of the test step (``step_end``) ``judge`` logs an ``AttentionDecision`` for a
 worker who had checks and applies the study's rule: with ``attention_fail_limit`` N > 0, a worker with
 N failures or more is flagged for review (still completed) or excluded (state excluded with
 ``exclusion_kind = "attention"``, paid and given a code as any excluded worker).
@@ -22,14 +22,17 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from django.db import transaction
 from django.db.models import Count, Q
-from django.utils import timezone
 
 from annotation.models import AttentionCheck, AttentionDecision, Participation, Response, Study
-from annotation.services import lifecycle, offsets
+from annotation.services import offsets
 from tasks_app.models import Example, ExampleSet, ExampleSetItem, Label
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User  # AUTH_USER_MODEL
 
 SOURCE_PREFIX = "attention-check:"  # the source_id of a check's own Example
 REASON_PREFIX = "attention: "  # the reason of the exclusion event (exclusion_kind says it too)
@@ -330,29 +333,37 @@ def tallies(participation_ids: Iterable[int]) -> dict[int, Tally]:
     }
 
 
-def finish_test(participation: Participation, *, at: datetime | None = None) -> AttentionDecision | None:
-    """All test items are locked: apply the attention rule, then complete or exclude the worker.
+def judge(
+    participation: Participation,
+    *,
+    at: datetime,
+    readmitted: bool = False,
+    readmitted_by: User | None = None,
+) -> AttentionDecision | None:
+    """All test items are locked: the attention rule's decision on the worker, recorded; None without checks.
 
-    Inside the submission's transaction. Without checks in the worker's step this is exactly
-    ``lifecycle.finish_test``.
+    ``step_end.end_step`` acts on it (completes, or excludes on ``EXCLUDED``). An admin's readmission
+    (``readmitted``) has the last word: a worker the rule would exclude is flagged for review instead.
     """
-    at = at or timezone.now()
     tally = tallies([participation.pk]).get(participation.pk)
     if tally is None:
-        lifecycle.finish_test(participation, at=at)
         return None
     study = participation.study
     limit = study.attention_fail_limit
     flagged = limit > 0 and tally.failed >= limit
     summary = f"failed {tally.failed} of {tally.checks} attention checks"
+    decided_by = None
     if not flagged:
         decision = AttentionDecision.Decision.PASSED
         reason = f"{summary} (limit {limit})" if limit else f"{summary} (no rule)"
-    elif study.attention_action == Study.AttentionAction.EXCLUDE:
+    elif study.attention_action == Study.AttentionAction.EXCLUDE and not readmitted:
         decision, reason = AttentionDecision.Decision.EXCLUDED, f"{summary} (limit {limit}): excluded"
+    elif study.attention_action == Study.AttentionAction.EXCLUDE:
+        decision, reason = AttentionDecision.Decision.REVIEW, f"{summary} (limit {limit}): readmitted by an admin"
+        decided_by = readmitted_by
     else:
         decision, reason = AttentionDecision.Decision.REVIEW, f"{summary} (limit {limit}): flagged for review"
-    record = AttentionDecision.objects.create(
+    return AttentionDecision.objects.create(
         participation=participation,
         checks=tally.checks,
         passed_count=tally.passed,
@@ -361,15 +372,9 @@ def finish_test(participation: Participation, *, at: datetime | None = None) -> 
         action=study.attention_action if limit else "",
         decision=decision,
         reason=reason,
+        decided_by=decided_by,
         at=at,
     )
-    if decision == AttentionDecision.Decision.EXCLUDED:
-        lifecycle.exclude(
-            participation, reason=REASON_PREFIX + reason, kind=Participation.ExclusionKind.ATTENTION, at=at
-        )
-    else:
-        lifecycle.finish_test(participation, at=at)
-    return record
 
 
 def failed_attention(participation: Participation) -> bool:

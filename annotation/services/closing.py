@@ -39,6 +39,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from annotation.models import Participation, ParticipationEvent, Study
+from annotation.protocol.outcomes import CLOSED_BEFORE_START_REASON, CLOSED_REASON
 from annotation.services import lifecycle
 
 logger = logging.getLogger(__name__)
@@ -47,8 +48,6 @@ State = Participation.State
 
 DEFAULT_GRACE_MINUTES = 60
 MAX_GRACE_MINUTES = 7 * 24 * 60  # a week: a longer "closing" is a study left open
-CLOSED_REASON = "the study closed before they finished"
-CLOSED_BEFORE_START_REASON = "the study closed before they started"
 
 
 class StudyClosed(Exception):

@@ -8,8 +8,8 @@ always pass and let the order decide, so the relative rule is decided for the gr
   made to wait for the others.
 - The group's verdicts are given once all the condition's slots have finished training (every holder
   in the test step or done), or ``study.filter_group_timeout_minutes`` after the oldest pending
-  worker finished training, with the group so far. ``finish_training`` asks after each commit; the
-  periodic sweep (Celery beat, ``decide_training_filter``) catches timeouts and released slots.
+  worker finished training, with the group so far. The end of training (``step_end``) asks after
+  each commit; the periodic sweep (Celery beat, ``decide_training_filter``) catches timeouts and released slots.
 - Each pending worker is compared with the mean (or median, ``study.filter_reference``) training S1
   of the *others* in the group, all figures read before anyone is excluded, so the order of the
   verdicts does not matter. Passing means training S1 >= reference - threshold.

@@ -129,7 +129,8 @@ def give_completion_code(participation: Participation) -> str:
 
 
 def finish_test(participation: Participation, *, at: datetime | None = None) -> None:
-    """All test items are locked: complete the participation and give its completion code."""
+    """Complete the participation and give its completion code: the bare state change, called by
+    ``step_end.end_step`` only (which applies the attention rule first)."""
     transition(participation, to_state=State.COMPLETED, reason="finished the test step", at=at)
     give_completion_code(participation)
 

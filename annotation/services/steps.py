@@ -26,15 +26,13 @@ from django.db.models import Count, Q
 from django.utils.translation import gettext
 
 from annotation.models import Participation, Response, Study
+from annotation.protocol.states import PHASE_OF_STATE
 from annotation.services import attention, worker_sql
 from annotation.services.worker_sql import StepHead, WorkerState
 from tasks_app.models import ExampleSet, ExampleSetItem
 
 State = Participation.State
 Phase = Response.Phase
-
-# Which step each state works in; the other states have none.
-PHASE_OF_STATE: dict[str, str] = {State.TRAINING: Phase.TRAINING, State.TEST: Phase.TEST}
 
 
 class StepUnavailable(Exception):

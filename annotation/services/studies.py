@@ -24,6 +24,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from annotation.models import Condition, Participation, Study
+from annotation.protocol.outcomes import with_defaults
 from annotation.services import closing, preview, slots
 from tasks_app.models import Example, ExampleSet, Task, TrainingSplit
 
@@ -149,6 +150,18 @@ def _validated_options(options: dict[str, Any]) -> dict[str, Any]:
     return options
 
 
+def study_save(*, study: Study, update_fields: Iterable[str] | None = None) -> None:
+    """Save a study as every caller (admin, API, commands) must: with a code for every outcome from the
+    start, stable for the study's life (an admin may change it), and null survey or translations (which
+    ``clean_fields`` lets through, as the fields may be blank) stored as none."""
+    study.outcome_codes = with_defaults(study.outcome_codes)
+    if study.survey is None:
+        study.survey = []
+    if study.translations is None:
+        study.translations = {}
+    study.save(update_fields=update_fields)
+
+
 def _full_clean(study: Study) -> None:
     study.full_clean(validate_unique=True, validate_constraints=True)
 
@@ -175,7 +188,7 @@ def study_create(
     validate_design(task=task, split_number=split_number, shots=shots)
     try:
         with transaction.atomic():
-            study.save()
+            study_save(study=study)
             set_conditions(study=study, shots=shots)
     except IntegrityError:  # a concurrent create took the slug between the check and the insert
         raise ValidationError({"slug": f"A study with slug {slug!r} already exists."}) from None
@@ -263,7 +276,7 @@ def study_update(
         if split_number is not None:
             study.split_number = split_number
         _full_clean(study)
-        study.save()
+        study_save(study=study)
         if shots is not None or split_number is not None:
             levels = shots if shots is not None else study.conditions.values_list("shots", flat=True)
             set_conditions(study=study, shots=list(levels))

@@ -9,31 +9,24 @@ A survey is a list of questions (``Study.survey``)::
 
 shown once, before the training step or after the test step
 (``Study.survey_placement``). No answer is required unless its question says
-so. ``validate_definition`` is the one check of a definition (the model's
-clean, hence the admin and the API); ``submit`` validates a worker's answers
+so. ``annotation.protocol.survey.validate_definition`` is the one check of a
+definition; ``submit`` validates a worker's answers
 and stores them as one ``SurveyResponse``, or stores nothing.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
-from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation.models import Participation, Study, SurveyResponse
+from annotation.protocol.survey import is_number
 
-TYPES = ("single", "multiple", "number", "text")
-MAX_QUESTIONS = 20
-MAX_OPTIONS = 30
-MAX_LABEL = 300
 MAX_TEXT_ANSWER = 500
-KEY_MAX = 40
-QUESTION_FIELDS = {"key", "type", "label", "options", "required", "min", "max"}
 
 Placement = Study.SurveyPlacement
 
@@ -46,67 +39,6 @@ class InvalidSurveyAnswers(Exception):
     def __init__(self, errors: dict[str, str]):
         super().__init__("; ".join(f"{k}: {v}" if k else v for k, v in errors.items()))
         self.errors = errors
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _question_errors(i: int, q: Any, seen: set[str]) -> list[str]:
-    where = f"Question {i + 1}"
-    if not isinstance(q, Mapping):
-        return [f"{where}: give an object with key, type and label."]
-    errors = []
-    extra = sorted(set(q) - QUESTION_FIELDS)
-    if extra:
-        errors.append(f"{where}: unknown field(s) {', '.join(extra)}.")
-    key = q.get("key")
-    if not isinstance(key, str) or not key.isidentifier() or len(key) > KEY_MAX:
-        errors.append(f"{where}: key must be a short identifier (letters, digits, _), got {key!r}.")
-    elif key in seen:
-        errors.append(f"{where}: the key {key!r} is used twice.")
-    else:
-        seen.add(key)
-    kind = q.get("type")
-    if kind not in TYPES:
-        errors.append(f"{where}: type must be one of {', '.join(TYPES)}, got {kind!r}.")
-    label = q.get("label")
-    if not isinstance(label, str) or not label.strip() or len(label) > MAX_LABEL:
-        errors.append(f"{where}: label is the question's text (1 to {MAX_LABEL} characters).")
-    if "required" in q and not isinstance(q["required"], bool):
-        errors.append(f"{where}: required is true or false.")
-    options = q.get("options")
-    if kind in ("single", "multiple"):
-        if (
-            not isinstance(options, list)
-            or not 2 <= len(options) <= MAX_OPTIONS
-            or not all(isinstance(o, str) and o.strip() for o in options)
-        ):
-            errors.append(f"{where}: a {kind} choice needs 2 to {MAX_OPTIONS} options, each a non-empty text.")
-        elif len(set(options)) != len(options):
-            errors.append(f"{where}: the options must differ.")
-    elif options is not None:
-        errors.append(f"{where}: only single and multiple choices have options.")
-    for bound in ("min", "max"):
-        if bound in q and (kind != "number" or not _is_number(q[bound])):
-            errors.append(f"{where}: {bound} is a number, for number questions only.")
-    if kind == "number" and _is_number(q.get("min")) and _is_number(q.get("max")) and q["min"] > q["max"]:
-        errors.append(f"{where}: min is above max.")
-    return errors
-
-
-def validate_definition(definition: Any) -> None:
-    """ValidationError listing everything wrong with a survey definition (empty or None: no survey)."""
-    if definition in (None, ""):
-        return
-    if not isinstance(definition, list):
-        raise ValidationError("A survey is a JSON list of questions.")
-    if len(definition) > MAX_QUESTIONS:
-        raise ValidationError(f"A survey has at most {MAX_QUESTIONS} questions.")
-    seen: set[str] = set()
-    errors = [e for i, q in enumerate(definition) for e in _question_errors(i, q, seen)]
-    if errors:
-        raise ValidationError(errors)
 
 
 def _clean_answer(q: Mapping[str, Any], value: Any) -> Any:
@@ -128,7 +60,7 @@ def _clean_answer(q: Mapping[str, Any], value: Any) -> Any:
                 value = float(value.strip().replace(",", "."))
             except ValueError:
                 raise ValueError(_("Give a number.")) from None
-        if not _is_number(value):
+        if not is_number(value):
             raise ValueError(_("Give a number."))
         if "min" in q and value < q["min"]:
             raise ValueError(_("Give a number of at least %(min)s.") % {"min": q["min"]})

@@ -175,7 +175,8 @@ def _worker_statement(phase_of_state: tuple[tuple[str, str], ...]) -> tuple[str,
 def worker_state(pk: int, phase_of_state: Mapping[str, str]) -> WorkerState | None:
     """The participation ``pk`` as a worker request starts from it, or None if there is none.
 
-    ``phase_of_state`` says which step each participation state works in (``steps.PHASE_OF_STATE``).
+    ``phase_of_state`` says which step each participation state works in
+    (``annotation.protocol.states.PHASE_OF_STATE``).
     """
     sql, columns = _worker_statement(tuple(phase_of_state.items()))
     with connection.cursor() as cursor:

@@ -10,7 +10,7 @@ import pytest
 from annotation.models import Participation, Response
 from annotation.reporting.exports import export_with_provenance
 from annotation.reporting.options import MetricOptions
-from annotation.services import lifecycle, training_filter
+from annotation.services import lifecycle, overrides
 from annotation.services.pay import PAY_RULE_VERSION, pay_line, pay_lines
 from tests.reporting.builders import T0, add_annotator, gold_answers, make_study
 
@@ -36,7 +36,7 @@ def test_a_verdict_after_completion_and_a_readmission_do_not_move_the_end_of_pai
     line = pay_lines(study=study, participations=[p])[p.pk]
     assert (line.owed, line.bonus) == (Decimal("6.00"), Decimal("6.00"))
     # An admin readmits them (now, a day later): back to the test, finished at once; still half an hour.
-    training_filter.override(p, admit=True, reason="the verdict was wrong", actor=None)
+    overrides.override(p, admit=True, reason="the verdict was wrong", actor=None)
     p.refresh_from_db()
     assert p.state == State.COMPLETED
     assert _hours(study, p) == Decimal("0.5")

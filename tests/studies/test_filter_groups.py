@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from annotation.celery_tasks import decide_training_filters
 from annotation.models import FilterDecision, Participation, Response, Study
-from annotation.services import filter_groups, training_filter
+from annotation.services import filter_groups, overrides, step_end
 from tests.factories import ExampleFactory, ParticipationFactory, ResponseFactory
 
 pytestmark = pytest.mark.django_db
@@ -46,7 +46,7 @@ def _finish_all(condition, scores, capture):
     for slot, s1 in enumerate(scores):
         p = _trained(condition, s1, slot=slot)
         with capture(execute=True):
-            training_filter.finish_training(p)
+            step_end.end_step(p)
         workers.append(p)
     for p in workers:
         p.refresh_from_db()
@@ -104,12 +104,12 @@ def test_a_worker_who_completed_the_test_before_the_verdict_is_excluded_after_it
     c = condition()
     fast = _trained(c, 0.1, slot=0)
     with django_capture_on_commit_callbacks(execute=True):
-        training_filter.finish_training(fast)
+        step_end.end_step(fast)
     Participation.objects.filter(pk=fast.pk).update(state=State.COMPLETED)
     _finish_all_rest = [_trained(c, s1, slot=i) for i, s1 in ((1, 0.9), (2, 0.5))]
     for p in _finish_all_rest:
         with django_capture_on_commit_callbacks(execute=True):
-            training_filter.finish_training(p)
+            step_end.end_step(p)
     fast.refresh_from_db()
     assert fast.state == State.EXCLUDED and fast.completion_code  # paid for the time all the same
 
@@ -136,7 +136,7 @@ def test_a_replacement_is_judged_against_the_group_and_earlier_verdicts_stand(
     first, second, third = _finish_all(c, [0.1, 0.9, 0.5], django_capture_on_commit_callbacks)
     replacement = _trained(c, 0.6, slot=first.slot_index)  # the freed slot
     with django_capture_on_commit_callbacks(execute=True):
-        training_filter.finish_training(replacement)
+        step_end.end_step(replacement)
     replacement.refresh_from_db()
     # others: 0.9 and 0.5, mean 0.7, floor 0.5 -> passes; the excluded worker is no longer in the group
     decision = _final(replacement)
@@ -149,11 +149,11 @@ def test_an_admin_override_is_final_and_the_group_does_not_judge_it_again(
 ):
     c = condition()
     first = _finish_all(c, [0.1], django_capture_on_commit_callbacks)[0]
-    training_filter.override(first, admit=False, reason="copied answers", actor=None)
+    overrides.override(first, admit=False, reason="copied answers", actor=None)
     _finish_all_rest = [_trained(c, s1, slot=i) for i, s1 in ((1, 0.9), (2, 0.5))]
     for p in _finish_all_rest:
         with django_capture_on_commit_callbacks(execute=True):
-            training_filter.finish_training(p)
+            step_end.end_step(p)
     assert not first.filter_decisions.filter(pending_group=False, is_override=False).exists()
 
 

@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError
 from django.test import Client
 
 from annotation.models import Study
+from annotation.protocol import survey as survey_definition
 from annotation.services import survey
 from annotation.services.survey import InvalidSurveyAnswers
 
@@ -22,8 +23,8 @@ SURVEY = [
 
 
 def test_a_good_survey_passes():
-    survey.validate_definition(SURVEY)
-    survey.validate_definition([])
+    survey_definition.validate_definition(SURVEY)
+    survey_definition.validate_definition([])
 
 
 @pytest.mark.parametrize(
@@ -46,7 +47,7 @@ def test_a_good_survey_passes():
 )
 def test_malformed_definitions_are_refused_with_the_reason(definition, message):
     with pytest.raises(ValidationError) as exc:
-        survey.validate_definition(definition)
+        survey_definition.validate_definition(definition)
     assert message in " ".join(exc.value.messages)
 
 

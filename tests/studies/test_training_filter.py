@@ -4,7 +4,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from annotation.models import FilterDecision, Participation, Response, Study
-from annotation.services import entry, lifecycle, training_filter, training_s1
+from annotation.services import entry, lifecycle, overrides, step_end, training_s1
 from tests.factories import ExampleFactory, ParticipationFactory, ResponseFactory
 from tests.studies.conftest import inhouse
 
@@ -60,7 +60,7 @@ def test_a_worker_without_a_training_s1_is_not_excluded_on_it(condition, rule):
     c = condition(rule, 0.5)
     Participation.objects.filter(pk=_trained(c, [0.0], slot=0).pk).update(state=State.COMPLETED)  # a reference
     p = _trained(c, [None], slot=1)
-    decision = training_filter.finish_training(p)
+    decision = step_end.end_step(p).filter_decision
     assert decision.passed and decision.training_s1 is None and decision.reference_mean is None
     assert decision.reason == "no scored training item: no training S1 to filter on"
     assert p.state == State.TEST
@@ -69,7 +69,7 @@ def test_a_worker_without_a_training_s1_is_not_excluded_on_it(condition, rule):
 def test_an_override_of_a_zero_shot_worker_records_no_training_s1(make_study):
     study = make_study(shots=[0], filter_rule=Study.FilterRule.ABSOLUTE, filter_threshold=0.9)
     p = ParticipationFactory(condition=study.conditions.get(), slot_index=0, state=State.TEST)
-    decision = training_filter.override(p, admit=False, reason="copied answers", actor=None)
+    decision = overrides.override(p, admit=False, reason="copied answers", actor=None)
     decision.refresh_from_db()
     assert (decision.passed, decision.training_s1) == (False, None)
     assert p.state == State.EXCLUDED
@@ -80,7 +80,7 @@ def test_the_longest_override_reason_fits_the_events_column_and_stays_whole_in_t
     study = make_study(shots=[0])
     p = ParticipationFactory(condition=study.conditions.get(), slot_index=0, state=State.TEST)
     reason = "r" * 400
-    decision = training_filter.override(p, admit=False, reason=reason, actor=None)
+    decision = overrides.override(p, admit=False, reason=reason, actor=None)
     event = p.events.order_by("at", "pk").last()
     assert len(event.reason) == 300 and event.reason.startswith("admin override: rrr") and event.reason.endswith("…")
     decision.refresh_from_db()
@@ -89,7 +89,7 @@ def test_the_longest_override_reason_fits_the_events_column_and_stays_whole_in_t
 
 def test_without_a_rule_everyone_goes_on_to_the_test(condition):
     p = _trained(condition(), [0.0])
-    decision = training_filter.finish_training(p)
+    decision = step_end.end_step(p).filter_decision
     assert decision.passed and "no filter" in decision.reason
     assert p.state == State.TEST
 
@@ -97,8 +97,8 @@ def test_without_a_rule_everyone_goes_on_to_the_test(condition):
 def test_absolute_rule_excludes_below_the_minimum_and_logs_why(condition):
     c = condition(Study.FilterRule.ABSOLUTE, 0.6)
     good, bad = _trained(c, [1.0, 0.5], slot=0), _trained(c, [0.5, 0.5], slot=1)
-    assert training_filter.finish_training(good).passed
-    decision = training_filter.finish_training(bad)
+    assert step_end.end_step(good).filter_decision.passed
+    decision = step_end.end_step(bad).filter_decision
     assert not decision.passed
     assert decision.reason == "training S1 0.500 < minimum 0.600"
     bad.refresh_from_db()
@@ -116,7 +116,7 @@ def test_an_excluded_worker_s_slot_reopens_for_a_fresh_worker_and_they_stay_inel
         participation=joined, example=ExampleFactory(task=study.task), phase=Response.Phase.TRAINING, score=0.0
     )
     assert entry.join_study(study=study, params=inhouse("waiting")).outcome == entry.Outcome.FULL
-    training_filter.finish_training(joined)
+    step_end.end_step(joined)
     assert joined.state == State.EXCLUDED
     fresh = entry.join_study(study=study, params=inhouse("fresh"))
     assert fresh.outcome == entry.Outcome.JOINED and fresh.participation.slot_index == joined.slot_index
@@ -131,8 +131,8 @@ def test_an_admin_can_readmit_an_excluded_worker_with_a_logged_reason(condition)
     admin = get_user_model().objects.create_user("boss")
     c = condition(Study.FilterRule.ABSOLUTE, 0.9)
     p = _trained(c, [0.5])
-    training_filter.finish_training(p)
-    decision = training_filter.override(p, admit=True, reason="network trouble in training", actor=admin)
+    step_end.end_step(p)
+    decision = overrides.override(p, admit=True, reason="network trouble in training", actor=admin)
     assert (decision.passed, decision.is_override, decision.decided_by) == (True, True, admin)
     assert decision.reason == "network trouble in training"
     assert p.state == State.TEST and p.finished_at is None
@@ -145,27 +145,27 @@ def test_an_admin_can_readmit_an_excluded_worker_with_a_logged_reason(condition)
 def test_an_admin_can_exclude_a_completed_worker_and_readmitting_completes_them_again(condition):
     p = _trained(condition(), [1.0], state=State.COMPLETED)
     ResponseFactory(participation=p, example=ExampleFactory(task=p.task), phase=Response.Phase.TEST, score=1.0)
-    training_filter.override(p, admit=False, reason="copied answers", actor=None)
+    overrides.override(p, admit=False, reason="copied answers", actor=None)
     assert p.state == State.EXCLUDED
-    training_filter.override(p, admit=True, reason="checked: not copied", actor=None)
+    overrides.override(p, admit=True, reason="checked: not copied", actor=None)
     assert p.state == State.COMPLETED  # every test item was answered: back to completed, not to an empty test
 
 
 def test_an_admin_can_exclude_a_worker_who_passed(condition):
     p = _trained(condition(), [1.0])
-    training_filter.finish_training(p)
-    decision = training_filter.override(p, admit=False, reason="copied answers", actor=None)
+    step_end.end_step(p)
+    decision = overrides.override(p, admit=False, reason="copied answers", actor=None)
     assert not decision.passed and p.state == State.EXCLUDED
 
 
 def test_readmitting_is_refused_once_the_slot_went_to_someone_else_and_the_condition_is_full(condition):
     c = condition(Study.FilterRule.ABSOLUTE, 0.9)
     p = _trained(c, [0.0], slot=0)
-    training_filter.finish_training(p)
+    step_end.end_step(p)
     for slot in range(3):  # fresh workers took slot 0 and the two others
         ParticipationFactory(condition=c, slot_index=slot, state=State.TRAINING)
     with pytest.raises(lifecycle.InvalidTransition, match="slot has been given to another worker"):
-        training_filter.override(p, admit=True, reason="sorry", actor=None)
+        overrides.override(p, admit=True, reason="sorry", actor=None)
     p.refresh_from_db()
     assert (p.state, p.slot_index) == (State.EXCLUDED, 0)
     assert not FilterDecision.objects.filter(is_override=True).exists()
@@ -175,9 +175,9 @@ def test_readmitting_is_refused_once_the_slot_went_to_someone_else_and_the_condi
 def test_a_readmitted_worker_whose_slot_was_retaken_gets_another_free_slot_and_the_log_says_so(condition):
     c = condition(Study.FilterRule.ABSOLUTE, 0.9)
     p = _trained(c, [0.0], slot=0)
-    training_filter.finish_training(p)
+    step_end.end_step(p)
     ParticipationFactory(condition=c, slot_index=0, state=State.TRAINING)  # a fresh worker took slot 0
-    training_filter.override(p, admit=True, reason="sorry", actor=None)
+    overrides.override(p, admit=True, reason="sorry", actor=None)
     assert (p.state, p.slot_index) == (State.TEST, 1)
     assert p.events.get(to_state=State.TEST).reason == "admin override: sorry (slot 0 was taken meanwhile: now slot 1)"
     held = Participation.objects.filter(condition=c, state__in=Participation.HOLDING_STATES)
@@ -187,13 +187,13 @@ def test_a_readmitted_worker_whose_slot_was_retaken_gets_another_free_slot_and_t
 def test_an_excluded_worker_gets_a_completion_code_so_the_platform_pays_them(condition):
     c = condition(Study.FilterRule.ABSOLUTE, 0.9)
     p = _trained(c, [0.0])
-    training_filter.finish_training(p)
+    step_end.end_step(p)
     p.refresh_from_db()
     codes = c.study.outcome_codes
     assert p.state == State.EXCLUDED and p.completion_code == codes["screened_out"]["code"]
     assert len(p.completion_code) == 8 and p.completion_code != codes["completed"]["code"]
     passed = _trained(c, [1.0], slot=1)
-    training_filter.override(passed, admit=False, reason="copied answers", actor=None)
+    overrides.override(passed, admit=False, reason="copied answers", actor=None)
     assert passed.completion_code == codes["screened_out"]["code"]
 
 
@@ -205,7 +205,7 @@ def test_an_excluded_worker_gets_the_study_s_screened_out_code_when_it_has_one(m
         outcome_codes={"completed": {"code": "DONE1"}, "screened_out": {"code": "PAYME"}},
     )
     p = _trained(study.conditions.get(), [0.0])
-    training_filter.finish_training(p)
+    step_end.end_step(p)
     p.refresh_from_db()
     assert p.completion_code == "PAYME"
 
@@ -213,12 +213,12 @@ def test_an_excluded_worker_gets_the_study_s_screened_out_code_when_it_has_one(m
 def test_an_override_needs_a_reason(condition):
     p = _trained(condition(), [1.0], state=State.EXCLUDED)
     with pytest.raises(ValueError, match="needs a reason"):
-        training_filter.override(p, admit=True, reason="  ", actor=None)
+        overrides.override(p, admit=True, reason="  ", actor=None)
     assert not FilterDecision.objects.exists()
 
 
 def test_an_override_from_a_state_that_does_not_allow_it_changes_nothing(condition):
     p = _trained(condition(), [1.0], state=State.ABANDONED)
     with pytest.raises(lifecycle.InvalidTransition):
-        training_filter.override(p, admit=False, reason="late", actor=None)
+        overrides.override(p, admit=False, reason="late", actor=None)
     assert not FilterDecision.objects.exists()

@@ -215,14 +215,14 @@ def test_the_participation_api_says_why_a_worker_was_excluded(client, admin_clie
 
 
 def test_an_admin_who_readmits_a_worker_excluded_by_the_rule_completes_them(client):
-    from annotation.services import training_filter
+    from annotation.services import overrides
 
     task = make_classification_task(slug="readm", n_test=2)
     study = _study(task, attention_fail_limit=1, attention_action=Study.AttentionAction.EXCLUDE)
     attention.generate(study=study, positions=[2])
     p = _join(client, study, "kim")
     _answer_all(client, checks_right=False)
-    training_filter.override(p, admit=True, reason="the check was ambiguous", actor=None)
+    overrides.override(p, admit=True, reason="the check was ambiguous", actor=None)
     p.refresh_from_db()
     assert (p.state, p.exclusion_kind) == (State.COMPLETED, "")
     assert annotator_rows(studies=[study], options=MetricOptions())[0].is_completed

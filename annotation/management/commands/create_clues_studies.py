@@ -9,7 +9,8 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Study
-from annotation.services import languages, studies
+from annotation.protocol import languages
+from annotation.services import studies
 from tasks_app.catalog import CLUES_TASKS
 from tasks_app.models import Task
 

@@ -1,0 +1,268 @@
+"""Imports run one way, and there is no import circle: the layers of docs/development.md.
+
+Lowest first; a module may import its own layer and the layers below, never one above:
+
+    tasks_app  <-  base (annotation.protocol, ...)  <-  annotation.models  <-  annotation.services
+               <-  annotation.reporting  <-  entry points (api, views, admin, commands, URLs, Celery tasks, ...)
+
+The check reads the source (the AST of every module under annotation/ and tasks_app/, migrations
+included), so it sees every import: at the top, inside a function, under ``if TYPE_CHECKING:``.
+An import under TYPE_CHECKING counts for the direction (a lower layer does not name the types of a
+higher one either) but not for circles (it never runs, so it cannot make an import loop).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("annotation", "tasks_app")
+
+# Lowest first. A module belongs to the layer of its longest matching prefix (a prefix matches the
+# module itself and everything under it); a module of ours that matches none fails the test, so a
+# new top-level module is placed here (and in docs/development.md) when it is added.
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("tasks_app", ("tasks_app",)),
+    (
+        "base",
+        (
+            "annotation.protocol",  # the protocol's vocabulary: states, outcome kinds, validators
+            "annotation.env",  # strict environment parsing (the settings read it)
+            "annotation.logformat",  # the JSON log format (named in LOGGING)
+            "annotation.db_errors",  # which database errors mean "the database is away"
+            "annotation.celery",  # the Celery app (annotation/__init__ imports it)
+        ),
+    ),
+    ("models", ("annotation.models", "annotation.migrations")),
+    ("services", ("annotation.services",)),
+    ("reporting", ("annotation.reporting",)),
+    (
+        "entry points",
+        (
+            "annotation.api",
+            "annotation.views",
+            "annotation.admin",
+            "annotation.management",
+            "annotation.urls",
+            "annotation.urls_dashboard",
+            "annotation.urls_entry",
+            "annotation.urls_worker",
+            "annotation.celery_tasks",
+            "annotation.reporting.celery_tasks",
+            "annotation.settings",
+            "annotation.apps",
+            "annotation.asgi",
+            "annotation.wsgi",
+            # Helpers of the HTTP layer: they read requests, write responses or wrap views.
+            "annotation.middleware",
+            "annotation.unavailable",
+            "annotation.locale",
+            "annotation.csp",
+            "annotation.worker_cookie",
+            "annotation.sqlite_queue",
+            "annotation.request_cycles",
+            "annotation.bench",
+        ),
+    ),
+]
+# The package's own __init__ (it loads the Celery app) sits in the base layer.
+EXACT = {"annotation": "base"}
+
+# Known arrows that other changes remove; each is checked to still exist, so it is deleted with them.
+ALLOWED: dict[tuple[str, str], str] = {
+    # removed when the export job runner is split out of reporting/exports.py
+    ("annotation.reporting.exports", "annotation.reporting.celery_tasks"): "exports enqueue their own task",
+}
+
+
+def module_name(root: Path, path: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def find_modules(root: Path) -> dict[str, Path]:
+    return {module_name(root, p): p for package in PACKAGES for p in sorted((root / package).rglob("*.py"))}
+
+
+def _type_checking_nodes(tree: ast.AST) -> set[int]:
+    """ids of the import nodes under ``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``)."""
+    inside: set[int] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If):
+            continue
+        test = node.test
+        name = test.id if isinstance(test, ast.Name) else test.attr if isinstance(test, ast.Attribute) else ""
+        if name == "TYPE_CHECKING":
+            for child in node.body:
+                inside.update(id(n) for n in ast.walk(child))
+    return inside
+
+
+def imports(root: Path, modules: dict[str, Path]) -> list[tuple[str, str, int, bool]]:
+    """(importer, imported module, line, under TYPE_CHECKING) for every import of our own modules."""
+    found = []
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(), filename=str(path))
+        typing_only = _type_checking_nodes(tree)
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(tree):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    source = ".".join([*base, node.module] if node.module else base)
+                else:
+                    source = node.module or ""
+                # ``from pkg import mod`` imports the module pkg.mod; ``from mod import name`` imports mod.
+                targets = [
+                    f"{source}.{alias.name}" if f"{source}.{alias.name}" in modules else source for alias in node.names
+                ]
+            for target in targets:
+                while target and target not in modules:  # ``import a.b.name`` -> the module a.b
+                    target = target.rpartition(".")[0]
+                if target and target != name:
+                    found.append((name, target, node.lineno, id(node) in typing_only))
+    return found
+
+
+def layer_of(module: str) -> int | None:
+    if module in EXACT:
+        return next(i for i, (layer, _) in enumerate(LAYERS) if layer == EXACT[module])
+    best: tuple[int, int] | None = None  # (prefix length, layer index)
+    for index, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and (best is None or len(prefix) > best[0]):
+                best = (len(prefix), index)
+    return None if best is None else best[1]
+
+
+def upward_arrows(found: list[tuple[str, str, int, bool]]) -> list[str]:
+    wrong = []
+    for importer, imported, line, _ in found:
+        if (importer, imported) in ALLOWED:
+            continue
+        low, high = layer_of(importer), layer_of(imported)
+        assert low is not None and high is not None
+        if high > low:
+            wrong.append(
+                f"{importer} (line {line}, layer {LAYERS[low][0]}) imports {imported} (layer {LAYERS[high][0]})"
+            )
+    return wrong
+
+
+def circles(found: list[tuple[str, str, int, bool]]) -> list[list[str]]:
+    """The import circles (strongly connected components of more than one module), each sorted."""
+    graph: dict[str, set[str]] = defaultdict(set)
+    for importer, imported, _, typing_only in found:
+        if not typing_only and (importer, imported) not in ALLOWED:
+            graph[importer].add(imported)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    result: list[list[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan's algorithm
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                result.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return result
+
+
+@pytest.fixture(scope="module")
+def found() -> list[tuple[str, str, int, bool]]:
+    return imports(ROOT, find_modules(ROOT))
+
+
+def test_every_module_has_a_layer():
+    unplaced = [m for m in find_modules(ROOT) if layer_of(m) is None]
+    assert not unplaced, f"place these modules in a layer of tests/test_layers.py (and docs/development.md): {unplaced}"
+
+
+def test_no_import_points_up_a_layer(found):
+    assert not upward_arrows(found), "\n".join(upward_arrows(found))
+
+
+def test_there_is_no_import_circle(found):
+    assert not circles(found), circles(found)
+
+
+def test_tasks_app_imports_nothing_of_annotation(found):
+    assert not [(a, b) for a, b, _, _ in found if a.startswith("tasks_app") and b.startswith("annotation")]
+
+
+def test_the_allowed_exceptions_are_still_needed(found):
+    edges = {(a, b) for a, b, _, _ in found}
+    stale = [edge for edge in ALLOWED if edge not in edges]
+    assert not stale, f"these imports are gone: delete them from ALLOWED in tests/test_layers.py: {stale}"
+
+
+def _write(root: Path, module: str, source: str) -> None:
+    path = root.joinpath(*module.split(".")).with_suffix(".py")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for parent in [path.parent, *path.parent.parents]:
+        if parent == root:
+            break
+        (parent / "__init__.py").touch()
+    path.write_text(source)
+
+
+def test_the_check_sees_deferred_typing_and_relative_imports_going_up(tmp_path):
+    _write(tmp_path, "tasks_app.models", "")
+    _write(tmp_path, "annotation.services.outcomes", "")
+    _write(tmp_path, "annotation.reporting.pay", "")
+    _write(tmp_path, "annotation.models.study", "def save():\n    from annotation.services import outcomes\n")
+    _write(
+        tmp_path,
+        "annotation.services.ops",
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..reporting.pay import CENT\n",
+    )
+    _write(tmp_path, "annotation.protocol.states", "import annotation.models.study\n")
+    wrong = upward_arrows(imports(tmp_path, find_modules(tmp_path)))
+    assert len(wrong) == 3
+    assert any(
+        "annotation.models.study (line 2, layer models) imports annotation.services.outcomes" in w for w in wrong
+    )
+    assert any("annotation.services.ops" in w and "annotation.reporting.pay" in w for w in wrong)
+    assert any("annotation.protocol.states" in w for w in wrong)
+
+
+def test_the_check_finds_a_circle_through_a_deferred_import_but_not_a_typing_one(tmp_path):
+    _write(tmp_path, "annotation.services.a", "from annotation.services import b\n")
+    _write(tmp_path, "annotation.services.b", "def f():\n    from annotation.services.c import x\n")
+    _write(tmp_path, "annotation.services.c", "from . import a\n")
+    _write(
+        tmp_path, "tasks_app.models", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .texts import T\n"
+    )
+    _write(tmp_path, "tasks_app.texts", "from tasks_app.models import Task\n")
+    assert circles(imports(tmp_path, find_modules(tmp_path))) == [
+        ["annotation.services.a", "annotation.services.b", "annotation.services.c"]
+    ]
