@@ -74,10 +74,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 EXACT = {"annotation": "base"}
 
 # Known arrows that other changes remove; each is checked to still exist, so it is deleted with them.
-ALLOWED: dict[tuple[str, str], str] = {
-    # removed when pay moves to services
-    ("annotation.services.prolific.operations", "annotation.reporting.pay"): "pay rule still in reporting",
-}
+ALLOWED: dict[tuple[str, str], str] = {}
 
 
 def module_name(root: Path, path: Path) -> str:

@@ -70,7 +70,17 @@ class ProlificStudyActions:
 
 @admin.register(ProlificAction)
 class ProlificActionAdmin(admin.ModelAdmin):
-    list_display = ["participation", "kind", "action", "status", "amount", "currency", "prolific_id", "updated_at"]
+    list_display = [
+        "participation",
+        "kind",
+        "action",
+        "status",
+        "amount",
+        "currency",
+        "pay_rule_version",
+        "prolific_id",
+        "updated_at",
+    ]
     list_filter = ["kind", "status"]
     search_fields = ["participation__worker__external_id", "prolific_id"]
     readonly_fields = [f.name for f in ProlificAction._meta.fields]

@@ -79,7 +79,7 @@ class AnnotatorSerializer(serializers.Serializer):
     active_ms = serializers.IntegerField()
     paid_seconds = serializers.FloatField()
     pay = serializers.DecimalField(max_digits=10, decimal_places=2)
-    bonus = serializers.DecimalField(max_digits=10, decimal_places=2)
+    bonus = serializers.DecimalField(max_digits=10, decimal_places=2, allow_null=True)  # null: reward not set
     effective_hourly = serializers.DecimalField(max_digits=10, decimal_places=2, allow_null=True)
     below_rate = serializers.BooleanField()
 

@@ -31,6 +31,11 @@ class ProlificAction(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices)
     amount = models.DecimalField(max_digits=8, decimal_places=2, null=True, blank=True)
     currency = models.CharField(max_length=3, blank=True)
+    pay_rule_version = models.CharField(
+        max_length=10,
+        blank=True,
+        help_text="The pay rule (annotation.services.pay.PAY_RULE_VERSION) that computed this bonus.",
+    )
     prolific_id = models.CharField(
         max_length=64, blank=True, help_text="The submission, bulk bonus payment or participant group it concerns."
     )

@@ -52,9 +52,13 @@ class Study(models.Model):
     base_reward = models.DecimalField(
         max_digits=8,
         decimal_places=2,
-        default=Decimal("0.00"),
-        help_text="Fixed reward posted per participant on the platform (0: paid by the hour only). "
-        "Effective hourly pay is this reward over the time spent; a bonus tops it up to the hourly rate.",
+        null=True,
+        blank=True,
+        default=None,
+        help_text="Fixed reward posted per participant on the platform; empty until set (no bonus is computed "
+        "while it is empty), 0 only if none was posted (paid by the hour, all of it as a bonus). "
+        "Effective hourly pay is this reward over the time spent; a bonus tops it up to the hourly rate. "
+        "With Prolific operations on, the bonus uses the reward read from the Prolific study instead.",
     )
     test_order = models.CharField(max_length=10, choices=TestOrder.choices, default=TestOrder.FIXED)
     abandon_after_minutes = models.PositiveIntegerField(

@@ -15,7 +15,7 @@ and derives every number from them; nothing here is a hand-kept counter.
 - correlation.py  Spearman's rho with ties and its bootstrap interval
 - statement.py    the human-evaluation statement of a study (Markdown, LaTeX)
 - predictions.py  model predictions upload, validated and scored by the same S1
-- pay.py          paid time, pay at the hourly rate, effective hourly pay, bonuses
+- pay.py          pay per condition (median effective hourly pay, totals) over services/pay.py
 - provenance.py   the reproducibility header of every export
 - formats.py      CSV, JSON, Markdown and LaTeX renderings of a table
 - exports.py      one function per export kind, and running an ExportJob

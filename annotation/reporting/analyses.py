@@ -325,7 +325,7 @@ def pay_fairness(*, study: Study) -> list[dict[str, Any]]:
             "median_effective_hourly": None if c.median_effective_hourly is None else str(c.median_effective_hourly),
             "below_rate": c.below_rate,
             "total_amount": str(c.total_amount),
-            "total_bonus": str(c.total_bonus),
+            "total_bonus": None if c.total_bonus is None else str(c.total_bonus),
         }
         for c in condition_pay(study=study)
     ]

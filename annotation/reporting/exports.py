@@ -22,6 +22,7 @@ import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from datetime import datetime
+from decimal import Decimal
 from functools import partial
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -34,7 +35,7 @@ from annotation.reporting.analyses import study_analyses
 from annotation.reporting.bootstrap import IntervalOptions
 from annotation.reporting.formats import TABLE_FORMATS
 from annotation.reporting.options import MetricOptions, ReportError
-from annotation.reporting.pay import condition_pay, pay_lines
+from annotation.reporting.pay import condition_pay
 from annotation.reporting.plots import all_tasks_plot, plots_zip
 from annotation.reporting.provenance import reproducibility_header
 from annotation.reporting.scores import annotator_rows
@@ -43,6 +44,7 @@ from annotation.reporting.survey_export import survey_csv, survey_section
 from annotation.reporting.tables import build_table
 from annotation.reporting.training_table import TRAINING_FORMATS, build_training_table
 from annotation.services import attention, jobs
+from annotation.services.pay import PAY_RULE_VERSION, pay_lines
 from tasks_app import scoring
 
 logger = logging.getLogger(__name__)
@@ -180,6 +182,11 @@ def _annotation_batch(batch: list[tuple], options: MetricOptions) -> Iterator[st
         )
 
 
+def _money(value: Decimal | None) -> str:
+    """An amount to the cent; empty when unknown (the study's posted reward is not set)."""
+    return "" if value is None else f"{value:.2f}"
+
+
 def payments_csv(*, studies: list[Study], options: MetricOptions) -> str:
     """One line per worker: platform, worker id, paid minutes, amount; and the pay-fairness columns.
 
@@ -230,8 +237,8 @@ def payments_csv(*, studies: list[Study], options: MetricOptions) -> str:
                     f"{pay.minutes:.2f}",
                     f"{pay.amount:.2f}",
                     study.currency,
-                    f"{pay.base:.2f}",
-                    f"{pay.bonus:.2f}",
+                    _money(pay.base),
+                    _money(pay.bonus),
                     "" if pay.effective_hourly is None else f"{pay.effective_hourly:.2f}",
                     int(pay.below_rate),
                     f"{study.hourly_rate:.2f}",
@@ -297,7 +304,7 @@ def annotators_csv(*, studies: list[Study], options: MetricOptions) -> str:
                 f"{row.active_ms / 60000:.2f}",
                 f"{row.paid_seconds / 60:.2f}",
                 f"{row.pay:.2f}",
-                f"{row.bonus:.2f}",
+                _money(row.bonus),
                 currency[row.study_slug],
                 "" if row.effective_hourly is None else f"{row.effective_hourly:.2f}",
                 int(row.below_rate),
@@ -379,7 +386,10 @@ def write_export(
 
 
 PAYMENTS_NOTE = (
-    "amount includes bonus; effective_hourly is the pay per paid hour; below_rate flags it under hourly_rate."
+    f"pay rule version {PAY_RULE_VERSION}: paid time from the claim to the end of the work (docs/reports.md, Pay); "
+    "amount = base_reward + bonus (the owed amount while base_reward is not set: bonus empty); "
+    "effective_hourly is the posted reward per paid hour (the rate when paid by the hour); "
+    "below_rate flags it under hourly_rate."
 )
 ANNOTATORS_NOTE = "averaged_in=1 marks the annotators a table cell averages."
 ATTENTION_NOTE = "one row per worker given attention checks: passed, failed, not yet answered, the rule's decision."

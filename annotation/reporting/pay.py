@@ -1,89 +1,18 @@
-"""Paid time and pay: at the study's hourly rate, with effective hourly pay and bonuses.
+"""Pay in the reports: each condition's median effective hourly pay and totals.
 
-Paid time runs from the claim to the end of the participation as recorded in
-its ParticipationEvent rows: the completed or excluded event, or for an
-abandoned (or still running) slot its last recorded activity.
-
-Pay: with no posted reward (``Study.base_reward`` = 0) a worker is paid the
-hourly rate for the paid time. With a posted reward the worker receives it,
-the *effective* hourly pay is reward / paid hours, and where that falls below
-the rate the bonus ``rate × hours − reward`` makes it up.
+The rule itself (paid time, owed amount, bonus) lives in ``annotation.services.pay``; this module
+only sums its lines per condition for the tables, the statement and the dashboard.
 """
 
 from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
 
-from annotation.models import Participation, ParticipationEvent, Study
-
-CENT = Decimal("0.01")
-State = Participation.State
-
-
-@dataclass(frozen=True)
-class PayLine:
-    participation_id: int
-    seconds: float
-    base: Decimal
-    bonus: Decimal
-    amount: Decimal
-    effective_hourly: Decimal | None
-    below_rate: bool
-
-    @property
-    def minutes(self) -> float:
-        return round(self.seconds / 60, 2)
-
-
-def paid_seconds(participations: Iterable[Participation]) -> dict[int, float]:
-    """Seconds of paid time per participation id, from the recorded transitions."""
-    participations = list(participations)
-    starts: dict[int, datetime] = {}
-    ends: dict[int, datetime] = {}
-    events = ParticipationEvent.objects.filter(participation__in=participations).values_list(
-        "participation_id", "to_state", "at"
-    )
-    for pid, to_state, at in events.order_by("at", "id"):
-        if to_state == State.CLAIMED and pid not in starts:
-            starts[pid] = at
-        elif to_state in (State.COMPLETED, State.EXCLUDED):
-            ends[pid] = at  # the last one wins: an admin may readmit an excluded worker
-    result = {}
-    for p in participations:
-        start = starts.get(p.pk, p.created_at)
-        end = ends.get(p.pk) if p.state in (State.COMPLETED, State.EXCLUDED) else None
-        end = end or p.last_activity_at or start
-        result[p.pk] = max(0.0, (end - start).total_seconds())
-    return result
-
-
-# Under a minute of paid time (a worker who left at once) an hourly figure says nothing: it is left
-# empty rather than shown as the full rate next to "0.0 minutes".
-MIN_SECONDS_FOR_RATE = 60
-
-
-def pay_line(*, study: Study, participation_id: int, seconds: float) -> PayLine:
-    rate = Decimal(study.hourly_rate)
-    hours = Decimal(str(seconds)) / Decimal(3600)
-    owed = (rate * hours).quantize(CENT, ROUND_HALF_UP)
-    base = Decimal(study.base_reward or 0).quantize(CENT)
-    if base <= 0:
-        effective = rate if seconds >= MIN_SECONDS_FOR_RATE else None
-        return PayLine(participation_id, seconds, Decimal("0.00"), Decimal("0.00"), owed, effective, False)
-    effective = (base / hours).quantize(CENT, ROUND_HALF_UP) if seconds >= MIN_SECONDS_FOR_RATE else None
-    below = effective is not None and effective < rate
-    bonus = max(Decimal("0.00"), owed - base) if below else Decimal("0.00")
-    return PayLine(participation_id, seconds, base, bonus, base + bonus, effective, below)
-
-
-def pay_lines(*, study: Study, participations: Iterable[Participation]) -> dict[int, PayLine]:
-    seconds = paid_seconds(participations)
-    return {pid: pay_line(study=study, participation_id=pid, seconds=s) for pid, s in seconds.items()}
+from annotation.models import Study
+from annotation.services.pay import CENT, PayLine, pay_lines
 
 
 @dataclass(frozen=True)
@@ -94,7 +23,7 @@ class ConditionPay:
     median_effective_hourly: Decimal | None
     below_rate: bool
     total_amount: Decimal
-    total_bonus: Decimal
+    total_bonus: Decimal | None  # None while the study's posted reward is not set
 
 
 def condition_pay(*, study: Study) -> list[ConditionPay]:
@@ -104,6 +33,7 @@ def condition_pay(*, study: Study) -> list[ConditionPay]:
     by_shots: dict[int, list[PayLine]] = defaultdict(list)
     for p in participations:
         by_shots[p.condition.shots].append(lines[p.pk])
+    known = study.base_reward is not None
     result = []
     for condition in study.conditions.order_by("shots"):
         group = by_shots.get(condition.shots, [])
@@ -117,7 +47,7 @@ def condition_pay(*, study: Study) -> list[ConditionPay]:
                 median_effective_hourly=median,
                 below_rate=median is not None and median < study.hourly_rate,
                 total_amount=sum((line.amount for line in group), Decimal("0.00")),
-                total_bonus=sum((line.bonus for line in group), Decimal("0.00")),
+                total_bonus=sum((line.bonus or Decimal(0) for line in group), Decimal("0.00")) if known else None,
             )
         )
     return result

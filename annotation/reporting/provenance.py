@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from annotation.models import FilterDecision, Study
 from annotation.reporting.options import MetricOptions
+from annotation.services.pay import PAY_RULE_VERSION
 from tasks_app.models import ExampleSet, ExampleSetItem
 
 
@@ -55,7 +56,7 @@ def study_configuration(study: Study) -> dict[str, Any]:
         "status": study.status,
         "workers_per_condition": study.workers_per_condition,
         "hourly_rate": str(study.hourly_rate),
-        "base_reward": str(study.base_reward),
+        "base_reward": None if study.base_reward is None else str(study.base_reward),
         "currency": study.currency,
         "test_order": study.test_order,
         "filter_rule": study.filter_rule,
@@ -88,6 +89,7 @@ def reproducibility_header(*, studies: Iterable[Study], options: MetricOptions, 
         "metric_options": options.as_dict(),
         "metric_note": options.describe(),
         "filter_rule_version": FilterDecision.RULE_VERSION,
+        "pay_rule_version": PAY_RULE_VERSION,  # annotation.services.pay; docs/reports.md lists what each moved
         "studies": [study_configuration(s) for s in studies],
     }
 

@@ -22,8 +22,8 @@ from django.db.models.expressions import Combinable
 
 from annotation.models import Participation, Response, Study
 from annotation.reporting.options import MetricOptions
-from annotation.reporting.pay import pay_lines
 from annotation.services import training_s1
+from annotation.services.pay import pay_lines
 from tasks_app import scoring
 from tasks_app.models import Task
 from tasks_app.scoring import mean, std
@@ -67,7 +67,7 @@ class AnnotatorRow:
     active_ms: int
     paid_seconds: float
     pay: Decimal
-    bonus: Decimal
+    bonus: Decimal | None  # None while the study's posted reward is not set
     effective_hourly: Decimal | None
     below_rate: bool
 

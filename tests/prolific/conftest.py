@@ -43,6 +43,9 @@ def join(standin, condition, pid, *, state, minutes=30, slot=0, prolific_study="
             participation=p, from_state="test", to_state=state, at=start + timedelta(minutes=minutes)
         )
     standin.add_submission(submission_id=session, participant=pid, study_id=prolific_study)
+    if prolific_study not in standin.studies:  # the reward posted on Prolific is the study's own base_reward
+        base = condition.study.base_reward
+        standin.add_study(study_id=prolific_study, reward=None if base is None else int(base * 100))
     return p
 
 

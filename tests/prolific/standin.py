@@ -1,7 +1,8 @@
 """A local stand-in for the Prolific API endpoints the client uses, with state and injectable failures.
 
 Shapes follow Prolific's API reference (docs/prolific.md): a submission has ``id``, ``participant``,
-``study_id`` and ``status``; setting up a bonus answers ``id``, ``study``, ``amount`` and
+``study_id`` and ``status``; a study (``GET /studies/{id}/``) has ``id``, ``name``, ``status`` and
+``reward`` (per participant, in cents); setting up a bonus answers ``id``, ``study``, ``amount`` and
 ``total_amount`` in cents; a group answers ``id``, ``name``, ``participant_count``. Error bodies are
 ``{"error": {"status", "title", "detail"}}``: the reference documents none, so the client must not
 depend on this shape.
@@ -25,6 +26,7 @@ class StandIn:
         self.submissions: dict[str, dict[str, Any]] = {}
         self.bulks: dict[str, dict[str, Any]] = {}
         self.groups: dict[str, dict[str, Any]] = {}
+        self.studies: dict[str, dict[str, Any]] = {}
         self.requests: list[tuple[str, str, dict[str, Any]]] = []
         self.fail_participants: dict[str, int] = {}  # participant id -> status to answer
         self.rate_limit_next = 0  # answer the next N requests with 429
@@ -48,6 +50,10 @@ class StandIn:
     def stop(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+    def add_study(self, *, study_id: str, reward: int | None, **fields: Any) -> None:
+        """A Prolific study; ``reward`` is per participant, in cents (as Prolific's study object has it)."""
+        self.studies[study_id] = {"id": study_id, "name": study_id, "status": "ACTIVE", "reward": reward, **fields}
 
     def add_submission(self, *, submission_id: str, participant: str, study_id: str) -> None:
         self.submissions[submission_id] = {
@@ -77,6 +83,18 @@ class StandIn:
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args: Any) -> None:
                 pass
+
+            def do_GET(self) -> None:
+                with standin.lock:
+                    standin.requests.append(("GET", self.path, {}))
+                if self.headers.get("Authorization") != f"Token {TOKEN}":
+                    return self._send(401, _error(401, "Unauthorized", "Invalid token."))
+                parts = [p for p in self.path.split("/") if p][2:]  # after api/v1
+                with standin.lock:
+                    study = standin.studies.get(parts[1]) if parts[:1] == ["studies"] and len(parts) == 2 else None
+                if study is None:
+                    return self._send(404, _error(404, "Not found", self.path))
+                self._send(200, dict(study))
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)

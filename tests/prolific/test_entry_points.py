@@ -26,7 +26,7 @@ def test_the_command_shows_the_plan_by_default(two_done, capsys):
     call_command("prolific", "bonus", "--study", study.slug)
     out = capsys.readouterr().out
     assert "Dry run" in out and "p1" in out and "3.00 GBP" in out and "bonuses 6.00" in out
-    assert standin.requests == []
+    assert standin.requests == [("GET", "/api/v1/studies/PS1/", {})]  # only the posted reward is read: nothing sent
 
 
 def test_the_command_runs_and_prints_json(two_done, capsys):
@@ -58,7 +58,9 @@ def test_the_dashboard_shows_the_dry_run_then_runs_on_post(two_done, admin_clien
     assert reverse("dashboard:prolific", args=[study.slug, "bonus"]) in page.content.decode()
     url = reverse("dashboard:prolific", args=[study.slug, "bonus"])
     dry = admin_client.get(url)
-    assert "Dry run: nothing has been sent" in dry.content.decode() and standin.requests == []
+    assert "Dry run: nothing has been sent" in dry.content.decode() and standin.requests == [
+        ("GET", "/api/v1/studies/PS1/", {})
+    ]
     done = admin_client.post(url)
     assert "Run finished" in done.content.decode()
     assert standin.paid_to("p1") == Decimal("3.00")

@@ -122,7 +122,7 @@ def test_the_bonus_dry_run_shows_the_pay_tables_top_up(cohort):
     assert (rows["p1"].state, rows["p1"].amount, rows["p1"].currency) == ("to do", Decimal("3.00"), "GBP")
     assert rows["p3"].state == "skip" and "no bonus owed" in rows["p3"].note
     assert rows["p4"].state == "skip" and rows["p5"].state == "skip"
-    assert standin.requests == []
+    assert standin.requests == [("GET", "/api/v1/studies/PS1/", {})]  # only the posted reward is read: nothing sent
 
 
 def test_bonuses_are_paid_once_even_when_run_twice(cohort):
@@ -130,7 +130,7 @@ def test_bonuses_are_paid_once_even_when_run_twice(cohort):
     report = operations.run(operation="bonus", study=study)
     assert report.counts["done"] == 2
     assert standin.paid_to("p1") == Decimal("3.00") and standin.paid_to("p2") == Decimal("3.00")
-    assert standin.requests[0] == (
+    assert standin.writes()[0] == (
         "POST",
         "/api/v1/submissions/bonus-payments/",
         {"study_id": "PS1", "csv_bonuses": "p1,3.00\n"},

@@ -8,10 +8,11 @@ import pytest
 from annotation.models import ModelRun, Participation, Response
 from annotation.reporting import analyses
 from annotation.reporting.options import MetricOptions, ReportError
-from annotation.reporting.pay import condition_pay, pay_lines
+from annotation.reporting.pay import condition_pay
 from annotation.reporting.predictions import model_run_create, model_run_score, parse_predictions
 from annotation.reporting.recompute import recompute_item_scores
 from annotation.reporting.tables import build_table
+from annotation.services.pay import pay_lines
 from tests.factories import make_span_task
 from tests.reporting.builders import add_annotator, gold_answers, items_of, make_study
 
@@ -19,16 +20,28 @@ State = Participation.State
 
 
 def test_without_a_posted_reward_workers_are_paid_the_rate_for_their_time(sst2):
-    study = make_study(sst2, shots=(0,))
+    # A reward of 0 stated on purpose: paid by the hour, all of it as the bonus (base + bonus = owed).
+    study = make_study(sst2, shots=(0,), base_reward=Decimal("0.00"))
     p = add_annotator(study, 0, answers=gold_answers(sst2), minutes=45)
     line = pay_lines(study=study, participations=[p])[p.pk]
     assert (line.minutes, line.amount, line.bonus, line.effective_hourly, line.below_rate) == (
         45.0,
         Decimal("9.00"),
-        Decimal("0.00"),
+        Decimal("9.00"),
         Decimal("12.00"),
         False,
     )
+    assert line.base == Decimal("0.00")
+
+
+def test_with_the_posted_reward_unset_the_owed_amount_is_shown_and_no_bonus_is_computed(sst2):
+    study = make_study(sst2, shots=(0,))
+    assert study.base_reward is None  # the default: not set, never taken as 0
+    p = add_annotator(study, 0, answers=gold_answers(sst2), minutes=45)
+    line = pay_lines(study=study, participations=[p])[p.pk]
+    assert (line.owed, line.amount, line.base, line.bonus) == (Decimal("9.00"), Decimal("9.00"), None, None)
+    (condition,) = condition_pay(study=study)
+    assert condition.total_amount == Decimal("9.00") and condition.total_bonus is None
 
 
 @pytest.mark.parametrize("base_reward", [Decimal("0.00"), Decimal("2.00")])

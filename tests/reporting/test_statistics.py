@@ -57,6 +57,17 @@ def test_one_annotator_two_items_gives_the_hand_worked_interval():
     assert (interval.low, interval.high, interval.resamples) == (0.0, 1.0, 2000)
 
 
+def test_the_interval_is_95_percent_where_90_percent_would_differ():
+    # One annotator, items scored 0, 0, 1: a resample's cell is k/3 with k ~ Binomial(3, 1/3), so
+    # P(cell <= 2/3) = 26/27 = 0.963. That is above 0.95 and below 0.975: the 95% interval's upper
+    # bound is 1, a 90% interval's would be 2/3. Both lower bounds are 0 (P(cell = 0) = 8/27).
+    scores = {"a": {1: 0.0, 2: 0.0, 3: 1.0}}
+    interval = cell_interval(scores)
+    assert (interval.low, interval.high) == (0.0, 1.0)
+    narrower = cell_interval(scores, IntervalOptions(level=0.90))
+    assert (narrower.low, narrower.high) == (0.0, pytest.approx(2 / 3))
+
+
 def test_two_annotators_who_disagree_fully_span_zero_to_one():
     # One item; annotator a scores 1, b scores 0. Resampling annotators gives 1, 0.5 or 0.
     interval = cell_interval({"a": {1: 1.0}, "b": {1: 0.0}})

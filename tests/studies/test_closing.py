@@ -178,7 +178,7 @@ def test_the_admin_close_action_defaults_to_60_minutes_and_refuses_a_bad_value(a
 
 def test_a_close_out_is_dated_at_the_last_activity_so_pay_stops_there(study):
     from annotation.models import ParticipationEvent
-    from annotation.reporting.pay import paid_seconds
+    from annotation.services.pay import paid_seconds
 
     alice = entry.join_study(study=study, params=inhouse("alice")).participation
     lifecycle.begin(alice)

@@ -14,8 +14,9 @@ AFTER = [("annotation", "0016_filter_rule_version_and_group_exclusion_kind")]
 
 def test_group_exclusions_take_the_filter_kind_and_old_decisions_are_version_1():
     executor = MigrationExecutor(connection)
-    executor.migrate(BEFORE)
-    old = executor.loader.project_state(BEFORE).apps
+    before = BEFORE + executor.loader.graph.leaf_nodes("tasks_app")  # tasks_app stays as it is: its state too
+    executor.migrate(before)
+    old = executor.loader.project_state(before).apps
     task, _ = old.get_model("tasks_app", "Task").objects.get_or_create(
         slug="sst2", defaults={"name": "SST-2", "kind": "classification", "description": "Reviews."}
     )
@@ -43,8 +44,9 @@ def test_group_exclusions_take_the_filter_kind_and_old_decisions_are_version_1()
     by_group = excluded(0, "failed training filter: training S1 0.100 < 0.500", failed=True, override=False)
     by_admin = excluded(1, "admin override: copied answers", failed=True, override=True)
     executor = MigrationExecutor(connection)
-    executor.migrate(AFTER)
-    new = executor.loader.project_state(AFTER).apps
+    after = AFTER + executor.loader.graph.leaf_nodes("tasks_app")
+    executor.migrate(after)
+    new = executor.loader.project_state(after).apps
     kinds = dict(new.get_model("annotation", "Participation").objects.values_list("pk", "exclusion_kind"))
     assert (kinds[by_group], kinds[by_admin]) == ("training_filter", "admin")
     versions = set(new.get_model("annotation", "FilterDecision").objects.values_list("rule_version", flat=True))

@@ -6,6 +6,8 @@ docs/prolific.md lists them with what each operation sends:
 - ``POST /submissions/{id}/transition/``: approve, reject (``message`` of at least 100
   characters and a ``rejection_category``) or complete with a completion code (how a
   submission becomes SCREENED OUT). Documented as idempotent.
+- ``GET /studies/{id}/``: the study, whose ``reward`` (per participant, in cents of the study's
+  currency) is the base the bonuses top up.
 - ``POST /submissions/bonus-payments/``: set up a bonus (``study_id``, ``csv_bonuses`` with
   ``<participant_id>,<amount>`` lines in the study's currency); pays nothing.
 - ``POST /bulk-bonus-payments/{id}/pay/``: pay a set-up bonus. Documented as NOT idempotent.
@@ -113,6 +115,17 @@ class ProlificClient:
         """Complete with a code set up on the Prolific study (e.g. a screen-out code)."""
         body = {"action": "COMPLETE", "completion_code": completion_code}
         return self._post(f"submissions/{submission_id}/transition/", body)
+
+    def get_study(self, study_id: str) -> dict[str, Any]:
+        return self._request("GET", f"studies/{study_id}/", None)
+
+    def posted_reward(self, study_id: str) -> Decimal:
+        """The reward posted per participant on the Prolific study, in its currency (``reward`` is in cents)."""
+        study = self.get_study(study_id)
+        cents = study.get("reward")
+        if isinstance(cents, bool) or not isinstance(cents, int | float) or cents < 0:
+            raise ProlificServerError(f"Prolific gave no usable reward for study {study_id}: {cents!r}.")
+        return (Decimal(str(cents)) / 100).quantize(Decimal("0.01"))
 
     def set_up_bonus(self, *, study_id: str, bonuses: list[tuple[str, Decimal]]) -> dict[str, Any]:
         csv = "".join(f"{pid},{amount:.2f}\n" for pid, amount in bonuses)

@@ -1,6 +1,7 @@
 """The three Prolific operations on a study: review (approve / screen out), bonus, group.
 
-``plan`` is the dry run: who, what, how much, and what was already done; it calls nothing.
+``plan`` is the dry run: who, what, how much, and what was already done; it changes nothing (the bonus
+plan reads the reward posted on each Prolific study, the base its bonuses top up).
 ``run`` does what the plan says, one participant at a time, records each call
 (``ProlificCall``) and each outcome (``ProlificAction``, unique per participation and kind),
 and goes on after a participant's failure. A second run does only what is still to do.
@@ -21,7 +22,7 @@ from django.db import transaction
 
 from annotation.errors import ServiceError
 from annotation.models import Participation, ProlificAction, ProlificCall, ProlificGroup, Study, Worker
-from annotation.reporting.pay import CENT, pay_lines
+from annotation.services.pay import PAY_RULE_VERSION, BaseReward, pay_lines, stored_base
 from annotation.services.prolific.client import (
     CallRecord,
     ProlificClient,
@@ -185,34 +186,88 @@ def _review_rows(study: Study, decide_fn: Callable[[Participation], Decision]) -
     return rows
 
 
-def _bonus_rows(study: Study, decide_fn: Callable[[Participation], Decision]) -> list[Row]:
+def _study_id(p: Participation) -> str:
+    return str((p.platform_data or {}).get("STUDY_ID", ""))
+
+
+def _bases(
+    study: Study, participations: list[Participation], client: ProlificClient | None
+) -> tuple[dict[str, BaseReward | str], list[str]]:
+    """The posted reward each Prolific study's bonuses top up (or why there is none), and the notes that
+    state it. With the operations on it is read from Prolific; otherwise it is the study's ``base_reward``."""
+    ids = sorted({_study_id(p) for p in participations} - {""})
+    bases: dict[str, BaseReward | str] = {}
+    notes = []
+    currency = study.currency
+    if client is None:
+        stored = stored_base(study)
+        for sid in ids:
+            bases[sid] = stored or (
+                "the study's posted reward (base_reward) is not set: set it (0 only if no reward was posted), "
+                "or turn the Prolific operations on to read it from Prolific"
+            )
+        if stored is None:
+            notes.append(f"no bonus computed: {bases[ids[0]] if ids else 'the posted reward is not set'}")
+        else:
+            notes.append(f"base reward {stored.amount} {currency} per participant: {stored.source}")
+        return bases, notes
+    for sid in ids:
+        try:
+            reward = client.posted_reward(sid)
+        except ProlificError as exc:
+            bases[sid] = f"could not read the reward posted on Prolific study {sid}: {exc}"
+            notes.append(str(bases[sid]))
+            continue
+        base = BaseReward(reward, f"the reward posted on Prolific study {sid} (read from Prolific)")
+        bases[sid] = base
+        notes.append(f"base reward {base.amount} {currency} per participant: {base.source}")
+        if study.base_reward is not None and study.base_reward != reward:
+            notes.append(f"the study's base_reward ({study.base_reward}) differs from Prolific's: Prolific's is used")
+    return bases, notes
+
+
+def _bonus_rows(
+    study: Study, decide_fn: Callable[[Participation], Decision], client: ProlificClient | None
+) -> tuple[list[Row], list[str]]:
     participations = _prolific_participations(study.participations.select_related("worker", "study"))
-    lines = pay_lines(study=study, participations=participations)
+    bases, notes = _bases(study, participations, client)
+    lines = {}
+    for sid, base in bases.items():
+        if isinstance(base, BaseReward):
+            same = [p for p in participations if _study_id(p) == sid]
+            lines.update(pay_lines(study=study, participations=same, base=base))
     existing = _existing(participations, Kind.BONUS)
     currency = (study.currency or "").upper()
     rows = []
     for p in participations:
         d = decide_fn(p)
-        line = lines[p.pk]
-        # What the pay table owes beyond the reward posted on Prolific (all of it if none was posted).
-        amount = (line.amount - line.base).quantize(CENT)
-        row = _row(p, "BONUS", TODO, f"{line.minutes} paid minutes", amount=amount, currency=currency)
+        action = existing.get(p.pk)
+        line = lines.get(p.pk)
+        row = _row(p, "BONUS", TODO, currency=currency)
+        if line is not None:
+            # What the pay rule owes beyond the reward posted on Prolific.
+            row.amount, row.note = line.bonus, f"{line.minutes} paid minutes"
         if d.action not in PAID:
             row.state, row.note, row.amount = SKIP, f"no bonus: {d.reason}", None
-        elif amount <= 0:
+        elif not row.prolific_study:
+            row.state, row.note = SKIP, "no Prolific study id (STUDY_ID) was recorded at entry"
+        elif action is not None and action.amount is not None and action.status != Status.FAILED:
+            # Set up or paid before: it stays as recorded, whatever the rule (or its base) says now.
+            row.state, row.note = _state_of(action, kind=Kind.BONUS)
+            row.amount = action.amount
+            row.note = row.note or f"recorded under pay rule version {action.pay_rule_version or '1'}"
+        elif line is None or line.bonus is None:
+            row.state, row.note = SKIP, f"no bonus computed: {bases.get(_study_id(p))}"
+        elif line.bonus <= 0:
             row.state, row.note = SKIP, "no bonus owed: the posted reward covers the hourly rate"
         elif currency not in CURRENCIES:
             row.state, row.note = SKIP, f"the study's currency {currency!r} is not one Prolific pays in (GBP, USD)"
-        elif not row.prolific_study:
-            row.state, row.note = SKIP, "no Prolific study id (STUDY_ID) was recorded at entry"
         else:
-            action = existing.get(p.pk)
             state, note = _state_of(action, kind=Kind.BONUS)
             row.state, row.note = state, note or row.note
-            if action is not None and action.amount is not None and action.status != Status.FAILED:
-                row.amount = action.amount  # what was set up or paid, whatever the pay table says now
         rows.append(row)
-    return rows
+    notes.append(f"pay rule version {PAY_RULE_VERSION} (annotation.services.pay; docs/reports.md)")
+    return rows, notes
 
 
 def group_name(study: Study) -> str:
@@ -231,13 +286,22 @@ def _group_rows(study: Study) -> list[Row]:
     return rows
 
 
-def plan(*, operation: str, study: Study, decide_fn: Callable[[Participation], Decision] = decide) -> Report:
-    """The dry run: what ``run`` would do now. Reads our database only."""
+def plan(
+    *,
+    operation: str,
+    study: Study,
+    decide_fn: Callable[[Participation], Decision] = decide,
+    client: ProlificClient | None = None,
+) -> Report:
+    """The dry run: what ``run`` would do now. Changes nothing; the bonus plan reads the posted reward
+    from Prolific when the operations are on (``client``, default one from the settings)."""
     report = Report(operation=operation, study=study.slug, dry_run=True)
     if operation == "review":
         report.rows = [row for row, _ in _review_rows(study, decide_fn)]
     elif operation == "bonus":
-        report.rows = _bonus_rows(study, decide_fn)
+        if client is None and enabled():
+            client = make_client()
+        report.rows, report.notes = _bonus_rows(study, decide_fn, client)
     elif operation == "group":
         report.rows = _group_rows(study)
         group = ProlificGroup.objects.filter(task=study.task).first()
@@ -312,7 +376,7 @@ def run(
     client = client or make_client()
     log = _Log()
     client.on_call = log
-    report = plan(operation=operation, study=study, decide_fn=decide_fn)
+    report = plan(operation=operation, study=study, decide_fn=decide_fn, client=client)
     report.dry_run = False
     report.notes = [n for n in report.notes if n != OFF_MESSAGE]
     if operation == "review":
@@ -402,7 +466,14 @@ def _bonus_one(client: ProlificClient, log: _Log, row: Row) -> None:
                 row.state, row.note = FAILED, error
                 return
             # Still uncertain: from here on the bulk bonus exists and may be paid.
-            _finish(claimed, Status.UNCERTAIN, prolific_id=bulk_id, amount=row.amount, currency=row.currency)
+            _finish(
+                claimed,
+                Status.UNCERTAIN,
+                prolific_id=bulk_id,
+                amount=row.amount,
+                currency=row.currency,
+                pay_rule_version=PAY_RULE_VERSION,
+            )
         else:
             row.amount = claimed.amount
         try:

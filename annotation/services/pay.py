@@ -1,0 +1,178 @@
+"""The pay rule: paid time, the amount owed at the study's hourly rate, and the bonus beyond the posted reward.
+
+Every path that pays or shows pay calls this module: the Prolific bonus operation, the reports and
+exports, the human-evaluation statement, the dashboard and the admin. The rule (docs/reports.md, "Pay"):
+
+- **Paid time** runs from the moment the slot was taken (the claim event, ``lifecycle.record_claim``)
+  to the end of the work: the latest of the worker's last answer, the first completion (the end of the
+  test), an exclusion *during* the work (from training or test, before any completion: the training
+  filter at the end of training, the attention rule at the end of the test), and an abandonment or a
+  refused consent. A verdict on a worker who had already completed, and an admin's readmission, come
+  after the work and never move its end. A participation still at work is paid to its last activity.
+- **Owed** = hourly rate × paid hours, rounded half-up to the cent.
+- **Bonus** = owed − the posted reward (never below 0): the worker receives reward + bonus = owed, or
+  the reward alone when it covers the rate. The reward must be known: with none, no bonus is computed.
+
+``PAY_RULE_VERSION`` names this rule; each bonus record and each export's provenance carry it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import ROUND_HALF_UP, Decimal
+
+from django.db.models import Max
+
+from annotation.models import Participation, ParticipationEvent, Response, Study
+
+# 1: paid time ran to the last completion or exclusion event (a later verdict or a readmission moved
+#    it), and an unset posted reward counted as 0 (the bonus was the whole hourly pay).
+# 2: paid time ends with the work; the bonus is computed from the reward actually posted.
+PAY_RULE_VERSION = "2"
+
+CENT = Decimal("0.01")
+State = Participation.State
+ACTIVE = (State.CLAIMED, State.TRAINING, State.TEST)
+
+# Under a minute of paid time (a worker who left at once) an hourly figure says nothing: it is left
+# empty rather than shown as the full rate next to "0.0 minutes".
+MIN_SECONDS_FOR_RATE = 60
+
+
+class BaseRewardUnknown(Exception):
+    """No posted reward is known for the study: bonuses cannot be computed."""
+
+
+@dataclass(frozen=True)
+class BaseReward:
+    """The reward posted per participant, and where it was read (stated in every dry run)."""
+
+    amount: Decimal
+    source: str
+
+
+def stored_base(study: Study) -> BaseReward | None:
+    """The study's posted reward as entered (``Study.base_reward``); None while it is not set."""
+    if study.base_reward is None:
+        return None
+    return BaseReward(Decimal(study.base_reward).quantize(CENT), "the study's posted reward (base_reward)")
+
+
+def require_base(study: Study) -> BaseReward:
+    base = stored_base(study)
+    if base is None:
+        raise BaseRewardUnknown(
+            f"Study {study.slug!r} has no posted reward (base_reward is empty): set it to the reward posted on "
+            "the platform (0 only if none was posted) before bonuses are computed."
+        )
+    return base
+
+
+@dataclass(frozen=True)
+class PayLine:
+    participation_id: int
+    seconds: float
+    owed: Decimal
+    base: Decimal | None  # None: the posted reward is not known
+    bonus: Decimal | None
+    effective_hourly: Decimal | None
+    below_rate: bool
+
+    @property
+    def minutes(self) -> float:
+        return round(self.seconds / 60, 2)
+
+    @property
+    def amount(self) -> Decimal:
+        """What the worker receives: reward + bonus, or the owed amount while the reward is unknown."""
+        if self.base is None or self.bonus is None:
+            return self.owed
+        return self.base + self.bonus
+
+
+def work_end(
+    events: Iterable[tuple[str, str, datetime]], *, last_answer: datetime | None, state: str, last_activity: datetime
+) -> datetime:
+    """The end of paid time from a participation's events ``(from_state, to_state, at)`` in time order."""
+    ends = [last_answer] if last_answer else []
+    completed = False
+    for from_state, to_state, at in events:
+        if to_state == State.COMPLETED:
+            if not completed:  # a later completion follows a readmission of a worker who had finished
+                ends.append(at)
+            completed = True
+        elif to_state == State.EXCLUDED:
+            if from_state in (State.TRAINING, State.TEST) and not completed:
+                ends.append(at)  # during the work; a verdict after completion is not
+        elif to_state in (State.ABANDONED, State.DECLINED):
+            ends.append(at)  # abandonment is dated at the last activity (services/closing.py)
+    if not ends or (state in ACTIVE and not completed):
+        ends.append(last_activity)  # still at work (paid so far), or an end that left no event
+    return max(ends)
+
+
+def paid_seconds(participations: Iterable[Participation]) -> dict[int, float]:
+    """Seconds of paid time per participation id, from the claim to the end of the work."""
+    participations = list(participations)
+    starts: dict[int, datetime] = {}
+    events: dict[int, list[tuple[str, str, datetime]]] = {p.pk: [] for p in participations}
+    rows = ParticipationEvent.objects.filter(participation__in=participations).values_list(
+        "participation_id", "from_state", "to_state", "at"
+    )
+    for pid, from_state, to_state, at in rows.order_by("at", "id"):
+        if to_state == State.CLAIMED:
+            starts.setdefault(pid, at)
+        else:
+            events[pid].append((from_state, to_state, at))
+    # Every locked answer counts, attention checks included (all_objects): it is work.
+    answers = (
+        Response.all_objects.filter(participation__in=participations, submitted_at__isnull=False)
+        .values("participation_id")
+        .annotate(last=Max("submitted_at"))
+        .order_by()
+    )
+    last_answers: dict[int, datetime] = {row["participation_id"]: row["last"] for row in answers}
+    result = {}
+    for p in participations:
+        start = starts.get(p.pk, p.created_at)
+        end = work_end(
+            events[p.pk], last_answer=last_answers.get(p.pk), state=p.state, last_activity=p.last_activity_at
+        )
+        result[p.pk] = max(0.0, (end - start).total_seconds())
+    return result
+
+
+def owed(*, rate: Decimal, seconds: float) -> Decimal:
+    """Rate × hours, half-up to the cent (multiplied before dividing, so a half cent stays exact)."""
+    return (Decimal(rate) * Decimal(str(seconds)) / Decimal(3600)).quantize(CENT, ROUND_HALF_UP)
+
+
+def pay_line(*, rate: Decimal, base: Decimal | None, participation_id: int, seconds: float) -> PayLine:
+    """One worker's pay. ``base`` is the posted reward (None: unknown, so no bonus is computed)."""
+    rate = Decimal(rate)
+    amount = owed(rate=rate, seconds=seconds)
+    timed = seconds >= MIN_SECONDS_FOR_RATE
+    if base is None:
+        return PayLine(participation_id, seconds, amount, None, None, None, False)
+    if base <= 0:  # paid by the hour: the whole owed amount is the bonus
+        return PayLine(participation_id, seconds, amount, Decimal("0.00"), amount, rate if timed else None, False)
+    hours = Decimal(str(seconds)) / Decimal(3600)
+    effective = (base / hours).quantize(CENT, ROUND_HALF_UP) if timed else None
+    below = effective is not None and effective < rate
+    bonus = max(Decimal("0.00"), amount - base) if below else Decimal("0.00")
+    return PayLine(participation_id, seconds, amount, base, bonus, effective, below)
+
+
+def pay_lines(
+    *, study: Study, participations: Iterable[Participation], base: BaseReward | None = None
+) -> dict[int, PayLine]:
+    """Each participation's pay line; ``base`` defaults to the study's stored posted reward."""
+    base = base or stored_base(study)
+    amount = None if base is None else base.amount
+    seconds = paid_seconds(participations)
+    return {
+        pid: pay_line(rate=study.hourly_rate, base=amount, participation_id=pid, seconds=s)
+        for pid, s in seconds.items()
+    }

@@ -1,0 +1,100 @@
+"""The pay rule (annotation.services.pay): paid time ends with the work, never with a later verdict."""
+
+import csv
+import io
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+
+from annotation.models import Participation, Response
+from annotation.reporting.exports import export_with_provenance
+from annotation.reporting.options import MetricOptions
+from annotation.services import lifecycle, overrides
+from annotation.services.pay import PAY_RULE_VERSION, pay_line, pay_lines
+from tests.reporting.builders import T0, add_annotator, gold_answers, make_study
+
+State = Participation.State
+Kind = Participation.ExclusionKind
+
+
+def _hours(study, p) -> Decimal:
+    return Decimal(str(pay_lines(study=study, participations=[p])[p.pk].seconds)) / 3600
+
+
+def _answered_at(p, at) -> None:
+    Response.all_objects.filter(participation=p).update(submitted_at=at)
+
+
+def test_a_verdict_after_completion_and_a_readmission_do_not_move_the_end_of_paid_time(sst2):
+    study = make_study(sst2, shots=(0,), base_reward=Decimal("0.00"))
+    p = add_annotator(study, 0, answers=gold_answers(sst2), minutes=30)  # claimed at T0, completed at T0 + 30 min
+    _answered_at(p, T0 + timedelta(minutes=30))
+    # The group training filter judges the group 6 hours later and excludes the worker.
+    lifecycle.exclude(p, reason="failed training filter", kind=Kind.TRAINING_FILTER, at=T0 + timedelta(hours=6.5))
+    assert _hours(study, p) == Decimal("0.5")
+    line = pay_lines(study=study, participations=[p])[p.pk]
+    assert (line.owed, line.bonus) == (Decimal("6.00"), Decimal("6.00"))
+    # An admin readmits them (now, a day later): back to the test, finished at once; still half an hour.
+    overrides.override(p, admit=True, reason="the verdict was wrong", actor=None)
+    p.refresh_from_db()
+    assert p.state == State.COMPLETED
+    assert _hours(study, p) == Decimal("0.5")
+
+
+def test_a_worker_excluded_during_training_is_paid_to_the_exclusion(sst2):
+    study = make_study(sst2, shots=(0, 10), base_reward=Decimal("0.00"))
+    p = add_annotator(study, 10, answers=[], training_answers=[["positive"]] * 3, state=State.TRAINING)
+    _answered_at(p, T0 + timedelta(minutes=10))
+    lifecycle.exclude(p, reason="failed training filter", kind=Kind.TRAINING_FILTER, at=T0 + timedelta(minutes=12))
+    assert _hours(study, p) == Decimal("0.2")  # 12 minutes: to the exclusion, after the last answer
+
+
+def test_after_a_readmission_the_end_is_the_last_answer_not_the_first_exclusion(sst2):
+    # Excluded at the end of training (12 min), readmitted (20 min), test answered until 50 min.
+    # Taking the first completion or exclusion would pay 12 minutes.
+    study = make_study(sst2, shots=(0, 10), base_reward=Decimal("0.00"))
+    p = add_annotator(study, 10, answers=[], training_answers=[["positive"]] * 3, state=State.TRAINING)
+    _answered_at(p, T0 + timedelta(minutes=10))
+    lifecycle.exclude(p, reason="failed training filter", kind=Kind.TRAINING_FILTER, at=T0 + timedelta(minutes=12))
+    lifecycle.transition(p, to_state=State.TEST, reason="admin override", at=T0 + timedelta(minutes=20))
+    Response.all_objects.filter(participation=p).update(submitted_at=T0 + timedelta(minutes=50))
+    lifecycle.finish_test(p, at=T0 + timedelta(minutes=50))
+    assert _hours(study, p) == Decimal(50) / 60
+
+
+def test_an_attention_exclusion_at_the_end_of_the_test_ends_paid_time(sst2):
+    study = make_study(sst2, shots=(0,), base_reward=Decimal("0.00"))
+    p = add_annotator(study, 0, answers=gold_answers(sst2), state=State.TEST)
+    _answered_at(p, T0 + timedelta(minutes=24))
+    lifecycle.exclude(p, reason="attention", kind=Kind.ATTENTION, at=T0 + timedelta(minutes=24))
+    assert _hours(study, p) == Decimal("0.4")
+
+
+def test_pay_is_rounded_half_up_to_the_cent():
+    # 1.01/h for half an hour is 0.505: half-up gives 0.51 (half-to-even would give 0.50).
+    line = pay_line(rate=Decimal("1.01"), base=Decimal("0.00"), participation_id=1, seconds=1800)
+    assert (line.owed, line.amount, line.bonus) == (Decimal("0.51"), Decimal("0.51"), Decimal("0.51"))
+    # With a posted reward the effective hourly pay is rounded the same way: 0.2525/0.5 h = 0.505/h -> 0.51.
+    line = pay_line(rate=Decimal("12.00"), base=Decimal("0.2525"), participation_id=1, seconds=1800)
+    assert line.effective_hourly == Decimal("0.51")
+
+
+def test_the_payments_export_rounds_half_up_and_names_the_pay_rule_version(sst2):
+    study = make_study(sst2, shots=(0,), hourly_rate=Decimal("1.01"), base_reward=Decimal("0.00"))
+    add_annotator(study, 0, answers=gold_answers(sst2), minutes=30, worker_id="w1")
+    text, provenance = export_with_provenance(kind="payments-csv", studies=[study], options=MetricOptions())
+    (columns,) = csv.DictReader(io.StringIO(text.decode()))
+    assert (columns["minutes"], columns["amount"], columns["bonus"]) == ("30.00", "0.51", "0.51")
+    assert provenance["pay_rule_version"] == PAY_RULE_VERSION == "2"
+    assert f"pay rule version {PAY_RULE_VERSION}" in provenance["notes"][0]
+
+
+@pytest.mark.parametrize("kind", ["payments-csv", "annotators-csv"])
+def test_exports_leave_base_and_bonus_empty_while_the_posted_reward_is_not_set(sst2, kind):
+    study = make_study(sst2, shots=(0,))
+    add_annotator(study, 0, answers=gold_answers(sst2), minutes=30, worker_id="w1")
+    text, _ = export_with_provenance(kind=kind, studies=[study], options=MetricOptions())
+    (columns,) = csv.DictReader(io.StringIO(text.decode()))
+    assert columns["bonus"] == ""
+    assert columns.get("amount", columns.get("pay")) == "6.00"  # the owed amount at 12.00/h
