@@ -8,7 +8,9 @@ every pending group at once with the group so far (e.g. before closing a study).
 beat runs, e.g. from cron.
 """
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Study
 from annotation.services import filter_groups
@@ -17,11 +19,11 @@ from annotation.services import filter_groups
 class Command(BaseCommand):
     help = "Judge the relative training filter's groups that have trained (or waited past the timeout)."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--study", metavar="SLUG", help="Only this study.")
         parser.add_argument("--now", action="store_true", help="Judge every pending group now, as it is.")
 
-    def handle(self, *args, study: str | None, now: bool, **options):
+    def handle(self, *args: Any, study: str | None, now: bool, **options: Any) -> None:
         chosen = None
         if study:
             chosen = Study.objects.filter(slug=study).first()
