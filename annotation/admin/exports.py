@@ -117,7 +117,13 @@ class ExportJobAdmin(admin.ModelAdmin):
             obj.pk = form.job.pk
             obj.refresh_from_db()
 
-    def save_related(self, request: HttpRequest, form: forms.ModelForm[ExportJob], formsets: Any, change: bool) -> None:
+    def save_related(
+        self,
+        request: HttpRequest,
+        form: forms.ModelForm[ExportJob],
+        formsets: list[forms.BaseFormSet[Any]],
+        change: bool,
+    ) -> None:
         pass
 
     def has_change_permission(self, request: HttpRequest, obj: ExportJob | None = None) -> bool:

@@ -457,7 +457,13 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
     def get_inlines(self, request: HttpRequest, obj: Study | None) -> list[type[InlineModelAdmin[Any, Any]]]:
         return [*self.inlines] if obj else [ConditionInline]  # checks need the study's task and test set
 
-    def save_formset(self, request: HttpRequest, form: forms.ModelForm[Study], formset: Any, change: bool) -> None:
+    def save_formset(
+        self,
+        request: HttpRequest,
+        form: forms.ModelForm[Study],
+        formset: forms.BaseModelFormSet[Any, Any],
+        change: bool,
+    ) -> None:
         if formset.model is not AttentionCheck:
             return super().save_formset(request, form, formset, change)
         for sub in formset.deleted_forms:
