@@ -1,5 +1,5 @@
 # The app's image: gunicorn nodes, the Celery worker and beat all run it (compose.yaml).
-# Kept in step with the tested scripts (deploy/localstack.py, tests/deploy/): the same requirements,
+# Kept in step with the tested scripts (tests/deploy/localstack.py): the same requirements,
 # the same gunicorn config (deploy/gunicorn.conf.py), the same production settings from the
 # environment; tests/test_compose.py checks the two agree. This project's machines cannot run
 # containers: the image is not built in CI, the scripts are what is exercised (docs/deployment.md).

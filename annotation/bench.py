@@ -27,6 +27,8 @@ for it too).
 import gc
 import threading
 import time
+from collections.abc import Callable
+from typing import Any
 
 from django.db import connection
 from django.http import HttpRequest, HttpResponse
@@ -83,17 +85,17 @@ def _time_collections(phase: str, info: dict) -> None:
 
 
 class QueryCountMiddleware:
-    def __init__(self, get_response):
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
         if _time_collections not in gc.callbacks:
             gc.callbacks.append(_time_collections)
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponse:
         started = time.thread_time_ns()
         collected = getattr(_gc, "total", 0)
         count = 0
 
-        def counter(execute, sql, params, many, context):
+        def counter(execute: Callable[..., Any], sql: str, params: Any, many: bool, context: dict[str, Any]) -> Any:
             nonlocal count
             count += 1
             return execute(sql, params, many, context)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from functools import wraps
+from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
@@ -47,7 +48,7 @@ def csp_update(**directives: Sequence[str]) -> Callable:
 
     def decorator(view: Callable) -> Callable:
         @wraps(view)
-        def wrapped(*args, **kwargs) -> HttpResponse:
+        def wrapped(*args: Any, **kwargs: Any) -> HttpResponse:
             response = view(*args, **kwargs)
             setattr(response, _UPDATE_ATTR, {**getattr(response, _UPDATE_ATTR, {}), **update})
             return response
@@ -61,7 +62,7 @@ def csp_exempt(view: Callable) -> Callable:
     """View decorator: no Content-Security-Policy header on the view's responses."""
 
     @wraps(view)
-    def wrapped(*args, **kwargs) -> HttpResponse:
+    def wrapped(*args: Any, **kwargs: Any) -> HttpResponse:
         response = view(*args, **kwargs)
         setattr(response, _EXEMPT_ATTR, True)
         return response

@@ -41,6 +41,7 @@ from __future__ import annotations
 import logging
 
 from django.db import OperationalError
+from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
 CODE = "database_unavailable"
@@ -72,6 +73,6 @@ def is_database_unavailable(exc: BaseException) -> bool:
     return sqlstate is None or sqlstate.startswith("08") or sqlstate in UNAVAILABLE_SQLSTATES
 
 
-def log_unavailable(request, exc: BaseException) -> None:
+def log_unavailable(request: HttpRequest, exc: BaseException) -> None:
     """One line per refused request: an outage is expected to end, so no traceback."""
     logger.warning("database unavailable: %s %s answered 503 (%s)", request.method, request.path, exc)

@@ -7,6 +7,7 @@ silently falling back to a default.
 
 import os
 import re
+from typing import overload
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -14,6 +15,10 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
 
+@overload
+def env_str(name: str, default: str) -> str: ...
+@overload
+def env_str(name: str, default: None = None) -> str | None: ...
 def env_str(name: str, default: str | None = None) -> str | None:
     value = os.environ.get(name)
     return default if value is None else value.strip()

@@ -9,9 +9,10 @@ Views still validate their own parameters (ids are integers, states are known).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from urllib.parse import unquote_to_bytes
 
-from django.http import JsonResponse
+from django.http import HttpRequest, HttpResponseBase, JsonResponse
 from django.shortcuts import render
 from django.utils.translation import gettext_lazy
 from rest_framework.settings import api_settings
@@ -72,10 +73,10 @@ def _query_problem(query: str) -> tuple[str, str] | None:
 
 
 class RefuseUnusableURLs:
-    def __init__(self, get_response):
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
         self.get_response = get_response
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
         problem = None
         if NUL in request.path_info:
             problem = ("path", "path_nul")

@@ -28,7 +28,12 @@ def queues_writes() -> bool:
     """Whether writing requests take turns: the default database is an SQLite file (the one in use: the
     test runner's in-memory database does not take part) and SQLITE_QUEUE_WRITES is on."""
     connection = connections["default"]
-    return connection.vendor == "sqlite" and not connection.is_in_memory_db() and settings.SQLITE_QUEUE_WRITES
+    if connection.vendor != "sqlite" or not settings.SQLITE_QUEUE_WRITES:
+        return False
+    # The file in use, as the connection's settings name it (the test runner rewrites NAME): in memory, it
+    # is ":memory:" or a "mode=memory" URI, as SQLite spells it.
+    name = str(connection.settings_dict["NAME"] or "")
+    return bool(name) and name != ":memory:" and "mode=memory" not in name
 
 
 class SQLiteWriteQueueMiddleware:

@@ -22,6 +22,7 @@ with ``Retry-After`` and never cached. Which errors count is
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template import loader
@@ -53,7 +54,7 @@ class DatabaseUnavailableMiddleware:
     Innermost in MIDDLEWARE, so that its ``process_exception`` is the first to see a view's exception.
     """
 
-    def __init__(self, get_response):
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:

@@ -45,7 +45,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.stack import Stack, free_port
+from bench.ports import free_port
+from bench.stack import Stack
 
 REPO = Path(__file__).resolve().parent.parent
 HARNESS = REPO.parent / "shared" / "peers"

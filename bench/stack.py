@@ -12,7 +12,6 @@ import contextlib
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -21,16 +20,12 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench.ports import free_port
+
 REPO = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 PG_URL = "postgres://postgres@127.0.0.1:5432"
 REDIS_DB = 11  # a Redis database of its own, so no other worker on the machine takes our tasks
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _up(command: list[str]) -> bool:

@@ -1,6 +1,6 @@
 """gunicorn's configuration for one app node: ``gunicorn -c deploy/gunicorn.conf.py annotation.wsgi:application``.
 
-The same file on every node (deploy/localstack.py, the Dockerfile); what differs comes from the
+The same file on every node (tests/deploy/localstack.py, the Dockerfile); what differs comes from the
 environment, read strictly like the app's settings:
 
 - GUNICORN_BIND (default 127.0.0.1:8000): where nginx reaches this node;

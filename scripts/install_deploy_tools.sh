@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install what the multi-node stack (deploy/localstack.py) needs from Debian when it is missing:
+# Install what the multi-node stack (tests/deploy/localstack.py) needs from Debian when it is missing:
 # nginx (nginx-light), PgBouncer, openssl (its throw-away certificate), psql (PgBouncer's console),
 # and a validator for compose.yaml (Debian's docker-compose, without the container runtime it
 # recommends) unless the `docker compose` plugin is there.

@@ -1,4 +1,4 @@
-"""The Dockerfile and compose.yaml agree with the tested scripts (deploy/localstack.py, tests/deploy/).
+"""The Dockerfile and compose.yaml agree with the tested scripts (tests/deploy/localstack.py).
 
 This project's machines cannot run containers, so the files are never started here: these checks read
 them. The last one hands compose.yaml to `docker compose config` (or Debian's docker-compose), which
@@ -15,8 +15,8 @@ import subprocess
 import pytest
 import yaml
 
-from deploy.localstack import GUNICORN_COMMAND, LocalStack
 from tests.conftest import REPO_ROOT
+from tests.deploy.localstack import GUNICORN_COMMAND, LocalStack
 
 COMPOSE = REPO_ROOT / "compose.yaml"
 DOCKERFILE = REPO_ROOT / "Dockerfile"

@@ -14,7 +14,6 @@ SCHEMATHESIS_SEED replays a run.
 """
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,8 @@ from pathlib import Path
 
 import pytest
 import requests
+
+from bench.ports import free_port
 
 pytestmark = [pytest.mark.schemathesis, pytest.mark.timeout(900)]
 
@@ -32,12 +33,6 @@ CHECKS = "not_a_server_error,status_code_conformance,content_type_conformance,re
 ADMIN = ("fuzz-admin", "fuzz-admin-password")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _manage(env: dict, *args: str) -> None:
     subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env=env, check=True, timeout=300)
 
@@ -45,7 +40,7 @@ def _manage(env: dict, *args: str) -> None:
 @pytest.fixture
 def server(tmp_path):
     """The app on a free port over a fresh SQLite database with the demo data: yields its base URL."""
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "annotation.settings.base",

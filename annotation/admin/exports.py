@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser
+from django.db.models import QuerySet
+from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 
@@ -16,6 +21,9 @@ from annotation.reporting.predictions import model_run_create, model_run_score
 from tasks_app.models import Task
 
 logger = logging.getLogger(__name__)
+
+# What ModelAdmin.get_fields answers: field names, or groups of names shown on one line.
+FieldGroups = list[str | list[str] | tuple[str, ...]] | tuple[str | list[str] | tuple[str, ...], ...]
 
 
 class ExportJobForm(forms.ModelForm):
@@ -34,12 +42,15 @@ class ExportJobForm(forms.ModelForm):
     )
     ddof = forms.TypedChoiceField(choices=[(0, "population std (paper)"), (1, "sample std")], coerce=int, initial=0)
 
+    user: AbstractBaseUser | AnonymousUser | None = None  # set by ExportJobAdmin.get_form
+
     class Meta:
         model = ExportJob
         fields = ["kind"]
 
-    def clean(self):
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
         if self.errors:
             return data
         try:
@@ -84,28 +95,38 @@ class ExportJobAdmin(admin.ModelAdmin):
     ]
     actions = ["requeue"]
 
-    def get_form(self, request, obj=None, **kwargs):
-        form = super().get_form(request, obj, **kwargs)
+    def get_form(
+        self, request: HttpRequest, obj: ExportJob | None = None, change: bool = False, **kwargs: Any
+    ) -> type[forms.ModelForm[ExportJob]]:
+        form = super().get_form(request, obj, change, **kwargs)
+        assert issubclass(form, ExportJobForm)  # the admin's form, made by modelform_factory from it
         form.user = request.user
         return form
 
-    def get_fields(self, request, obj=None):
+    def get_fields(self, request: HttpRequest, obj: ExportJob | None = None) -> FieldGroups:
         if obj is None:
             return ["kind", "studies", "skip_policy", "ddof"]
-        return self.readonly_fields
+        return [*self.readonly_fields]
 
-    def get_readonly_fields(self, request, obj=None):
+    def get_readonly_fields(self, request: HttpRequest, obj: ExportJob | None = None) -> list[str] | tuple[str, ...]:
         return [] if obj is None else self.readonly_fields
 
-    def save_model(self, request, obj, form, change):
+    def save_model(self, request: HttpRequest, obj: ExportJob, form: forms.ModelForm[ExportJob], change: bool) -> None:
         if not change:  # the form's clean() created and queued the job through the service
+            assert isinstance(form, ExportJobForm)
             obj.pk = form.job.pk
             obj.refresh_from_db()
 
-    def save_related(self, request, form, formsets, change):
+    def save_related(
+        self,
+        request: HttpRequest,
+        form: forms.ModelForm[ExportJob],
+        formsets: list[forms.BaseFormSet[Any]],
+        change: bool,
+    ) -> None:
         pass
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request: HttpRequest, obj: ExportJob | None = None) -> bool:
         return obj is None and super().has_change_permission(request, obj)
 
     @admin.display(description="studies")
@@ -124,7 +145,7 @@ class ExportJobAdmin(admin.ModelAdmin):
         return job.error[:120]
 
     @admin.action(description="Run the selected exports again (as new jobs)")
-    def requeue(self, request, queryset):
+    def requeue(self, request: HttpRequest, queryset: QuerySet[ExportJob]) -> None:
         for job in queryset:
             params = job.params or {}
             try:
@@ -156,8 +177,9 @@ class ModelRunForm(forms.ModelForm):
         model = ModelRun
         fields = ["task", "name", "shots"]
 
-    def clean(self):
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
         if self.errors:
             return data
         try:
@@ -174,21 +196,24 @@ class ModelRunAdmin(admin.ModelAdmin):
     list_display = ["name", "task", "shots", "s1", "created_at"]
     list_filter = ["task"]
 
-    def get_form(self, request, obj=None, **kwargs):
+    def get_form(
+        self, request: HttpRequest, obj: ModelRun | None = None, change: bool = False, **kwargs: Any
+    ) -> type[forms.ModelForm[ModelRun]]:
         if obj is None:
             kwargs["form"] = ModelRunForm
-        return super().get_form(request, obj, **kwargs)
+        return super().get_form(request, obj, change, **kwargs)
 
-    def get_fields(self, request, obj=None):
+    def get_fields(self, request: HttpRequest, obj: ModelRun | None = None) -> FieldGroups:
         return ["task", "name", "shots", "predictions_file"] if obj is None else ["task", "name", "shots", "s1"]
 
-    def get_readonly_fields(self, request, obj=None):
+    def get_readonly_fields(self, request: HttpRequest, obj: ModelRun | None = None) -> list[str]:
         return [] if obj is None else ["task", "s1"]
 
-    def save_model(self, request, obj, form, change):
+    def save_model(self, request: HttpRequest, obj: ModelRun, form: forms.ModelForm[ModelRun], change: bool) -> None:
         if change:
             super().save_model(request, obj, form, change)
             return
+        assert isinstance(form, ModelRunForm)
         obj.pk = form.run.pk
         obj.refresh_from_db()
 

@@ -3,50 +3,53 @@
 from __future__ import annotations
 
 from django.contrib import admin, messages
-from django.http import HttpResponse, HttpResponseRedirect
+from django.db.models import Model, QuerySet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
-from django.urls import path, reverse
+from django.urls import URLPattern, path, reverse
 
 from annotation.models import ProlificAction, ProlificCall, ProlificGroup, Study
 from annotation.services.prolific import operations
 
 
-class ProlificStudyActions:
+class ProlificStudyActions(admin.ModelAdmin):
     """Mixed into StudyAdmin: one action per operation, each opening its dry-run page."""
 
     prolific_actions = ["prolific_review", "prolific_bonus", "prolific_group"]
 
-    def _prolific_redirect(self, request, queryset, operation: str):
+    def _prolific_redirect(
+        self, request: HttpRequest, queryset: QuerySet[Study], operation: str
+    ) -> HttpResponseRedirect | None:
         if queryset.count() != 1:
-            self.message_user(request, "Select one study for a Prolific operation.", messages.ERROR)  # type: ignore[attr-defined]
+            self.message_user(request, "Select one study for a Prolific operation.", messages.ERROR)
             return None
         return HttpResponseRedirect(reverse("admin:annotation_study_prolific", args=[queryset.get().pk, operation]))
 
     @admin.action(description="Prolific: approve submissions (dry run first)")
-    def prolific_review(self, request, queryset):
+    def prolific_review(self, request: HttpRequest, queryset: QuerySet[Study]) -> HttpResponseRedirect | None:
         return self._prolific_redirect(request, queryset, "review")
 
     @admin.action(description="Prolific: pay the bonuses (dry run first)")
-    def prolific_bonus(self, request, queryset):
+    def prolific_bonus(self, request: HttpRequest, queryset: QuerySet[Study]) -> HttpResponseRedirect | None:
         return self._prolific_redirect(request, queryset, "bonus")
 
     @admin.action(description="Prolific: add the task's participants to its group (dry run first)")
-    def prolific_group(self, request, queryset):
+    def prolific_group(self, request: HttpRequest, queryset: QuerySet[Study]) -> HttpResponseRedirect | None:
         return self._prolific_redirect(request, queryset, "group")
 
-    def get_urls(self):
+    def get_urls(self) -> list[URLPattern]:
         own = [
             path(
                 "<int:study_id>/prolific/<str:operation>/",
-                self.admin_site.admin_view(self.prolific_view),  # type: ignore[attr-defined]
+                self.admin_site.admin_view(self.prolific_view),
                 name="annotation_study_prolific",
             )
         ]
-        return own + super().get_urls()  # type: ignore[misc]
+        return own + super().get_urls()
 
-    def prolific_view(self, request, study_id: int, operation: str):
-        if not self.has_change_permission(request):  # type: ignore[attr-defined]
+    def prolific_view(self, request: HttpRequest, study_id: int, operation: str) -> HttpResponse:
+        if not self.has_change_permission(request):
             return HttpResponse(status=403)
         if operation not in operations.OPERATIONS:
             return HttpResponse("no such Prolific operation", status=404, content_type="text/plain")
@@ -57,7 +60,7 @@ class ProlificStudyActions:
         else:
             report = operations.plan(operation=operation, study=study)
         context = {
-            **self.admin_site.each_context(request),  # type: ignore[attr-defined]
+            **self.admin_site.each_context(request),
             "title": f"Prolific {operation}: {study.slug}",
             "opts": Study._meta,
             "study": study,
@@ -86,13 +89,13 @@ class ProlificActionAdmin(admin.ModelAdmin):
     readonly_fields = [f.name for f in ProlificAction._meta.fields]
     actions = ["mark_paid", "mark_not_paid"]
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_delete_permission(self, request, obj=None):
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
-    def _resolve(self, request, queryset, *, paid: bool):
+    def _resolve(self, request: HttpRequest, queryset: QuerySet[ProlificAction], *, paid: bool) -> None:
         done = 0
         for action in queryset.filter(kind=ProlificAction.Kind.BONUS, status=ProlificAction.Status.UNCERTAIN):
             operations.resolve_uncertain(action=action, paid=paid, note=f"checked on Prolific by {request.user}")
@@ -100,11 +103,11 @@ class ProlificActionAdmin(admin.ModelAdmin):
         self.message_user(request, f"Resolved {done} uncertain bonus(es).", messages.SUCCESS)
 
     @admin.action(description="Uncertain bonus checked on Prolific: it WAS paid")
-    def mark_paid(self, request, queryset):
+    def mark_paid(self, request: HttpRequest, queryset: QuerySet[ProlificAction]) -> None:
         self._resolve(request, queryset, paid=True)
 
     @admin.action(description="Uncertain bonus checked on Prolific: it was NOT paid (the next run pays it)")
-    def mark_not_paid(self, request, queryset):
+    def mark_not_paid(self, request: HttpRequest, queryset: QuerySet[ProlificAction]) -> None:
         self._resolve(request, queryset, paid=False)
 
 
@@ -115,13 +118,13 @@ class ProlificCallAdmin(admin.ModelAdmin):
     search_fields = ["path", "response", "error"]
     readonly_fields = [f.name for f in ProlificCall._meta.fields]
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
-    def has_delete_permission(self, request, obj=None):
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
 
@@ -130,5 +133,5 @@ class ProlificGroupAdmin(admin.ModelAdmin):
     list_display = ["task", "name", "group_id", "created_at"]
     readonly_fields = ["task", "name", "group_id", "created_at"]
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -7,16 +7,22 @@ training-filter overrides (each with a logged reason).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, TypedDict
+
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ActionForm
+from django.contrib.admin.options import InlineModelAdmin
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
-from django.db.models import Count, Q
-from django.http import HttpResponse, HttpResponseRedirect
+from django.db.models import Count, Model, Q, QuerySet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
-from django.urls import path, reverse
+from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
 
 from annotation.admin.prolific import ProlificStudyActions
 from annotation.models import (
@@ -45,11 +51,30 @@ from annotation.services import (
 )
 from tasks_app.models import ExampleSet, Task
 
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
+
+class _SlotCounts(TypedDict):  # what StudyAdmin.get_queryset annotates
+    _filled: int
+    _conditions: int
+
+
+class _ParticipationCount(TypedDict):  # what WorkerAdmin.get_queryset annotates
+    _participations: int
+
+
 SHOT_CHOICES = [(s, f"{s}-shot") for s in studies.STANDARD_SHOTS]
 
 
 def _error_text(exc: ValidationError) -> str:
     return "; ".join(exc.messages)
+
+
+def _staff(request: HttpRequest) -> User:
+    """The user of an admin page (admin_view lets only logged-in staff through)."""
+    assert isinstance(request.user, User)
+    return request.user
 
 
 def _short(text: str, limit: int) -> str:
@@ -114,13 +139,14 @@ class StudyForm(forms.ModelForm):
         # Status changes go through the status actions (services.studies.change_status), never this form.
         fields = ["slug", "task", "split_number", *studies.EDITABLE_FIELDS]
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # Any shot level a split has (a task imported in the unified format may have others than 10/20/30).
-        levels = set(studies.STANDARD_SHOTS) | set(
-            ExampleSet.objects.filter(role=ExampleSet.Role.TRAIN).values_list("shots", flat=True).distinct()
-        )
-        self.fields["condition_shots"].choices = [(s, f"{s}-shot") for s in sorted(levels)]
+        trained = ExampleSet.objects.filter(role=ExampleSet.Role.TRAIN).values_list("shots", flat=True).distinct()
+        levels = set(studies.STANDARD_SHOTS) | {shots for shots in trained if shots is not None}
+        shot_field = self.fields["condition_shots"]
+        assert isinstance(shot_field, forms.TypedMultipleChoiceField)
+        shot_field.choices = [(s, f"{s}-shot") for s in sorted(levels)]
         # Optional on the form (forms posted before these fields existed keep working): empty is the default.
         for name in ("attention_fail_limit", "attention_action"):
             if name in self.fields:
@@ -133,24 +159,25 @@ class StudyForm(forms.ModelForm):
             self.fields[name].required = False
             self.fields[name].widget.attrs.update(rows=6, cols=80)
 
-    def clean_outcome_codes(self):
+    def clean_outcome_codes(self) -> dict[str, Any]:
         return self.cleaned_data.get("outcome_codes") or {}
 
-    def clean_survey(self):
+    def clean_survey(self) -> list[Any]:
         return self.cleaned_data.get("survey") or []
 
-    def clean_survey_placement(self):
+    def clean_survey_placement(self) -> str:
         return self.cleaned_data.get("survey_placement") or Study.SurveyPlacement.AFTER_TEST
 
-    def clean_attention_fail_limit(self):
+    def clean_attention_fail_limit(self) -> int:
         value = self.cleaned_data.get("attention_fail_limit")
         return 0 if value is None else value
 
-    def clean_attention_action(self):
+    def clean_attention_action(self) -> str:
         return self.cleaned_data.get("attention_action") or Study.AttentionAction.REVIEW
 
-    def clean(self):
-        cleaned = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        cleaned = self.cleaned_data
         task = self.instance.task if self.instance.pk else cleaned.get("task")
         split, shots = cleaned.get("split_number"), cleaned.get("condition_shots")
         if task is None or split is None or shots is None:
@@ -173,13 +200,12 @@ class StudyForm(forms.ModelForm):
 
 class ConditionInline(admin.TabularInline):
     model = Condition
-    fields = ["shots", "training_set"]
-    readonly_fields = fields
+    fields = readonly_fields = ("shots", "training_set")
     extra = 0
     can_delete = False
     show_change_link = False
 
-    def has_add_permission(self, request, obj=None):
+    def has_add_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
 
@@ -196,9 +222,14 @@ class AttentionCheckForm(forms.ModelForm):
         fields = ["position", "context", "question", "expected_label", "expected_spans"]
         widgets = {"context": forms.Textarea(attrs={"rows": 2}), "question": forms.Textarea(attrs={"rows": 2})}
 
-    def clean(self):
-        cleaned = super().clean()
-        study = getattr(self, "study", None)
+    def __init__(self, *args: Any, study: Study | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.study = study  # the inline's study, passed by AttentionCheckFormSet
+
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        cleaned = self.cleaned_data
+        study = self.study
         if study is None or self.errors:
             return cleaned
         try:
@@ -219,10 +250,8 @@ class AttentionCheckForm(forms.ModelForm):
 
 
 class AttentionCheckFormSet(forms.BaseInlineFormSet):
-    def _construct_form(self, i, **kwargs):
-        form = super()._construct_form(i, **kwargs)
-        form.study = self.instance
-        return form
+    def get_form_kwargs(self, index: int | None) -> dict[str, Any]:
+        return {**super().get_form_kwargs(index), "study": self.instance}
 
 
 class AttentionCheckInline(admin.TabularInline):
@@ -327,7 +356,7 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
         ("Survey", {"fields": ["survey", "survey_placement"]}),
     ]
 
-    def get_queryset(self, request):
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Study]:
         return (
             super()
             .get_queryset(request)
@@ -343,12 +372,12 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
         )
 
     @admin.display(description="slots filled")
-    def slots_filled(self, study):
+    def slots_filled(self, study: WithAnnotations[Study, _SlotCounts]) -> str:
         total = study._conditions * study.workers_per_condition
         return f"{study._filled} / {total}"
 
     @admin.display(description="per condition")
-    def cohorts(self, study):
+    def cohorts(self, study: Study) -> SafeString | str:
         if not study.pk:
             return "-"
         rows = slots.condition_counts([study])[study.pk]
@@ -398,7 +427,7 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
         return format_html('<table class="cohorts">{}{}</table>', head, body)
 
     @admin.display(description="codes per outcome")
-    def outcome_table(self, study):
+    def outcome_table(self, study: Study) -> SafeString | str:
         if not study.pk:
             return "Generated when the study is saved."
         rows = []
@@ -413,7 +442,7 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
         )
 
     @admin.display(description="past participants of the task")
-    def past_participants(self, study):
+    def past_participants(self, study: Study) -> SafeString | str:
         if not study.pk:
             return "-"
         links = [
@@ -422,13 +451,19 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
         ]
         return format_html_join(" · ", '<a href="{}">{}</a>', links)
 
-    def get_readonly_fields(self, request, obj=None):
+    def get_readonly_fields(self, request: HttpRequest, obj: Study | None = None) -> list[str] | tuple[str, ...]:
         return [*self.readonly_fields, "slug", "task"] if obj else self.readonly_fields
 
-    def get_inlines(self, request, obj):
-        return self.inlines if obj else [ConditionInline]  # checks need the study's task and test set
+    def get_inlines(self, request: HttpRequest, obj: Study | None) -> list[type[InlineModelAdmin[Any, Any]]]:
+        return [*self.inlines] if obj else [ConditionInline]  # checks need the study's task and test set
 
-    def save_formset(self, request, form, formset, change):
+    def save_formset(
+        self,
+        request: HttpRequest,
+        form: forms.ModelForm[Study],
+        formset: forms.BaseModelFormSet[Any, Any],
+        change: bool,
+    ) -> None:
         if formset.model is not AttentionCheck:
             return super().save_formset(request, form, formset, change)
         for sub in formset.deleted_forms:
@@ -448,7 +483,7 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
         return None
 
     @admin.action(description="Add template attention checks (one every N test items)")
-    def add_template_attention_checks(self, request, queryset):
+    def add_template_attention_checks(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
         raw = request.POST.get("attention_every", "").strip() or "10"
         if not raw.isdigit() or int(raw) < 1:
             self.message_user(request, f"No checks added: {raw!r} is not a number of items.", messages.ERROR)
@@ -464,7 +499,7 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
             else:
                 self.message_user(request, f"{study.slug}: added {len(made)} attention check(s).", messages.SUCCESS)
 
-    def save_model(self, request, obj, form, change):
+    def save_model(self, request: HttpRequest, obj: Study, form: forms.ModelForm[Study], change: bool) -> None:
         if change:  # never write back the status read with the form: actions and the API change it
             fields = [f.name for f in Study._meta.concrete_fields if f.name not in ("id", "status")]
             studies.study_save(study=obj, update_fields=fields)
@@ -472,7 +507,9 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
             studies.study_save(study=obj)
         studies.set_conditions(study=obj, shots=form.cleaned_data["condition_shots"])
 
-    def change_view(self, request, object_id, form_url="", extra_context=None):
+    def change_view(
+        self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
         study = self.get_object(request, object_id)
         extra_context = extra_context or {}
         if study is not None:
@@ -485,7 +522,7 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
             extra_context["preview_links"] = preview.links(study)
         return super().change_view(request, object_id, form_url, extra_context=extra_context)
 
-    def get_urls(self):
+    def get_urls(self) -> list[URLPattern]:
         own = [
             path(
                 "standard-design/",
@@ -505,7 +542,7 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
         ]
         return own + super().get_urls()
 
-    def standard_design_view(self, request):
+    def standard_design_view(self, request: HttpRequest) -> HttpResponse:
         if not self.has_add_permission(request):
             return HttpResponse(status=403)
         form = StandardDesignForm(request.POST or None)
@@ -536,7 +573,7 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
         }
         return TemplateResponse(request, "admin/annotation/study/standard_design.html", context)
 
-    def participants_view(self, request, task_id: int, fmt: str):
+    def participants_view(self, request: HttpRequest, task_id: int, fmt: str) -> HttpResponse:
         if not self.has_view_permission(request):
             return HttpResponse(status=403)
         task = get_object_or_404(Task, pk=task_id)
@@ -548,7 +585,7 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response
 
-    def status_view(self, request, pk: int):
+    def status_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         """The Open / Pause / Close buttons of a study's page: the same service as the list's actions."""
         study = get_object_or_404(Study, pk=pk)
         if request.method != "POST" or not self.has_change_permission(request, study):
@@ -568,7 +605,7 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
             self._change_status(request, [study], to_status, **options)
         return HttpResponseRedirect(reverse("admin:annotation_study_change", args=[pk]))
 
-    def _change_status(self, request, queryset, to_status, **options):
+    def _change_status(self, request: HttpRequest, queryset: Iterable[Study], to_status: str, **options: Any) -> None:
         for study in queryset:
             try:
                 study = studies.change_status(study=study, to_status=to_status, **options)
@@ -583,15 +620,15 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
                 self.message_user(request, f"{study.slug} is now {to_status}.{closes}", messages.SUCCESS)
 
     @admin.action(description="Open the selected studies")
-    def open_studies(self, request, queryset):
+    def open_studies(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
         self._change_status(request, queryset, Study.Status.OPEN)
 
     @admin.action(description="Pause the selected studies (no new workers)")
-    def pause_studies(self, request, queryset):
+    def pause_studies(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
         self._change_status(request, queryset, Study.Status.PAUSED)
 
     @admin.action(description="Close the selected studies (final; workers in them get the grace period)")
-    def close_studies(self, request, queryset):
+    def close_studies(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
         try:
             grace = GRACE_FIELD.clean(request.POST.get("grace_minutes", "").strip())
         except ValidationError as exc:
@@ -613,24 +650,24 @@ class WorkerAdmin(admin.ModelAdmin):
     readonly_fields = ["platform", "external_id", "blocked", "blocked_reason", "created_at"]
     actions = ["block_workers", "unblock_workers"]
 
-    def get_queryset(self, request):
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Worker]:
         return super().get_queryset(request).annotate(_participations=Count("participations"))
 
     @admin.display(description="participations", ordering="_participations")
-    def participations_count(self, worker):
+    def participations_count(self, worker: WithAnnotations[Worker, _ParticipationCount]) -> int:
         return worker._participations
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # workers come in through entry links
 
     @admin.action(description="Block the selected workers from every study")
-    def block_workers(self, request, queryset):
+    def block_workers(self, request: HttpRequest, queryset: QuerySet[Worker]) -> None:
         for worker in queryset:
-            blocklist.block_worker(worker=worker, reason="blocked from the admin", actor=request.user)
+            blocklist.block_worker(worker=worker, reason="blocked from the admin", actor=_staff(request))
         self.message_user(request, f"Blocked {queryset.count()} worker(s).", messages.SUCCESS)
 
     @admin.action(description="Unblock the selected workers")
-    def unblock_workers(self, request, queryset):
+    def unblock_workers(self, request: HttpRequest, queryset: QuerySet[Worker]) -> None:
         for worker in queryset:
             blocklist.unblock_worker(worker=worker)
         self.message_user(request, f"Unblocked {queryset.count()} worker(s).", messages.SUCCESS)
@@ -643,28 +680,26 @@ class _ReadOnlyInline(admin.TabularInline):
     extra = 0
     can_delete = False
 
-    def has_add_permission(self, request, obj=None):
+    def has_add_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
 
 class EventInline(_ReadOnlyInline):
     model = ParticipationEvent
-    fields = ["at", "from_state", "to_state", "reason", "actor"]
-    readonly_fields = fields
+    fields = readonly_fields = ("at", "from_state", "to_state", "reason", "actor")
 
 
 class SurveyResponseInline(_ReadOnlyInline):
     model = SurveyResponse
-    fields = ["placement", "submitted_at", "answers"]
-    readonly_fields = fields
+    fields = readonly_fields = ("placement", "submitted_at", "answers")
 
 
 class FilterDecisionInline(_ReadOnlyInline):
     model = FilterDecision
-    fields = [
+    fields = readonly_fields = (
         "at",
         "passed",
         "is_override",
@@ -678,14 +713,21 @@ class FilterDecisionInline(_ReadOnlyInline):
         "reason",
         "decided_by",
         "rule_version",
-    ]
-    readonly_fields = fields
+    )
 
 
 class AttentionDecisionInline(_ReadOnlyInline):
     model = AttentionDecision
-    fields = ["at", "decision", "checks", "passed_count", "failed_count", "fail_limit", "action", "reason"]
-    readonly_fields = fields
+    fields = readonly_fields = (
+        "at",
+        "decision",
+        "checks",
+        "passed_count",
+        "failed_count",
+        "fail_limit",
+        "action",
+        "reason",
+    )
 
 
 class OverrideForm(forms.Form):
@@ -722,28 +764,28 @@ class ParticipationAdmin(admin.ModelAdmin):
     inlines = [EventInline, FilterDecisionInline, AttentionDecisionInline, SurveyResponseInline]
     actions = ["readmit_participations", "exclude_participations"]
 
-    def get_queryset(self, request):
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Participation]:
         return Participation.objects.all()  # staff previews are nobody's participation
 
     @admin.display(description="shots", ordering="condition__shots")
-    def shots(self, participation):
+    def shots(self, participation: Participation) -> int:
         return participation.condition.shots
 
     @admin.display(description="worker", ordering="worker__external_id")
-    def worker_short(self, participation):
+    def worker_short(self, participation: Participation) -> str:
         return _short(str(participation.worker), 26)
 
     @admin.display(description="study", ordering="study__slug")
-    def study_slug(self, participation):
+    def study_slug(self, participation: Participation) -> str:
         return _short(participation.study.slug, 24)
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_delete_permission(self, request, obj=None):
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False  # the history is the record of who took part
 
-    def _override(self, request, queryset, *, admit: bool):
+    def _override(self, request: HttpRequest, queryset: QuerySet[Participation], *, admit: bool) -> HttpResponse | None:
         verb = "Readmit" if admit else "Exclude"
         form = OverrideForm(request.POST if "apply" in request.POST else None)
         if form.is_valid():
@@ -751,7 +793,7 @@ class ParticipationAdmin(admin.ModelAdmin):
             for participation in queryset:
                 try:
                     overrides.override(
-                        participation, admit=admit, reason=form.cleaned_data["reason"], actor=request.user
+                        participation, admit=admit, reason=form.cleaned_data["reason"], actor=_staff(request)
                     )
                     done += 1
                 except (lifecycle.InvalidTransition, ValueError) as exc:
@@ -772,9 +814,9 @@ class ParticipationAdmin(admin.ModelAdmin):
         return TemplateResponse(request, "admin/annotation/participation/override.html", context)
 
     @admin.action(description="Readmit to the test step (override the training filter)")
-    def readmit_participations(self, request, queryset):
+    def readmit_participations(self, request: HttpRequest, queryset: QuerySet[Participation]) -> HttpResponse | None:
         return self._override(request, queryset, admit=True)
 
     @admin.action(description="Exclude (override the training filter)")
-    def exclude_participations(self, request, queryset):
+    def exclude_participations(self, request: HttpRequest, queryset: QuerySet[Participation]) -> HttpResponse | None:
         return self._override(request, queryset, admit=False)

@@ -136,6 +136,12 @@ class WorkerSessionView(APIView):
     content_negotiation_class = JSONAlways
     # What the request read at its start; its ``step`` holds only until the request writes.
     worker: WorkerState | None = None
+    # Django's request, for the helpers that take one (DRF's Request keeps it only under a private name).
+    http_request: HttpRequest
+
+    def setup(self, request: HttpRequest, *args: Any, **kwargs: Any) -> None:
+        super().setup(request, *args, **kwargs)
+        self.http_request = request
 
     @property
     def session(self) -> WorkerState:
@@ -153,14 +159,14 @@ class WorkerSessionView(APIView):
             # As DRF's SessionAuthentication checks it: outside the middleware chain, with no view (so no
             # csrf_exempt); CSRFCheck answers the reason of a refusal instead of a response.
             try:
-                reason = CSRFCheck(_no_view).process_view(request._request, _no_view, (), {})
+                reason = CSRFCheck(_no_view).process_view(self.http_request, _no_view, (), {})
             except MultiPartParserError:  # Django reads a form body for its token: a broken one is no JSON either
                 raise exceptions.UnsupportedMediaType(request.content_type) from None
             if reason:
                 raise exceptions.PermissionDenied(f"CSRF failed: {reason}", code="csrf_failed")
-        self.worker = load_worker_state(request._request)
+        self.worker = load_worker_state(self.http_request)
         # The study's language for this request's messages and texts (no query: the study came with the read).
-        languages.activate_for_study(request._request, self.worker.participation.study if self.worker else None)
+        languages.activate_for_study(self.http_request, self.worker.participation.study if self.worker else None)
         super().initial(request, *args, **kwargs)
 
     def get_exception_handler(self) -> Callable[[Exception, dict[str, Any]], JSONResponse | None]:
@@ -350,7 +356,7 @@ class CurrentView(WorkerSessionView):
         responses={200: SESSION, 403: ERROR},
     )
     def get(self, request: Request) -> JSONResponse:
-        get_token(request._request)  # sets the csrftoken cookie for scripted clients
+        get_token(self.http_request)  # sets the csrftoken cookie for scripted clients
         known = self.session.step
         try:
             closing.check_can_work(self.participation)

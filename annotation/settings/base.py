@@ -11,6 +11,7 @@ replay benchmark.
 
 import re
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -124,8 +125,7 @@ elif _db["ENGINE"] == "django.db.backends.postgresql":
     # DB_PREPARE_THRESHOLD=none turns preparation off, for a pooler that cannot keep prepared statements;
     # 0 is refused: it would prepare migrations' multi-statement SQL, which PostgreSQL cannot prepare.
     _db.setdefault("OPTIONS", {})["server_side_binding"] = True
-    _threshold = env_str("DB_PREPARE_THRESHOLD", "2")
-    if _threshold.lower() == "none":
+    if env_str("DB_PREPARE_THRESHOLD", "2").lower() == "none":
         _db["OPTIONS"]["prepare_threshold"] = None
     else:
         _db["OPTIONS"]["prepare_threshold"] = env_int("DB_PREPARE_THRESHOLD", 2, minimum=1)
@@ -317,7 +317,7 @@ if LOG_LEVEL not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
     raise ImproperlyConfigured(
         f"LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL; got {env_str('LOG_LEVEL')!r}"
     )
-LOGGING = {
+LOGGING: dict[str, Any] = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {

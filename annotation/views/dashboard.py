@@ -15,6 +15,7 @@ from django.http import (
     HttpRequest,
     HttpResponse,
     HttpResponseBadRequest,
+    HttpResponseBase,
     JsonResponse,
     StreamingHttpResponse,
 )
@@ -225,7 +226,7 @@ def plot(request: HttpRequest, fmt: str) -> HttpResponse:
 
 
 @staff_member_required
-def export_now(request: HttpRequest, kind: str) -> HttpResponse:
+def export_now(request: HttpRequest, kind: str) -> HttpResponseBase:
     """Download an export directly (the raw annotations stream; the rest are small)."""
     if kind not in EXPORT_KINDS:
         raise Http404
@@ -235,6 +236,7 @@ def export_now(request: HttpRequest, kind: str) -> HttpResponse:
         return HttpResponseBadRequest(str(exc))
     content_type = EXPORT_KINDS[kind][0]
     filename = export_filename(kind, studies, stamp=False)
+    response: HttpResponseBase
     if kind == "annotations-jsonl":
         response = StreamingHttpResponse(
             iter_annotation_lines(studies=studies, options=options), content_type=content_type
@@ -287,7 +289,7 @@ def export_queue(request: HttpRequest) -> HttpResponse:
 
 
 @staff_member_required
-def export_download(request: HttpRequest, job_id: int) -> HttpResponse:
+def export_download(request: HttpRequest, job_id: int) -> FileResponse:
     job = get_object_or_404(ExportJob, pk=job_id)
     if job.status != ExportJob.Status.DONE or not job.file:
         raise Http404("this export has no file (yet)")

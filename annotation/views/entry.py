@@ -138,6 +138,7 @@ def join(request: HttpRequest, slug: str) -> HttpResponse:
     if result.outcome == Outcome.NOT_OPEN:
         return _not_open(request, result.study)
     if result.admitted:
+        assert result.participation is not None, "an admitted worker has a participation"
         if request.headers.get("Sec-Fetch-Dest") == "iframe":
             # MTurk shows the HIT in an iframe, where browsers do not send our (SameSite=Lax) worker
             # cookie: the worker continues in a tab of their own, where the same link resumes the slot.

@@ -117,7 +117,7 @@ def home(request: HttpRequest) -> HttpResponse:
         n_labels = participation.task.labels.count() if participation.task.is_classification else 0
         context.update(
             items_base=reverse("session:item", args=[0]).removesuffix("0/"),
-            shortcuts=[(keys.format(n=n_labels), what) for keys, what in shortcuts],
+            shortcuts=[(str(keys).format(n=n_labels), what) for keys, what in shortcuts],
             heartbeat_seconds=timing.HEARTBEAT_SECONDS,
             confidence_scale=CONFIDENCE_SCALE,
         )

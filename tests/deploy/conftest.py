@@ -1,4 +1,4 @@
-"""The multi-node stack (deploy/localstack.py) for the tests beside this file, and clients for it.
+"""The multi-node stack (tests/deploy/localstack.py) for the tests beside this file, and clients for it.
 
 Marked ``multinode``: they run only with MULTINODE=1 (a CI stage of their own), on this machine's
 PostgreSQL and Redis, with nginx and PgBouncer from Debian (scripts/install_deploy_tools.sh).
@@ -18,7 +18,7 @@ import psycopg
 import pytest
 import requests
 
-from deploy.localstack import LocalStack
+from tests.deploy.localstack import LocalStack
 
 SESSION_API = "/api/session/"
 

@@ -49,7 +49,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.stack import free_port
+from bench.ports import free_port
 
 pytestmark = [pytest.mark.postgres, pytest.mark.timeout(90)]
 

@@ -5,8 +5,10 @@ One standard-design study per CLUES task present in the catalog (slug
 (and opened with --open if it is still a draft).
 """
 
+from typing import Any
+
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Study
 from annotation.protocol import languages
@@ -22,7 +24,7 @@ def clues_slug(task_slug: str, split: int) -> str:
 class Command(BaseCommand):
     help = "Create the standard 0/10/20/30-shot study for each of the six CLUES tasks on one training split."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--split", type=int, required=True, choices=range(1, 6), metavar="N")
         parser.add_argument("--open", action="store_true", help="Open the studies right away.")
         parser.add_argument("--workers", type=int, default=studies.STANDARD_WORKERS, help="Workers per condition.")
@@ -48,7 +50,7 @@ class Command(BaseCommand):
 
     def handle(
         self,
-        *args,
+        *args: Any,
         split: int,
         open: bool,
         workers: int,
@@ -56,8 +58,8 @@ class Command(BaseCommand):
         filter_threshold: float,
         filter_reference: str,
         language: str = "",
-        **options,
-    ):
+        **options: Any,
+    ) -> None:
         try:
             languages.validate_language(language)
         except ValidationError as exc:

@@ -9,7 +9,9 @@ only one of their condition to have trained is never judged alone (filter_groups
 beat runs, e.g. from cron.
 """
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Study
 from annotation.services import filter_groups
@@ -18,11 +20,11 @@ from annotation.services import filter_groups
 class Command(BaseCommand):
     help = "Judge the relative training filter's groups that have trained (or waited past the timeout)."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--study", metavar="SLUG", help="Only this study.")
         parser.add_argument("--now", action="store_true", help="Judge every pending group now, as it is.")
 
-    def handle(self, *args, study: str | None, now: bool, **options):
+    def handle(self, *args: Any, study: str | None, now: bool, **options: Any) -> None:
         chosen = None
         if study:
             chosen = Study.objects.filter(slug=study).first()

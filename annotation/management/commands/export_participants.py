@@ -5,9 +5,10 @@ manage.py export_participants --task sst2 --format mturk --qualification took-pa
 """
 
 from pathlib import Path
+from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.services import blocklist
 from tasks_app.models import Task
@@ -16,13 +17,13 @@ from tasks_app.models import Task
 class Command(BaseCommand):
     help = "Export the ids of a task's past participants as a Prolific blocklist or an MTurk qualification CSV."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--task", required=True, help="Task slug, e.g. sst2.")
         parser.add_argument("--format", required=True, choices=blocklist.FORMATS, dest="fmt")
         parser.add_argument("--qualification", default="", help="MTurk qualification name (default took-part-<task>).")
         parser.add_argument("-o", "--output", help="Write to this file instead of standard output.")
 
-    def handle(self, *args, task: str, fmt: str, qualification: str, output: str | None, **options):
+    def handle(self, *args: Any, task: str, fmt: str, qualification: str, output: str | None, **options: Any) -> None:
         found = Task.objects.filter(slug=task).first()
         if found is None:
             known = ", ".join(Task.objects.order_by("slug").values_list("slug", flat=True)) or "none"

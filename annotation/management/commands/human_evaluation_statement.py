@@ -7,8 +7,9 @@ human_evaluation_statement --study sst2-a --study mnli-a --format latex --output
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.reporting.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, IntervalOptions
 from annotation.reporting.options import MetricOptions, ReportError
@@ -20,7 +21,7 @@ from tasks_app.scoring import SKIP_POLICIES
 class Command(BaseCommand):
     help = "Write the human-evaluation statement (paragraph + table) of each study, in Markdown or LaTeX."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--study", action="append", default=[], metavar="SLUG", required=True, help="A study slug or id; repeat."
         )
@@ -37,7 +38,7 @@ class Command(BaseCommand):
         parser.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES, help="Bootstrap resamples.")
         parser.add_argument("--output", "-o", metavar="FILE", help="Write to FILE instead of standard output.")
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         try:
             studies = select_studies(refs=opts["study"])
             options = MetricOptions.from_params(

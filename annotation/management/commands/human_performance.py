@@ -17,9 +17,11 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from annotation.models import Study
 from annotation.reporting.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, IntervalOptions
 from annotation.reporting.exports import (
     CSV_KINDS,
@@ -43,7 +45,7 @@ FORMATS = ("csv", "json", "markdown", "latex")
 class Command(BaseCommand):
     help = "Human-performance table (CSV/JSON/Markdown/LaTeX), raw annotations, payments, analyses and plots."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--study",
             action="append",
@@ -105,7 +107,7 @@ class Command(BaseCommand):
         )
         parser.add_argument("--output", "-o", metavar="FILE", help="Write to FILE instead of standard output.")
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         try:
             studies = select_studies(refs=opts["study"], all_studies=opts["all"])
             options = MetricOptions.from_params(
@@ -132,7 +134,9 @@ class Command(BaseCommand):
         except ReportError as exc:
             raise CommandError(str(exc)) from None
 
-    def _write(self, kind, studies, options, intervals, output):
+    def _write(
+        self, kind: str, studies: list[Study], options: MetricOptions, intervals: IntervalOptions, output: str | None
+    ) -> None:
         if output:
             path = Path(output)
             if not path.parent.is_dir():
@@ -164,7 +168,7 @@ class Command(BaseCommand):
                 self.stderr.write("the CSV's provenance (study configuration, data hashes, metric notes) is written")
                 self.stderr.write("beside it as FILE.provenance.json when you pass --output FILE")
 
-    def _plots(self, studies, options, intervals, folder: Path):
+    def _plots(self, studies: list[Study], options: MetricOptions, intervals: IntervalOptions, folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         table = build_table(studies=studies, options=options, intervals=intervals)
         header = {
@@ -176,7 +180,7 @@ class Command(BaseCommand):
             path.write_bytes(content)
             self.stdout.write(str(path))
 
-    def _recompute(self, studies, *, fix: bool):
+    def _recompute(self, studies: list[Study], *, fix: bool) -> None:
         result = recompute_item_scores(study_ids=[s.pk for s in studies], fix=fix)
         for m in result.mismatches[:20]:
             self.stdout.write(f"response {m['response']}: stored {m['stored']}, recomputed {m['recomputed']}")

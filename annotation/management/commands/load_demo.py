@@ -5,6 +5,8 @@ database that holds other studies: the demo's invented sentences would replace a
 and its studies would pool into the real tables (scripts/run_demo.sh gives the demo its own file).
 """
 
+from typing import Any
+
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
@@ -24,7 +26,7 @@ def demo_slug(task_slug: str) -> str:
 class Command(BaseCommand):
     help = "Import the bundled demo data and open one demo study per task (/join/demo-<task>/?worker_id=...)."
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         others = list(Study.objects.exclude(slug__startswith="demo-").values_list("slug", flat=True)[:5])
         if others:
             raise CommandError(

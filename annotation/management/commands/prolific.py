@@ -6,8 +6,9 @@ manage.py prolific group --study sst2-split1 --json      # add the task's partic
 """
 
 import json
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Study
 from annotation.services.prolific import operations
@@ -16,13 +17,13 @@ from annotation.services.prolific import operations
 class Command(BaseCommand):
     help = "Approve, pay bonuses or fill the participant group on Prolific for a study (dry run unless --run)."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("operation", choices=operations.OPERATIONS)
         parser.add_argument("--study", required=True, help="Study slug.")
         parser.add_argument("--run", action="store_true", help="Do it (default: only show the plan).")
         parser.add_argument("--json", action="store_true", help="Print the report as JSON.")
 
-    def handle(self, *args, operation: str, study: str, run: bool, **options):
+    def handle(self, *args: Any, operation: str, study: str, run: bool, **options: Any) -> None:
         found = Study.objects.select_related("task").filter(slug=study).first()
         if found is None:
             raise CommandError(f"No study with slug {study!r}.")
@@ -55,5 +56,5 @@ class Command(BaseCommand):
         self.stdout.write(f"{counts}{total}")
 
 
-def _dumps(data) -> str:
+def _dumps(data: Any) -> str:
     return json.dumps(data, indent=2)

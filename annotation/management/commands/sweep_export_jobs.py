@@ -6,6 +6,8 @@ A running job with no heartbeat for EXPORT_STALE_SECONDS is queued again, or fai
 once it has been started EXPORT_MAX_ATTEMPTS times. Useful where no beat runs, e.g. from cron.
 """
 
+from typing import Any
+
 from django.core.management.base import BaseCommand
 
 from annotation.reporting.exports import export_jobs_sweep
@@ -14,7 +16,7 @@ from annotation.reporting.exports import export_jobs_sweep
 class Command(BaseCommand):
     help = "Queue again, or fail after EXPORT_MAX_ATTEMPTS starts, the export jobs whose worker died."
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         result = export_jobs_sweep()
         for label, ids in (("requeued", result.requeued), ("failed", result.failed)):
             listed = f" ({', '.join(f'#{pk}' for pk in ids)})" if ids else ""

@@ -1,15 +1,15 @@
 """A multi-node deployment on this machine: N gunicorn nodes behind nginx, optionally through PgBouncer.
 
-    python -m deploy.localstack --nodes 2 [--pgbouncer] [--celery-workers 1]   (or scripts/deploy_local.sh)
+    python -m tests.deploy.localstack --nodes 2 [--pgbouncer] [--celery-workers 1]   (or scripts/deploy_local.sh)
 
 PostgreSQL and Redis are the machine's (scripts/services.sh starts them when down); a fresh database
 is created, migrated (directly, never through the pooler), given the demo studies and an admin, and
 dropped at the end. nginx (TLS with a throw-away self-signed certificate), PgBouncer, the gunicorn
-nodes, one Celery beat and the Celery workers are child processes on free high ports, each in a
+nodes, one Celery beat and the Celery workers are child processes on free ports (bench/ports.py), each in a
 process group of its own, with their configuration, logs and static files in one run directory: the
 same templates as a real deployment (deploy/nginx/, deploy/pgbouncer/, deploy/gunicorn.conf.py),
 nothing under /etc or any system service touched. Stopped by id on exit, SIGINT or SIGTERM. The
-multi-node tests (tests/deploy/) drive it; docs/deployment.md describes it.
+multi-node tests beside this file drive it; docs/deployment.md describes it.
 """
 
 from __future__ import annotations
@@ -33,7 +33,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from bench.ports import free_port
+
+REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
 PYTHON = sys.executable
 # The commands of the processes, as the Dockerfile and compose.yaml run them (tests/test_compose.py).
@@ -43,12 +45,6 @@ PG_HOST, PG_PORT = "127.0.0.1", 5432
 REDIS_URL = "redis://127.0.0.1:6379"
 # PgBouncer keeps protocol-level prepared statements in transaction mode from this version on.
 PGBOUNCER_PREPARED_STATEMENTS = (1, 21)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def render(template: Path, values: dict[str, str]) -> str:

@@ -1,1 +1,0 @@
-"""Deployment: nginx, gunicorn and PgBouncer configuration, and the local multi-node stack."""
