@@ -283,9 +283,9 @@ def plan_for_study(
         raise PlanningError(f"study {study.slug!r} has no condition: nothing to plan")
 
     spread = pooled_spread(pilot.values())
-    spread_source = "the pilot's workers (SD around each condition's mean, pooled)"
+    spread_source = "the pilot's workers: their SD around their condition's mean, pooled over conditions"
     if spread is None:
-        spread, spread_source = DEFAULT_SPREAD, "a default (the pilot has fewer than two workers in every condition)"
+        spread, spread_source = DEFAULT_SPREAD, "a default: no condition of the pilot has two completed workers"
     everyone = statistics.fmean(v for values in pilot.values() for v in values) if pilot_n else math.nan
     cells = []
     for n_shots in shots:
