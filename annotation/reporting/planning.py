@@ -314,15 +314,16 @@ def plan_for_study(
         (
             f"Accuracy: {accuracy:.2f} as given, for every condition."
             if accuracy is not None
-            else f"Accuracy: each condition's pilot cell (mean test S1 of its {pilot_n} completed pilot worker(s) "
-            "in all, skips scoring 0); a condition without pilot workers takes the mean of all of them."
+            else f"Accuracy: each condition's pilot cell, the mean test S1 of its completed workers ({pilot_n} in "
+            "all; a skipped item scores 0); a condition without pilot workers takes the mean of all of them."
         ),
         f"Workers differ: each simulated worker's accuracy is drawn from a normal distribution around the "
         f"condition's accuracy with SD {spread:.3f} ({spread_source}), clipped to [0, 1].",
         "Each answer is right (S1 = 1) or wrong (S1 = 0) with the worker's accuracy, independently of the other "
         "items: exact for classification; for span tasks, whose S1 also takes values in between, it overstates "
-        "the spread of item scores, so the widths err on the wide side. Items are taken as equally hard and no "
-        "worker skips.",
+        "the spread of item scores, so the widths err on the wide side. No worker skips, and items are taken as "
+        "equally hard: where they differ in difficulty (the pilot's are not modelled), the real intervals are "
+        "wider, the more so the more workers there are.",
         f"Interval: the tables' {LEVEL:.0%} two-way percentile bootstrap (annotators and the {test_items} test "
         f"items resampled), {resamples} resamples, on each of {simulations} simulated studies; the median width "
         f"is shown (seed {seed}).",
