@@ -1,4 +1,4 @@
-"""/dashboard/: staff-only progress, tables, plots and exports."""
+"""/dashboard/: staff-only progress, tables, plots, exports and rehearsals."""
 
 from django.urls import path
 
@@ -12,6 +12,9 @@ urlpatterns = [
     path("study/<slug:slug>/prolific/<str:operation>/", prolific.operation, name="prolific"),
     path("live.json", dashboard.live, name="live"),
     path("study/<slug:slug>/statement.<str:fmt>", dashboard.statement, name="statement"),
+    path("study/<slug:slug>/rehearse/", dashboard.rehearsal_queue, name="rehearse"),
+    path("rehearsals/<int:job_id>.json", dashboard.rehearsal_status, name="rehearsal-status"),
+    path("rehearsals/<int:job_id>/report.<str:fmt>", dashboard.rehearsal_report, name="rehearsal-report"),
     path("plot.<str:fmt>", dashboard.plot, name="plot"),
     path("export/<str:kind>/", dashboard.export_now, name="export"),
     path("export/<str:kind>/provenance/", dashboard.export_provenance, name="export-provenance"),

@@ -8,6 +8,7 @@ from annotation.models.participation import (
     Worker,
 )
 from annotation.models.prolific import ProlificAction, ProlificCall, ProlificGroup
+from annotation.models.rehearsal import RehearsalJob
 from annotation.models.response import AnswerSpan, Response
 from annotation.models.study import Condition, Study
 
@@ -24,6 +25,7 @@ __all__ = [
     "ProlificAction",
     "ProlificCall",
     "ProlificGroup",
+    "RehearsalJob",
     "Response",
     "Study",
     "SurveyResponse",

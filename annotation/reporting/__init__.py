@@ -19,6 +19,8 @@ and derives every number from them; nothing here is a hand-kept counter.
 - provenance.py   the reproducibility header of every export
 - formats.py      CSV, JSON, Markdown and LaTeX renderings of a table
 - exports.py      one function per export kind, and running an ExportJob
+- planning.py     sample-size planning: interval widths with 3/5/10 workers, cost, time (simulated workers)
+- rehearsal_jobs.py  a study's rehearsal as a background job (the dashboard's Rehearse button)
 - plots.py        S1 against shots with error bars (matplotlib, Agg)
 - recompute.py    re-deriving every stored item score with the pure scorer
 """

@@ -5,6 +5,7 @@ import logging
 from celery import shared_task
 
 from annotation.reporting.exports import export_job_run, export_jobs_sweep
+from annotation.reporting.rehearsal_jobs import rehearsal_job_run, rehearsal_jobs_sweep
 
 logger = logging.getLogger(__name__)
 
@@ -35,4 +36,19 @@ def sweep_export_jobs() -> dict[str, list[int]]:
         len(result.requeued),
         len(result.failed),
     )
+    return {"requeued": result.requeued, "failed": result.failed}
+
+
+# Like run_export: a redelivered message runs the job only if it is queued (a rehearsal is never taken over).
+@shared_task(name="annotation.run_rehearsal", acks_late=True, reject_on_worker_lost=True)
+def run_rehearsal(job_id: int) -> str:
+    return rehearsal_job_run(job_id=job_id).status
+
+
+@shared_task(name="annotation.sweep_rehearsal_jobs")
+def sweep_rehearsal_jobs() -> dict[str, list[int]]:
+    """Periodic (CELERY_BEAT_SCHEDULE): fail the rehearsals whose worker died."""
+    result = rehearsal_jobs_sweep()
+    if result.failed:
+        logger.info("rehearsal sweep: %d failed", len(result.failed))
     return {"requeued": result.requeued, "failed": result.failed}

@@ -170,6 +170,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "annotation.sweep_export_jobs",
         "schedule": env_int("EXPORT_SWEEP_SECONDS", 60, minimum=1),
     },
+    "sweep-rehearsal-jobs": {
+        "task": "annotation.sweep_rehearsal_jobs",
+        "schedule": env_int("EXPORT_SWEEP_SECONDS", 60, minimum=1),
+    },
 }
 
 # --- Export jobs ----------------------------------------------------------------
@@ -179,6 +183,15 @@ CELERY_BEAT_SCHEDULE = {
 EXPORT_STALE_SECONDS = env_int("EXPORT_STALE_SECONDS", 120, minimum=2)
 EXPORT_HEARTBEAT_SECONDS = min(10.0, EXPORT_STALE_SECONDS / 4)
 EXPORT_MAX_ATTEMPTS = env_int("EXPORT_MAX_ATTEMPTS", 3, minimum=1)
+
+# --- Rehearsals run from the dashboard (docs/reports.md) ------------------------------
+# The function a rehearsal job calls (manage.py rehearse_study's engine); a dotted path, so a test may
+# name a lighter one. A rehearsal starts a server and a crowd of its own: one whose worker died is not
+# started again (the sweep fails it with the reason); run it again from the dashboard.
+REHEARSAL_ENGINE = "annotation.rehearsal.runner.rehearse"
+REHEARSAL_STALE_SECONDS = EXPORT_STALE_SECONDS
+REHEARSAL_HEARTBEAT_SECONDS = EXPORT_HEARTBEAT_SECONDS
+REHEARSAL_MAX_ATTEMPTS = 1
 
 # --- Prolific operations (optional) ----------------------------------------------
 # Off unless PROLIFIC_API_TOKEN is set (docs/prolific.md). PROLIFIC_API_URL points the client

@@ -1,7 +1,9 @@
 """Staff dashboard: live progress per study, condition and worker; the table, the plot, every export.
 
-Read-only pages over the reporting services, plus one POST that queues an
-export job (the same service the admin action and the API call).
+Read-only pages over the reporting services, plus two POSTs that queue a job:
+an export (the same service the admin action and the API call) and a
+rehearsal of a study (annotation.reporting.rehearsal_jobs), whose progress a
+small JSON endpoint gives and whose report is downloaded when done.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
+from django.core.exceptions import PermissionDenied
 from django.http import (
     FileResponse,
     Http404,
@@ -23,7 +26,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotation.models import ExportJob, Study
+from annotation.models import ExportJob, RehearsalJob, Study
 from annotation.reporting.alpha import task_alpha
 from annotation.reporting.analyses import (
     confidence_vs_correctness,
@@ -48,6 +51,7 @@ from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.pay import condition_pay
 from annotation.reporting.plots import PLOT_FORMATS, all_tasks_plot, task_plot
 from annotation.reporting.provenance import reproducibility_header
+from annotation.reporting.rehearsal_jobs import REPORT_FORMATS, job_status, rehearsal_job_create
 from annotation.reporting.selection import select_studies
 from annotation.reporting.statement import STATEMENT_FORMATS, build_statement, render_statement
 from annotation.reporting.tables import build_table
@@ -175,6 +179,7 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "csv_kinds": CSV_KINDS,
             "jobs": ExportJob.objects.filter(params__studies=[study.pk])[:20],
             "prolific_enabled": bool(settings.PROLIFIC_API_TOKEN),
+            "rehearsals": RehearsalJob.objects.filter(study=study)[:5],
         },
     )
 
@@ -305,4 +310,60 @@ def export_job_provenance(request: HttpRequest, job_id: int) -> HttpResponse:
     response = HttpResponse(provenance_json(job.provenance), content_type="application/json")
     name = provenance_sidecar_name(job.file.name.rsplit("/", 1)[-1])
     response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+def _staff_or_403(request: HttpRequest) -> None:
+    """A job's POST and status answer 403 to anyone but active staff (no redirect to a login page)."""
+    if not (request.user.is_active and request.user.is_staff):
+        raise PermissionDenied
+
+
+def _optional_int(raw: str | None, name: str) -> int | None:
+    if raw is None or not raw.strip():
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise ReportError(f"{name} must be a whole number, not {raw!r}") from None
+
+
+@require_POST
+def rehearsal_queue(request: HttpRequest, slug: str) -> HttpResponse:
+    """The study page's Rehearse button: queue a rehearsal of the study (docs/reports.md)."""
+    _staff_or_403(request)
+    study = get_object_or_404(Study, slug=slug)
+    try:
+        job = rehearsal_job_create(
+            study=study,
+            workers_per_condition=_optional_int(request.POST.get("workers_per_condition"), "workers per condition"),
+            seed=_optional_int(request.POST.get("seed"), "the seed") or 0,
+            user=request.user,
+        )
+    except ReportError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"Rehearsal #{job.pk} of {study.slug} queued.")
+    return redirect(reverse("dashboard:study", args=[study.slug]) + "#rehearsal")
+
+
+def rehearsal_status(request: HttpRequest, job_id: int) -> HttpResponse:
+    """A rehearsal's status and progress, polled by the study page while it runs."""
+    _staff_or_403(request)
+    job = get_object_or_404(RehearsalJob.objects.select_related("study"), pk=job_id)
+    response = JsonResponse(job_status(job))
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@staff_member_required
+def rehearsal_report(request: HttpRequest, job_id: int, fmt: str) -> HttpResponse:
+    """A finished rehearsal's report as a file (Markdown or JSON)."""
+    job = get_object_or_404(RehearsalJob.objects.select_related("study"), pk=job_id)
+    if fmt not in REPORT_FORMATS or job.status != RehearsalJob.Status.DONE:
+        raise Http404("this rehearsal has no report (yet)")
+    content_type, ext = REPORT_FORMATS[fmt]
+    text = job.report_markdown if fmt == "markdown" else job.report_json
+    response = HttpResponse(text, content_type=f"{content_type}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{job.study.slug}_rehearsal-{job.pk}.{ext}"'
     return response

@@ -1,0 +1,49 @@
+"""The Rehearse button in a real browser: the form posts (CSRF), and a running rehearsal updates in place
+(rehearsal.js, no inline script) until its report links show. The engine is the stand-in of REHEARSAL_ENGINE."""
+
+import pytest
+
+from annotation.models import RehearsalJob
+from tests.reporting.builders import make_study
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+Status = RehearsalJob.Status
+
+
+@pytest.fixture
+def study(sst2, settings):
+    settings.REHEARSAL_ENGINE = "tests.dashboard.rehearsal_engine.rehearse"
+    return make_study(sst2, shots=(0, 10), slug="rehearsed", status="open")
+
+
+def test_the_button_runs_a_rehearsal_and_offers_its_report(open_as, staff_session, study):
+    page = open_as(None, path="/dashboard/study/rehearsed/", cookies=staff_session)
+    page.locator("#rehearsal input[name=seed]").fill("5")
+    page.locator("#rehearsal button[type=submit]").click()
+    page.wait_for_url("**/dashboard/study/rehearsed/#rehearsal")
+    job = RehearsalJob.objects.get()
+    assert (job.status, job.seed) == (Status.DONE, 5)
+    row = page.locator("table.rehearsals tbody tr").first
+    assert "every invariant holds" in row.inner_text()
+    assert row.locator("a", has_text="report (Markdown)").is_visible()
+    assert not page.js_errors
+
+
+def test_a_running_rehearsal_updates_in_place_until_done(open_as, staff_session, study):
+    job = RehearsalJob.objects.create(
+        study=study, status=Status.RUNNING, attempts=1, progress={"done": 1, "total": None}, log="scratch database"
+    )
+    page = open_as(None, path="/dashboard/study/rehearsed/", cookies=staff_session)
+    row = page.locator("table.rehearsals tbody tr").first
+    assert "1 step" in row.inner_text() and not row.locator('[data-r="links"]').is_visible()
+    page.evaluate("() => { window.__sameDocument = true; }")
+    RehearsalJob.objects.filter(pk=job.pk).update(progress={"done": 4, "total": None}, log="a\nfilling the conditions")
+    page.wait_for_function(
+        "() => document.querySelector('[data-r=\"steps\"]').textContent === '4 steps'", timeout=15_000
+    )
+    assert row.locator('[data-r="last_line"]').inner_text() == "filling the conditions"
+    RehearsalJob.objects.filter(pk=job.pk).update(status=Status.DONE, passed=False, report_markdown="# report")
+    page.wait_for_function("() => !document.querySelector('[data-r=\"links\"]').hidden", timeout=15_000)
+    assert "some invariants fail" in row.inner_text() and row.get_attribute("class") == "status-done"
+    assert page.evaluate("() => window.__sameDocument === true")
+    assert not page.js_errors
