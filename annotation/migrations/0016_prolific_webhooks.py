@@ -5,57 +5,75 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0015_exportjob_progress'),
+        ("annotation", "0015_exportjob_progress"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ProlificHookSecret',
+            name="ProlificHookSecret",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('workspace_id', models.CharField(max_length=64, unique=True)),
-                ('secret_id', models.CharField(blank=True, max_length=64)),
-                ('value', models.CharField(max_length=200)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("workspace_id", models.CharField(max_length=64, unique=True)),
+                ("secret_id", models.CharField(blank=True, max_length=64)),
+                ("value", models.CharField(max_length=200)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
         ),
         migrations.CreateModel(
-            name='ProlificEvent',
+            name="ProlificEvent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('event_id', models.CharField(max_length=100, unique=True)),
-                ('source', models.CharField(choices=[('webhook', 'Webhook'), ('poll', 'Polling')], max_length=10)),
-                ('event_type', models.CharField(max_length=60)),
-                ('resource_id', models.CharField(db_index=True, help_text='The submission (or study) it concerns.', max_length=64)),
-                ('participant_id', models.CharField(blank=True, max_length=128)),
-                ('status', models.CharField(blank=True, max_length=30)),
-                ('sent_at', models.DateTimeField(blank=True, help_text='When Prolific sent it (X-Timestamp).', null=True)),
-                ('received_at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('outcome', models.CharField(blank=True, help_text='What the app did with it.', max_length=200)),
-                ('payload', models.JSONField(blank=True, default=dict)),
-                ('participation', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='prolific_events', to='annotation.participation')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("event_id", models.CharField(max_length=100, unique=True)),
+                ("source", models.CharField(choices=[("webhook", "Webhook"), ("poll", "Polling")], max_length=10)),
+                ("event_type", models.CharField(max_length=60)),
+                (
+                    "resource_id",
+                    models.CharField(db_index=True, help_text="The submission (or study) it concerns.", max_length=64),
+                ),
+                ("participant_id", models.CharField(blank=True, max_length=128)),
+                ("status", models.CharField(blank=True, max_length=30)),
+                (
+                    "sent_at",
+                    models.DateTimeField(blank=True, help_text="When Prolific sent it (X-Timestamp).", null=True),
+                ),
+                ("received_at", models.DateTimeField(auto_now_add=True, db_index=True)),
+                ("outcome", models.CharField(blank=True, help_text="What the app did with it.", max_length=200)),
+                ("payload", models.JSONField(blank=True, default=dict)),
+                (
+                    "participation",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="prolific_events",
+                        to="annotation.participation",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-received_at', '-id'],
+                "ordering": ["-received_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='ProlificSubscription',
+            name="ProlificSubscription",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('workspace_id', models.CharField(max_length=64)),
-                ('event_type', models.CharField(max_length=60)),
-                ('target_url', models.URLField(max_length=300)),
-                ('subscription_id', models.CharField(blank=True, max_length=64)),
-                ('confirmed', models.BooleanField(default=False)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("workspace_id", models.CharField(max_length=64)),
+                ("event_type", models.CharField(max_length=60)),
+                ("target_url", models.URLField(max_length=300)),
+                ("subscription_id", models.CharField(blank=True, max_length=64)),
+                ("confirmed", models.BooleanField(default=False)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
             ],
             options={
-                'ordering': ['event_type'],
-                'constraints': [models.UniqueConstraint(fields=('workspace_id', 'event_type', 'target_url'), name='prolific_subscription_one_per_url')],
+                "ordering": ["event_type"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("workspace_id", "event_type", "target_url"), name="prolific_subscription_one_per_url"
+                    )
+                ],
             },
         ),
     ]

@@ -188,9 +188,7 @@ def record_and_apply(*, event_id: str, source: str, payload: dict[str, Any], sen
             logger.info("Prolific event %s received again: already recorded, nothing done", event_id)
             return None
         raise
-    logger.info(
-        "Prolific %s %s %s (%s): %s", event_type, resource_id, status or "-", source, event.outcome
-    )
+    logger.info("Prolific %s %s %s (%s): %s", event_type, resource_id, status or "-", source, event.outcome)
     return event
 
 
