@@ -9,8 +9,10 @@ hears of it first. Run by Celery beat (``PROLIFIC_POLL_SECONDS``) and ``manage.p
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotation.models import Participation, ProlificEvent, Study, Worker
@@ -34,7 +36,7 @@ class PollResult:
         return sum(e.outcome.startswith("slot freed") for e in self.events)
 
 
-def _prolific_participations(study: Study | None = None):  # type: ignore[no-untyped-def]
+def _prolific_participations(study: Study | None = None) -> QuerySet[Participation]:
     active = Participation.objects.filter(
         worker__platform=Worker.Platform.PROLIFIC, state__in=Participation.ACTIVE_STATES
     )
@@ -52,7 +54,7 @@ def studies_to_poll() -> list[Study]:
     return list(Study.objects.filter(pk__in=list(ids)).order_by("pk"))
 
 
-def _log_failures(log: operations.CallLog):  # type: ignore[no-untyped-def]
+def _log_failures(log: operations.CallLog) -> Callable[[CallRecord], None]:
     # A poll every few minutes would fill the call log with identical reads: only failures are kept.
     def on_call(record: CallRecord) -> None:
         if not record.ok:
