@@ -328,3 +328,10 @@ def test_subscribe_refuses_a_plain_http_url_for_the_real_prolific(db, settings):
     settings.PROLIFIC_WORKSPACE_ID = "ws1"
     with pytest.raises(CommandError, match="https"):
         call_command("prolific", "subscribe", "--url", "http://example.org/hooks/prolific/")
+
+
+def test_the_admin_lists_the_events_heard_from_prolific(claimed, client, admin_client):
+    post_event(client, "RETURNED")
+    page = admin_client.get("/admin/annotation/prolificevent/")
+    assert page.status_code == 200 and "sub-p1" in page.content.decode()
+    assert admin_client.get("/admin/annotation/prolificsubscription/").status_code == 200

@@ -150,11 +150,13 @@ def receive(*, headers: Mapping[str, str], body: bytes, now: float | None = None
     # Prolific sends X-Event-ID on every event, the same on each retry; should one lack it, the body
     # (the same on a retry) stands in for it.
     event_id = _header(headers, EVENT_ID_HEADER) or "body:" + hashlib.sha256(body).hexdigest()
-    sent = _header(headers, EVENT_TIME_HEADER) or _header(headers, TIMESTAMP_HEADER)
+    # X-Timestamp orders events but is not signed: it is kept no later than the signed request time.
+    signed_at = _unix_seconds(_header(headers, TIMESTAMP_HEADER))
     try:
-        sent_at = datetime.fromtimestamp(_unix_seconds(sent), tz=UTC)
+        sent = min(_unix_seconds(_header(headers, EVENT_TIME_HEADER)), signed_at)
     except BadWebhook:
-        sent_at = datetime.fromtimestamp(now, tz=UTC)
+        sent = signed_at
+    sent_at = datetime.fromtimestamp(sent, tz=UTC)
     return record_and_apply(event_id=event_id, source=ProlificEvent.Source.WEBHOOK, payload=payload, sent_at=sent_at)
 
 
