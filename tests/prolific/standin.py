@@ -90,6 +90,10 @@ class StandIn:
         place = self.places.setdefault(study_id, {"total": 0, "taken": 0, "reopened": 0})
         place["taken"] += 1
 
+    def set_places(self, study_id: str, total: int) -> None:
+        """The Prolific study's total places (``total_available_places``)."""
+        self.places.setdefault(study_id, {"total": 0, "taken": 0, "reopened": 0})["total"] = total
+
     # --- webhooks ------------------------------------------------------------------------------
 
     def submission_of(self, participant: str) -> dict[str, Any]:
