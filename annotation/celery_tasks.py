@@ -5,6 +5,7 @@ import logging
 from celery import shared_task
 
 from annotation.services import abandonment, closing, filter_groups
+from annotation.services.prolific import polling
 
 logger = logging.getLogger(__name__)
 
@@ -37,3 +38,12 @@ def decide_training_filters() -> int:
         excluded,
     )
     return len(decisions)
+
+
+@shared_task(name="annotation.poll_prolific_submissions")
+def poll_prolific_submissions() -> int:
+    """Periodic (CELERY_BEAT_SCHEDULE, only with PROLIFIC_API_TOKEN): the webhook's fallback. Frees the slots
+    of the Prolific workers whose submissions were returned, timed out or rejected (``prolific.polling``)."""
+    freed = polling.poll_all()
+    logger.log(logging.INFO if freed else logging.DEBUG, "Prolific polling freed %d slot(s)", freed)
+    return freed

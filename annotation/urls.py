@@ -4,6 +4,7 @@
 - /join/<slug>/   crowd-platform entry (annotation.urls_entry)
 - /work/          the worker's pages (annotation.urls_worker)
 - /dashboard/     admins' progress and results (annotation.urls_dashboard)
+- /hooks/prolific/ Prolific's signed webhooks (annotation.views.prolific_hooks)
 - /jsi18n/<code>/ Django's JavaScript translation catalog for the worker pages (annotation.locale)
 - /api/session/   the worker's session API (annotation.api.session_urls), first: every worker request
 - /api/           the rest of the JSON API, described at /api/schema/ (annotation.api.urls)
@@ -17,6 +18,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from annotation.locale import javascript_catalog
+from annotation.views import prolific_hooks
 from annotation.views.home import home
 
 urlpatterns = [
@@ -28,6 +30,7 @@ urlpatterns = [
     path("api/", include("annotation.api.urls")),
     path("work/", include("annotation.urls_worker")),
     path("dashboard/", include("annotation.urls_dashboard")),
+    path("hooks/prolific/", prolific_hooks.receive, name="prolific-hooks"),
     path("jsi18n/<str:language>/", javascript_catalog, name="jsi18n"),
     path("", home, name="home"),
     path("", include("annotation.urls_entry")),

@@ -107,6 +107,18 @@ def test_export_job_recovery_settings_are_parsed_strictly():
     assert shown.stdout.strip() == "20 5.0 5 {'visibility_timeout': 600}", shown.stderr
 
 
+def test_prolific_polling_is_scheduled_only_when_prolific_is_configured():
+    schedule = "settings.CELERY_BEAT_SCHEDULE.get('poll-prolific-submissions', {}).get('schedule')"
+    off = _print({"DEBUG": "1", "PROLIFIC_API_TOKEN": ""}, schedule)
+    assert off.stdout.strip() == "None", off.stderr
+    on = _print({"DEBUG": "1", "PROLIFIC_API_TOKEN": "t", "PROLIFIC_POLL_SECONDS": "30"}, schedule)
+    assert on.stdout.strip() == "30", on.stderr
+    never = _print({"DEBUG": "1", "PROLIFIC_API_TOKEN": "t", "PROLIFIC_POLL_SECONDS": "0"}, schedule)
+    assert never.stdout.strip() == "None", never.stderr
+    bad = run_settings({"DEBUG": "1", "PROLIFIC_WEBHOOK_TOLERANCE_SECONDS": "0"})
+    assert "PROLIFIC_WEBHOOK_TOLERANCE_SECONDS must be at least 1" in bad.stderr
+
+
 def test_the_celery_queue_comes_from_the_environment():
     code = "import django; django.setup(); from annotation.celery import app; print(app.conf.task_default_queue)"
     for queue, expected in (("", "celery"), ("study-eu", "study-eu")):

@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 
-from annotation.models import ProlificAction, ProlificCall, ProlificGroup, Study
+from annotation.models import ProlificAction, ProlificCall, ProlificEvent, ProlificGroup, ProlificSubscription, Study
 from annotation.services.prolific import operations
 
 
@@ -135,3 +135,32 @@ class ProlificGroupAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
+
+
+class _ReadOnly(admin.ModelAdmin):
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+
+@admin.register(ProlificEvent)
+class ProlificEventAdmin(_ReadOnly):
+    """Every status change heard from Prolific (webhook or polling) and what was done with it."""
+
+    list_display = ["received_at", "source", "event_type", "resource_id", "participant_id", "status", "outcome"]
+    list_filter = ["source", "event_type", "status"]
+    search_fields = ["event_id", "resource_id", "participant_id", "outcome"]
+    readonly_fields = [f.name for f in ProlificEvent._meta.fields]
+
+
+@admin.register(ProlificSubscription)
+class ProlificSubscriptionAdmin(_ReadOnly):
+    """The webhook subscriptions `manage.py prolific subscribe` made (the secret is shown nowhere)."""
+
+    list_display = ["event_type", "target_url", "workspace_id", "subscription_id", "confirmed", "updated_at"]
+    readonly_fields = [f.name for f in ProlificSubscription._meta.fields]

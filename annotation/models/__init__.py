@@ -7,7 +7,14 @@ from annotation.models.participation import (
     SurveyResponse,
     Worker,
 )
-from annotation.models.prolific import ProlificAction, ProlificCall, ProlificGroup
+from annotation.models.prolific import (
+    ProlificAction,
+    ProlificCall,
+    ProlificEvent,
+    ProlificGroup,
+    ProlificHookSecret,
+    ProlificSubscription,
+)
 from annotation.models.rehearsal import RehearsalJob
 from annotation.models.response import AnswerSpan, Response
 from annotation.models.study import Condition, Study
@@ -24,7 +31,10 @@ __all__ = [
     "ParticipationEvent",
     "ProlificAction",
     "ProlificCall",
+    "ProlificEvent",
     "ProlificGroup",
+    "ProlificHookSecret",
+    "ProlificSubscription",
     "RehearsalJob",
     "Response",
     "Study",

@@ -84,3 +84,73 @@ class ProlificGroup(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.group_id})"
+
+
+class ProlificEvent(models.Model):
+    """One status change heard from Prolific: a webhook event, or a submission status read by polling.
+
+    Unique on ``event_id`` (the webhook's ``X-Event-ID``; ``poll:<submission>:<status>`` for polling), so
+    an event delivered twice is recorded, and acted on, once. Every event is kept, including the ones
+    that changed nothing, with what was done (``outcome``).
+    """
+
+    class Source(models.TextChoices):
+        WEBHOOK = "webhook", "Webhook"
+        POLL = "poll", "Polling"
+
+    event_id = models.CharField(max_length=100, unique=True)
+    source = models.CharField(max_length=10, choices=Source.choices)
+    event_type = models.CharField(max_length=60)
+    resource_id = models.CharField(max_length=64, db_index=True, help_text="The submission (or study) it concerns.")
+    participant_id = models.CharField(max_length=128, blank=True)
+    status = models.CharField(max_length=30, blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True, help_text="When Prolific sent it (X-Timestamp).")
+    received_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    participation = models.ForeignKey(
+        Participation, on_delete=models.PROTECT, null=True, blank=True, related_name="prolific_events"
+    )
+    outcome = models.CharField(max_length=200, blank=True, help_text="What the app did with it.")
+    payload = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-received_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.event_type} {self.resource_id} {self.status}: {self.outcome}"
+
+
+class ProlificHookSecret(models.Model):
+    """The workspace's webhook secret (Prolific keeps one per workspace), which signs every webhook.
+
+    Created by ``manage.py prolific subscribe --run``; shown nowhere and never logged."""
+
+    workspace_id = models.CharField(max_length=64, unique=True)
+    secret_id = models.CharField(max_length=64, blank=True)
+    value = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"webhook secret of workspace {self.workspace_id}"
+
+
+class ProlificSubscription(models.Model):
+    """A webhook subscription made by ``manage.py prolific subscribe``: one per event type and URL."""
+
+    workspace_id = models.CharField(max_length=64)
+    event_type = models.CharField(max_length=60)
+    target_url = models.URLField(max_length=300)
+    subscription_id = models.CharField(max_length=64, blank=True)
+    confirmed = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["event_type"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workspace_id", "event_type", "target_url"], name="prolific_subscription_one_per_url"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.event_type} → {self.target_url} ({'confirmed' if self.confirmed else 'unconfirmed'})"

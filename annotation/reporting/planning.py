@@ -30,9 +30,9 @@ import numpy as np
 from annotation.models import Study
 from annotation.reporting.bootstrap import IntervalOptions, cell_interval
 from annotation.reporting.options import ReportError
-from annotation.reporting.pay import pay_line
 from annotation.reporting.scores import annotator_rows
 from annotation.services import attention, presentation
+from annotation.services.pay import pay_line, stored_base
 from tasks_app.models import ExampleSetItem
 
 DEFAULT_WORKERS = (3, 5, 10)
@@ -249,7 +249,11 @@ def _times(study: Study, seconds: float, test_items: int) -> list[ConditionTime]
         if condition.training_set_id:
             training = ExampleSetItem.objects.filter(example_set_id=condition.training_set_id).count()
         total_seconds = (training + test_items + checks) * seconds
-        pay = pay_line(study=study, participation_id=0, seconds=total_seconds).amount
+        base = stored_base(study)
+        line = pay_line(
+            rate=study.hourly_rate, base=base.amount if base else None, participation_id=0, seconds=total_seconds
+        )
+        pay = line.amount
         result.append(ConditionTime(condition.shots, training, test_items, checks, round(total_seconds / 60, 1), pay))
     return result
 

@@ -8,6 +8,10 @@ so a fresh worker can take it, and the worker stays ineligible for the task
 the Celery task ``annotation.release_abandoned_slots``, and by an entry that
 finds its study full (then under that entry's ``slots.lock_study``).
 
+``abandon`` is the one way a participation ends as abandoned, whoever decides it: this sweep, or the
+crowd platform saying the worker returned the study or timed out there
+(``annotation.services.prolific.webhooks``).
+
 The periodic sweep needs no study lock: it only frees slots, and an entry that
 counted the slot as held a moment too early at worst answers "full".
 """
@@ -24,6 +28,16 @@ from annotation.models import Participation, Study
 from annotation.services import lifecycle
 
 logger = logging.getLogger(__name__)
+
+
+def abandon(participation: Participation, *, reason: str, at: datetime | None = None) -> bool:
+    """End an active participation as abandoned: its slot is free at once, and the worker stays ineligible
+    for the task. False (and nothing written) if it is no longer active (it moved on meanwhile)."""
+    try:
+        lifecycle.transition(participation, to_state=Participation.State.ABANDONED, at=at, reason=reason)
+    except lifecycle.InvalidTransition:
+        return False
+    return True
 
 
 def release_abandoned(*, now: datetime | None = None, study: Study | None = None) -> int:
@@ -44,18 +58,8 @@ def release_abandoned(*, now: datetime | None = None, study: Study | None = None
                 .select_for_update(skip_locked=True, of=("self",))
                 .order_by("id")
             )
-            freed = []
-            for participation in idle:
-                try:
-                    lifecycle.transition(
-                        participation,
-                        to_state=Participation.State.ABANDONED,
-                        at=now,
-                        reason=f"no activity for {minutes} minute{'' if minutes == 1 else 's'}",
-                    )
-                except lifecycle.InvalidTransition:
-                    continue  # it moved on meanwhile
-                freed.append(participation)
+            reason = f"no activity for {minutes} minute{'' if minutes == 1 else 's'}"
+            freed = [p for p in idle if abandon(p, reason=reason, at=now)]
         for participation in freed:  # once the block succeeded: only what was really released
             logger.info(
                 "released the slot of participation %s (study %s): idle for %d min",

@@ -202,6 +202,16 @@ if not re.match(r"^https?://", PROLIFIC_API_URL):
     raise ImproperlyConfigured(f"PROLIFIC_API_URL must be an http(s):// URL; got {PROLIFIC_API_URL!r}")
 PROLIFIC_WORKSPACE_ID = env_str("PROLIFIC_WORKSPACE_ID") or ""
 PROLIFIC_TIMEOUT_SECONDS = env_int("PROLIFIC_TIMEOUT_SECONDS", 20, minimum=1)
+# A webhook whose signed timestamp is further than this from now is refused (a replay).
+PROLIFIC_WEBHOOK_TOLERANCE_SECONDS = env_int("PROLIFIC_WEBHOOK_TOLERANCE_SECONDS", 300, minimum=1)
+# Polling, the fallback when Prolific cannot reach the app: Celery beat reads the submissions of the
+# studies with Prolific workers at work this often (0: never). Only scheduled when the token is set.
+PROLIFIC_POLL_SECONDS = env_int("PROLIFIC_POLL_SECONDS", 120, minimum=0)
+if PROLIFIC_API_TOKEN and PROLIFIC_POLL_SECONDS:
+    CELERY_BEAT_SCHEDULE["poll-prolific-submissions"] = {
+        "task": "annotation.poll_prolific_submissions",
+        "schedule": PROLIFIC_POLL_SECONDS,
+    }
 
 # --- Cache and sessions -------------------------------------------------------
 # CACHE_URL, e.g. redis://127.0.0.1:6379/1: Django's Redis cache, shared by all server

@@ -6,19 +6,43 @@ Shapes follow Prolific's API reference (docs/prolific.md): a submission has ``id
 ``total_amount`` in cents; a group answers ``id``, ``name``, ``participant_count``. Error bodies are
 ``{"error": {"status", "title", "detail"}}``: the reference documents none, so the client must not
 depend on this shape.
+
+Webhooks, as Prolific's reference describes them: a workspace secret (``POST hooks/secrets/``), a
+subscription per event type (``POST hooks/subscriptions/`` answers an ``X-Hook-Secret`` header, which
+``POST hooks/subscriptions/{id}/`` confirms). A status change (``set_status``, ``return_submission``,
+``time_out``) is sent at once to every confirmed subscription of ``submission.status.change``, signed
+the way the reference's example does it: base64(HMAC-SHA256(secret, timestamp + json.dumps(body))),
+with ``X-Prolific-Request-Signature``, ``X-Prolific-Request-Timestamp``, ``X-Event-ID`` and
+``X-Timestamp``. ``GET studies/{id}/submissions/`` serves the submissions for polling.
+
+Places: Prolific reopens the place of a RETURNED or TIMED-OUT submission by itself (its help pages on
+returned and timed-out submissions); each study's ``places`` records it (``taken`` goes down,
+``reopened`` up). Whether a REJECTED one reopens is not documented: ``reopen_on_reject`` (off).
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import json
 import threading
 import time
+import urllib.error
+import urllib.request
 import uuid
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 TOKEN = "test-token"
+SUBMISSION_EVENT = "submission.status.change"
+REOPENING = ("RETURNED", "TIMED-OUT")  # Prolific reopens these places by itself
+
+
+def sign(secret: str, timestamp: str, body: str) -> str:
+    """Prolific's signature, as its reference's Python example computes it."""
+    return base64.b64encode(hmac.new(secret.encode(), (timestamp + body).encode(), hashlib.sha256).digest()).decode()
 
 
 class StandIn:
@@ -27,6 +51,11 @@ class StandIn:
         self.bulks: dict[str, dict[str, Any]] = {}
         self.groups: dict[str, dict[str, Any]] = {}
         self.studies: dict[str, dict[str, Any]] = {}
+        self.secrets: dict[str, dict[str, str]] = {}  # workspace id -> {"id", "value"}
+        self.subscriptions: dict[str, dict[str, Any]] = {}
+        self.places: dict[str, dict[str, int]] = {}  # Prolific study id -> {"total", "taken", "reopened"}
+        self.reopen_on_reject = False
+        self.sent: list[dict[str, Any]] = []  # every webhook sent: url, headers, body, answer
         self.requests: list[tuple[str, str, dict[str, Any]]] = []
         self.fail_participants: dict[str, int] = {}  # participant id -> status to answer
         self.rate_limit_next = 0  # answer the next N requests with 429
@@ -55,13 +84,99 @@ class StandIn:
         """A Prolific study; ``reward`` is per participant, in cents (as Prolific's study object has it)."""
         self.studies[study_id] = {"id": study_id, "name": study_id, "status": "ACTIVE", "reward": reward, **fields}
 
-    def add_submission(self, *, submission_id: str, participant: str, study_id: str) -> None:
+    def add_submission(
+        self, *, submission_id: str, participant: str, study_id: str, status: str = "AWAITING REVIEW"
+    ) -> None:
         self.submissions[submission_id] = {
             "id": submission_id,
             "participant": participant,
             "study_id": study_id,
-            "status": "AWAITING REVIEW",
+            "status": status,
         }
+        place = self.places.setdefault(study_id, {"total": 0, "taken": 0, "reopened": 0})
+        place["taken"] += 1
+
+    def set_places(self, study_id: str, total: int) -> None:
+        """The Prolific study's total places (``total_available_places``)."""
+        self.places.setdefault(study_id, {"total": 0, "taken": 0, "reopened": 0})["total"] = total
+
+    # --- webhooks ------------------------------------------------------------------------------
+
+    def submission_of(self, participant: str) -> dict[str, Any]:
+        return next(s for s in self.submissions.values() if s["participant"] == participant)
+
+    def return_submission(self, participant: str) -> list[dict[str, Any]]:
+        """The participant returns the study on Prolific: the status changes and the webhooks go out."""
+        return self.set_status(self.submission_of(participant)["id"], "RETURNED")
+
+    def time_out(self, participant: str) -> list[dict[str, Any]]:
+        return self.set_status(self.submission_of(participant)["id"], "TIMED-OUT")
+
+    def set_status(self, submission_id: str, status: str, *, notify: bool = True) -> list[dict[str, Any]]:
+        with self.lock:
+            sub = self.submissions[submission_id]
+            sub["status"] = status
+            if status in REOPENING or (status == "REJECTED" and self.reopen_on_reject):
+                place = self.places[sub["study_id"]]
+                place["taken"] -= 1
+                place["reopened"] += 1
+        if not notify:
+            return []
+        payload = {
+            "resource_id": submission_id,
+            "event_type": SUBMISSION_EVENT,
+            "participant_id": sub["participant"],
+            "status": status,
+        }
+        return self.notify(payload)
+
+    def notify(self, payload: dict[str, Any], **overrides: Any) -> list[dict[str, Any]]:
+        """Send ``payload`` to every confirmed subscription of its event type; returns what was sent."""
+        subs = [
+            s
+            for s in self.subscriptions.values()
+            if s["confirmed"] and s["is_enabled"] and s["event_type"] == payload["event_type"]
+        ]
+        secret = lambda sub: self.secrets.get(sub["workspace_id"], {}).get("value", "")  # noqa: E731
+        return [self.deliver(sub["target_url"], payload, secret=secret(sub), **overrides) for sub in subs]
+
+    def deliver(
+        self,
+        url: str,
+        payload: dict[str, Any],
+        *,
+        secret: str,
+        timestamp: str | None = None,
+        event_id: str | None = None,
+        event_time: str | None = None,
+        signature: str | None = None,
+    ) -> dict[str, Any]:
+        """POST one signed event (each part can be overridden to forge or replay one)."""
+        body = json.dumps(payload)
+        timestamp = timestamp or str(int(time.time()))
+        headers = {
+            "Content-Type": "application/json",
+            "X-Prolific-Request-Timestamp": timestamp,
+            "X-Prolific-Request-Signature": signature or sign(secret, timestamp, body),
+            "X-Event-ID": event_id or uuid.uuid4().hex[:24],
+            "X-Timestamp": event_time or timestamp,
+        }
+        return self.post(url, headers, body)
+
+    def post(self, url: str, headers: dict[str, str], body: str) -> dict[str, Any]:
+        request = urllib.request.Request(url, data=body.encode(), method="POST", headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                status, answer = response.status, response.read().decode()
+        except urllib.error.HTTPError as exc:
+            status, answer = exc.code, exc.read().decode()
+        sent = {"url": url, "headers": headers, "body": body, "status": status, "answer": answer}
+        self.sent.append(sent)
+        return sent
+
+    def replay(self, sent: dict[str, Any]) -> dict[str, Any]:
+        """Send an event again, byte for byte (what an attacker who saw it could do)."""
+        return self.post(sent["url"], sent["headers"], sent["body"])
 
     def paid_to(self, participant: str) -> Decimal:
         """What was paid to a participant in bonuses, over every bulk paid (as many times as it was paid)."""
@@ -89,7 +204,14 @@ class StandIn:
                     standin.requests.append(("GET", self.path, {}))
                 if self.headers.get("Authorization") != f"Token {TOKEN}":
                     return self._send(401, _error(401, "Unauthorized", "Invalid token."))
-                parts = [p for p in self.path.split("/") if p][2:]  # after api/v1
+                parts = [p for p in self.path.split("?")[0].split("/") if p][2:]  # after api/v1
+                if parts[:1] == ["studies"] and parts[2:] == ["submissions"]:
+                    with standin.lock:
+                        found = [s for s in standin.submissions.values() if s["study_id"] == parts[1]]
+                        results = [
+                            {"id": s["id"], "participant_id": s["participant"], "status": s["status"]} for s in found
+                        ]
+                    return self._send(200, {"results": results})
                 with standin.lock:
                     study = standin.studies.get(parts[1]) if parts[:1] == ["studies"] and len(parts) == 2 else None
                 if study is None:
@@ -112,10 +234,12 @@ class StandIn:
                 if any(p in self.path for p in standin.slow_paths):
                     time.sleep(standin.slow_seconds)
                 with standin.lock:
-                    status, answer = standin.route(self.path, body)
-                self._send(status, answer)
+                    status, answer, *headers = standin.route(self.path, body)
+                self._send(status, answer, headers=headers[0] if headers else None)
 
-            def _send(self, status: int, answer: dict[str, Any], retry: bool = False) -> None:
+            def _send(
+                self, status: int, answer: dict[str, Any], retry: bool = False, headers: dict[str, str] | None = None
+            ) -> None:
                 data = json.dumps(answer).encode()
                 try:
                     self.send_response(status)
@@ -123,6 +247,8 @@ class StandIn:
                     self.send_header("Content-Length", str(len(data)))
                     if retry:
                         self.send_header("Retry-After", standin.retry_after)
+                    for name, value in (headers or {}).items():
+                        self.send_header(name, value)
                     self.end_headers()
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
@@ -130,8 +256,14 @@ class StandIn:
 
         return Handler
 
-    def route(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    def route(self, path: str, body: dict[str, Any]) -> tuple[Any, ...]:
         parts = [p for p in path.split("/") if p][2:]  # after api/v1
+        if parts == ["hooks", "secrets"]:
+            return self.create_secret(body)
+        if parts == ["hooks", "subscriptions"]:
+            return self.create_subscription(body)
+        if parts[:2] == ["hooks", "subscriptions"] and len(parts) == 3:
+            return self.confirm_subscription(parts[2], body)
         if parts[:1] == ["submissions"] and parts[2:] == ["transition"]:
             return self.transition(parts[1], body)
         if parts == ["submissions", "bonus-payments"]:
@@ -208,6 +340,41 @@ class StandIn:
             return failed
         group["members"].update(ids)
         return 200, {"results": [{"participant_id": pid} for pid in sorted(group["members"])]}
+
+    def create_secret(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        workspace = body.get("workspace_id")
+        if not workspace:
+            return 400, _error(400, "Invalid", "workspace_id is required")
+        # One secret per workspace: a new one replaces the old.
+        self.secrets[workspace] = {"id": uuid.uuid4().hex[:24], "value": uuid.uuid4().hex + uuid.uuid4().hex}
+        return 201, {**self.secrets[workspace], "workspace_id": workspace}
+
+    def create_subscription(self, body: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
+        workspace = body.get("workspace_id")
+        if not body.get("event_type") or not body.get("target_url") or not workspace:
+            return 400, _error(400, "Invalid", "event_type, target_url and workspace_id are required"), {}
+        if workspace not in self.secrets:
+            return 400, _error(400, "Invalid", "Create a secret for the workspace first."), {}
+        sub_id = uuid.uuid4().hex[:24]
+        hook_secret = uuid.uuid4().hex
+        sub = {
+            "id": sub_id,
+            "event_type": body["event_type"],
+            "target_url": body["target_url"],
+            "workspace_id": workspace,
+            "is_enabled": body.get("is_enabled", True),
+        }
+        self.subscriptions[sub_id] = {**sub, "confirmed": False, "hook_secret": hook_secret}
+        return 201, {"results": [sub]}, {"X-Hook-Secret": hook_secret}
+
+    def confirm_subscription(self, sub_id: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        sub = self.subscriptions.get(sub_id)
+        if sub is None:
+            return 404, _error(404, "Not found", "No such subscription.")
+        if body.get("secret") != sub["hook_secret"]:
+            return 400, _error(400, "Invalid", "The secret does not match.")
+        sub["confirmed"] = True
+        return 200, {k: v for k, v in sub.items() if k not in ("confirmed", "hook_secret")}
 
 
 def _error(status: int, title: str, detail: str) -> dict[str, Any]:

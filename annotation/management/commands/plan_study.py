@@ -4,7 +4,9 @@ manage.py plan_study sst2-split1                              # from the pilot's
 manage.py plan_study sst2-split1 --accuracy 0.85 --workers 3,5,10 --seed 7 --format json
 """
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Study
 from annotation.reporting import planning
@@ -21,7 +23,7 @@ def _workers(raw: str) -> list[int]:
 class Command(BaseCommand):
     help = "How wide each cell's 95% interval will be with 3, 5, 10 workers per condition, the cost and the time."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("slug", help="The study (its pilot's completed workers give the accuracy).")
         parser.add_argument("--accuracy", type=float, default=None, help="Plan with this accuracy (0..1) instead.")
         parser.add_argument("--workers", default="3,5,10", help="Workers per condition to plan for (default 3,5,10).")
@@ -30,7 +32,7 @@ class Command(BaseCommand):
         parser.add_argument("--resamples", type=int, default=planning.DEFAULT_RESAMPLES)
         parser.add_argument("--format", choices=planning.FORMATS, default="markdown")
 
-    def handle(self, *args, slug: str, **opts):
+    def handle(self, *args: Any, slug: str, **opts: Any) -> None:
         study = Study.objects.select_related("task").filter(slug=slug).first()
         if study is None:
             raise CommandError(f"no study {slug!r}")

@@ -3,30 +3,46 @@
 manage.py prolific review --study sst2-split1            # who is approved (dry run)
 manage.py prolific bonus --study sst2-split1 --run       # pay the pay table's bonuses
 manage.py prolific group --study sst2-split1 --json      # add the task's participants to its group
+manage.py prolific subscribe --url https://study.example.org/hooks/prolific/ --run   # webhooks
+manage.py prolific poll --study sst2-split1              # free the slots of returned submissions now
 """
 
 import json
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Study
-from annotation.services.prolific import operations
+from annotation.services.prolific import operations, polling, subscriptions
+
+HOOK_COMMANDS = ("subscribe", "poll")
 
 
 class Command(BaseCommand):
-    help = "Approve, pay bonuses or fill the participant group on Prolific for a study (dry run unless --run)."
+    help = (
+        "Approve, pay bonuses or fill the participant group on Prolific for a study (dry run unless --run); "
+        "subscribe the app's webhook URL; poll a study's submissions."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("operation", choices=operations.OPERATIONS)
-        parser.add_argument("--study", required=True, help="Study slug.")
+        parser.add_argument("operation", choices=(*operations.OPERATIONS, *HOOK_COMMANDS))
+        parser.add_argument("--study", help="Study slug (every operation but subscribe).")
+        parser.add_argument("--url", help="subscribe: the app's webhook URL, https://<host>/hooks/prolific/.")
+        parser.add_argument("--workspace", help="subscribe: the Prolific workspace (default PROLIFIC_WORKSPACE_ID).")
         parser.add_argument("--run", action="store_true", help="Do it (default: only show the plan).")
         parser.add_argument("--json", action="store_true", help="Print the report as JSON.")
 
-    def handle(self, *args: Any, operation: str, study: str, run: bool, **options: Any) -> None:
+    def handle(self, *args: Any, operation: str, study: str | None, run: bool, **options: Any) -> None:
+        if operation == "subscribe":
+            return self._subscribe(options["url"], options["workspace"], run=run, as_json=options["json"])
+        if not study:
+            raise CommandError(f"{operation} needs --study SLUG.")
         found = Study.objects.select_related("task").filter(slug=study).first()
         if found is None:
             raise CommandError(f"No study with slug {study!r}.")
+        if operation == "poll":
+            return self._poll(found)
         if run:
             try:
                 report = operations.run(operation=operation, study=found)
@@ -54,6 +70,40 @@ class Command(BaseCommand):
         counts = ", ".join(f"{n} {state}" for state, n in sorted(report.counts.items())) or "nobody"
         total = f"; bonuses {report.total:.2f}" if report.operation == "bonus" else ""
         self.stdout.write(f"{counts}{total}")
+
+    def _subscribe(self, url: str | None, workspace: str | None, *, run: bool, as_json: bool) -> None:
+        if not url:
+            raise CommandError("subscribe needs --url https://<host>/hooks/prolific/.")
+        workspace_id = workspace or settings.PROLIFIC_WORKSPACE_ID
+        try:
+            if run:
+                steps = subscriptions.run(target_url=url, workspace_id=workspace_id)
+            else:
+                steps = subscriptions.plan(target_url=url, workspace_id=workspace_id)
+        except (operations.ProlificDisabled, subscriptions.BadSubscription) as exc:
+            raise CommandError(str(exc)) from None
+        if as_json:
+            self.stdout.write(_dumps({"dry_run": not run, "steps": [s.as_dict() for s in steps]}))
+        else:
+            head = "Dry run (nothing sent; add --run to do it)" if not run else "Run"
+            self.stdout.write(f"{head}: subscribe {url} in workspace {workspace_id}")
+            for s in steps:
+                self.stdout.write(f"{s.what:<26} {s.state:<10} {s.note}")
+        if any(s.state == operations.FAILED for s in steps):
+            raise CommandError("Some steps failed: see above; run again to retry them.")
+
+    def _poll(self, study: Study) -> None:
+        try:
+            result = polling.poll(study=study)
+        except operations.ProlificDisabled as exc:
+            raise CommandError(str(exc)) from None
+        studies = ", ".join(result.prolific_studies) or "none (no Prolific worker at work)"
+        self.stdout.write(f"Polled {study.slug}: Prolific studies {studies}; {result.submissions} submission(s)")
+        for event in result.events:
+            self.stdout.write(f"  {event.participant_id or '-'} {event.resource_id} {event.status}: {event.outcome}")
+        self.stdout.write(f"{result.freed} slot(s) freed")
+        if result.errors:
+            raise CommandError("Polling failed: " + "; ".join(result.errors))
 
 
 def _dumps(data: Any) -> str:

@@ -13,6 +13,10 @@ docs/prolific.md lists them with what each operation sends:
 - ``POST /bulk-bonus-payments/{id}/pay/``: pay a set-up bonus. Documented as NOT idempotent.
 - ``POST /participant-groups/``: create a group (``name``, ``workspace_id``).
 - ``POST /participant-groups/{id}/participants/``: add ``participant_ids``; members are ignored.
+- ``GET /studies/{id}/submissions/``: a study's submissions (``id``, ``participant_id``, ``status``).
+- ``POST /hooks/secrets/``: create (or replace) the workspace's webhook secret (``id``, ``value``).
+- ``POST /hooks/subscriptions/``: subscribe a ``target_url`` to an ``event_type``; the answer's
+  ``X-Hook-Secret`` header is confirmed with ``POST /hooks/subscriptions/{id}/`` (``{"secret"}``).
 
 Authentication is the header ``Authorization: Token <token>``. The reference documents no
 rate-limit figures nor an error-body schema: a 429 is retried after its ``Retry-After``
@@ -141,15 +145,43 @@ class ProlificClient:
     def add_to_group(self, group_id: str, participant_ids: list[str]) -> dict[str, Any]:
         return self._post(f"participant-groups/{group_id}/participants/", {"participant_ids": participant_ids})
 
+    def list_submissions(self, study_id: str) -> list[dict[str, Any]]:
+        """Every submission of a Prolific study, following the answer's next page if it names one."""
+        found: list[dict[str, Any]] = []
+        path: str | None = f"studies/{study_id}/submissions/"
+        seen: set[str] = set()
+        while path and path not in seen:
+            seen.add(path)
+            page = self._request("GET", path, None)
+            found.extend(r for r in page.get("results") or [] if isinstance(r, dict))
+            path = _next_page(page, self.base_url)
+        return found
+
+    def create_secret(self, *, workspace_id: str) -> dict[str, Any]:
+        return self._post("hooks/secrets/", {"workspace_id": workspace_id})
+
+    def create_subscription(self, *, event_type: str, target_url: str, workspace_id: str) -> tuple[dict[str, Any], str]:
+        """The new subscription and the ``X-Hook-Secret`` to confirm it with."""
+        body = {"event_type": event_type, "target_url": target_url, "workspace_id": workspace_id, "is_enabled": True}
+        headers: dict[str, str] = {}
+        answer = self._request("POST", "hooks/subscriptions/", body, headers_out=headers)
+        hook_secret = next((v for k, v in headers.items() if k.lower() == "x-hook-secret"), "")
+        return answer, hook_secret
+
+    def confirm_subscription(self, subscription_id: str, *, hook_secret: str) -> dict[str, Any]:
+        return self._post(f"hooks/subscriptions/{subscription_id}/", {"secret": hook_secret})
+
     # --- transport ---------------------------------------------------------------------------
 
     def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         return self._request("POST", path, body)
 
-    def _request(self, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
+    def _request(
+        self, method: str, path: str, body: dict[str, Any] | None, *, headers_out: dict[str, str] | None = None
+    ) -> dict[str, Any]:
         for attempt in range(self.max_retries + 1):
             try:
-                return self._once(method, path, body)
+                return self._once(method, path, body, headers_out)
             except ProlificRateLimited as exc:
                 wait = exc.retry_after
                 if attempt == self.max_retries or wait > self.max_wait:
@@ -158,7 +190,9 @@ class ProlificClient:
                 self.sleep(wait)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _once(self, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
+    def _once(
+        self, method: str, path: str, body: dict[str, Any] | None, headers_out: dict[str, str] | None = None
+    ) -> dict[str, Any]:
         url = self.base_url.rstrip("/") + "/" + path
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(url, data=data, method=method)
@@ -172,6 +206,8 @@ class ProlificClient:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
                 status = response.status
                 text = response.read().decode("utf-8", "replace")
+                if headers_out is not None:
+                    headers_out.update(response.headers.items())
         except urllib.error.HTTPError as exc:
             status = exc.code
             text = exc.read().decode("utf-8", "replace")
@@ -213,8 +249,31 @@ class ProlificClient:
     ) -> None:
         if self.on_call is None:
             return
-        record = CallRecord(method, path, body or {}, status, text[:EXCERPT], ok, error, time.monotonic() - started)
+        body, text = _withhold_secrets(path, body or {}, text)
+        record = CallRecord(method, path, body, status, text[:EXCERPT], ok, error, time.monotonic() - started)
         self.on_call(record)
+
+
+WITHHELD = "(withheld: holds a webhook secret)"
+
+
+def _withhold_secrets(path: str, body: dict[str, Any], text: str) -> tuple[dict[str, Any], str]:
+    """What the call log may keep: never the workspace's webhook secret nor a subscription's X-Hook-Secret."""
+    if "secret" in body:
+        body = {**body, "secret": WITHHELD}
+    if path.startswith("hooks/secrets") and text:
+        text = WITHHELD
+    return body, text
+
+
+def _next_page(page: dict[str, Any], base_url: str) -> str | None:
+    """The path of the next page, if the answer names one (``_links.next.href`` or ``next``)."""
+    links = page.get("_links")
+    nxt = (links.get("next") or {}).get("href") if isinstance(links, dict) else page.get("next")
+    if not isinstance(nxt, str) or not nxt:
+        return None
+    base = base_url.rstrip("/") + "/"
+    return nxt[len(base) :] if nxt.startswith(base) else None  # never follow a link to another host
 
 
 def _retry_after(headers: dict[str, str]) -> float:

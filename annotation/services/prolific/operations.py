@@ -341,6 +341,9 @@ class _Log:
         )
 
 
+CallLog = _Log  # for the other Prolific services (subscriptions, polling) to record their calls the same way
+
+
 def _claim(
     participation_id: int, kind: str, *, action: str, blocked: tuple[str, ...], **fields: Any
 ) -> ProlificAction | None:
