@@ -36,6 +36,7 @@ from django.db import transaction
 from django.http import HttpRequest, HttpResponseBase
 from django.http.multipartparser import MultiPartParserError
 from django.middleware.csrf import get_token
+from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 from django.utils.translation import get_language, gettext
 from django.utils.translation import gettext_lazy as _
@@ -49,7 +50,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response as JSONResponse
 from rest_framework.views import APIView
 
-from annotation import worker_cookie
+from annotation import sqlite_queue, worker_cookie
 from annotation.api import errors
 from annotation.api.parsers import SessionJSONParser
 from annotation.api.session_schema import (
@@ -325,17 +326,20 @@ def settle(participation: Participation) -> None:
 def session_payload(participation: Participation, known: StepHead | None = None) -> dict:
     """The session's JSON; ``known`` is the step as the request read it, if nothing was written since
     (the activity touch writes only the participation's own row)."""
-    if participation.state in Participation.ACTIVE_STATES:
-        lifecycle.touch(participation)
+    # A GET: each write below happens only when due, and takes the SQLite write turn only then.
+    if participation.state in Participation.ACTIVE_STATES and lifecycle.touch_due(participation, timezone.now()):
+        with sqlite_queue.write_turn():
+            lifecycle.touch(participation)
     head = steps.current_step(participation=participation, known=known)
-    if head is not None and head.current is None:
-        settle(participation)
+    if head is not None and head.current is None:  # rare: a step with nothing pending was not moved on
+        with sqlite_queue.write_turn():
+            settle(participation)
         head = steps.current_step(participation=participation)
     item: Response | None = None
     progress: Progress | None
     if head is not None and head.current is not None:
         item = head.current
-        timing.mark_shown(item)
+        _mark_shown(item)
         assert head.size is not None  # read with the pending rows, of which the current item is one
         progress = steps.progress_at(item, head.size)
     else:
@@ -350,6 +354,13 @@ def session_payload(participation: Participation, known: StepHead | None = None)
         "closes_at": closes_at(participation),
         **pending_payload(participation),
     }
+
+
+def _mark_shown(item: Response) -> None:
+    """``timing.mark_shown`` in the write turn, taken only when the item has not been shown yet."""
+    if item.shown_at is None and not item.is_locked:
+        with sqlite_queue.write_turn():
+            timing.mark_shown(item)
 
 
 def closes_at(participation: Participation) -> str | None:
@@ -488,7 +499,7 @@ class ItemView(WorkerSessionView):
             current = head.current if head is not None else None
             if current is None or current.pk != response.pk:
                 raise answers.NotCurrentItem("not_current_item", gettext("This is not your current item."))
-            timing.mark_shown(response)
+            _mark_shown(response)
         progress = steps.phase_progress(participation=participation, phase=response.phase)
         return JSONResponse(
             {
