@@ -140,7 +140,9 @@ def new_participation(
     return participation
 
 
-def _claim(*, study: Study, params: EntryParams, consent_hash: str | None, language: str | None) -> JoinResult:
+def _claim(
+    *, study: Study, params: EntryParams, consent_hash: str | None = None, language: str | None = None
+) -> JoinResult:
     with transaction.atomic():
         locked, conditions = slots.lock_study(study.pk)
         # Re-check under the lock: the status may have changed, and an earlier entry of the
