@@ -42,7 +42,6 @@ in five seconds will not cure it or because it is a bug to see:
 from __future__ import annotations
 
 import logging
-
 import sqlite3
 
 from django.db import OperationalError

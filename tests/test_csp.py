@@ -7,9 +7,9 @@ from django.test import RequestFactory
 from django.views import defaults
 
 from annotation.csp import ContentSecurityPolicyMiddleware, csp_exempt, csp_update
+from tests.entry_link import take_part
 from tests.factories import make_classification_task
 from tests.worker.conftest import login, make_participation
-from tests.entry_link import take_part
 
 STRICT = "default-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 MTURK = "https://www.mturk.com https://workersandbox.mturk.com"

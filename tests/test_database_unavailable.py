@@ -48,9 +48,12 @@ def locked(tmp_path, django_db_blocker):
     )
     try:
         # Only this separate file is opened: the tests' own database stays untouched.
-        with django_db_blocker.unblock(), pytest.raises(OperationalError, match="database is locked") as raised:
-            with handler["default"].cursor() as cursor:
-                cursor.execute("INSERT INTO t VALUES (1)")
+        with (
+            django_db_blocker.unblock(),
+            pytest.raises(OperationalError, match="database is locked") as raised,
+            handler["default"].cursor() as cursor,
+        ):
+            cursor.execute("INSERT INTO t VALUES (1)")
         yield raised.value
     finally:
         handler.close_all()

@@ -12,9 +12,9 @@ from annotation import worker_cookie
 from annotation.models import Participation, Study
 from tasks_app.admin import TaskForm
 from tasks_app.texts import texts_for, validate_translations
+from tests.entry_link import take_part
 from tests.factories import make_classification_task, make_span_task
 from tests.worker.conftest import make_participation
-from tests.entry_link import take_part
 
 pytestmark = pytest.mark.django_db
 State = Participation.State

@@ -6,8 +6,8 @@ from django.test import Client
 
 from annotation.models import Participation, Study, Worker
 from annotation.services import studies
-from tests.factories import ParticipationFactory, WorkerFactory
 from tests.entry_link import take_part
+from tests.factories import ParticipationFactory, WorkerFactory
 
 pytestmark = pytest.mark.django_db
 State = Participation.State

@@ -11,8 +11,8 @@ from django.urls import reverse
 from annotation.models import AttentionCheck, Study
 from annotation.services import attention
 from tasks_app.models import Example, ExampleSet
-from tests.factories import make_span_task
 from tests.entry_link import take_part
+from tests.factories import make_span_task
 
 pytestmark = pytest.mark.django_db
 

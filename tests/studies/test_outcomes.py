@@ -6,8 +6,8 @@ from django.core.exceptions import ValidationError
 from annotation.models import Participation, Study
 from annotation.services import closing, entry, lifecycle, outcomes
 from annotation.services.outcomes import Outcome
-from tests.studies.conftest import inhouse
 from tests.entry_link import take_part
+from tests.studies.conftest import inhouse
 
 pytestmark = pytest.mark.django_db
 State = Participation.State

@@ -14,9 +14,9 @@ from annotation.reporting.options import MetricOptions
 from annotation.reporting.scores import annotator_rows
 from annotation.reporting.tables import build_table
 from annotation.services import attention
+from tests.entry_link import take_part
 from tests.factories import ConditionFactory, StudyFactory, make_classification_task
 from tests.worker.conftest import NER_TEST, login, make_task_with_items
-from tests.entry_link import take_part
 
 pytestmark = pytest.mark.django_db
 State = Participation.State

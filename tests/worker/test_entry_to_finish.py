@@ -3,8 +3,8 @@
 import pytest
 
 from annotation.models import Participation
-from tests.factories import ConditionFactory, StudyFactory, make_classification_task
 from tests.entry_link import take_part
+from tests.factories import ConditionFactory, StudyFactory, make_classification_task
 
 pytestmark = pytest.mark.django_db
 

@@ -4,9 +4,9 @@ import pytest
 from django.utils import timezone
 
 from annotation.models import Participation
+from tests.entry_link import take_part
 from tests.factories import make_classification_task
 from tests.worker.conftest import make_participation
-from tests.entry_link import take_part
 
 pytestmark = pytest.mark.django_db
 State = Participation.State

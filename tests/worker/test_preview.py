@@ -14,8 +14,8 @@ from annotation.reporting.options import MetricOptions
 from annotation.reporting.pay import condition_pay
 from annotation.reporting.scores import annotator_rows
 from annotation.services import attention, entry, preview, slots, studies
-from tests.studies.conftest import inhouse
 from tests.entry_link import take_part
+from tests.studies.conftest import inhouse
 
 pytestmark = pytest.mark.django_db
 State = Participation.State
