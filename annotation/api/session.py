@@ -1,10 +1,10 @@
 """The worker's session as JSON: what the worker page does, scripted clients can do.
 
 Authentication is the worker's signed cookie (annotation.worker_cookie): the
-entry link (``GET /join/<slug>/?worker_id=...``) sets it to the worker's
-participation, and every route here acts on that participation only. Without
+entry link's form (``POST /join/<slug>/?worker_id=...`` with ``choice=start``, or ``agree``) sets it to
+the worker's participation, and every route here acts on that participation only. Without
 it, every route answers 403 ``no_session``. Unsafe methods need the CSRF
-token: a scripted client GETs the join URL (the worker cookie), then ``GET
+token: a scripted client posts to the join URL (the worker cookie), then ``GET
 /api/session/current/`` (sets the ``csrftoken`` cookie), and sends the
 cookie's value back in the ``X-CSRFToken`` header. Bodies are JSON (anything
 else is 415 ``unsupported_media_type``), at most 64 KiB (413 ``too_large``) and
@@ -376,7 +376,8 @@ class CurrentView(WorkerSessionView):
     @extend_schema(
         tags=TAGS,
         summary="The session: state, task, progress and the current item (sets the CSRF cookie)",
-        description="Scripted clients: GET the study's join URL (/join/<slug>/?worker_id=...) to get the worker "
+        description="Scripted clients: POST choice=start (or agree) to the study's join URL "
+        "(/join/<slug>/?worker_id=...) to take a slot and get the worker "
         "cookie, then this route to get the csrftoken cookie, and send its value as X-CSRFToken on every POST. "
         "Test-step items never carry gold, scores or hints.",
         responses={200: SESSION, 403: ERROR},
