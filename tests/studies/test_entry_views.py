@@ -334,3 +334,13 @@ def test_an_mturk_preview_posted_to_stays_a_preview(client, study):
     response = client.post(f"/join/{study.slug}/?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&hitId=H", {"choice": "start"})
     assert response.status_code == 200 and b"This is a preview" in response.content
     assert _rows() == (0, 0, 0)
+
+
+def test_the_statement_counts_agreements_and_declines_made_at_the_entry_page(client, make_study):
+    from annotation.reporting.statement import consent_facts
+
+    study = make_study(consent_required=True, consent_text="Terms.")
+    assert _open(client, study, worker_id="onlylooked").status_code == 200
+    assert client.post(f"/join/{study.slug}/?worker_id=no", {"choice": "decline"}).status_code == 200
+    assert _join(client, study, worker_id="yes").status_code == 302
+    assert "(1 agreed, 1 declined;" in consent_facts(study)
