@@ -230,8 +230,6 @@ def join_study(
     (``consent_hash``: the text the page showed; a changed text raises ``consent.ConsentError`` and
     nothing is claimed). A worker ``look`` would resume or refuse gets that answer here too.
     """
-    if params.preview:
-        return JoinResult(Outcome.PREVIEW if study.is_open else Outcome.NOT_OPEN, study)
     seen = look(study=study, params=params)
     if seen.outcome != Outcome.START:
         return seen
