@@ -1,4 +1,4 @@
-"""look and join_study: who sees the start page, who gets a slot, who resumes, who is refused, and that refusals write nothing."""
+"""look and join_study: the start page, who gets a slot, who resumes, who is refused (writing nothing)."""
 
 from collections import Counter
 
