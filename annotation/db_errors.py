@@ -20,6 +20,12 @@ A connection refused for a wrong password or database name counts too: psycopg
 reports failed connections without a SQLSTATE. The warning logged for every
 such request carries the driver's message, which names the cause.
 
+On SQLite, "database is locked" (SQLITE_BUSY: another writer held the lock
+past the busy timeout) counts as well: the writer will finish, so it is a
+moment to wait and retry, not a bug. Writing requests take turns within one
+server process (annotation.sqlite_queue), so it takes another process (a
+management command, a second server) holding the lock that long.
+
 Everything else stays a 500, with its traceback in the log, because a retry
 in five seconds will not cure it or because it is a bug to see:
 
@@ -29,16 +35,14 @@ in five seconds will not cure it or because it is a bug to see:
 - ``django.db.InterfaceError``: psycopg 3 raises it for misuse (a closed
   cursor, a missing adapter), never for a lost server, which is an
   OperationalError;
-- SQLite's errors, all of them. There is no server that can come back: "database
-  is locked" arrives after the 20 s busy timeout has already waited for the
-  other writer, "no such table" is a missing migration, "unable to open
-  database file" is a path or permission to fix. SQLite is the laptop and demo
-  database; there a hidden 500 helps nobody.
+- SQLite's other errors: "no such table" is a missing migration, "unable to
+  open database file" a path or permission to fix.
 """
 
 from __future__ import annotations
 
 import logging
+import sqlite3
 
 from django.db import OperationalError
 from django.http import HttpRequest
@@ -63,11 +67,14 @@ except ImportError:  # an SQLite-only installation: nothing is a connection-leve
 
 
 def is_database_unavailable(exc: BaseException) -> bool:
-    """True for a PostgreSQL error that means the server cannot be reached (see the module's docstring)."""
-    if psycopg is None or not isinstance(exc, OperationalError):
+    """True for a PostgreSQL error that means the server cannot be reached, or SQLite's "database is locked"
+    (see the module's docstring)."""
+    if not isinstance(exc, OperationalError):
         return False
     cause = exc.__cause__
-    if not isinstance(cause, psycopg.OperationalError):
+    if isinstance(cause, sqlite3.OperationalError):
+        return (getattr(cause, "sqlite_errorname", None) or "").startswith("SQLITE_BUSY")  # set by sqlite3 only
+    if psycopg is None or not isinstance(cause, psycopg.OperationalError):
         return False
     sqlstate = cause.sqlstate
     return sqlstate is None or sqlstate.startswith("08") or sqlstate in UNAVAILABLE_SQLSTATES

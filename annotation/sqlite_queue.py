@@ -7,6 +7,11 @@ threads of one server process wait on a lock instead, and the busy handler (the 
 ``timeout``) is left for the rare meeting with another process. Python runs one thread at a time
 anyway, so little concurrency is lost; reads (GET, HEAD, OPTIONS) never wait.
 
+A GET that sometimes writes (the session API's GETs record activity, the time an item is first
+shown, or move on a finished step) takes the turn around just that write, with ``write_turn()``;
+its reads stay parallel. If the database stays locked past its busy timeout all the same, the
+request answers 503 with Retry-After (annotation.db_errors).
+
 Only a file database on SQLite takes part (never PostgreSQL, never an in-memory test database), and
 ``SQLITE_QUEUE_WRITES=0`` turns it off. Django's public middleware API, nothing of the backend's.
 """
@@ -14,14 +19,15 @@ Only a file database on SQLite takes part (never PostgreSQL, never an in-memory 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from django.conf import settings
 from django.db import connections
 from django.http import HttpRequest, HttpResponse
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
-_write_turn = threading.Lock()
+_write_turn = threading.RLock()  # re-entrant: a writing request's own write_turn() passes through
 
 
 def queues_writes() -> bool:
@@ -34,6 +40,17 @@ def queues_writes() -> bool:
     # is ":memory:" or a "mode=memory" URI, as SQLite spells it.
     name = str(connection.settings_dict["NAME"] or "")
     return bool(name) and name != ":memory:" and "mode=memory" not in name
+
+
+@contextmanager
+def write_turn() -> Iterator[None]:
+    """Take the process's write turn around a write made by a reading request (a no-op where writes do
+    not take turns, and within a request that already holds it)."""
+    if not queues_writes():
+        yield
+        return
+    with _write_turn:
+        yield
 
 
 class SQLiteWriteQueueMiddleware:

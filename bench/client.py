@@ -12,6 +12,7 @@ import asyncio
 import json
 import time
 from dataclasses import dataclass, field
+from urllib.parse import urlencode
 
 HOST = "127.0.0.1"  # the benchmark never targets another host
 
@@ -148,16 +149,24 @@ class Browser:
                 self.cookies[name.strip()] = value.strip().strip('"')
 
     async def request(
-        self, kind: str, method: str, path: str, body: dict | None = None, accept: str = "text/html"
+        self,
+        kind: str,
+        method: str,
+        path: str,
+        body: dict | None = None,
+        accept: str = "text/html",
+        form: dict[str, str] | None = None,
     ) -> Reply:
+        """One request; a POST sends ``body`` as JSON, or ``form`` as a page's form would."""
         head = [f"{method} {path} HTTP/1.1", f"Host: {HOST}:{self.port}", f"Accept: {accept}"]
         if self.cookies:
             head.append("Cookie: " + "; ".join(f"{k}={v}" for k, v in self.cookies.items()))
         payload = b""
         if method != "GET":
-            payload = json.dumps(body if body is not None else {}).encode()
+            payload = urlencode(form).encode() if form is not None else json.dumps(body or {}).encode()
+            content_type = "application/x-www-form-urlencoded" if form is not None else "application/json"
             head += [
-                "Content-Type: application/json",
+                f"Content-Type: {content_type}",
                 f"Content-Length: {len(payload)}",
                 f"X-CSRFToken: {self.cookies.get('csrftoken', '')}",
                 f"Origin: http://{HOST}:{self.port}",

@@ -241,7 +241,9 @@ class Sessions:
 async def join(port: int, slug: str, number: int, recorder: Recorder) -> Worker:
     """The entry link, the CSRF cookie and the start: what a browser does once, before the timed part."""
     browser = Browser(port, recorder)
-    reply = await browser.request("join", "GET", f"/join/{slug}/?worker_id=openloop-{number:05d}")
+    link = f"/join/{slug}/?worker_id=openloop-{number:05d}"
+    await browser.request("join", "GET", link)  # the start page: nothing held yet
+    reply = await browser.request("join", "POST", link, form={"choice": "start"})  # takes the slot
     if reply.status != 302:
         raise RuntimeError(f"the entry link answered {reply.status}")
     await browser.api("join", "GET", "/api/session/current/")

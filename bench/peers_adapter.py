@@ -22,7 +22,7 @@ How the harness's phases map onto this project's study/worker model
   is the item's position in the test set (0..N-1), which is also its position in every
   worker's test step.
 - **session** (one per client thread) = a crowd worker. Workers are laid out in advance, at
-  set-up and outside every timed call: each one opens the entry link ``/join/<slug>/?worker_id=``
+  set-up and outside every timed call: each one takes part through the entry link ``/join/<slug>/?worker_id=``
   (the signed ``worker`` cookie), ``GET /api/session/current/`` (the CSRF cookie) and ``POST
   /api/session/start/``, which lays out its test step. Each has its own ``requests.Session``
   holding only the worker and CSRF cookies, as a browser would (the admin's session cookie
@@ -245,9 +245,10 @@ class HumanPerfAdapter(Adapter):
             state.joined += 1
             external_id = f"{state.slug}-w{state.joined}"
         http = requests.Session()
-        r = http.get(
+        r = http.post(  # the start page's Start: takes the slot
             self.url(f"/join/{state.slug}/"),
             params={"worker_id": external_id},
+            data={"choice": "start"},
             allow_redirects=False,
             timeout=REQUEST_TIMEOUT,
         )

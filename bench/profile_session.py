@@ -73,7 +73,7 @@ def main() -> int:
         gold = read_gold(args.clues, task=args.task)
         policy = Policy(random.Random(1), p_gold=0.8)
         client = Client(enforce_csrf_checks=True)
-        assert client.get("/join/profile/?worker_id=profiler").status_code == 302
+        assert client.post("/join/profile/?worker_id=profiler", {"choice": "start"}).status_code == 302
         assert client.get("/work/").status_code == 200
         token = client.cookies["csrftoken"].value
         headers = {"HTTP_X_CSRFTOKEN": token}

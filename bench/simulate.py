@@ -206,7 +206,9 @@ class SimulatedWorker:
 
     async def _run(self) -> None:
         self._budget()
-        reply = await self.browser.request("entry", "GET", f"/join/{self.study}/?worker_id={self.outcome.worker_id}")
+        link = f"/join/{self.study}/?worker_id={self.outcome.worker_id}"
+        await self.browser.request("entry", "GET", link)  # the start page: nothing held yet
+        reply = await self.browser.request("entry", "POST", link, form={"choice": "start"})  # takes the slot
         if reply.status != 302:
             self.outcome.state, self.outcome.refused = "refused", reply.status
             return

@@ -7,6 +7,7 @@ from django.test import RequestFactory
 from django.views import defaults
 
 from annotation.csp import ContentSecurityPolicyMiddleware, csp_exempt, csp_update
+from tests.entry_link import take_part
 from tests.factories import make_classification_task
 from tests.worker.conftest import login, make_participation
 
@@ -50,7 +51,9 @@ def test_only_the_entry_page_may_be_framed_and_only_by_mturk(client):
     assert preview.status_code == 200
     assert f"frame-ancestors {MTURK}" in csp(preview)
     assert "X-Frame-Options" not in preview.headers  # it would contradict frame-ancestors
-    joined = client.get(f"/join/{study.slug}/?worker_id=w1")
+    start = client.get(f"/join/{study.slug}/?worker_id=w1")
+    assert start.status_code == 200 and f"frame-ancestors {MTURK}" in csp(start)
+    joined = take_part(client, study.slug, {"worker_id": "w1"})
     assert joined.status_code == 302 and f"frame-ancestors {MTURK}" in csp(joined)
     work = client.get("/work/")
     assert "frame-ancestors 'none'" in csp(work) and work.headers["X-Frame-Options"] == "DENY"

@@ -12,6 +12,7 @@ import psycopg
 import psycopg.errors
 import pytest
 from django.db import InterfaceError, OperationalError
+from django.db.utils import ConnectionHandler
 from django.test import Client, RequestFactory
 
 from annotation import db_errors
@@ -32,6 +33,51 @@ def refused() -> Exception:
             'connection failed: connection to server at "127.0.0.1", port 5432 failed: Connection refused'
         )
     )
+
+
+@pytest.fixture
+def locked(tmp_path, django_db_blocker):
+    """A real "database is locked": another connection holds an exclusive lock on an SQLite file, and
+    Django's connection to it gives up after a short busy timeout (the real one is 20 s)."""
+    path = tmp_path / "locked.sqlite3"
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("CREATE TABLE t (x INTEGER)")
+    holder.execute("BEGIN EXCLUSIVE")
+    handler = ConnectionHandler(
+        {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": str(path), "OPTIONS": {"timeout": 0.05}}}
+    )
+    try:
+        # Only this separate file is opened: the tests' own database stays untouched.
+        with (
+            django_db_blocker.unblock(),
+            pytest.raises(OperationalError, match="database is locked") as raised,
+            handler["default"].cursor() as cursor,
+        ):
+            cursor.execute("INSERT INTO t VALUES (1)")
+        yield raised.value
+    finally:
+        handler.close_all()
+        holder.rollback() if holder.in_transaction else None
+        holder.close()
+
+
+def test_a_locked_sqlite_database_is_a_moment_to_wait(locked):
+    assert isinstance(locked.__cause__, sqlite3.OperationalError)
+    assert db_errors.is_database_unavailable(locked)
+
+
+def test_a_locked_database_answers_json_503_under_the_api(client, locked):
+    response = exception_handler(locked, {})
+    assert response.status_code == 503 and response["Retry-After"] == "5"
+    with mock.patch("annotation.api.session.load_worker_state", side_effect=locked):
+        assert_json_503(client.get("/api/session/current/"))
+
+
+def test_a_locked_database_answers_the_503_page_elsewhere(client, locked):
+    with mock.patch("annotation.views.entry.get_object_or_404", side_effect=locked):
+        response = client.get("/join/demo-sst2/?worker_id=alice")
+    assert response.status_code == 503 and response["Retry-After"] == "5"
+    assert "<h1>Back in a moment</h1>" in response.content.decode()
 
 
 @pytest.mark.parametrize(
@@ -57,7 +103,6 @@ def test_connection_level_errors_mean_the_database_is_away(cause):
         django_error(psycopg.errors.DeadlockDetected("deadlock detected")),
         django_error(psycopg.errors.QueryCanceled("canceling statement due to statement timeout")),
         django_error(psycopg.errors.LockNotAvailable("could not obtain lock")),
-        django_error(sqlite3.OperationalError("database is locked")),  # after the 20 s busy timeout: a 500
         django_error(sqlite3.OperationalError("no such table: annotation_response")),
         django_error(psycopg.InterfaceError("the cursor is closed"), kind=InterfaceError),  # misuse, not an outage
         OperationalError("no cause"),
@@ -81,8 +126,8 @@ def test_the_api_handler_maps_an_unreachable_database_to_503():
     response = exception_handler(refused(), {})
     assert response.status_code == 503 and response["Retry-After"] == "5"
     assert response.data["error"] == "database_unavailable"
-    locked = django_error(sqlite3.OperationalError("database is locked"))
-    assert exception_handler(locked, {}) is None  # DRF re-raises it: a 500, as before
+    missing = django_error(sqlite3.OperationalError("no such table: annotation_response"))
+    assert exception_handler(missing, {}) is None  # DRF re-raises it: a 500, as before
 
 
 def test_a_drf_view_answers_json_503_with_retry_after(client, caplog):
@@ -152,7 +197,7 @@ def test_a_failure_in_middleware_answers_503_too(failing_middleware):
 
 
 def test_other_failures_in_middleware_are_still_500(failing_middleware, monkeypatch):
-    monkeypatch.setattr(FailOnTheWayOut, "error", django_error(sqlite3.OperationalError("database is locked")))
+    monkeypatch.setattr(FailOnTheWayOut, "error", django_error(sqlite3.OperationalError("no such table: t")))
     response = failing_middleware.get("/no/such/page/")
     assert response.status_code == 500 and "Something went wrong on our side" in response.content.decode()
 

@@ -103,7 +103,8 @@ def _cookies(url: str) -> dict[str, str]:
         timeout=30,
     )
     assert login.status_code == 302 and "sessionid" in http.cookies, login.text
-    joined = http.get(f"{url}/join/demo-sst2/?worker_id=schemathesis", allow_redirects=False, timeout=30)
+    link = f"{url}/join/demo-sst2/?worker_id=schemathesis"
+    joined = http.post(link, data={"choice": "start"}, allow_redirects=False, timeout=30)
     assert joined.status_code == 302, joined.text
     assert http.get(f"{url}/api/session/current/", timeout=30).status_code == 200
     assert http.get(f"{url}/api/studies/", timeout=30).status_code == 200

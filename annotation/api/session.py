@@ -1,10 +1,10 @@
 """The worker's session as JSON: what the worker page does, scripted clients can do.
 
 Authentication is the worker's signed cookie (annotation.worker_cookie): the
-entry link (``GET /join/<slug>/?worker_id=...``) sets it to the worker's
-participation, and every route here acts on that participation only. Without
+entry link's form (``POST /join/<slug>/?worker_id=...`` with ``choice=start``, or ``agree``) sets it to
+the worker's participation, and every route here acts on that participation only. Without
 it, every route answers 403 ``no_session``. Unsafe methods need the CSRF
-token: a scripted client GETs the join URL (the worker cookie), then ``GET
+token: a scripted client posts to the join URL (the worker cookie), then ``GET
 /api/session/current/`` (sets the ``csrftoken`` cookie), and sends the
 cookie's value back in the ``X-CSRFToken`` header. Bodies are JSON (anything
 else is 415 ``unsupported_media_type``), at most 64 KiB (413 ``too_large``) and
@@ -36,6 +36,7 @@ from django.db import transaction
 from django.http import HttpRequest, HttpResponseBase
 from django.http.multipartparser import MultiPartParserError
 from django.middleware.csrf import get_token
+from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 from django.utils.translation import get_language, gettext
 from django.utils.translation import gettext_lazy as _
@@ -49,7 +50,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response as JSONResponse
 from rest_framework.views import APIView
 
-from annotation import worker_cookie
+from annotation import sqlite_queue, worker_cookie
 from annotation.api import errors
 from annotation.api.parsers import SessionJSONParser
 from annotation.api.session_schema import (
@@ -310,17 +311,20 @@ def pending_payload(participation: Participation) -> dict[str, Any]:
 def session_payload(participation: Participation, known: StepHead | None = None) -> dict:
     """The session's JSON; ``known`` is the step as the request read it, if nothing was written since
     (the activity touch writes only the participation's own row)."""
-    if participation.state in Participation.ACTIVE_STATES:
-        lifecycle.touch(participation)
+    # A GET: each write below happens only when due, and takes the SQLite write turn only then.
+    if participation.state in Participation.ACTIVE_STATES and lifecycle.touch_due(participation, timezone.now()):
+        with sqlite_queue.write_turn():
+            lifecycle.touch(participation)
     head = steps.current_step(participation=participation, known=known)
     if head is not None and head.current is None:  # an interrupted last submit: end the step now
-        step_end.end_step(participation)
+        with sqlite_queue.write_turn():
+            step_end.end_step(participation)
         head = steps.current_step(participation=participation)
     item: Response | None = None
     progress: Progress | None
     if head is not None and head.current is not None:
         item = head.current
-        timing.mark_shown(item)
+        _mark_shown(item)
         assert head.size is not None  # read with the pending rows, of which the current item is one
         progress = steps.progress_at(item, head.size)
     else:
@@ -337,6 +341,13 @@ def session_payload(participation: Participation, known: StepHead | None = None)
     }
 
 
+def _mark_shown(item: Response) -> None:
+    """``timing.mark_shown`` in the write turn, taken only when the item has not been shown yet."""
+    if item.shown_at is None and not item.is_locked:
+        with sqlite_queue.write_turn():
+            timing.mark_shown(item)
+
+
 def closes_at(participation: Participation) -> str | None:
     """When the study stops taking this worker's answers (ISO 8601), once it has been closed; else None."""
     deadline = closing.grace_deadline(participation.study)
@@ -350,7 +361,8 @@ class CurrentView(WorkerSessionView):
     @extend_schema(
         tags=TAGS,
         summary="The session: state, task, progress and the current item (sets the CSRF cookie)",
-        description="Scripted clients: GET the study's join URL (/join/<slug>/?worker_id=...) to get the worker "
+        description="Scripted clients: POST choice=start (or agree) to the study's join URL "
+        "(/join/<slug>/?worker_id=...) to take a slot and get the worker "
         "cookie, then this route to get the csrftoken cookie, and send its value as X-CSRFToken on every POST. "
         "Test-step items never carry gold, scores or hints.",
         responses={200: SESSION, 403: ERROR},
@@ -473,7 +485,7 @@ class ItemView(WorkerSessionView):
             current = head.current if head is not None else None
             if current is None or current.pk != response.pk:
                 raise answers.NotCurrentItem("not_current_item", gettext("This is not your current item."))
-            timing.mark_shown(response)
+            _mark_shown(response)
         progress = steps.phase_progress(participation=participation, phase=response.phase)
         return JSONResponse(
             {

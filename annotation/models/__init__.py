@@ -1,6 +1,7 @@
 from annotation.models.attention import AttentionCheck, AttentionDecision
 from annotation.models.export import ExportJob, ModelRun
 from annotation.models.participation import (
+    ConsentDecline,
     FilterDecision,
     Participation,
     ParticipationEvent,
@@ -24,6 +25,7 @@ __all__ = [
     "AttentionDecision",
     "AnswerSpan",
     "Condition",
+    "ConsentDecline",
     "ExportJob",
     "FilterDecision",
     "ModelRun",

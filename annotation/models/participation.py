@@ -138,6 +138,29 @@ class Participation(models.Model):
         return f"{self.worker} in {self.condition} ({self.state})"
 
 
+class ConsentDecline(models.Model):
+    """A worker who declined a study's consent text at its entry page, before any slot was theirs.
+
+    Holds no slot and no condition, and is not a participation: the worker's one try at the task stays
+    unused. One per worker and study, so the statement's count of declines counts people; the decline
+    is final for this study (reopening the link shows the declined page again).
+    """
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="consent_declines")
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="consent_declines")
+    platform_data = models.JSONField(default=dict, blank=True, help_text="The entry's platform parameters.")
+    at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["study", "at"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "worker"], name="consent_decline_one_per_worker_and_study")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.worker} declined {self.study}"
+
+
 class ParticipationEvent(models.Model):
     """One state transition of a participation, with when, why and by whom."""
 

@@ -33,7 +33,7 @@ from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.pay import condition_pay
 from annotation.reporting.scores import ConditionSummary
 from annotation.reporting.tables import Table, build_table
-from annotation.services import attention
+from annotation.services import attention, consent
 
 NOT_RECORDED = "not recorded"
 STATEMENT_FORMATS = ("markdown", "latex")
@@ -105,7 +105,7 @@ def consent_facts(study: Study) -> str:
     if not (study.consent_required and text):
         return "Consent: no consent page was shown in the tool."
     agreed = Participation.objects.filter(study=study, consented_at__isnull=False).count()
-    declined = Participation.objects.filter(study=study, state=Participation.State.DECLINED).count()
+    declined = consent.declined_count(study)
     excerpt = text if len(text) <= 300 else text[:299].rstrip() + "…"
     return (
         f"Workers gave informed consent before any task ({agreed} agreed, {declined} declined; the time and a "

@@ -1,4 +1,13 @@
-"""A worker arrives through a study's entry link: resume, refuse, or claim a slot.
+"""A worker arrives through a study's entry link: look, then claim a slot (or decline).
+
+Opening the link (``look``, a GET) reads only: it resumes a worker who holds a
+slot or has a page of theirs here, refuses one who can never get a slot, and
+otherwise shows the start page, with nothing held and nothing recorded (a
+link preview or a prefetch costs nothing). The slot is taken by ``join_study``
+when the worker agrees to the consent text, or presses Start where the study
+asks for none (a POST); that is also when "full" and "already took part" are
+decided, and when the paid time starts (``lifecycle.record_claim``). Declining
+there (``decline``) takes no slot (annotation.services.consent).
 
 The claim is race-safe. In one transaction ``slots.lock_study`` locks the
 study's row and its conditions' rows (``SELECT ... FOR UPDATE``, conditions
@@ -14,8 +23,8 @@ refusal becomes the right polite answer instead of an error. On SQLite,
 whose transactions here begin IMMEDIATE, the whole transaction is serialised
 instead of the rows.
 
-Nothing is written unless the worker gets a slot: refused entries leave no
-Worker row behind.
+Nothing is written unless the worker gets a slot (or declines): refused
+entries leave no Worker row behind.
 """
 
 from __future__ import annotations
@@ -26,9 +35,10 @@ import secrets
 from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext
 
 from annotation.models import Condition, Participation, Study, Worker
-from annotation.services import abandonment, lifecycle, outcomes, slots
+from annotation.services import abandonment, consent, lifecycle, outcomes, slots
 from annotation.services.platforms import CompletionTarget, EntryParams
 
 _random = random.SystemRandom()
@@ -39,6 +49,7 @@ _RESUMABLE = (*Participation.HOLDING_STATES, Participation.State.EXCLUDED, Parti
 
 
 class Outcome(enum.StrEnum):
+    START = "start"  # the start page: what the study is, and the way to take part; nothing held
     JOINED = "joined"
     RESUMED = "resumed"
     PREVIEW = "preview"
@@ -47,6 +58,7 @@ class Outcome(enum.StrEnum):
     ALREADY_TOOK_PART = "already_took_part"
     SLOT_RELEASED = "slot_released"  # this study's slot was released after inactivity; still ineligible
     BLOCKED = "blocked"
+    DECLINED = "declined"  # declined the consent text at the entry page: no slot was ever taken
 
 
 @dataclass(frozen=True)
@@ -72,7 +84,7 @@ def _answer_for_known_worker(*, worker: Worker | None, study: Study) -> JoinResu
         return JoinResult(Outcome.BLOCKED, study)
     existing = _existing(worker=worker, study=study)
     if existing is None:
-        return None
+        return JoinResult(Outcome.DECLINED, study) if consent.has_declined(worker=worker, study=study) else None
     if existing.study_id == study.pk and existing.state in _RESUMABLE:
         return JoinResult(Outcome.RESUMED, study, existing)
     if existing.study_id == study.pk and existing.state == Participation.State.ABANDONED:
@@ -128,7 +140,9 @@ def new_participation(
     return participation
 
 
-def _claim(*, study: Study, params: EntryParams) -> JoinResult:
+def _claim(
+    *, study: Study, params: EntryParams, consent_hash: str | None = None, language: str | None = None
+) -> JoinResult:
     with transaction.atomic():
         locked, conditions = slots.lock_study(study.pk)
         # Re-check under the lock: the status may have changed, and an earlier entry of the
@@ -158,6 +172,8 @@ def _claim(*, study: Study, params: EntryParams) -> JoinResult:
                     slot_index=free[condition_id][0],
                     platform_data=dict(params.platform_data),
                 )
+                if consent.is_asked(locked):
+                    consent.agree(participation, shown_hash=consent_hash, language=language)
         except IntegrityError:
             # Only reachable when a concurrent entry of the same worker into another study of
             # this task won (that study's locks are not ours); our slot is safe under our locks.
@@ -166,19 +182,20 @@ def _claim(*, study: Study, params: EntryParams) -> JoinResult:
         return JoinResult(Outcome.JOINED, locked, participation)
 
 
-def join_study(*, study: Study, params: EntryParams) -> JoinResult:
-    """Admit a worker arriving through the study's entry link, or say why not.
+def look(*, study: Study, params: EntryParams) -> JoinResult:
+    """What opening the entry link shows (a GET: reads only, takes no slot).
 
-    - MTurk preview: only the task description, nothing stored.
+    - MTurk preview: only the task description.
     - A returning worker of this study whose slot is still theirs resumes it
       (also while the study is paused, so nobody loses work already done); an
-      excluded one gets back to the page that tells them so, with their code.
+      excluded or declining one gets back to the page with their code.
     - A worker who has taken part in the task before, in any other study or
       condition, or who abandoned their slot, is refused, as is a blocked one.
     - A closed study admits nobody new, but a worker of this study whose slot or finish page is still
       theirs gets back to it: to go on during the grace period closing gave them, and afterwards to
       find their completion code (annotation.services.closing).
-    - Otherwise an open study with a free slot gives them one.
+    - Otherwise an open study shows its start page (``Outcome.START``); whether a slot is free is
+      decided when the worker takes part (``join_study``).
     """
     if study.status == Study.Status.DRAFT:
         return JoinResult(Outcome.NOT_OPEN, study)
@@ -186,7 +203,11 @@ def join_study(*, study: Study, params: EntryParams) -> JoinResult:
         if params.preview:
             return JoinResult(Outcome.NOT_OPEN, study)
         known = _answer_for_known_worker(worker=_find_worker(params), study=study)
-        return known if known is not None and known.admitted else JoinResult(Outcome.NOT_OPEN, study)
+        return (
+            known
+            if known is not None and known.outcome in _SHOWN_AFTER_CLOSING
+            else JoinResult(Outcome.NOT_OPEN, study)
+        )
     if params.preview:
         return JoinResult(Outcome.PREVIEW if study.is_open else Outcome.NOT_OPEN, study)
     known = _answer_for_known_worker(worker=_find_worker(params), study=study)
@@ -194,7 +215,39 @@ def join_study(*, study: Study, params: EntryParams) -> JoinResult:
         return known
     if not study.is_open:
         return JoinResult(Outcome.NOT_OPEN, study)
-    return _claim(study=study, params=params)
+    return JoinResult(Outcome.START, study)
+
+
+_SHOWN_AFTER_CLOSING = (Outcome.RESUMED, Outcome.DECLINED)
+
+
+def join_study(
+    *, study: Study, params: EntryParams, consent_hash: str | None = None, language: str | None = None
+) -> JoinResult:
+    """The worker takes part (agrees to the consent text, or presses Start): claim a slot, or say why not.
+
+    Where the study asks for consent, the claim records the agreement to its text in ``language``
+    (``consent_hash``: the text the page showed; a changed text raises ``consent.ConsentError`` and
+    nothing is claimed). A worker ``look`` would resume or refuse gets that answer here too.
+    """
+    seen = look(study=study, params=params)
+    if seen.outcome != Outcome.START:
+        return seen
+    if consent.is_asked(study):
+        consent.check_shown(study, consent_hash, language)
+    return _claim(study=study, params=params, consent_hash=consent_hash, language=language)
+
+
+def decline(*, study: Study, params: EntryParams) -> JoinResult:
+    """The worker declined the consent text on the entry page: recorded once, and no slot is taken."""
+    seen = look(study=study, params=params)
+    if seen.outcome != Outcome.START:
+        return seen
+    if not consent.is_asked(study):
+        raise consent.ConsentError("no_consent", gettext("this study has no consent step"))
+    worker = _get_or_create_worker(params)  # not blocked: ``look`` refuses a blocked worker it knows
+    consent.decline_at_entry(worker=worker, study=study, platform_data=dict(params.platform_data))
+    return JoinResult(Outcome.DECLINED, study)
 
 
 def completion_target(participation: Participation) -> CompletionTarget:
@@ -218,11 +271,13 @@ def completion_target(participation: Participation) -> CompletionTarget:
 REFUSAL_OUTCOMES = {
     Outcome.FULL: outcomes.Outcome.FULL,
     Outcome.ALREADY_TOOK_PART: outcomes.Outcome.ALREADY_TOOK_PART,
+    Outcome.DECLINED: outcomes.Outcome.DECLINED,
 }
 
 
 def refusal_target(*, result: JoinResult, params: EntryParams) -> CompletionTarget | None:
-    """The code and way back for a worker refused because the study is full or they already took part."""
+    """The code and way back for a worker refused because the study is full or they already took part,
+    or who declined the consent text at the entry page."""
     outcome = REFUSAL_OUTCOMES.get(result.outcome)
     if outcome is None:
         return None

@@ -1,7 +1,8 @@
 """The consent and survey pages: plain forms, off the item pages' hot path.
 
-``/work/`` shows them when the participation calls for them (consent right
-after entry, the survey before training or after the test step); their forms
+``/work/`` shows them when the participation calls for them (consent, for a
+participation that did not answer it at the entry link: a staff preview; the
+survey before training or after the test step); their forms
 post here, and every answer goes through annotation.services.consent and
 annotation.services.survey, as the session API's do. A refused answer re-shows
 the page with the reason and stores nothing.

@@ -1,5 +1,8 @@
-"""The entry link crowd platforms call: ``GET /join/<slug>/?<platform parameters>``.
+"""The entry link crowd platforms call: ``/join/<slug>/?<platform parameters>``.
 
+GET shows the start page (what the study is, at a glance, and its consent text
+with Agree / Decline, or a Start button) and writes nothing; the form posts to
+the same link, and that POST is what takes a slot (annotation.services.entry).
 An admitted worker's participation id goes into a signed cookie
 (annotation.worker_cookie) and the browser moves on to the worker pages at /work/. Every refusal is a page that says
 why, with a status code to match, and writes nothing.
@@ -15,14 +18,17 @@ from django.utils.translation import get_language, gettext
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.clickjacking import xframe_options_exempt
-from django.views.decorators.http import require_GET
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_http_methods
 
 from annotation import worker_cookie
 from annotation.csp import csp_update
-from annotation.models import Study
-from annotation.services import entry, languages, presentation
+from annotation.models import AttentionCheck, Study
+from annotation.services import consent, entry, languages, presentation, study_texts
 from annotation.services.entry import Outcome
-from annotation.services.platforms import BadEntry, CompletionTarget, parse_entry
+from annotation.services.platforms import BadEntry, CompletionTarget, EntryParams, parse_entry
+from annotation.views.consent_survey import render_markdown
+from tasks_app.models import ExampleSet, ExampleSetItem
 from tasks_app.texts import texts_for
 
 StrOrPromise = str | Promise
@@ -63,6 +69,11 @@ _REFUSALS: dict[Outcome, tuple[int, StrOrPromise, StrOrPromise]] = {
             "This account cannot take part in our studies. If you think this is a mistake, please contact the "
             "researchers."
         ),
+    ),
+    Outcome.DECLINED: (
+        200,
+        _("You have chosen not to take part"),
+        _("Thank you for considering this study. Nothing more is asked of you, and no place was kept for you."),
     ),
 }
 
@@ -112,11 +123,66 @@ def _not_open(request: HttpRequest, study: Study) -> HttpResponse:
     )
 
 
-@xframe_options_exempt  # MTurk shows external questions, and their preview, in an iframe; this page has no actions
+def _item_counts(study: Study) -> tuple[int, int]:
+    """(most training examples of any condition, test items with the attention checks) before a condition
+    is chosen: the start page gives the most a worker can be asked."""
+    test_set = ExampleSet.objects.filter(task_id=study.task_id, role=ExampleSet.Role.TEST).first()
+    n_test = ExampleSetItem.objects.filter(example_set=test_set).count() if test_set else 0
+    if n_test:
+        n_test += AttentionCheck.objects.filter(study_id=study.pk).count()
+    training_sets = study.conditions.exclude(training_set=None).values_list("training_set_id", flat=True)
+    n_train = max((ExampleSetItem.objects.filter(example_set_id=pk).count() for pk in training_sets), default=0)
+    return n_train, n_test
+
+
+def _start_page(
+    request: HttpRequest, study: Study, *, language: str, error: StrOrPromise = "", status: int = 200
+) -> HttpResponse:
+    """What the study is, before any slot: at a glance, the task, and the consent text or a Start button."""
+    n_train, n_test = _item_counts(study)
+    context = {
+        "study": study,
+        "task": presentation.worker_task(study, language=language),
+        "n_train": n_train,
+        "n_test": n_test,
+        "estimate": presentation.estimate(study, n_train + n_test),
+        "action": request.get_full_path(),
+        "error": error,
+    }
+    if consent.is_asked(study):
+        text = study_texts.consent_text(study, language)
+        context.update(consent_html=render_markdown(text), text_hash=consent.text_hash(text))
+    return render(request, "entry/start.html", context, status=status)
+
+
+def _take_part(
+    request: HttpRequest, study: Study, params: EntryParams, language: str
+) -> HttpResponse | entry.JoinResult:
+    """The start page's form: agree or decline the consent text, or Start; a page to show again, or the result."""
+    choice = request.POST.get("choice")
+    asked = consent.is_asked(study)
+    if choice not in (("agree", "decline") if asked else ("start",)):
+        error = _("Choose whether you agree.") if asked else _("Press Start to take part.")
+        return _start_page(request, study, language=language, error=error, status=400)
+    if choice == "decline":
+        return entry.decline(study=study, params=params)
+    try:
+        return entry.join_study(
+            study=study, params=params, consent_hash=request.POST.get("text_hash"), language=language
+        )
+    except consent.ConsentError:  # the text changed since the page was shown
+        message = _("The consent text has changed since this page was shown. Please read it again.")
+        return _start_page(request, study, language=language, error=message, status=409)
+
+
+@xframe_options_exempt  # MTurk shows external questions, and their preview, in an iframe; this page only links out
 # ... and only MTurk may frame it (CSP, not X-Frame-Options); a full study's page may post the HIT back to MTurk.
 @csp_update(frame_ancestors=settings.MTURK_ORIGINS, form_action=["'self'", *settings.MTURK_ORIGINS])
 @never_cache
-@require_GET
+# No CSRF token: the entry trusts no cookie (the link's parameters name the worker), and anyone who can make
+# a browser post here could as well open the link, which is how a worker cookie is given anyway.
+@csrf_exempt
+@require_http_methods(["GET", "HEAD", "POST"])
 def join(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_object_or_404(Study.objects.select_related("task"), slug=slug)
     language = languages.activate_for_study(request, study)
@@ -130,19 +196,31 @@ def join(request: HttpRequest, slug: str) -> HttpResponse:
             title=_("This link is incomplete"),
             message=gettext("%(problem)s Please open the study from your platform's page again.") % {"problem": exc},
         )
-    result = entry.join_study(study=study, params=params)
+    if request.method == "POST" and not params.preview:
+        taken = _take_part(request, study, params, language)
+        if isinstance(taken, HttpResponse):
+            return taken
+        result = taken
+    else:
+        result = entry.look(study=study, params=params)
     if result.outcome == Outcome.PREVIEW:
         texts = texts_for(study.task, language, labels=())
         task = presentation.worker_task(study, language=language)
         return render(request, "entry/preview.html", {"study": study, "task": task, "texts": texts})
     if result.outcome == Outcome.NOT_OPEN:
         return _not_open(request, result.study)
+    in_iframe = request.headers.get("Sec-Fetch-Dest") == "iframe"
+    if result.outcome == Outcome.START:
+        if in_iframe:  # the worker cookie would not stick in MTurk's frame: take part in a tab of their own
+            return render(request, "entry/open_in_tab.html", {"study": study, "link": request.get_full_path()})
+        return _start_page(request, study, language=language)
     if result.admitted:
         assert result.participation is not None, "an admitted worker has a participation"
-        if request.headers.get("Sec-Fetch-Dest") == "iframe":
+        if in_iframe:
             # MTurk shows the HIT in an iframe, where browsers do not send our (SameSite=Lax) worker
             # cookie: the worker continues in a tab of their own, where the same link resumes the slot.
-            return render(request, "entry/open_in_tab.html", {"study": study, "link": request.get_full_path()})
+            context = {"study": study, "link": request.get_full_path(), "reserved": True}
+            return render(request, "entry/open_in_tab.html", context)
         response = HttpResponseRedirect(WORKER_HOME)
         worker_cookie.remember(response, result.participation.pk)
         languages.remember_for_study(response, study)

@@ -23,13 +23,14 @@ pytestmark = [pytest.mark.multinode, pytest.mark.timeout(600)]
 
 
 def join(client, slug: str, worker_id: str):
-    """The entry link on one node (not followed)."""
-    return client.get(f"/join/{slug}/?worker_id={worker_id}")
+    """Taking part through the entry link on one node (its start page's Start; not followed)."""
+    return client.post(f"/join/{slug}/?worker_id={worker_id}", data={"choice": "start"})
 
 
 def enter(stack, browser, slug: str, worker_id: str, **kwargs):
-    """The entry link through the proxy."""
-    return browser.get(f"{stack.url}/join/{slug}/?worker_id={worker_id}", timeout=120, **kwargs)
+    """Taking part through the entry link, through the proxy (its start page's Start)."""
+    link = f"{stack.url}/join/{slug}/?worker_id={worker_id}"
+    return browser.post(link, data={"choice": "start"}, timeout=120, **kwargs)
 
 
 def answer_for(item: dict, task: dict) -> dict:

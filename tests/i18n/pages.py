@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import urlencode
 
 from django.test import Client, RequestFactory
 from django.test.signals import template_rendered
@@ -131,6 +132,14 @@ def _join(study: Study, language: str, *, headers: dict | None = None, **params)
     return rendered
 
 
+def _answer(study: Study, language: str, choice: str, **params) -> Rendered:
+    """The start page's form posted back to the link: take part (agree, Start) or decline."""
+    url = f"/join/{study.slug}/?{urlencode(params)}"
+    rendered = _fetch(Client(), url, browser=_other(language), method="post", data={"choice": choice})
+    rendered.names |= _task_names(study)
+    return rendered
+
+
 # --- The entry link's pages ------------------------------------------------------------------------------
 
 
@@ -152,7 +161,27 @@ def entry_incomplete_link(language: str) -> Rendered:
 
 def entry_full(language: str) -> Rendered:
     taken = _participation(language, State.TEST, workers_per_condition=1)
-    return _join(taken.study, language, worker_id="newcomer")
+    return _answer(taken.study, language, "start", worker_id="newcomer")
+
+
+def entry_start(language: str) -> Rendered:
+    study = _study(language)
+    ConditionFactory(study=study)
+    return _join(study, language, worker_id="newcomer")
+
+
+def entry_start_with_consent(language: str) -> Rendered:
+    study = _study(language, consent_required=True, consent_text="Wir speichern Ihre Antworten.")
+    ConditionFactory(study=study)
+    rendered = _join(study, language, worker_id="newcomer")
+    rendered.names.add("Wir speichern Ihre Antworten.")  # the researcher's own text
+    return rendered
+
+
+def entry_declined(language: str) -> Rendered:
+    study = _study(language, consent_required=True, consent_text="Wir speichern Ihre Antworten.")
+    ConditionFactory(study=study)
+    return _answer(study, language, "decline", worker_id="newcomer")
 
 
 def entry_already_took_part(language: str) -> Rendered:
@@ -312,6 +341,9 @@ PAGES: dict[str, Callable[[str], Rendered]] = {
         entry_not_started,
         entry_incomplete_link,
         entry_full,
+        entry_start,
+        entry_start_with_consent,
+        entry_declined,
         entry_already_took_part,
         entry_slot_released,
         entry_blocked,

@@ -12,6 +12,7 @@ from annotation import worker_cookie
 from annotation.models import Participation, Study
 from tasks_app.admin import TaskForm
 from tasks_app.texts import texts_for, validate_translations
+from tests.entry_link import take_part
 from tests.factories import make_classification_task, make_span_task
 from tests.worker.conftest import make_participation
 
@@ -223,11 +224,11 @@ def test_the_worker_page_is_in_the_study_language_whatever_the_browser_says(task
 def test_joining_a_german_study_pins_the_language_for_later_pages_and_a_browser_study_clears_it(task):
     german = make_participation(task, state=State.CLAIMED, language="de").study
     client = Client()
-    response = client.get(f"/join/{german.slug}/", {"worker_id": "anna"})
+    response = take_part(client, german.slug, {"worker_id": "anna"})
     assert response.status_code == 302 and client.cookies["django_language"].value == "de"
     assert "Seite nicht gefunden" in client.get("/work/missing/").content.decode()
     other = make_participation(make_classification_task(slug="other"), state=State.CLAIMED).study
-    client.get(f"/join/{other.slug}/", {"worker_id": "anna"})
+    take_part(client, other.slug, {"worker_id": "anna"})
     assert client.cookies["django_language"].value == ""  # deleted: the browser decides again
     assert "Page not found" in client.get("/work/missing/").content.decode()
 

@@ -22,6 +22,7 @@ from annotation.models import (
     ProlificSubscription,
 )
 from annotation.services.prolific import webhooks
+from tests import entry_link
 from tests.factories import ConditionFactory, StudyFactory
 from tests.prolific.standin import sign
 
@@ -33,10 +34,10 @@ PROLIFIC_STUDY = "PS1"
 def take_part(client, study, pid, standin):
     """A Prolific participant opens the study's entry link (their submission is ACTIVE on the stand-in).
 
-    The one place a test joins: the entry flow is about to take the slot on the start page's form."""
+    The one place a test joins: the start page's form takes the slot."""
     standin.add_submission(submission_id=f"sub-{pid}", participant=pid, study_id=PROLIFIC_STUDY, status="ACTIVE")
     query = {"PROLIFIC_PID": pid, "STUDY_ID": PROLIFIC_STUDY, "SESSION_ID": f"sub-{pid}"}
-    return client.get(f"/join/{study.slug}/", query)
+    return entry_link.take_part(client, study.slug, query)
 
 
 def participation_of(pid):

@@ -12,6 +12,7 @@ from django.test import Client
 from annotation.models import Participation, Response
 from tasks_app.demo import import_demo_data
 from tasks_app.scoring import mean, s1, std
+from tests.entry_link import take_part
 
 pytestmark = pytest.mark.django_db
 LABELS = ("positive", "negative")
@@ -21,7 +22,7 @@ def _work(worker_id: str, slug: str, *, strategy) -> Participation:
     """One worker over HTTP: join, start, answer every item (``strategy(phase, position)`` gives a label
     or None for a skip), until the page has nothing more to show."""
     client = Client()
-    assert client.get(f"/join/{slug}/?worker_id={worker_id}").status_code == 302
+    assert take_part(client, slug, {"worker_id": worker_id}).status_code == 302
     assert client.post("/api/session/start/", content_type="application/json").status_code == 200
     while (item := client.get("/api/session/current/").json()["item"]) is not None:
         assert not item["locked"]  # a locked training item's reveal came with its submit: current moves on

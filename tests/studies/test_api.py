@@ -6,6 +6,7 @@ from django.test import Client
 
 from annotation.models import Participation, Study, Worker
 from annotation.services import studies
+from tests.entry_link import take_part
 from tests.factories import ParticipationFactory, WorkerFactory
 
 pytestmark = pytest.mark.django_db
@@ -22,7 +23,7 @@ def admin_client(db):
 
 def _worker_client(study, worker_id):
     client = Client()
-    assert client.get(f"/join/{study.slug}/", {"worker_id": worker_id}).status_code == 302
+    assert take_part(client, study.slug, {"worker_id": worker_id}).status_code == 302
     return client
 
 

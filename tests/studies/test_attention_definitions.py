@@ -11,6 +11,7 @@ from django.urls import reverse
 from annotation.models import AttentionCheck, Study
 from annotation.services import attention
 from tasks_app.models import Example, ExampleSet
+from tests.entry_link import take_part
 from tests.factories import make_span_task
 
 pytestmark = pytest.mark.django_db
@@ -169,7 +170,7 @@ def test_the_api_refuses_generate_with_both_or_neither_rate_and_positions(api, s
 
 def test_a_check_a_worker_has_been_given_can_be_neither_changed_nor_deleted(api, study, client):
     (check,) = attention.generate(study=study, positions=[1])
-    client.get(f"/join/{study.slug}/?worker_id=zoe")
+    take_part(client, study.slug, {"worker_id": "zoe"})
     client.post("/api/session/start/", content_type="application/json")
     client.get("/api/session/current/")  # zoe's test or training step; lay out the test step directly:
     from annotation.models import Participation

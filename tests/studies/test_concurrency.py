@@ -1,5 +1,8 @@
 """Race-safe assignment on PostgreSQL: real concurrent connections, one per thread.
 
+The claim is ``entry.join_study``, what the entry link's POST (agree, or Start) calls; the last test
+races that POST itself after the workers have only opened the link.
+
 200 entries start together on 40 threads (PostgreSQL's default
 max_connections is 100, shared with other test runs), many of them repeats
 of the same worker ids, some into a second study of the same task at the
@@ -11,7 +14,8 @@ import threading
 from collections import Counter, defaultdict
 
 import pytest
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, connection, connections, transaction
+from django.test import Client
 
 from annotation.models import Participation, ParticipationEvent, Study, Worker
 from annotation.services import entry, studies
@@ -152,3 +156,41 @@ def test_simultaneous_first_entries_of_one_worker_into_two_studies_end_with_one_
     assert Worker.objects.count() == 20
     assert Participation.objects.count() == 40
     assert Counter(r.outcome for _, _, r in results) == {Outcome.JOINED: 40, Outcome.RESUMED: 40}
+
+
+def test_racing_consent_posts_after_many_looks_fill_exactly_n_per_condition():
+    """The entry's POST is the claim: 40 workers open the link (nothing held), then all agree at once."""
+    task = make_classification_task(slug="looks")
+    study = studies.study_create(
+        task=task, slug="looks", split_number=1, workers_per_condition=2, consent_required=True, consent_text="Ok?"
+    )
+    study = studies.change_status(study=study, to_status=Study.Status.OPEN)
+    names = [f"look{i:02d}" for i in range(THREADS)]
+    looker = Client()
+    for name in names:
+        assert looker.get(f"/join/looks/?worker_id={name}").status_code == 200
+    assert Participation.objects.count() == 0 and Worker.objects.count() == 0
+    barrier = bounded_barrier(THREADS)
+    codes, errors = [], []
+    lock = threading.Lock()
+
+    def agree(name):
+        try:
+            client = Client()
+            barrier.wait()
+            response = client.post(f"/join/looks/?worker_id={name}", {"choice": "agree"})
+            with lock:
+                codes.append(response.status_code)
+        except Exception as exc:
+            with lock:
+                errors.append(repr(exc))
+        finally:
+            connections.close_all()
+
+    join_all(start_threads(agree, [(name,) for name in names]))
+    assert errors == []
+    assert Counter(codes) == {302: 8, 409: THREADS - 8}  # 8 slots, the rest told the study is full
+    holding = Participation.objects.filter(study=study, state__in=Participation.HOLDING_STATES)
+    assert Counter(holding.values_list("condition__shots", flat=True)) == {0: 2, 10: 2, 20: 2, 30: 2}
+    assert holding.filter(consented_at__isnull=False).count() == 8
+    assert ParticipationEvent.objects.filter(to_state=State.CLAIMED).count() == 8

@@ -1,4 +1,4 @@
-"""join_study: who gets a slot, who resumes, who is refused, and that refusals write nothing."""
+"""look and join_study: the start page, who gets a slot, who resumes, who is refused (writing nothing)."""
 
 from collections import Counter
 
@@ -6,7 +6,7 @@ import pytest
 from django.db import IntegrityError, transaction
 
 from annotation.models import Participation, ParticipationEvent, Study, Worker
-from annotation.services import entry
+from annotation.services import consent, entry
 from annotation.services.entry import Outcome
 from annotation.services.platforms import EntryParams
 from tests.factories import ParticipationFactory, WorkerFactory
@@ -252,3 +252,21 @@ def test_completion_target_follows_the_platform_of_the_entry(make_study):
     )
     local = entry.join_study(study=study, params=inhouse("me")).participation
     assert entry.completion_target(local).kind == "code"
+
+
+def test_looking_shows_the_start_page_and_writes_nothing(study):
+    for name in ("w1", "w2", "w3", "w4"):
+        assert entry.look(study=study, params=inhouse(name)).outcome == Outcome.START
+    assert _rows() == (0, 0, 0)
+
+
+def test_a_look_resumes_a_worker_who_holds_a_slot(study):
+    first = entry.join_study(study=study, params=inhouse("alice")).participation
+    again = entry.look(study=study, params=inhouse("alice"))
+    assert again.outcome == Outcome.RESUMED and again.participation.pk == first.pk
+
+
+def test_declining_a_study_without_consent_is_refused(study):
+    with pytest.raises(consent.ConsentError):
+        entry.decline(study=study, params=inhouse("alice"))
+    assert _rows() == (0, 0, 0)

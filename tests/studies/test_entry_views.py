@@ -1,11 +1,12 @@
-"""GET /join/<slug>/: the redirect into the worker pages, and every refusal's page and status."""
+"""/join/<slug>/: the start page (GET, nothing held), taking part (POST), and every refusal's page and status."""
 
 import pytest
 from django.urls import reverse
 
 from annotation import worker_cookie
-from annotation.models import Participation, ParticipationEvent, Study, Worker
-from annotation.services import lifecycle
+from annotation.models import ConsentDecline, Participation, ParticipationEvent, Study, Worker
+from annotation.services import consent, lifecycle
+from tests.entry_link import take_part
 from tests.factories import ParticipationFactory, WorkerFactory
 
 pytestmark = pytest.mark.django_db
@@ -22,6 +23,13 @@ def _worker_of(client) -> int | None:
 
 
 def _join(client, study_or_slug, **params):
+    """Take part: the start page's Start (or Agree) posted back to the link."""
+    slug = study_or_slug if isinstance(study_or_slug, str) else study_or_slug.slug
+    return take_part(client, slug, params)
+
+
+def _open(client, study_or_slug, **params):
+    """Only open the link (GET)."""
     slug = study_or_slug if isinstance(study_or_slug, str) else study_or_slug.slug
     return client.get(reverse("entry:join", args=[slug]), params)
 
@@ -53,7 +61,7 @@ def test_opening_the_link_again_resumes_in_a_new_browser_too(client, study):
     _join(client, study, worker_id="alice")
     first = _worker_of(client)
     client.cookies.clear()
-    response = _join(client, study, worker_id="alice")
+    response = _open(client, study, worker_id="alice")
     assert response.status_code == 302 and _worker_of(client) == first
     assert Participation.objects.count() == 1
 
@@ -155,8 +163,8 @@ def test_mturk_preview_of_a_closed_study_says_it_is_closed(client, make_study):
     assert _join(client, study, assignmentId="ASSIGNMENT_ID_NOT_AVAILABLE").status_code == 410
 
 
-def test_only_get_is_allowed(client, study):
-    assert client.post(reverse("entry:join", args=[study.slug]), {"worker_id": "a"}).status_code == 405
+def test_only_get_and_post_are_allowed(client, study):
+    assert client.put(reverse("entry:join", args=[study.slug]) + "?worker_id=a").status_code == 405
     assert _rows() == (0, 0, 0)
 
 
@@ -171,7 +179,13 @@ def test_inside_an_iframe_the_worker_is_sent_to_a_tab_of_their_own_that_resumes_
     framed = client.get(reverse("entry:join", args=[study.slug]), params, HTTP_SEC_FETCH_DEST="iframe")
     assert framed.status_code == 200 and b"Open the task in a new tab" in framed.content
     assert b'target="_blank"' in framed.content and b"workerId=A1" in framed.content
+    assert _rows() == (0, 0, 0)  # the HIT's frame holds nothing: the worker takes part in the tab
+    in_tab = client.get(reverse("entry:join", args=[study.slug]), params, HTTP_SEC_FETCH_DEST="document")
+    assert in_tab.status_code == 200 and b'id="entry-start"' in in_tab.content
+    assert _join(client, study, **params).status_code == 302
     participation = Participation.objects.get()
+    framed_again = client.get(reverse("entry:join", args=[study.slug]), params, HTTP_SEC_FETCH_DEST="iframe")
+    assert b"Your place is reserved" in framed_again.content
     in_tab = client.get(reverse("entry:join", args=[study.slug]), params, HTTP_SEC_FETCH_DEST="document")
     assert in_tab.status_code == 302 and _worker_of(client) == participation.pk
     assert Participation.objects.count() == 1
@@ -185,7 +199,7 @@ def test_an_excluded_mturk_worker_reopening_the_link_sees_the_kind_page_with_the
     lifecycle.exclude(participation, reason="failed training filter")
     client.logout()  # a new browser
     before = _rows()
-    response = _join(client, study, **params)
+    response = _open(client, study, **params)
     assert response.status_code == 302 and response["Location"] == "/work/"
     html = client.get("/work/").content.decode()
     assert "You will be paid for the time you have spent" in html
@@ -223,7 +237,7 @@ def test_two_different_invalid_ids_never_become_one_worker(client, study):
 
 
 def test_a_valid_utf8_id_enters(client, study):
-    assert client.get(f"/join/{study.slug}/?worker_id=%C3%A9milie").status_code == 302
+    assert client.post(f"/join/{study.slug}/?worker_id=%C3%A9milie", {"choice": "start"}).status_code == 302
     assert Worker.objects.get().external_id == "émilie"
 
 
@@ -233,3 +247,100 @@ def test_the_same_id_on_two_platforms_is_two_workers(client, make_study):
     assert _join(client, first, PROLIFIC_PID="abc").status_code == 302
     assert _join(client, second, worker_id="abc").status_code == 302
     assert sorted(Worker.objects.values_list("platform", "external_id")) == [("inhouse", "abc"), ("prolific", "abc")]
+
+
+# --- The start page: nothing is held until the worker takes part ----------------------------
+
+
+def test_four_workers_opening_the_link_take_no_slot_and_write_nothing(client, make_study):
+    study = make_study(workers=1)  # four conditions of one slot each
+    for name in ("w1", "w2", "w3", "w4"):
+        page = _open(client, study, worker_id=name)
+        assert page.status_code == 200 and b'id="entry-start"' in page.content
+        assert b'id="fact-items"' in page.content and study.task.description.encode() in page.content
+    assert _rows() == (0, 0, 0) and _worker_of(client) is None
+    assert _join(client, study, worker_id="w5").status_code == 302  # every slot was still free
+
+
+def test_opening_then_agreeing_takes_exactly_one_slot_and_records_the_consent_and_the_claim(client, make_study):
+    study = make_study(consent_required=True, consent_text="We record your answers.")
+    page = _open(client, study, worker_id="alice")
+    assert page.status_code == 200 and b"We record your answers." in page.content
+    assert _rows() == (0, 0, 0)
+    text_hash = consent.text_hash("We record your answers.")
+    response = client.post(page.request["PATH_INFO"] + "?worker_id=alice", {"choice": "agree", "text_hash": text_hash})
+    assert response.status_code == 302 and response["Location"] == "/work/"
+    participation = Participation.objects.get()
+    assert participation.consent_hash == text_hash and participation.consented_at is not None
+    claim = ParticipationEvent.objects.get(participation=participation)
+    assert claim.from_state == "" and claim.to_state == Participation.State.CLAIMED  # the paid time starts here
+    assert _worker_of(client) == participation.pk
+    assert b"consent-agree" not in client.get("/work/").content  # agreed already: straight to the start page
+
+
+def test_a_worker_who_only_looked_leaves_the_slot_to_the_next(client, make_study):
+    study = make_study(shots=[0], workers=1)
+    assert _open(client, study, worker_id="looker").status_code == 200
+    client.cookies.clear()  # the tab is closed
+    assert _join(client, study, worker_id="keen").status_code == 302
+    assert list(Participation.objects.values_list("worker__external_id", flat=True)) == ["keen"]
+    late = _join(client, study, worker_id="looker")  # full is decided when they take part
+    assert late.status_code == 409 and b"This study is full" in late.content
+
+
+def test_declining_before_any_slot_records_the_decline_and_gives_the_declined_code(client, make_study):
+    study = make_study(
+        consent_required=True, consent_text="Terms.", outcome_codes={"declined": {"code": "NOPE1"}}, workers=1
+    )
+    response = client.post(f"/join/{study.slug}/?PROLIFIC_PID=pp9&STUDY_ID=s", {"choice": "decline"})
+    assert response.status_code == 200 and b"You have chosen not to take part" in response.content
+    assert b"app.prolific.com/submissions/complete?cc=NOPE1" in response.content
+    assert Participation.objects.count() == 0 and ParticipationEvent.objects.count() == 0
+    decline = ConsentDecline.objects.get()
+    assert decline.study == study and decline.worker.external_id == "pp9"
+    assert consent.declined_count(study) == 1
+    again = _open(client, study, PROLIFIC_PID="pp9", STUDY_ID="s")  # the answer stands, and shows the code again
+    assert again.status_code == 200 and b"NOPE1" in again.content
+    assert client.post(f"/join/{study.slug}/?PROLIFIC_PID=pp9", {"choice": "decline"}).status_code == 200
+    assert ConsentDecline.objects.count() == 1  # one per worker and study
+    assert _join(client, study, PROLIFIC_PID="pp9").status_code == 200 and Participation.objects.count() == 0
+
+
+def test_a_decline_is_not_the_workers_try_at_the_task(client, make_study):
+    first = make_study(consent_required=True, consent_text="Terms.")
+    second = make_study()
+    client.post(f"/join/{first.slug}/?worker_id=carol", {"choice": "decline"})
+    assert _join(client, second, worker_id="carol").status_code == 302
+
+
+def test_agreeing_to_a_text_that_changed_since_the_page_is_409_and_claims_nothing(client, make_study):
+    study = make_study(consent_required=True, consent_text="Version 2.")
+    stale = consent.text_hash("Version 1.")
+    response = client.post(f"/join/{study.slug}/?worker_id=dan", {"choice": "agree", "text_hash": stale})
+    assert response.status_code == 409 and b"Version 2." in response.content
+    assert _rows() == (0, 0, 0)
+
+
+@pytest.mark.parametrize("consent_asked, choice", [(True, "start"), (True, ""), (False, "agree"), (False, "decline")])
+def test_a_form_without_a_valid_choice_is_400_and_claims_nothing(client, make_study, consent_asked, choice):
+    options = {"consent_required": True, "consent_text": "Terms."} if consent_asked else {}
+    study = make_study(**options)
+    response = client.post(f"/join/{study.slug}/?worker_id=eve", {"choice": choice})
+    assert response.status_code == 400 and b'id="entry-error"' in response.content
+    assert _rows() == (0, 0, 0)
+
+
+def test_an_mturk_preview_posted_to_stays_a_preview(client, study):
+    response = client.post(f"/join/{study.slug}/?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&hitId=H", {"choice": "start"})
+    assert response.status_code == 200 and b"This is a preview" in response.content
+    assert _rows() == (0, 0, 0)
+
+
+def test_the_statement_counts_agreements_and_declines_made_at_the_entry_page(client, make_study):
+    from annotation.reporting.statement import consent_facts
+
+    study = make_study(consent_required=True, consent_text="Terms.")
+    assert _open(client, study, worker_id="onlylooked").status_code == 200
+    assert client.post(f"/join/{study.slug}/?worker_id=no", {"choice": "decline"}).status_code == 200
+    assert _join(client, study, worker_id="yes").status_code == 302
+    assert "(1 agreed, 1 declined;" in consent_facts(study)

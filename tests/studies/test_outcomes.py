@@ -6,6 +6,7 @@ from django.core.exceptions import ValidationError
 from annotation.models import Participation, Study
 from annotation.services import closing, entry, lifecycle, outcomes
 from annotation.services.outcomes import Outcome
+from tests.entry_link import take_part
 from tests.studies.conftest import inhouse
 
 pytestmark = pytest.mark.django_db
@@ -97,7 +98,8 @@ def test_the_outcome_of_each_way_a_participation_ends(make_study):
 def test_a_full_study_shows_its_full_code_and_a_prolific_worker_the_way_back(client, make_study):
     study = make_study(shots=[0], workers=1, outcome_codes={"full": {"code": "FULL1"}})
     _joined(study, "first")
-    html = client.get(f"/join/{study.slug}/", {"PROLIFIC_PID": "late"}).content.decode()
+    assert "FULL1" not in client.get(f"/join/{study.slug}/", {"PROLIFIC_PID": "late"}).content.decode()
+    html = take_part(client, study.slug, {"PROLIFIC_PID": "late"}).content.decode()  # full: decided at the claim
     assert "FULL1" in html and "https://app.prolific.com/submissions/complete?cc=FULL1" in html
     assert not Participation.objects.filter(worker__external_id="late").exists()
 

@@ -14,6 +14,7 @@ from annotation.reporting.options import MetricOptions
 from annotation.reporting.scores import annotator_rows
 from annotation.reporting.tables import build_table
 from annotation.services import attention
+from tests.entry_link import take_part
 from tests.factories import ConditionFactory, StudyFactory, make_classification_task
 from tests.worker.conftest import NER_TEST, login, make_task_with_items
 
@@ -32,7 +33,7 @@ def _study(task, **kwargs) -> Study:
 
 
 def _join(client: Client, study: Study, worker_id: str) -> Participation:
-    assert client.get(f"/join/{study.slug}/?worker_id={worker_id}").status_code == 302
+    assert take_part(client, study.slug, {"worker_id": worker_id}).status_code == 302
     assert _post(client, "/api/session/start/").status_code == 200
     return Participation.objects.get(worker__external_id=worker_id, study=study)
 
@@ -176,7 +177,7 @@ def test_the_start_page_counts_the_checks_among_the_items(client):
     task = make_classification_task(slug="cnt", n_test=4)
     study = _study(task)
     attention.generate(study=study, positions=[2])
-    client.get(f"/join/{study.slug}/?worker_id=hal")
+    take_part(client, study.slug, {"worker_id": "hal"})
     assert "5 items" in client.get("/work/").content.decode()
 
 

@@ -271,7 +271,8 @@ class ScriptedWorker:
         import requests
 
         session = requests.Session()
-        joined = session.get(f"{self.base}/join/outage/?worker_id={self.name}", allow_redirects=False, timeout=10)
+        link = f"{self.base}/join/outage/?worker_id={self.name}"
+        joined = session.post(link, data={"choice": "start"}, allow_redirects=False, timeout=10)
         assert joined.status_code == 302, joined.text[:300]
         self.cookie = session.cookies["worker"]
         assert self.call(session, "GET", "/api/session/current/").status == 200

@@ -3,6 +3,7 @@
 import pytest
 
 from annotation.models import Participation
+from tests.entry_link import take_part
 from tests.factories import ConditionFactory, StudyFactory, make_classification_task
 
 pytestmark = pytest.mark.django_db
@@ -13,7 +14,9 @@ def test_a_worker_joins_starts_answers_everything_and_gets_the_code(client):
     study = StudyFactory(task=task, slug="e2e-study", outcome_codes={"completed": {"code": "DONE42"}})
     ConditionFactory(study=study, shots=0)
 
-    joined = client.get("/join/e2e-study/?worker_id=alice")
+    assert client.get("/join/e2e-study/?worker_id=alice").status_code == 200  # the start page: no slot yet
+    assert Participation.objects.count() == 0
+    joined = take_part(client, "e2e-study", {"worker_id": "alice"})
     assert joined.status_code == 302 and joined["Location"] == "/work/"
     assert b'id="start-button"' in client.get("/work/").content
 

@@ -4,6 +4,7 @@ import pytest
 from django.utils import timezone
 
 from annotation.models import Participation
+from tests.entry_link import take_part
 from tests.factories import make_classification_task
 from tests.worker.conftest import make_participation
 
@@ -53,7 +54,7 @@ def test_a_study_s_own_title_and_description_win_over_the_task_s(mnli, worker):
 
 def test_the_entry_pages_show_the_neutral_title_not_the_study_name(mnli, client):
     p = make_participation(mnli, state=State.CLAIMED, name="MNLI split 1", workers_per_condition=1)
-    response = client.get(f"/join/{p.study.slug}/", {"worker_id": "late"})
+    response = take_part(client, p.study.slug, {"worker_id": "late"})
     assert response.status_code == 409
     _assert_neutral(response.content.decode().replace(p.study.slug, ""))
     preview = client.get(f"/join/{p.study.slug}/", {"assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE"})

@@ -14,6 +14,7 @@ from annotation.reporting.options import MetricOptions
 from annotation.reporting.pay import condition_pay
 from annotation.reporting.scores import annotator_rows
 from annotation.services import attention, entry, preview, slots, studies
+from tests.entry_link import take_part
 from tests.studies.conftest import inhouse
 
 pytestmark = pytest.mark.django_db
@@ -139,7 +140,7 @@ def test_another_condition_replaces_the_users_preview_of_the_study(staff, study)
 def test_anonymous_visitors_and_workers_go_to_the_login_and_others_get_403(client, study):
     reply = client.get(f"/work/preview/{study.slug}/")
     assert reply.status_code == 302 and reply["Location"].startswith("/admin/login/")
-    client.get(f"/join/{study.slug}/?worker_id=wanda")  # a worker's cookie is no staff login
+    take_part(client, study.slug, {"worker_id": "wanda"})  # a worker's cookie is no staff login
     assert client.get(f"/work/preview/{study.slug}/")["Location"].startswith("/admin/login/")
     assert client.post(f"/work/preview/{study.slug}/restart/").status_code == 302
     user = User.objects.create_user("plain", password="pw")

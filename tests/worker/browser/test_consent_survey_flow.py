@@ -100,3 +100,41 @@ def test_the_survey_after_the_test_comes_before_the_completion_code(open_as, db)
     assert page.locator("#completion-code").inner_text() == "C0DE1234"
     stored = SurveyResponse.objects.get(participation=p)
     assert (stored.placement, stored.answers) == ("after_test", {"age": "50+", "langs": ["English"]})
+
+
+def test_the_entry_link_shows_the_consent_and_only_agreeing_takes_a_slot(open_as, db):
+    from annotation.models import ConsentDecline, Study
+    from annotation.services import studies
+
+    task = make_classification_task(slug="entry-consent", n_test=2, n_train=10)
+    study = studies.study_create(
+        task=task,
+        slug="entry-consent",
+        split_number=1,
+        shots=[0],
+        workers_per_condition=1,
+        consent_required=True,
+        consent_text=TEXT,
+        outcome_codes={"declined": {"code": "NOTHANKS"}},
+    )
+    studies.change_status(study=study, to_status=Study.Status.OPEN)
+
+    looker = open_as(None, path=f"/join/{study.slug}/?worker_id=looker")
+    assert looker.locator("#consent-text strong").inner_text() == "without your name"
+    assert looker.locator("#fact-items").is_visible() and not Participation.objects.exists()
+    shot(looker, "entry-start-consent")
+    looker.locator("#consent-decline").click()
+    looker.locator("#completion-code").wait_for()
+    assert looker.locator("#completion-code").inner_text() == "NOTHANKS"
+    assert not Participation.objects.exists() and ConsentDecline.objects.count() == 1
+
+    keen = open_as(None, path=f"/join/{study.slug}/?worker_id=keen")
+    keen.locator("#consent-agree").click()
+    keen.wait_for_url("**/work/")
+    keen.locator("#start-button").wait_for()  # agreed at the entry: straight to the start page
+    taken = Participation.objects.get()
+    assert taken.worker.external_id == "keen" and taken.consent_hash == consent.text_hash(TEXT)
+
+    late = open_as(None, path=f"/join/{study.slug}/?worker_id=late")  # the only slot is taken: told at the claim
+    late.locator("#consent-agree").click()
+    assert "This study is full" in late.locator("h1").inner_text()

@@ -45,7 +45,9 @@ def test_an_mturk_worker_from_the_link_to_the_hit_posted_back(open_as, db):
 
     # The accepted HIT: the link leads to the start page, then training with the reveal, then the test.
     page = open_as(None, path=f"/join/{study.slug}/?workerId=W1&assignmentId=A1&hitId=H1&turkSubmitTo={SANDBOX}")
-    assert page.url.endswith("/work/")
+    assert "/join/" in page.url and not Participation.objects.exists()  # the study at a glance: no slot yet
+    page.locator("#entry-start").click()  # taking part claims the slot
+    page.wait_for_url("**/work/")
     assert "frame-ancestors 'none'" in page.context.request.get(page.url).headers["content-security-policy"]
     page.locator("#start-button").click()
     for position in range(len(NER_TRAIN)):
@@ -97,11 +99,11 @@ def test_mturk_can_frame_the_entry_page_and_nobody_else_can(browser, live_server
         page.goto(f"{SANDBOX}/mturk/preview")
         frame = page.frame_locator("#hit")
         frame.locator("h1").wait_for()
-        assert "Your place is reserved" in frame.locator("h1").inner_text()  # the open-in-a-tab page
+        assert "Take part in a tab of its own" in frame.locator("h1").inner_text()  # the open-in-a-tab page
         assert not [m for m in messages if "Content Security Policy" in m or "X-Frame-Options" in m]
         page.goto("https://elsewhere.example/hit")
         page.wait_for_timeout(1000)
-        assert not any("Your place is reserved" in frame.content() for frame in page.frames)  # refused
+        assert not any("Take part in a tab" in frame.content() for frame in page.frames)  # refused
         assert any("frame-ancestors" in m for m in messages)
     finally:
         context.close()
