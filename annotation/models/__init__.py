@@ -1,5 +1,6 @@
 from annotation.models.attention import AttentionCheck, AttentionDecision
 from annotation.models.export import ExportJob, ModelRun
+from annotation.models.integrity import IntegrityDecision
 from annotation.models.participation import (
     FilterDecision,
     Participation,
@@ -18,6 +19,7 @@ __all__ = [
     "Condition",
     "ExportJob",
     "FilterDecision",
+    "IntegrityDecision",
     "ModelRun",
     "Participation",
     "ParticipationEvent",
