@@ -60,6 +60,10 @@ class Figures:
         return self.hidden_items / self.items if self.items else 0.0
 
 
+def _items(n: int) -> str:
+    return f"{n} item" if n == 1 else f"{n} items"
+
+
 def has_rule(study: Study) -> bool:
     limits = (study.integrity_max_copies, study.integrity_max_fast_share, study.integrity_max_hidden_share)
     return any(limit is not None for limit in limits)
@@ -93,7 +97,7 @@ def breaches(study: Study, f: Figures) -> list[str]:
     """The limits of the study's rule that ``f`` goes beyond, each with its figures; [] within the rule."""
     found = []
     if study.integrity_max_copies is not None and f.copied_items > study.integrity_max_copies:
-        found.append(f"copied text of {f.copied_items} items (limit {study.integrity_max_copies})")
+        found.append(f"copied text of {_items(f.copied_items)} (limit {study.integrity_max_copies})")
     if study.integrity_max_fast_share is not None and f.fast_share > study.integrity_max_fast_share:
         found.append(
             f"{f.fast_items} of {f.answered} answers faster than reading time "
@@ -163,7 +167,7 @@ def rule_text(study: Study) -> str:
         return "no rule (the signals are only reported)"
     limits = []
     if study.integrity_max_copies is not None:
-        limits.append(f"copied text of more than {study.integrity_max_copies} items")
+        limits.append(f"copied text of more than {_items(study.integrity_max_copies)}")
     if study.integrity_max_fast_share is not None:
         limits.append(f"answered more than {study.integrity_max_fast_share:.0%} of items faster than reading time")
     if study.integrity_max_hidden_share is not None:
