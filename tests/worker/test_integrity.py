@@ -228,3 +228,17 @@ def test_without_signals_the_servers_own_time_decides_what_is_fast(client):
     p.refresh_from_db()
     (logged,) = IntegrityDecision.objects.filter(participation=p)
     assert (logged.with_signals, logged.fast_items, p.state) == (0, 3, State.EXCLUDED)
+
+
+def test_the_example_consent_texts_say_what_the_page_records():
+    from pathlib import Path
+
+    examples = Path(__file__).resolve().parents[2] / "docs" / "examples"
+    english = (examples / "consent.en.md").read_text()
+    german = (examples / "consent.de.md").read_text()
+    for phrase in ("visible", "background or\n  lost focus", "text of the item was copied", "never\n  what was copied"):
+        assert phrase in english
+    assert "do **not** record the keys you press, what is on your clipboard, your mouse" in english
+    for phrase in ("sichtbar", "den Fokus\n  verloren", "Text des Beispiels kopiert", "nie der kopierte"):
+        assert phrase in german
+    assert "**nicht** auf, welche Tasten Sie drücken, was in Ihrer\nZwischenablage steht, Ihre Mausbewegungen" in german
