@@ -30,6 +30,7 @@ from annotation.models import (
     AttentionDecision,
     Condition,
     FilterDecision,
+    IntegrityDecision,
     Participation,
     ParticipationEvent,
     Study,
@@ -749,6 +750,20 @@ class AttentionDecisionInline(_ReadOnlyInline):
     )
 
 
+class IntegrityDecisionInline(_ReadOnlyInline):
+    model = IntegrityDecision
+    fields = readonly_fields = (
+        "at",
+        "decision",
+        "items",
+        "copied_items",
+        "fast_items",
+        "hidden_items",
+        "action",
+        "reason",
+    )
+
+
 class OverrideForm(forms.Form):
     reason = forms.CharField(
         max_length=400, widget=forms.Textarea(attrs={"rows": 3}), help_text="Logged with the decision."
@@ -780,7 +795,13 @@ class ParticipationAdmin(admin.ModelAdmin):
         "last_activity_at",
         "finished_at",
     ]
-    inlines = [EventInline, FilterDecisionInline, AttentionDecisionInline, SurveyResponseInline]
+    inlines = [
+        EventInline,
+        FilterDecisionInline,
+        AttentionDecisionInline,
+        IntegrityDecisionInline,
+        SurveyResponseInline,
+    ]
     actions = ["readmit_participations", "exclude_participations"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Participation]:

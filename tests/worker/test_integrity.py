@@ -13,6 +13,7 @@ from django.test import Client
 
 from annotation.models import IntegrityDecision, Participation, ParticipationEvent, Response, Study
 from annotation.reporting.exports import export_to_bytes
+from annotation.reporting.monitoring import notices
 from annotation.reporting.options import MetricOptions
 from annotation.reporting.scores import annotator_rows
 from annotation.reporting.statement import build_statement, integrity_facts, render_statement
@@ -183,6 +184,7 @@ def test_the_rule_excludes_a_worker_who_copies_every_item_and_the_reports_follow
     staff.login(username="boss", password="pw")
     page = staff.get(f"/dashboard/study/{study.slug}/").content.decode()
     assert "Integrity signals" in page and "copied text of more than 1 item" in page
+    assert staff.get(f"/api/participations/{copier.pk}/").json()["integrity_decisions"][0]["copied_items"] == 4
 
     facts = integrity_facts(study)
     assert (facts["workers"], facts["with_signals"], facts["flagged"], facts["excluded"]) == (2, 2, 0, 1)
@@ -202,6 +204,7 @@ def test_the_review_action_flags_fast_answers_and_the_worker_completes(client):
     assert (logged.fast_items, logged.answered, logged.decision) == (4, 4, "review")
     assert "4 of 4 answers faster than reading time (100%, limit 50%)" in logged.reason
     assert integrity_facts(study)["flagged"] == 1
+    assert [n.kind for n in notices(study) if n.kind.startswith("integrity")] == ["integrity-review"]
 
 
 def test_long_times_away_count_per_item_against_the_studys_limit(client):
