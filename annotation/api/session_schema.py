@@ -30,7 +30,7 @@ _SIGNAL_TEXTS = {
 
 
 def _signals(name: str) -> serializers.Serializer:
-    fields = {
+    fields: dict[str, serializers.Field] = {
         key: serializers.IntegerField(min_value=0, max_value=signals.MAXIMUM[key], help_text=_SIGNAL_TEXTS[key])
         for key in signals.FIELDS
     }

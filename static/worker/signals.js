@@ -5,6 +5,7 @@
  * how long the page was away: unfocused or hidden), copy_count (how often text of the item was copied).
  * Nothing else: no keys pressed, never what was copied, no pointer positions.
  *
+ * The figures count from when the page shows the item; a reload starts them again.
  * Exposes window.WorkerSignals = { Tracker }; item.js starts one per item (start) and reads it (read).
  */
 (function () {
@@ -29,10 +30,10 @@
     this.item = itemId;
     this.visibleMs = 0;
     this.hiddenMs = 0;
-    this.hiddenCount = 0;
     this.copies = 0;
     this.visibleSince = document.hidden ? null : t;
     this.awaySince = away() ? t : null;
+    this.hiddenCount = this.awaySince === null ? 0 : 1;  // shown while away (a tab opened in the background)
   };
 
   // Close or open the running periods after a focus or visibility change.

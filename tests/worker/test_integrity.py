@@ -245,3 +245,20 @@ def test_the_example_consent_texts_say_what_the_page_records():
     for phrase in ("sichtbar", "den Fokus\n  verloren", "Text des Beispiels kopiert", "nie der kopierte"):
         assert phrase in german
     assert "**nicht** auf, welche Tasten Sie drücken, was in Ihrer\nZwischenablage steht, Ihre Mausbewegungen" in german
+
+
+def test_the_study_api_sets_the_rule_and_refuses_a_share_outside_0_to_1(client):
+    study = _study(make_classification_task(slug="api", n_test=2))
+    User.objects.create_superuser("boss", "boss@example.org", "pw")
+    staff = Client()
+    staff.login(username="boss", password="pw")
+    url = f"/api/studies/{study.pk}/"
+    bad = staff.patch(url, {"integrity_max_fast_share": 1.5}, content_type="application/json")
+    assert bad.status_code == 400 and "integrity_max_fast_share" in bad.json()["fields"]
+    rule = {"integrity_max_copies": 2, "integrity_max_hidden_share": 0.5, "integrity_action": "exclude"}
+    assert staff.patch(url, rule, content_type="application/json").status_code == 200
+    study.refresh_from_db()
+    assert integrity.rule_text(study) == (
+        "a worker who copied text of more than 2 items or left the page for more than 30 s on more than 50% "
+        "of items was excluded"
+    )
