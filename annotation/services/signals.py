@@ -25,8 +25,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from django.utils.translation import gettext
-
 from annotation.errors import ServiceError
 
 FIELDS = ("visible_ms", "hidden_count", "hidden_ms", "copy_count")
@@ -43,7 +41,9 @@ _CJK_PUNCTUATION = re.compile(r"[\u3000-\u303f\uff00-\uffef]")
 
 
 class InvalidSignals(ServiceError):
-    """The signals object is malformed; nothing was stored. Answered 400 ``invalid_signals``."""
+    """The signals object is malformed; nothing was stored. Answered 400 ``invalid_signals``.
+
+    In English only: the worker page never sends a malformed object; the reader is a client's developer."""
 
     status = 400
     code = "invalid_signals"
@@ -54,23 +54,18 @@ def parse(raw: Any) -> dict[str, int]:
     if raw is None:
         return {}
     if not isinstance(raw, dict):
-        raise InvalidSignals(gettext("signals must be an object"))
+        raise InvalidSignals("signals must be an object")
     unknown = sorted(set(raw) - set(FIELDS))
     if unknown:
-        raise InvalidSignals(
-            gettext("signals takes only %(keys)s (not %(unknown)s)")
-            % {"keys": ", ".join(FIELDS), "unknown": ", ".join(map(str, unknown))}
-        )
+        raise InvalidSignals(f"signals takes only {', '.join(FIELDS)} (not {', '.join(map(str, unknown))})")
     missing = [k for k in FIELDS if k not in raw]
     if missing:
-        raise InvalidSignals(gettext("signals needs %(keys)s") % {"keys": ", ".join(missing)})
+        raise InvalidSignals(f"signals needs {', '.join(missing)}")
     values: dict[str, int] = {}
     for key in FIELDS:
         value = raw[key]
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAXIMUM[key]:
-            raise InvalidSignals(
-                gettext("signals.%(key)s must be a whole number from 0 to %(max)s") % {"key": key, "max": MAXIMUM[key]}
-            )
+            raise InvalidSignals(f"signals.{key} must be a whole number from 0 to {MAXIMUM[key]}")
         values[key] = value
     return values
 
