@@ -30,6 +30,7 @@ from annotation.models import (
     AttentionDecision,
     Condition,
     FilterDecision,
+    IntegrityDecision,
     Participation,
     ParticipationEvent,
     Study,
@@ -148,7 +149,7 @@ class StudyForm(forms.ModelForm):
         assert isinstance(shot_field, forms.TypedMultipleChoiceField)
         shot_field.choices = [(s, f"{s}-shot") for s in sorted(levels)]
         # Optional on the form (forms posted before these fields existed keep working): empty is the default.
-        for name in ("attention_fail_limit", "attention_action"):
+        for name in ("attention_fail_limit", "attention_action", "integrity_hidden_seconds", "integrity_action"):
             if name in self.fields:
                 self.fields[name].required = False
         if self.instance.pk:
@@ -174,6 +175,13 @@ class StudyForm(forms.ModelForm):
 
     def clean_attention_action(self) -> str:
         return self.cleaned_data.get("attention_action") or Study.AttentionAction.REVIEW
+
+    def clean_integrity_hidden_seconds(self) -> int:
+        value = self.cleaned_data.get("integrity_hidden_seconds")
+        return 30 if value is None else value
+
+    def clean_integrity_action(self) -> str:
+        return self.cleaned_data.get("integrity_action") or Study.AttentionAction.REVIEW
 
     def clean(self) -> dict[str, Any]:
         super().clean()
@@ -338,6 +346,18 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
             },
         ),
         ("Attention checks", {"fields": ["attention_fail_limit", "attention_action"]}),
+        (
+            "Integrity rule",
+            {
+                "fields": [
+                    "integrity_max_copies",
+                    "integrity_max_fast_share",
+                    "integrity_max_hidden_share",
+                    "integrity_hidden_seconds",
+                    "integrity_action",
+                ]
+            },
+        ),
         (
             "Pay and completion",
             {
@@ -730,6 +750,20 @@ class AttentionDecisionInline(_ReadOnlyInline):
     )
 
 
+class IntegrityDecisionInline(_ReadOnlyInline):
+    model = IntegrityDecision
+    fields = readonly_fields = (
+        "at",
+        "decision",
+        "items",
+        "copied_items",
+        "fast_items",
+        "hidden_items",
+        "action",
+        "reason",
+    )
+
+
 class OverrideForm(forms.Form):
     reason = forms.CharField(
         max_length=400, widget=forms.Textarea(attrs={"rows": 3}), help_text="Logged with the decision."
@@ -761,7 +795,13 @@ class ParticipationAdmin(admin.ModelAdmin):
         "last_activity_at",
         "finished_at",
     ]
-    inlines = [EventInline, FilterDecisionInline, AttentionDecisionInline, SurveyResponseInline]
+    inlines = [
+        EventInline,
+        FilterDecisionInline,
+        AttentionDecisionInline,
+        IntegrityDecisionInline,
+        SurveyResponseInline,
+    ]
     actions = ["readmit_participations", "exclude_participations"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Participation]:

@@ -428,6 +428,7 @@ class SubmitView(WorkerSessionView):
             offset_unit=data.get("offset_unit", "codepoint"),
             confidence=data.get("confidence"),
             no_answer=data.get("no_answer", False),
+            page_signals=data.get("signals"),
             known=self.session,
         )
         return JSONResponse(_locked_body(self.participation, result))
@@ -446,6 +447,7 @@ class SkipView(WorkerSessionView):
             participation=self.participation,
             item_id=self.item_id(data),
             confidence=data.get("confidence"),
+            page_signals=data.get("signals"),
             known=self.session,
         )
         return JSONResponse(_locked_body(self.participation, result))

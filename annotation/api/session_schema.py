@@ -10,7 +10,7 @@ from drf_spectacular.utils import OpenApiResponse, inline_serializer
 from rest_framework import serializers
 
 from annotation.api.errors import ErrorSerializer
-from annotation.services import timing
+from annotation.services import signals, timing
 
 ERROR = ErrorSerializer  # the API's one error shape (component Error)
 SPAN = inline_serializer(
@@ -21,6 +21,28 @@ SPAN = inline_serializer(
         "text": serializers.CharField(help_text="Must equal context[start:end]."),
     },
 )
+_SIGNAL_TEXTS = {
+    "visible_ms": "Time the item was visible (the page not hidden), ms.",
+    "hidden_count": "How often the page lost focus or was hidden while the item was open.",
+    "hidden_ms": "Total time away (unfocused or hidden), ms.",
+    "copy_count": "How often text of the item was copied (never what).",
+}
+
+
+def _signals(name: str) -> serializers.Serializer:
+    fields: dict[str, serializers.Field] = {
+        key: serializers.IntegerField(min_value=0, max_value=signals.MAXIMUM[key], help_text=_SIGNAL_TEXTS[key])
+        for key in signals.FIELDS
+    }
+    return inline_serializer(
+        name,
+        fields,
+        required=False,
+        help_text="Optional integrity signals (docs/session-api.md): exactly these four keys; an unknown or "
+        "missing key, or a value that is not a whole number in range, is refused (400 invalid_signals).",
+    )
+
+
 SUBMIT = inline_serializer(
     "SubmitInput",
     {
@@ -37,6 +59,7 @@ SUBMIT = inline_serializer(
         "confidence": serializers.IntegerField(
             min_value=1, max_value=5, help_text="1 strongly disagree .. 5 strongly agree."
         ),
+        "signals": _signals("SubmitSignals"),
     },
 )
 SKIP = inline_serializer(
@@ -44,6 +67,7 @@ SKIP = inline_serializer(
     {
         "item": serializers.IntegerField(),
         "confidence": serializers.IntegerField(required=False, min_value=1, max_value=5),
+        "signals": _signals("SkipSignals"),
     },
 )
 EVENT = inline_serializer(

@@ -39,6 +39,7 @@ from annotation.models import (
     AttentionDecision,
     Condition,
     FilterDecision,
+    IntegrityDecision,
     Participation,
     ParticipationEvent,
     Study,
@@ -238,6 +239,28 @@ class AttentionDecisionSerializer(serializers.ModelSerializer[AttentionDecision]
         read_only_fields = fields
 
 
+class IntegrityDecisionSerializer(serializers.ModelSerializer[IntegrityDecision]):
+    class Meta:
+        model = IntegrityDecision
+        fields = [
+            "items",
+            "answered",
+            "with_signals",
+            "copied_items",
+            "fast_items",
+            "hidden_items",
+            "max_copies",
+            "max_fast_share",
+            "max_hidden_share",
+            "hidden_seconds",
+            "action",
+            "decision",
+            "reason",
+            "at",
+        ]
+        read_only_fields = fields
+
+
 class ParticipationSerializer(serializers.ModelSerializer[Participation]):
     worker: serializers.StringRelatedField[Worker] = serializers.StringRelatedField()
     study: serializers.SlugRelatedField[Study] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
@@ -245,9 +268,10 @@ class ParticipationSerializer(serializers.ModelSerializer[Participation]):
     events = EventSerializer(many=True, read_only=True)
     filter_decisions = FilterDecisionSerializer(many=True, read_only=True)
     attention_decisions = AttentionDecisionSerializer(many=True, read_only=True)
+    integrity_decisions = IntegrityDecisionSerializer(many=True, read_only=True)
     exclusion_kind = serializers.CharField(
         read_only=True,
-        help_text="Why an excluded worker was excluded: training_filter, attention, closed or admin; "
+        help_text="Why an excluded worker was excluded: training_filter, attention, integrity, closed or admin; "
         "empty otherwise (and for exclusions recorded before this existed).",
     )
 
@@ -273,6 +297,7 @@ class ParticipationSerializer(serializers.ModelSerializer[Participation]):
             "events",
             "filter_decisions",
             "attention_decisions",
+            "integrity_decisions",
         ]
         read_only_fields = fields
 
@@ -434,7 +459,7 @@ class ParticipationViewSet(viewsets.ReadOnlyModelViewSet[Participation]):
 
     def get_queryset(self) -> QuerySet[Participation]:
         qs = Participation.objects.select_related("study", "condition", "worker").prefetch_related(
-            "events__actor", "filter_decisions__decided_by", "attention_decisions"
+            "events__actor", "filter_decisions__decided_by", "attention_decisions", "integrity_decisions"
         )
         if slug := self.request.query_params.get("study"):
             qs = qs.filter(study__slug=slug)

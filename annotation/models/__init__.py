@@ -1,5 +1,6 @@
 from annotation.models.attention import AttentionCheck, AttentionDecision
 from annotation.models.export import ExportJob, ModelRun
+from annotation.models.integrity import IntegrityDecision
 from annotation.models.participation import (
     ConsentDecline,
     FilterDecision,
@@ -28,6 +29,7 @@ __all__ = [
     "ConsentDecline",
     "ExportJob",
     "FilterDecision",
+    "IntegrityDecision",
     "ModelRun",
     "Participation",
     "ParticipationEvent",

@@ -89,6 +89,31 @@ class Study(models.Model):
         "at the end of the test step (attention_action); 0: no rule, failures are only reported.",
     )
     attention_action = models.CharField(max_length=10, choices=AttentionAction.choices, default=AttentionAction.REVIEW)
+    # The integrity rule (services.integrity): each limit is off while empty; no limit set, no rule.
+    integrity_max_copies = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Integrity rule: a worker who copied text of more test items than this is flagged "
+        "(integrity_action). Empty: no limit.",
+    )
+    integrity_max_fast_share = models.FloatField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="Integrity rule: the largest share (0..1) of answered test items answered faster than their "
+        "reading-time estimate. Empty: no limit.",
+    )
+    integrity_max_hidden_share = models.FloatField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="Integrity rule: the largest share (0..1) of test items during which the page was away "
+        "(unfocused or hidden) for more than integrity_hidden_seconds in total. Empty: no limit.",
+    )
+    integrity_hidden_seconds = models.PositiveIntegerField(
+        default=30, validators=[MinValueValidator(1)], help_text="Integrity rule: what counts as a long time away."
+    )
+    integrity_action = models.CharField(max_length=10, choices=AttentionAction.choices, default=AttentionAction.REVIEW)
 
     class SurveyPlacement(models.TextChoices):
         BEFORE_TRAINING = "before_training", "Before the training step"

@@ -5,7 +5,8 @@ training-json, training-markdown, training-latex (the training analyses in the
 appendix's shape), annotators-csv (per-annotator scores, time and pay),
 annotations-jsonl, payments-csv, analyses-json, survey-csv and survey-json
 (consent records and survey answers, annotation.reporting.survey_export), attention-csv and
-attention-json (per worker: attention checks passed and failed, and the rule's decision), plot-png,
+attention-json (per worker: attention checks passed and failed, and the rule's decision), integrity-csv
+and integrity-json (per worker: the integrity signals summed and the integrity rule's decision), plot-png,
 plot-svg (all tasks together) and plots-zip (every per-task and all-task plot, PNG and SVG). Each carries
 the reproducibility header (see provenance.py) inside, except the CSV files: they are plain
 header-first tables, and their provenance is a JSON sidecar. The raw annotations are streamed
@@ -43,7 +44,7 @@ from annotation.reporting.selection import select_studies
 from annotation.reporting.survey_export import survey_csv, survey_section
 from annotation.reporting.tables import build_table
 from annotation.reporting.training_table import TRAINING_FORMATS, build_training_table
-from annotation.services import attention, jobs
+from annotation.services import attention, integrity, jobs
 from annotation.services.pay import PAY_RULE_VERSION, pay_lines
 from tasks_app import scoring
 
@@ -72,6 +73,8 @@ EXPORT_KINDS: dict[str, tuple[str, str]] = {
     "survey-json": ("application/json", "json"),
     "attention-csv": ("text/csv", "csv"),
     "attention-json": ("application/json", "json"),
+    "integrity-csv": ("text/csv", "csv"),
+    "integrity-json": ("application/json", "json"),
 }
 
 ANNOTATION_FIELDS = (
@@ -326,6 +329,20 @@ def attention_export(*, studies: list[Study], options: MetricOptions, fmt: str) 
     return out.getvalue()
 
 
+def integrity_export(*, studies: list[Study], options: MetricOptions, fmt: str) -> str:
+    """Per crowd worker with a locked test item: the integrity signals summed, and the rule's decision."""
+    rows = [{"study": s.slug, **r.as_dict()} for s in studies for r in integrity.report(s)]
+    if fmt == "json":
+        header = reproducibility_header(studies=studies, options=options, export=f"integrity-{fmt}")
+        rules = {s.slug: integrity.rule_text(s) for s in studies}
+        return json.dumps({"meta": header, "rules": rules, "workers": rows}, ensure_ascii=False, indent=2, default=str)
+    out = io.StringIO()  # a plain table: its provenance goes to the sidecar
+    writer = csv.DictWriter(out, fieldnames=["study", *integrity.REPORT_FIELDS], lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue()
+
+
 CSV_KINDS = frozenset(kind for kind, (content_type, _) in EXPORT_KINDS.items() if content_type == "text/csv")
 
 
@@ -358,6 +375,9 @@ def write_export(
     if kind.startswith("attention-"):
         out.write(attention_export(studies=studies, options=options, fmt=kind.removeprefix("attention-")).encode())
         return {**header, "notes": [ATTENTION_NOTE]}
+    if kind.startswith("integrity-"):
+        out.write(integrity_export(studies=studies, options=options, fmt=kind.removeprefix("integrity-")).encode())
+        return {**header, "notes": [INTEGRITY_NOTE]}
     if kind == "analyses-json":
         payload = {"meta": header, "studies": [study_analyses(study=s, options=options) for s in studies]}
         out.write(json.dumps(payload, ensure_ascii=False, indent=2, default=str).encode())
@@ -393,6 +413,11 @@ PAYMENTS_NOTE = (
 )
 ANNOTATORS_NOTE = "averaged_in=1 marks the annotators a table cell averages."
 ATTENTION_NOTE = "one row per worker given attention checks: passed, failed, not yet answered, the rule's decision."
+INTEGRITY_NOTE = (
+    "one row per worker with a locked test item: items copied from, answered faster than the reading-time "
+    "estimate, and away (unfocused or hidden) longer than the study's limit; the integrity rule's decision "
+    "(docs/studies.md, Integrity signals)."
+)
 SURVEY_NOTE = "one row per participation and survey answer; consent time and text hash per participation."
 
 

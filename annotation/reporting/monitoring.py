@@ -16,7 +16,7 @@ from typing import Any
 from django.db.models import Count, Max, Q
 from django.utils import timezone
 
-from annotation.models import AttentionDecision, FilterDecision, Participation, Study
+from annotation.models import AttentionDecision, FilterDecision, IntegrityDecision, Participation, Study
 from annotation.services import slots
 
 State = Participation.State
@@ -144,15 +144,20 @@ def screened_out(study: Study, now: datetime) -> list[Notice]:
     ]
 
 
-def attention_flags(study: Study, now: datetime) -> list[Notice]:
-    """Workers the attention rule flagged for review (a person decides) or excluded."""
+def _last_decisions(model: type[AttentionDecision] | type[IntegrityDecision], study: Study) -> Counter[str]:
+    """How many crowd workers' last decision of ``model`` is each verdict."""
     latest = (
-        AttentionDecision.objects.filter(participation__study=study, participation__is_preview=False)
+        model.objects.filter(participation__study=study, participation__is_preview=False)
         .values("participation_id")
         .annotate(last=Max("id"))
         .values_list("last", flat=True)
     )
-    counts = Counter(AttentionDecision.objects.filter(id__in=list(latest)).values_list("decision", flat=True))
+    return Counter(model.objects.filter(id__in=list(latest)).values_list("decision", flat=True))
+
+
+def attention_flags(study: Study, now: datetime) -> list[Notice]:
+    """Workers the attention rule flagged for review (a person decides) or excluded."""
+    counts = _last_decisions(AttentionDecision, study)
     notices = []
     if counts["review"]:
         notices.append(
@@ -170,6 +175,26 @@ def attention_flags(study: Study, now: datetime) -> list[Notice]:
     return notices
 
 
+def integrity_flags(study: Study, now: datetime) -> list[Notice]:
+    """Workers the integrity rule flagged for review (a person decides) or excluded."""
+    counts = _last_decisions(IntegrityDecision, study)
+    notices = []
+    if counts["review"]:
+        notices.append(
+            Notice(
+                "warn",
+                "integrity-review",
+                f"{counts['review']} worker(s) flagged for review by the integrity rule (copies, fast answers, "
+                "time away): see Integrity signals, and decide in the admin (Participations).",
+            )
+        )
+    if counts["excluded"]:
+        notices.append(
+            Notice("info", "integrity-excluded", f"{counts['excluded']} worker(s) excluded by the integrity rule.")
+        )
+    return notices
+
+
 def finished(study: Study, now: datetime) -> list[Notice]:
     rows = progress([study])[study.pk]
     if study.status == Study.Status.OPEN and rows and all(c.is_done for c in rows):
@@ -181,6 +206,7 @@ WARNING_SOURCES: list[Callable[[Study, datetime], list[Notice]]] = [
     stuck_slots,
     screened_out,
     attention_flags,
+    integrity_flags,
     finished,
 ]
 

@@ -33,7 +33,7 @@ from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.pay import condition_pay
 from annotation.reporting.scores import ConditionSummary
 from annotation.reporting.tables import Table, build_table
-from annotation.services import attention, consent
+from annotation.services import attention, consent, integrity, signals
 
 NOT_RECORDED = "not recorded"
 STATEMENT_FORMATS = ("markdown", "latex")
@@ -200,6 +200,31 @@ def attention_check_facts(study: Study) -> str:
     )
 
 
+def integrity_facts(study: Study) -> dict[str, Any]:
+    """The integrity signals: what the page recorded, the rule, and how many workers were flagged and excluded."""
+    rows = integrity.report(study)
+    return {
+        "recorded": "per item: time visible, times and time away (unfocused or hidden), copies of its text "
+        "(a count); no keystrokes, clipboard content or pointer tracks",
+        "reading_rate": f"{signals.WORDS_PER_MINUTE} words or {signals.CJK_CHARS_PER_MINUTE} CJK characters per minute",
+        "rule": integrity.rule_text(study),
+        "workers": len(rows),
+        "with_signals": sum(1 for r in rows if r.figures.with_signals),
+        "flagged": sum(1 for r in rows if r.decision == "review"),
+        "excluded": sum(1 for r in rows if r.decision == "excluded"),
+    }
+
+
+def integrity_line(facts: dict[str, Any]) -> str:
+    """``integrity_facts`` as the statement's sentence."""
+    return (
+        f"Integrity signals: the worker page recorded, {facts['recorded']}; each answer's time was compared "
+        f"with a reading-time estimate for its text ({facts['reading_rate']}); {facts['rule']}. "
+        f"Of {facts['workers']} worker(s) with test answers, {facts['with_signals']} sent the signals, "
+        f"{facts['flagged']} were flagged for review and {facts['excluded']} excluded."
+    )
+
+
 def survey_facts(study: Study) -> str:
     """The survey: its questions and placement, and how many workers answered it."""
     questions = study.survey or []
@@ -304,6 +329,7 @@ def build_statement(
         Section("Training and filter", training_facts(study, table)),
         Section("Abandonment", abandonment_facts(study, table)),
         Section("Attention checks", attention_check_facts(study)),
+        Section("Integrity signals", integrity_line(integrity_facts(study))),
         Section("Survey", survey_facts(study)),
         Section("Time", time_facts(table)),
         Section("Pay", pay_facts(study, table)),

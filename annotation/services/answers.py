@@ -32,7 +32,7 @@ from django.utils.translation import gettext
 
 from annotation.errors import ServiceError
 from annotation.models import AnswerSpan, Participation, Response
-from annotation.services import closing, lifecycle, offsets, step_end, steps, timing, worker_sql
+from annotation.services import closing, lifecycle, offsets, signals, step_end, steps, timing, worker_sql
 from annotation.services.steps import Progress
 from annotation.services.worker_sql import StepHead, WorkerState
 from tasks_app import scoring
@@ -336,6 +336,8 @@ def _lock(
         "shown_at": response.shown_at or now,
         "last_seen_at": now,
         "active_ms": timing.active_ms_at(response, now),
+        # Beside the page's observed time (signals), the estimate for this text: same row, same UPDATE.
+        "reading_ms": signals.reading_ms(f"{response.example.question}\n{response.example.context_text}"),
     }
     if response.phase == Response.Phase.TRAINING:
         changes["revealed_at"] = now  # the submit response carries the reveal
@@ -376,11 +378,13 @@ def submit(
     offset_unit: str = "codepoint",
     confidence: int | None = None,
     no_answer: bool = False,
+    page_signals: Any = None,
     known: WorkerState | None = None,
     now: datetime | None = None,
 ) -> SubmitResult:
     """Validate the worker's answer to their current item and lock it, scored with S1.
 
+    ``page_signals`` is the page's integrity signals object (``services.signals``), stored with the lock.
     ``known`` is the request's read of this participation, made before any write: its step and the
     task's label words are used instead of reading them again.
     """
@@ -402,6 +406,7 @@ def submit(
     )
     confidence = _check_confidence(confidence, required=True)
     changes = {
+        **signals.parse(page_signals),
         "status": status,
         "label": label_word,
         "answer": answer,
@@ -423,10 +428,11 @@ def skip(
     participation: Participation,
     item_id: int,
     confidence: int | None = None,
+    page_signals: Any = None,
     known: WorkerState | None = None,
     now: datetime | None = None,
 ) -> SubmitResult:
-    """Record a skip of the current test item; ``known`` as for ``submit``.
+    """Record a skip of the current test item; ``page_signals`` and ``known`` as for ``submit``.
 
     The stored score is the empty answer's (``scoring.stored_skip_score``); the reports apply the skip
     policy (by default a skip scores 0), so the stored data serve every policy.
@@ -438,6 +444,7 @@ def skip(
         raise SkipNotAllowed("skip_not_allowed", gettext("training items cannot be skipped"))
     confidence = _check_confidence(confidence, required=False)
     changes: dict[str, object] = {
+        **signals.parse(page_signals),
         "status": Status.SKIPPED,
         "label": "",
         "answer": [],

@@ -66,7 +66,8 @@ def outcome_for(participation: Participation) -> Outcome | None:
             return Outcome.COMPLETED
         if kind == Participation.ExclusionKind.ATTENTION:
             return Outcome.ATTENTION_FAILED
-        if kind == Participation.ExclusionKind.TRAINING_FILTER:
+        if kind in (Participation.ExclusionKind.TRAINING_FILTER, Participation.ExclusionKind.INTEGRITY):
+            # The integrity rule reads behaviour, not a stated answer: screened out (paid), never "failed".
             return Outcome.SCREENED_OUT
         # An admin's exclusion, or one recorded before exclusion_kind existed: the event's reason tells.
         reason = (

@@ -7,8 +7,9 @@ an admin's readmission of a worker who had finished the test (``overrides``). Th
 - training ends through the training filter (``training_filter.evaluate``): on to the test step, or
   excluded; under a relative rule the worker goes on and the group is judged once it has trained
   (``filter_groups``);
-- the test ends through the attention rule (``attention.judge``): completed, or excluded by the rule.
-  ``lifecycle.finish_test`` (the bare state change) is called from here only.
+- the test ends through the attention rule (``attention.judge``) and the integrity rule
+  (``integrity.judge``), both recorded: completed, or excluded by the attention rule, else by the
+  integrity rule. ``lifecycle.finish_test`` (the bare state change) is called from here only.
 
 A verdict may land between the lock of the last answer and this call (the group filter or an admin
 excludes the worker). The verdict wins: nothing of the step's end is kept (its own savepoint), the
@@ -24,8 +25,8 @@ from typing import TYPE_CHECKING
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import AttentionDecision, FilterDecision, Participation
-from annotation.services import attention, filter_groups, lifecycle, training_filter
+from annotation.models import AttentionDecision, FilterDecision, IntegrityDecision, Participation
+from annotation.services import attention, filter_groups, integrity, lifecycle, training_filter
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User  # AUTH_USER_MODEL
@@ -46,6 +47,7 @@ class StepEnd:
 
     filter_decision: FilterDecision | None = None
     attention_decision: AttentionDecision | None = None
+    integrity_decision: IntegrityDecision | None = None
     superseded: bool = False
 
 
@@ -59,7 +61,8 @@ def end_step(
             if participation.state == State.TRAINING:
                 return StepEnd(filter_decision=_end_training(participation, at))
             if participation.state == State.TEST:
-                return StepEnd(attention_decision=_end_test(participation, at, readmission))
+                attention_decision, integrity_decision = _end_test(participation, at, readmission)
+                return StepEnd(attention_decision=attention_decision, integrity_decision=integrity_decision)
     except lifecycle.InvalidTransition:
         participation.refresh_from_db()  # a verdict moved it first; it stands
         return StepEnd(superseded=True)
@@ -85,13 +88,13 @@ def _end_training(participation: Participation, at: datetime) -> FilterDecision:
     return decision
 
 
-def _end_test(participation: Participation, at: datetime, readmission: Readmission | None) -> AttentionDecision | None:
-    decision = attention.judge(
-        participation,
-        at=at,
-        readmitted_by=readmission.actor if readmission else None,
-        readmitted=readmission is not None,
-    )
+def _end_test(
+    participation: Participation, at: datetime, readmission: Readmission | None
+) -> tuple[AttentionDecision | None, IntegrityDecision]:
+    actor = readmission.actor if readmission else None
+    readmitted = readmission is not None
+    decision = attention.judge(participation, at=at, readmitted_by=actor, readmitted=readmitted)
+    verdict = integrity.judge(participation, at=at, readmitted_by=actor, readmitted=readmitted)
     if decision is not None and decision.decision == AttentionDecision.Decision.EXCLUDED:
         lifecycle.exclude(
             participation,
@@ -99,6 +102,13 @@ def _end_test(participation: Participation, at: datetime, readmission: Readmissi
             kind=Participation.ExclusionKind.ATTENTION,
             at=at,
         )
+    elif verdict.decision == IntegrityDecision.Decision.EXCLUDED:
+        lifecycle.exclude(
+            participation,
+            reason=integrity.REASON_PREFIX + verdict.reason,
+            kind=Participation.ExclusionKind.INTEGRITY,
+            at=at,
+        )
     else:
         lifecycle.finish_test(participation, at=at)
-    return decision
+    return decision, verdict

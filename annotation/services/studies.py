@@ -52,6 +52,11 @@ EDITABLE_FIELDS = (
     "survey_placement",
     "attention_fail_limit",
     "attention_action",
+    "integrity_max_copies",
+    "integrity_max_fast_share",
+    "integrity_max_hidden_share",
+    "integrity_hidden_seconds",
+    "integrity_action",
     "language",
     "translations",
 ) + tuple(name for name in ("base_reward",) if name in {f.name for f in Study._meta.get_fields()})

@@ -55,7 +55,7 @@ from annotation.reporting.rehearsal_jobs import REPORT_FORMATS, job_status, rehe
 from annotation.reporting.selection import select_studies
 from annotation.reporting.statement import STATEMENT_FORMATS, build_statement, render_statement
 from annotation.reporting.tables import build_table
-from annotation.services import attention, preview
+from annotation.services import attention, integrity, preview
 from tasks_app.scoring import SKIP_EMPTY, SKIP_EXCLUDE, SKIP_ZERO
 
 LIVE_SECONDS = 5  # how often the pages poll their live feed
@@ -162,6 +162,8 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "preview_links": preview.links(study),
             "attention_checks": study.attention_checks.count(),
             "attention": attention.report(study),
+            "integrity": [r.as_dict() for r in integrity.report(study)],
+            "integrity_rule": integrity.rule_text(study),
             "table": table,
             "annotators": table.annotators,
             "pay": condition_pay(study=study),

@@ -2,7 +2,8 @@
  * context and the answer area (label cards or the span selector), takes the
  * confidence, submits or skips, and in training shows the reveal.
  * Needs worker.js (WorkerKit) and context.js; spans.js and reveal.js add their
- * methods to ItemPage.prototype. Exposes window.WorkerItem = { ItemPage }.
+ * methods to ItemPage.prototype; signals.js (if loaded) records the integrity
+ * signals sent with each answer. Exposes window.WorkerItem = { ItemPage }.
  */
 (function () {
   "use strict";
@@ -21,6 +22,7 @@
     this.kind = root.dataset.kind;
     this.lastInput = Date.now();
     this.eventSeq = 0;
+    this.signals = window.WorkerSignals ? new window.WorkerSignals.Tracker($("item-main")) : null;
     this.reset();
     this.bind();
     this.load();
@@ -109,6 +111,7 @@
     this.session = s;
     this.item = s.item;
     var item = s.item, task = s.task;
+    if (this.signals) this.signals.start(item.locked ? null : item.item);
     $("item-main").setAttribute("aria-busy", "false");
     this.setProgress(s.progress);
     var banner = $("phase-banner");
@@ -301,6 +304,7 @@
       body.spans = this.spans.map(function (sp) { return { start: sp.s, end: sp.e, text: text.slice(sp.s, sp.e) }; });
     }
     if (!confidence) return { error: gettext("Rate how confident you are in your answer (keys Q W E R T).") };
+    body.signals = this.signals ? this.signals.read() : undefined;
     return { body: body };
   };
 
@@ -331,7 +335,8 @@
       return;
     }
     this.cancelSkip(false);
-    this.send(this.urls.skip, { item: this.item.item, confidence: this.confidence() || undefined });
+    this.send(this.urls.skip, { item: this.item.item, confidence: this.confidence() || undefined,
+                                signals: this.signals ? this.signals.read() : undefined });
   };
 
   ItemPage.prototype.cancelSkip = function (say) {

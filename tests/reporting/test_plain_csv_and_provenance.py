@@ -20,6 +20,7 @@ EXPECTED_FIRST_COLUMN = {
     "payments-csv": "platform",
     "survey-csv": "study",
     "attention-csv": "study",
+    "integrity-csv": "study",
 }
 
 

@@ -142,6 +142,7 @@ def test_statement_holds_every_section_from_stored_facts(voted):
         "Training and filter",
         "Abandonment",
         "Attention checks",
+        "Integrity signals",
         "Survey",
         "Time",
         "Pay",
