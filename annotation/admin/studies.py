@@ -200,7 +200,7 @@ class StudyForm(forms.ModelForm):
 
 class ConditionInline(admin.TabularInline):
     model = Condition
-    fields = readonly_fields = ("shots", "training_set")
+    fields = readonly_fields = ("shots", "training_set", "sample_seed", "test_sample")
     extra = 0
     can_delete = False
     show_change_link = False
