@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from annotation.models import Participation, Study
 from annotation.reporting.agreement import strict_majority
-from annotation.services import samples, studies
+from annotation.services import attention, samples, studies
 from annotation.services.abandonment import release_abandoned
 from tasks_app.models import Task
 from tests.conftest import FEWCLUE_FIXTURE
@@ -129,3 +129,10 @@ def test_a_strict_majority_needs_more_than_half_of_the_votes():
     assert strict_majority([a, b]) is None
     assert strict_majority([a]) == a
     assert strict_majority([]) is None
+
+
+def test_attention_checks_take_positions_within_the_test_sample(fewclue):
+    _create("--training-items", "2", "--test-sample", "2", "--tasks", "csldcp")  # a test set of 3 items
+    study = Study.objects.get(slug="fewclue-csldcp-paper")
+    assert attention.test_set_size(study) == 2
+    assert attention.positions_every(study, 1) == [1, 2]
