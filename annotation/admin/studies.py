@@ -294,7 +294,15 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
     list_display = ["name", "slug", "task", "split_number", "status", "slots_filled", "created_at"]
     list_filter = ["status", "task"]
     search_fields = ["slug", "name"]
-    readonly_fields = ["status", "closes_at", "cohorts", "past_participants", "outcome_table"]
+    readonly_fields = [
+        "status",
+        "closes_at",
+        "protocol",
+        "test_sample_size",
+        "cohorts",
+        "past_participants",
+        "outcome_table",
+    ]
     inlines = [ConditionInline, AttentionCheckInline]
     actions = [
         "open_studies",
@@ -327,6 +335,8 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
             "Protocol",
             {
                 "fields": [
+                    "protocol",
+                    "test_sample_size",
                     "language",
                     "test_order",
                     "abandon_after_minutes",

@@ -72,12 +72,14 @@ class Study(models.Model):
         max_length=20,
         choices=Protocol.choices,
         default=Protocol.CLUES,
+        editable=False,
         help_text="The published protocol the study's design follows (docs/studies.md); set at creation.",
     )
     test_sample_size = models.PositiveIntegerField(
         null=True,
         blank=True,
         validators=[MinValueValidator(1)],
+        editable=False,
         help_text="K: each condition's workers answer one seeded sample of K test items, drawn once and recorded "
         "on the condition (FewCLUE). Empty: the whole test set (CLUES). Set at creation.",
     )
