@@ -136,3 +136,17 @@ def test_attention_checks_take_positions_within_the_test_sample(fewclue):
     study = Study.objects.get(slug="fewclue-csldcp-paper")
     assert attention.test_set_size(study) == 2
     assert attention.positions_every(study, 1) == [1, 2]
+
+
+@pytest.mark.fewclue
+@pytest.mark.timeout(900)
+def test_the_papers_design_on_the_real_release(fewclue_dir):
+    """With FEWCLUE_DIR: the defaults (30 development items, 100 test items, three workers) fit every task."""
+    call_command("import_fewclue", str(fewclue_dir), stdout=StringIO())
+    out, err = _create("--seed", "20211206")
+    assert out.count(": created (draft)") == 9 and not err
+    for study in Study.objects.select_related("task"):
+        condition = study.conditions.get()
+        assert (condition.training_set.name, condition.shots, study.workers_per_condition) == ("dev_few_all", 30, 3)
+        assert len(condition.training_sample) == 30 and len(condition.test_sample) == 100
+        studies.change_status(study=study, to_status=Study.Status.OPEN)
