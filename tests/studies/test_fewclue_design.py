@@ -5,6 +5,7 @@ from datetime import timedelta
 from io import StringIO
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 from django.test import Client
@@ -150,3 +151,22 @@ def test_the_papers_design_on_the_real_release(fewclue_dir):
         assert (condition.training_set.name, condition.shots, study.workers_per_condition) == ("dev_few_all", 30, 3)
         assert len(condition.training_sample) == 30 and len(condition.test_sample) == 100
         studies.change_status(study=study, to_status=Study.Status.OPEN)
+
+
+def test_a_staff_preview_rehearses_the_conditions_samples(fewclue):
+    _create("--training-items", "3", "--test-sample", "2", "--tasks", "ocnli", "--open")
+    condition = Study.objects.get(slug="fewclue-ocnli-paper").conditions.get()
+    staff = Client()
+    staff.force_login(User.objects.create_user("staff", password="pw", is_staff=True))
+    assert staff.get("/work/preview/fewclue-ocnli-paper/?shots=3").status_code == 302
+    assert staff.post("/api/session/start/", content_type="application/json").status_code == 200
+    while (item := staff.get("/api/session/current/").json()["item"]) is not None:
+        body = {"item": item["item"], "label": "neutral", "confidence": 3}
+        assert staff.post("/api/session/submit/", body, content_type="application/json").status_code == 200
+    p = Participation.all_objects.get(is_preview=True)
+    responses = p.responses(manager="all_objects").order_by("position")
+    by_phase = {
+        phase: list(responses.filter(phase=phase).values_list("example_id", flat=True))
+        for phase in ("training", "test")
+    }
+    assert by_phase == {"training": condition.training_sample, "test": condition.test_sample}
