@@ -170,3 +170,15 @@ def test_a_staff_preview_rehearses_the_conditions_samples(fewclue):
         for phase in ("training", "test")
     }
     assert by_phase == {"training": condition.training_sample, "test": condition.test_sample}
+
+
+def test_the_admin_shows_a_fewclue_study_with_its_protocol_and_sample(fewclue, admin_client):
+    _create("--training-items", "3", "--test-sample", "2", "--tasks", "ocnli", "--seed", "9")
+    study = Study.objects.get(slug="fewclue-ocnli-paper")
+    page = admin_client.get(f"/admin/annotation/study/{study.pk}/change/")
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "FewCLUE paper (6.1)" in text and "dev_few_all" in text
+    api = admin_client.get(f"/api/studies/{study.pk}/").json()
+    assert (api["protocol"], api["test_sample_size"]) == ("fewclue-paper", 2)
+    assert api["conditions"][0]["sample_seed"] == 9 and len(api["conditions"][0]["test_sample"]) == 2
