@@ -52,3 +52,18 @@ FEWCLUE_TEST_SET_SIZES: dict[str, int] = {
     "cluewsc": 976,
 }
 FEWCLUE_LABEL_COUNTS: dict[str, int] = {"csldcp": 67, "tnews": 15, "iflytek": 119}
+
+# FewCLUE's human row (Xu et al., 2021, the human-performance table; issue 32 transcribes it), accuracy on a
+# 0-100 scale, in the paper's column order; "Score" is the paper's average over the nine tasks.
+FEWCLUE_HUMAN: dict[str, float] = {
+    "eprstmt": 90.0,
+    "csldcp": 68.0,
+    "tnews": 71.0,
+    "iflytek": 66.0,
+    "ocnli": 90.3,
+    "bustm": 88.0,
+    "csl": 84.0,
+    "chid": 87.1,
+    "cluewsc": 98.0,
+}
+FEWCLUE_HUMAN_SCORE = 82.5

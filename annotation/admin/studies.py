@@ -208,7 +208,7 @@ class StudyForm(forms.ModelForm):
 
 class ConditionInline(admin.TabularInline):
     model = Condition
-    fields = readonly_fields = ("shots", "training_set")
+    fields = readonly_fields = ("shots", "training_set", "sample_seed", "test_sample")
     extra = 0
     can_delete = False
     show_change_link = False
@@ -302,7 +302,15 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
     list_display = ["name", "slug", "task", "split_number", "status", "slots_filled", "created_at"]
     list_filter = ["status", "task"]
     search_fields = ["slug", "name"]
-    readonly_fields = ["status", "closes_at", "cohorts", "past_participants", "outcome_table"]
+    readonly_fields = [
+        "status",
+        "closes_at",
+        "protocol",
+        "test_sample_size",
+        "cohorts",
+        "past_participants",
+        "outcome_table",
+    ]
     inlines = [ConditionInline, AttentionCheckInline]
     actions = [
         "open_studies",
@@ -335,6 +343,8 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
             "Protocol",
             {
                 "fields": [
+                    "protocol",
+                    "test_sample_size",
                     "language",
                     "test_order",
                     "abandon_after_minutes",

@@ -22,7 +22,8 @@ from annotation.api.errors import ErrorResponsesSchema, ErrorSerializer
 from annotation.models import ExportJob, Study
 from annotation.reporting.bootstrap import IntervalOptions
 from annotation.reporting.exports import EXPORT_KINDS, export_job_create
-from annotation.reporting.options import MetricOptions
+from annotation.reporting.fewclue_table import build_fewclue_table
+from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.scores import annotator_rows
 from annotation.reporting.selection import select_studies
 from annotation.reporting.statement import STATEMENT_FORMATS, build_statement, render_statement
@@ -49,6 +50,13 @@ _INTERVAL_PARAMETERS = [
     OpenApiParameter("seed", OpenApiTypes.INT, description="Bootstrap seed (default 20211206)."),
     OpenApiParameter("resamples", OpenApiTypes.INT, description="Bootstrap resamples, 100 to 20000 (default 2000)."),
 ]
+_BENCHMARK_PARAMETER = OpenApiParameter(
+    "benchmark",
+    OpenApiTypes.STR,
+    enum=["clues", "fewclue"],
+    description="The table's shape: clues (default: shot levels x tasks, with intervals) or fewclue (Human rows "
+    "per worker and by majority vote over FewCLUE's nine tasks and their mean, and the paper's row).",
+)
 _STUDIES_PARAMETER = OpenApiParameter(
     "studies", OpenApiTypes.STR, required=True, description="Comma-separated study slugs or ids, or 'all'."
 )
@@ -91,12 +99,18 @@ class TableView(APIView):
     @extend_schema(
         operation_id="reports_table",
         summary="The human-performance table for the given studies, with bootstrap intervals and model gaps",
-        parameters=[_STUDIES_PARAMETER, *_METRIC_PARAMETERS, *_INTERVAL_PARAMETERS],
+        parameters=[_STUDIES_PARAMETER, _BENCHMARK_PARAMETER, *_METRIC_PARAMETERS, *_INTERVAL_PARAMETERS],
         responses={200: OpenApiTypes.OBJECT, 400: ErrorSerializer},
     )
     def get(self, request: Request) -> Response:
         studies = _studies_from_query(request)
         options = MetricOptions.from_params(request.query_params)
+        benchmark = request.query_params.get("benchmark", "clues")
+        if benchmark == "fewclue":
+            fewclue = build_fewclue_table(studies=studies, options=options)
+            return Response({"studies": [s.slug for s in studies], "options": options.as_dict(), **fewclue.as_dict()})
+        if benchmark != "clues":
+            raise ReportError(f"benchmark must be clues or fewclue, not {benchmark!r}")
         intervals = IntervalOptions.from_params(request.query_params)
         table = build_table(studies=studies, options=options, intervals=intervals)
         return Response({"studies": [s.slug for s in studies], "options": options.as_dict(), **table.as_dict()})

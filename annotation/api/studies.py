@@ -96,7 +96,7 @@ class ConditionSerializer(serializers.ModelSerializer[Condition]):
 
     class Meta:
         model = Condition
-        fields = ["id", "study", "shots", "training_set"]
+        fields = ["id", "study", "shots", "training_set", "sample_seed", "training_sample", "test_sample"]
 
 
 LANGUAGE_HELP = (
@@ -137,11 +137,15 @@ class StudySerializer(serializers.ModelSerializer[Study]):
             "conditions",
             "entry_path",
             *(f for f in studies.EDITABLE_FIELDS if f != "name"),
+            "protocol",
+            "test_sample_size",
             "closes_at",
             "created_at",
             "updated_at",
         ]
-        read_only_fields = ["status", "closes_at", "created_at", "updated_at"]
+        # The protocol and the test sample are set by the design that creates the study
+        # (services.studies.create_sampled_design), never changed afterwards.
+        read_only_fields = ["status", "protocol", "test_sample_size", "closes_at", "created_at", "updated_at"]
         extra_kwargs = {
             "workers_per_condition": {"max_value": SMALL_MAX},
             "abandon_after_minutes": {"max_value": INT_MAX},

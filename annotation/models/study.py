@@ -35,6 +35,13 @@ class Study(models.Model):
         ABSOLUTE = "absolute", "Training S1 at least a minimum"
         RELATIVE = "relative", "Training S1 at most a distance below the group's (the condition's other workers)"
 
+    class Protocol(models.TextChoices):
+        # Which published protocol the study follows: the platform's code reads the study's fields
+        # (conditions, samples), never this name; it is recorded for the reports and the statement.
+        CLUES = "clues", "CLUES: 0/10/20/30-shot conditions on a training split, the whole test set"
+        FEWCLUE_PAPER = "fewclue-paper", "FewCLUE paper (6.1): training on development items, a test sample"
+        FEWCLUE_README = "fewclue-readme", "FewCLUE README: training on training items, a test sample, majority vote"
+
     class FilterReference(models.TextChoices):
         MEAN = "mean", "Mean of the others in the group"
         MEDIAN = "median", "Median of the others in the group"
@@ -61,6 +68,21 @@ class Study(models.Model):
         "With Prolific operations on, the bonus uses the reward read from the Prolific study instead.",
     )
     test_order = models.CharField(max_length=10, choices=TestOrder.choices, default=TestOrder.FIXED)
+    protocol = models.CharField(
+        max_length=20,
+        choices=Protocol.choices,
+        default=Protocol.CLUES,
+        editable=False,
+        help_text="The published protocol the study's design follows (docs/studies.md); set at creation.",
+    )
+    test_sample_size = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        editable=False,
+        help_text="K: each condition's workers answer one seeded sample of K test items, drawn once and recorded "
+        "on the condition (FewCLUE). Empty: the whole test set (CLUES). Set at creation.",
+    )
     abandon_after_minutes = models.PositiveIntegerField(
         default=60, validators=[MinValueValidator(1)], help_text="A slot with no activity for this long is released."
     )
@@ -183,6 +205,10 @@ class Study(models.Model):
             models.CheckConstraint(condition=Q(split_number__gte=1, split_number__lte=5), name="study_split_1_to_5"),
             models.CheckConstraint(condition=Q(workers_per_condition__gte=1), name="study_at_least_one_worker"),
             models.CheckConstraint(condition=Q(hourly_rate__gte=0), name="study_rate_not_negative"),
+            models.CheckConstraint(
+                condition=Q(test_sample_size__isnull=True) | Q(test_sample_size__gte=1),
+                name="study_test_sample_positive",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -225,6 +251,23 @@ class Condition(models.Model):
     training_set = models.ForeignKey(
         ExampleSet, on_delete=models.PROTECT, null=True, blank=True, related_name="conditions"
     )
+    # A condition may draw its items from its sets instead of taking them whole (FewCLUE: N training items
+    # of the development set, K test items). The draw happens once, when the condition is made, with a
+    # recorded seed (annotation.services.samples), so every worker of the condition, a replacement included,
+    # gets the same items, and a report can name and reproduce them.
+    sample_seed = models.BigIntegerField(
+        null=True, blank=True, help_text="The seed the condition's samples were drawn with (empty: no sample)."
+    )
+    training_sample = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Example ids of the training step, drawn from the training set, in its order (empty: all of it).",
+    )
+    test_sample = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Example ids of the test step, drawn from the task's test set, in its order (empty: all of it).",
+    )
 
     class Meta:
         ordering = ["study", "shots"]
@@ -242,3 +285,7 @@ class Condition(models.Model):
     @property
     def is_few_shot(self) -> bool:
         return self.shots > 0
+
+    @property
+    def has_test_sample(self) -> bool:
+        return bool(self.test_sample)

@@ -26,6 +26,14 @@ def majority_label(answers: Sequence[Answer]) -> Answer:
     return min((a for a, c in counts.items() if c == top), key=lambda a: sorted(a))
 
 
+def strict_majority(answers: Sequence[Answer]) -> Answer | None:
+    """The answer set given by more than half of the answers; None when no answer has a majority."""
+    if not answers:
+        return None
+    answer, count = Counter(answers).most_common(1)[0]
+    return answer if count * 2 > len(answers) else None
+
+
 def majority_spans(answers: Sequence[Answer]) -> Answer:
     """Span tasks: keep each answer string chosen by more than half of the annotators."""
     counts = Counter(text for answer in answers for text in answer)

@@ -35,8 +35,8 @@ from annotation.reporting.correlation import CORRELATION_METHOD, spearman_with_i
 from annotation.reporting.options import MetricOptions
 from annotation.reporting.pay import condition_pay
 from annotation.reporting.scores import policy_score
-from annotation.services import training_s1
-from tasks_app.models import Example, ExampleSetItem
+from annotation.services import samples, training_s1
+from tasks_app.models import Example
 from tasks_app.scoring import SKIP_ANSWER, mean, s1, std
 
 Status = Response.Status
@@ -68,10 +68,7 @@ def training_overlap_values(*, study: Study) -> list[dict[str, Any]]:
     """Per pair of few-shot groups (smaller, larger): each completed annotator's S1 (0..1) on the training
     examples both sets hold, for both groups, and the larger group's on the examples only its set holds."""
     conditions = [c for c in study.conditions.order_by("shots") if c.training_set_id]
-    sets = {
-        c.pk: set(ExampleSetItem.objects.filter(example_set_id=c.training_set_id).values_list("example_id", flat=True))
-        for c in conditions
-    }
+    sets = {c.pk: set(samples.training_ids(c)) for c in conditions}
     completed = {c.pk: _completed_ids(c) for c in conditions}
     result = []
     for small, large in combinations(conditions, 2):

@@ -1,6 +1,7 @@
 """Every export, as one function per kind writing to a binary file, and the export job that runs one.
 
-Kinds: table-csv, table-json, table-markdown, table-latex, training-csv,
+Kinds: table-csv, table-json, table-markdown, table-latex, fewclue-csv, fewclue-json,
+fewclue-markdown, fewclue-latex (the table in FewCLUE's shape, fewclue_table.py), training-csv,
 training-json, training-markdown, training-latex (the training analyses in the
 appendix's shape), annotators-csv (per-annotator scores, time and pay),
 annotations-jsonl, payments-csv, analyses-json, survey-csv and survey-json
@@ -34,6 +35,7 @@ from django.utils import timezone
 from annotation.models import AnswerSpan, ExportJob, Response, Study
 from annotation.reporting.analyses import study_analyses
 from annotation.reporting.bootstrap import IntervalOptions
+from annotation.reporting.fewclue_table import FEWCLUE_FORMATS, build_fewclue_table
 from annotation.reporting.formats import TABLE_FORMATS
 from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.pay import condition_pay
@@ -58,6 +60,10 @@ EXPORT_KINDS: dict[str, tuple[str, str]] = {
     "table-json": ("application/json", "json"),
     "table-markdown": ("text/markdown", "md"),
     "table-latex": ("application/x-latex", "tex"),
+    "fewclue-csv": ("text/csv", "csv"),
+    "fewclue-json": ("application/json", "json"),
+    "fewclue-markdown": ("text/markdown", "md"),
+    "fewclue-latex": ("application/x-latex", "tex"),
     "training-csv": ("text/csv", "csv"),
     "training-json": ("application/json", "json"),
     "training-markdown": ("text/markdown", "md"),
@@ -386,6 +392,10 @@ def write_export(
         payload = {"meta": header, "survey": survey_section(studies=studies)}
         out.write(json.dumps(payload, ensure_ascii=False, indent=2, default=str).encode())
         return header
+    if kind.startswith("fewclue-"):
+        fewclue = build_fewclue_table(studies=studies, options=options)
+        out.write(FEWCLUE_FORMATS[kind.removeprefix("fewclue-")](fewclue, header).encode())
+        return {**header, "notes": [fewclue.note, *fewclue.sample_notes]}
     if kind.startswith("training-"):
         render_training = TRAINING_FORMATS[kind.removeprefix("training-")]
         training = build_training_table(studies=studies, options=options)

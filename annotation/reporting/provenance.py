@@ -59,6 +59,8 @@ def study_configuration(study: Study) -> dict[str, Any]:
         "base_reward": None if study.base_reward is None else str(study.base_reward),
         "currency": study.currency,
         "test_order": study.test_order,
+        "protocol": study.protocol,
+        "test_sample_size": study.test_sample_size,
         "filter_rule": study.filter_rule,
         "filter_decision_rule_versions": sorted(
             set(
@@ -74,6 +76,10 @@ def study_configuration(study: Study) -> dict[str, Any]:
                 "shots": c.shots,
                 "training_set": str(c.training_set) if c.training_set else None,
                 "training_set_sha256": example_set_sha256(c.training_set),
+                # A sampled condition's items, as drawn once (annotation.services.samples.draw re-draws them).
+                "sample_seed": c.sample_seed,
+                "training_sample": c.training_sample or None,
+                "test_sample": c.test_sample or None,
             }
             for c in study.conditions.select_related("training_set__split", "training_set__task").order_by("shots")
         ],

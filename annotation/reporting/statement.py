@@ -33,7 +33,7 @@ from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.pay import condition_pay
 from annotation.reporting.scores import ConditionSummary
 from annotation.reporting.tables import Table, build_table
-from annotation.services import attention, consent, integrity, signals
+from annotation.services import attention, consent, integrity, samples, signals
 
 NOT_RECORDED = "not recorded"
 STATEMENT_FORMATS = ("markdown", "latex")
@@ -90,7 +90,19 @@ def workers_facts(study: Study, table: Table) -> str:
         f"The study asked for {study.workers_per_condition} fresh workers per condition, each taking part once. "
         + "; ".join(parts)
         + "."
+        + test_sample_facts(study)
     )
+
+
+def test_sample_facts(study: Study) -> str:
+    """With a test sample (FewCLUE), which items each condition's workers answered: ' In the test step, ...'."""
+    sampled = [c for c in study.conditions.order_by("shots") if c.test_sample]
+    if not sampled:
+        return ""
+    test_set = samples.test_set(study.task_id)
+    size = len(samples.set_ids(test_set.pk)) if test_set else 0
+    parts = [f"{c.shots}-shot: {samples.describe(c, test_size=size)}" for c in sampled]
+    return f" In the test step ({study.get_protocol_display()}), " + "; ".join(parts) + "."
 
 
 def recruitment_facts(study: Study, table: Table) -> str:

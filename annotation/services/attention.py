@@ -57,9 +57,11 @@ class AttentionCheckError(ServiceError, ValueError):
 
 
 def test_set_size(study: Study) -> int:
-    """How many items the task's test set has (the positions a check may take: 1..this)."""
+    """How many items a worker's test step has (the positions a check may take: 1..this): the task's test set,
+    or the study's test sample."""
     test_set = ExampleSet.objects.filter(task_id=study.task_id, role=ExampleSet.Role.TEST).first()
-    return ExampleSetItem.objects.filter(example_set=test_set).count() if test_set else 0
+    size = ExampleSetItem.objects.filter(example_set=test_set).count() if test_set else 0
+    return min(size, study.test_sample_size) if study.test_sample_size else size
 
 
 def _located(context: str, word: str) -> dict | None:

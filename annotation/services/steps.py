@@ -1,10 +1,11 @@
 """Laying out a worker's step (training or test) and finding where they are in it.
 
 A step is laid out once, as ``pending`` Response rows in the order the worker
-will see: the condition's training set in its file order, or the task's test
-set in the study's order (fixed, or shuffled per worker with a seed recorded
-on the participation). The current item is always the first pending row by
-position, so the order cannot be changed by the client.
+will see: the condition's training set (or sample) in its order, or the task's test
+set (or the condition's test sample, services.samples) in the study's order
+(fixed, or shuffled per worker with a seed recorded on the participation).
+The current item is always the first pending row by position, so the order
+cannot be changed by the client.
 
 Laying out is idempotent and safe under concurrency: the seed is set by a
 conditional UPDATE, the shuffle is determined by the seed, and the rows are
@@ -28,9 +29,8 @@ from django.utils.translation import gettext
 from annotation.errors import ServiceError
 from annotation.models import Participation, Response, Study
 from annotation.protocol.states import PHASE_OF_STATE
-from annotation.services import attention, worker_sql
+from annotation.services import attention, samples, worker_sql
 from annotation.services.worker_sql import StepHead, WorkerState
-from tasks_app.models import ExampleSet, ExampleSetItem
 
 State = Participation.State
 Phase = Response.Phase
@@ -77,12 +77,10 @@ def read_worker_state(participation_id: int) -> WorkerState | None:
 
 
 def _test_example_ids(participation: Participation) -> list[int]:
-    test_set = ExampleSet.objects.filter(task_id=participation.task_id, role=ExampleSet.Role.TEST).first()
-    if test_set is None:
+    """The condition's test items (its sample, or the whole test set), in the study's order."""
+    if samples.test_set(participation.task_id) is None:
         raise StepUnavailable(gettext("task %(task)s has no test set") % {"task": participation.task_id})
-    ids = list(
-        ExampleSetItem.objects.filter(example_set=test_set).order_by("position").values_list("example_id", flat=True)
-    )
+    ids = samples.test_ids(participation.condition, task_id=participation.task_id)
     if participation.study.test_order == Study.TestOrder.SHUFFLED:
         seed = _ensure_test_seed(participation)
         random.Random(seed).shuffle(ids)
@@ -102,14 +100,9 @@ def _ensure_test_seed(participation: Participation) -> int:
 
 
 def _training_example_ids(participation: Participation) -> list[int]:
-    training_set_id = participation.condition.training_set_id
-    if training_set_id is None:
+    if participation.condition.training_set_id is None:
         raise StepUnavailable(gettext("a zero-shot condition has no training step"))
-    return list(
-        ExampleSetItem.objects.filter(example_set_id=training_set_id)
-        .order_by("position")
-        .values_list("example_id", flat=True)
-    )
+    return samples.training_ids(participation.condition)
 
 
 def lay_out(*, participation: Participation, phase: str) -> int:

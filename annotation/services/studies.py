@@ -25,7 +25,7 @@ from django.utils.text import slugify
 
 from annotation.models import Condition, Participation, Study
 from annotation.protocol.outcomes import with_defaults
-from annotation.services import closing, preview, slots
+from annotation.services import closing, preview, samples, slots
 from tasks_app.models import Example, ExampleSet, Task, TrainingSplit
 
 STANDARD_SHOTS = (0, 10, 20, 30)
@@ -223,6 +223,10 @@ def validate_change(
     changes_design = (split_number is not None and split_number != study.split_number) or (
         shots is not None and sorted(set(shots)) != current
     )
+    if changes_design and study.test_sample_size is not None:
+        raise ValidationError(
+            {"shots": "A study with a test sample draws its conditions' items once, at creation: create a new study."}
+        )
     if changes_design and _has_participants(study):
         raise ValidationError(
             {"shots": "Workers have already joined this study: its split and conditions can no longer change."}
@@ -329,6 +333,62 @@ def create_standard_design(
     return study
 
 
+def create_sampled_design(
+    *,
+    task: Task,
+    protocol: str,
+    training_set_name: str,
+    training_items: int,
+    test_sample_size: int,
+    seed: int | None = None,
+    slug: str,
+    name: str = "",
+    workers_per_condition: int = STANDARD_WORKERS,
+    open_now: bool = False,
+    **options: Any,
+) -> Study:
+    """A study of one condition whose workers train on ``training_items`` items drawn from the task's named
+    set ``training_set_name`` and are tested on ``test_sample_size`` items drawn from its test set, both
+    with ``seed`` (a new one if None) and recorded on the condition (FewCLUE's designs)."""
+    if protocol not in Study.Protocol.values:
+        raise ValidationError({"protocol": f"Unknown protocol {protocol!r}; one of {Study.Protocol.values}."})
+    source = ExampleSet.objects.filter(task=task, role=ExampleSet.Role.NAMED, name=training_set_name).first()
+    if source is None:
+        raise ValidationError({"training_set": f"Task {task.slug} has no set named {training_set_name!r}."})
+    test_set = samples.test_set(task.pk)
+    if test_set is None:
+        raise ValidationError({"task": f"Task {task.slug} has no test set yet: import it first."})
+    seed = samples.new_seed() if seed is None else seed
+    training = samples.draw(samples.set_ids(source.pk), training_items, seed=seed, stream="training_sample")
+    test = samples.draw(samples.set_ids(test_set.pk), test_sample_size, seed=seed, stream="test_sample")
+    study = Study(
+        task=task,
+        slug=slug,
+        name=name or f"{task.name}: {training_items} training items of {training_set_name}, {test_sample_size} test",
+        protocol=protocol,
+        test_sample_size=test_sample_size,
+        workers_per_condition=workers_per_condition,
+        **_validated_options(options),
+    )
+    _full_clean(study)
+    try:
+        with transaction.atomic():
+            study_save(study=study)
+            Condition.objects.create(
+                study=study,
+                shots=training_items,
+                training_set=source,
+                sample_seed=seed,
+                training_sample=training,
+                test_sample=test,
+            )
+            if open_now:
+                change_status(study=study, to_status=Study.Status.OPEN)
+    except IntegrityError:
+        raise ValidationError({"slug": f"A study with slug {slug!r} already exists."}) from None
+    return study
+
+
 def study_delete(*, study: Study) -> None:
     """Delete a study nobody has joined (afterwards, close it instead)."""
     if _has_participants(study):
@@ -366,7 +426,8 @@ def change_status(*, study: Study, to_status: str, grace_minutes: int | None = N
             shots = list(locked.conditions.values_list("shots", flat=True))
             if not shots:
                 raise ValidationError({"status": "A study without conditions cannot open: add at least one."})
-            _training_sets(task=locked.task, split_number=locked.split_number, shots=shots)
+            if locked.test_sample_size is None:  # a sampled study's items were checked when they were drawn
+                _training_sets(task=locked.task, split_number=locked.split_number, shots=shots)
             _check_task_has_test_set(locked.task)
         changes: dict[str, Any] = {"status": to_status}
         if to_status == Study.Status.CLOSED:

@@ -24,9 +24,8 @@ from django.views.decorators.http import require_GET
 from annotation.api.session import completion_payload, load_worker_state
 from annotation.csp import csp_update
 from annotation.models import AttentionCheck, Participation
-from annotation.services import closing, consent, languages, presentation, survey, timing
+from annotation.services import closing, consent, languages, presentation, samples, survey, timing
 from annotation.views import consent_survey
-from tasks_app.models import ExampleSet, ExampleSetItem
 from tasks_app.texts import texts_for
 
 State = Participation.State
@@ -61,10 +60,8 @@ CONFIDENCE_SCALE = [
 
 
 def _item_counts(participation: Participation) -> tuple[int, int]:
-    test_set = ExampleSet.objects.filter(task_id=participation.task_id, role=ExampleSet.Role.TEST).first()
-    n_test = ExampleSetItem.objects.filter(example_set=test_set).count() if test_set else 0
-    training_set_id = participation.condition.training_set_id
-    n_train = ExampleSetItem.objects.filter(example_set_id=training_set_id).count() if training_set_id else 0
+    n_test = len(samples.test_ids(participation.condition, task_id=participation.task_id))
+    n_train = len(samples.training_ids(participation.condition))
     if n_test:  # the attention checks are items of the test step like the others
         n_test += AttentionCheck.objects.filter(study_id=participation.study_id).count()
     return n_train, n_test

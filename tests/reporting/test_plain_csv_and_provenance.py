@@ -21,7 +21,9 @@ EXPECTED_FIRST_COLUMN = {
     "survey-csv": "study",
     "attention-csv": "study",
     "integrity-csv": "study",
+    "fewclue-csv": "row",  # needs FewCLUE's tasks: checked in tests/reporting/test_fewclue_table.py
 }
+ON_SST2 = sorted(set(EXPECTED_FIRST_COLUMN) - {"fewclue-csv"})
 
 
 @pytest.fixture
@@ -44,7 +46,7 @@ def test_every_csv_kind_is_checked_here():
     assert set(EXPECTED_FIRST_COLUMN) == CSV_KINDS
 
 
-@pytest.mark.parametrize("kind", sorted(EXPECTED_FIRST_COLUMN))
+@pytest.mark.parametrize("kind", ON_SST2)
 def test_a_csv_export_is_a_plain_table_that_csv_reader_and_pandas_read_as_is(study, kind):
     content, provenance = export_with_provenance(kind=kind, studies=[study], options=MetricOptions())
     text = content.decode()

@@ -18,6 +18,7 @@ from annotation.reporting.options import MetricOptions
 from annotation.reporting.scores import annotator_rows
 from annotation.reporting.statement import build_statement, integrity_facts, render_statement
 from annotation.services import integrity, pay, signals
+from tests import entry_link
 from tests.factories import ConditionFactory, StudyFactory, make_classification_task
 from tests.worker.conftest import login, make_participation
 
@@ -37,7 +38,7 @@ def _study(task, **kwargs) -> Study:
 
 
 def _join(client: Client, study: Study, worker_id: str) -> Participation:
-    assert client.get(f"/join/{study.slug}/?worker_id={worker_id}").status_code == 302
+    assert entry_link.take_part(client, study.slug, {"worker_id": worker_id}).status_code == 302
     assert _post(client, "/api/session/start/").status_code == 200
     return Participation.objects.get(worker__external_id=worker_id, study=study)
 
@@ -158,7 +159,7 @@ def test_the_rule_excludes_a_worker_who_copies_every_item_and_the_reports_follow
     # Like any exclusion: a completion code (screened out, so paid), and the slot opens for another worker.
     session = client.get("/api/session/current/").json()
     assert session["completion"]["code"] and session["completion"]["outcome"] == "screened_out"
-    assert Client().get(f"/join/{study.slug}/?worker_id=erin").status_code == 302
+    assert entry_link.take_part(Client(), study.slug, {"worker_id": "erin"}).status_code == 302
     assert Participation.objects.filter(study=study, worker__external_id="erin").exists()
 
     # The table averages the completed worker only; the copier is paid up to the exclusion.

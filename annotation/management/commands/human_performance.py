@@ -10,6 +10,7 @@ human_performance --study sst2-a --analyses --output analyses.json
 human_performance --all --plots figures/          (per-task and all-task PNG + SVG)
 human_performance --all --recompute               (re-derive every item score and report mismatches)
 human_performance --all --format latex --intervals --seed 7 --resamples 5000   (95% bootstrap CIs in the cells)
+human_performance --all --benchmark fewclue --format markdown   (FewCLUE's shape: per worker, majority vote, paper)
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from annotation.reporting.tables import build_table
 from tasks_app.scoring import SKIP_POLICIES
 
 FORMATS = ("csv", "json", "markdown", "latex")
+BENCHMARKS = ("clues", "fewclue")
 
 
 class Command(BaseCommand):
@@ -56,6 +58,13 @@ class Command(BaseCommand):
         parser.add_argument("--all", action="store_true", help="Every study.")
         parser.add_argument(
             "--format", choices=FORMATS, default="markdown", help="Format of the table (and of --training)."
+        )
+        parser.add_argument(
+            "--benchmark",
+            choices=BENCHMARKS,
+            default="clues",
+            help="The table's shape: clues (default; shot levels x tasks) or fewclue (a Human row per worker and "
+            "by majority vote, the nine tasks and their mean, and the paper's row).",
         )
         what = parser.add_mutually_exclusive_group()
         what.add_argument(
@@ -128,6 +137,8 @@ class Command(BaseCommand):
                 kind = "payments-csv"
             elif opts["analyses"]:
                 kind = "analyses-json"
+            elif opts["benchmark"] == "fewclue":
+                kind = f"fewclue-{opts['format']}"
             else:
                 kind = f"table-{opts['format']}"
             self._write(kind, studies, options, intervals, opts["output"])

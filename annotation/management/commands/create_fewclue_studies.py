@@ -1,0 +1,106 @@
+"""The nine FewCLUE studies at once: ``create_fewclue_studies [--protocol paper|readme]``.
+
+One study per FewCLUE task present in the catalog (slug ``fewclue-<folder>-<protocol>``), each one
+condition of three workers who train on N items drawn from the development set (the paper: its
+``dev_few_all``) or the training set (the README: ``train_few_all``), then all answer one sample of K
+test items; both drawn with one seed and recorded (docs/studies.md, "FewCLUE studies"). Drafts, as
+``create_clues_studies`` makes them; idempotent: an existing study is left as it is.
+"""
+
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotation.models import Study
+from annotation.services import samples, studies
+from tasks_app.importing.fewclue.tasks import TASKS
+from tasks_app.models import Task
+
+# protocol option -> (the study's protocol, the named set its training items are drawn from)
+PROTOCOLS = {
+    "paper": (Study.Protocol.FEWCLUE_PAPER, "dev_few_all"),
+    "readme": (Study.Protocol.FEWCLUE_README, "train_few_all"),
+}
+
+
+def fewclue_slug(folder: str, protocol: str) -> str:
+    return f"fewclue-{folder}-{protocol}"
+
+
+class Command(BaseCommand):
+    help = "Create one FewCLUE study per task: N training items, then a seeded sample of K test items."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--protocol",
+            choices=sorted(PROTOCOLS),
+            default="paper",
+            help="paper (default): train on development items (dev_few_all); readme: on training items "
+            "(train_few_all).",
+        )
+        parser.add_argument("--training-items", type=int, default=30, metavar="N", help="Training items (30).")
+        parser.add_argument("--test-sample", type=int, default=100, metavar="K", help="Test items per condition.")
+        parser.add_argument("--seed", type=int, default=None, help="The samples' seed (default: a new one, printed).")
+        parser.add_argument("--workers", type=int, default=studies.STANDARD_WORKERS, help="Workers per condition.")
+        parser.add_argument(
+            "--tasks", nargs="+", metavar="FOLDER", help="Only these tasks (folder names, e.g. eprstmt chid)."
+        )
+        parser.add_argument("--open", action="store_true", help="Open the studies right away.")
+
+    def handle(
+        self,
+        *args: Any,
+        protocol: str,
+        training_items: int,
+        test_sample: int,
+        seed: int | None,
+        workers: int,
+        tasks: list[str] | None,
+        open: bool,
+        **options: Any,
+    ) -> None:
+        known = [t.folder for t in TASKS]
+        unknown = sorted(set(tasks or ()) - set(known))
+        if unknown:
+            raise CommandError(f"--tasks: unknown {unknown}; FewCLUE's tasks are {known}")
+        seed = samples.new_seed() if seed is None else seed
+        study_protocol, source = PROTOCOLS[protocol]
+        problems, ready = [], 0
+        for definition in TASKS:
+            if tasks and definition.folder not in tasks:
+                continue
+            slug = fewclue_slug(definition.folder, protocol)
+            try:
+                task = Task.objects.filter(slug=definition.slug).first()
+                if task is None:
+                    raise ValidationError(f"task {definition.slug} is not in the catalog")
+                study = Study.objects.filter(slug=slug).first()
+                verb = "exists"
+                if study is None:
+                    study = studies.create_sampled_design(
+                        task=task,
+                        protocol=study_protocol,
+                        training_set_name=source,
+                        training_items=training_items,
+                        test_sample_size=test_sample,
+                        seed=seed,
+                        slug=slug,
+                        name=f"FewCLUE {task.name} ({protocol}): {training_items} of {source}, {test_sample} test",
+                        workers_per_condition=workers,
+                        open_now=open,
+                    )
+                    verb = "created"
+                elif open and study.status == Study.Status.DRAFT:
+                    studies.change_status(study=study, to_status=Study.Status.OPEN)
+                    verb = "exists, opened"
+            except ValidationError as exc:
+                problems.append(f"{definition.folder}: {'; '.join(exc.messages)}")
+                continue
+            ready += 1
+            self.stdout.write(f"{slug}: {verb} ({study.status}) -> /join/{slug}/")
+        for problem in problems:
+            self.stderr.write(f"skipped {problem}")
+        if not ready:
+            raise CommandError("No FewCLUE study could be created: import the tasks first (import_fewclue).")
+        self.stdout.write(f"seed {seed}: training items from {source}, {test_sample} test items per condition")

@@ -1,0 +1,235 @@
+"""The human-performance table in FewCLUE's shape: Human rows, one column per task, and the average.
+
+FewCLUE (Xu et al., 2021) reports one Human row of accuracies over nine tasks and their mean ("Score").
+Here the row comes twice, from the same answers: per worker (mean ± std over each condition's completed
+workers, as the CLUES table) and by majority vote over the condition's workers (``majority``), with the
+number of items without a majority beside the figure; then the paper's row (``tasks_app.paper``) to
+compare with. Every task is single-label classification, where S1 is accuracy. The selected studies
+must be of FewCLUE's tasks and of one protocol, one condition per task.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from annotation.models import Study
+from annotation.reporting.formats import _html_comment, _md_escape, latex_escape
+from annotation.reporting.majority import NONE, MajorityResult, condition_majority
+from annotation.reporting.options import MetricOptions, ReportError
+from annotation.reporting.provenance import header_lines
+from annotation.reporting.scores import condition_summaries
+from annotation.services import samples
+from tasks_app.paper import FEWCLUE_HUMAN, FEWCLUE_HUMAN_SCORE
+
+TASKS = list(FEWCLUE_HUMAN)  # the dataset folders, in the paper's column order
+SLUG_PREFIX = "fewclue-"
+MISSING = "–"
+PER_WORKER, MAJORITY, PAPER = "per_worker", "majority", "paper"
+ROW_LABELS = {
+    PER_WORKER: "Human (per worker)",
+    MAJORITY: "Human (majority vote)",
+    PAPER: "Human (FewCLUE paper)",
+}
+MAJORITY_NOTE = (
+    "Majority vote: per test item, the answer more than half of the condition's completed workers gave; "
+    "an item without one counts as wrong, and their number is given in brackets."
+)
+
+
+@dataclass(frozen=True)
+class FewClueCell:
+    mean: float | None = None  # 0-100
+    std: float | None = None  # 0-100, per-worker cells only
+    n: int = 0  # workers
+    items: int = 0  # majority cells: the items voted on
+    no_majority: int | None = None  # majority cells: the items without a majority
+
+    def text(self, missing: str = MISSING) -> str:
+        if self.mean is None:
+            return missing
+        text = f"{self.mean:.1f}" if self.std is None else f"{self.mean:.1f} ± {self.std:.1f}"
+        if self.no_majority:
+            text += f" ({self.no_majority} no majority)"
+        return text
+
+
+@dataclass
+class FewClueRow:
+    kind: str
+    cells: dict[str, FewClueCell]
+
+    @property
+    def label(self) -> str:
+        return ROW_LABELS[self.kind]
+
+    @property
+    def score(self) -> float | None:
+        """The mean of the nine tasks (FewCLUE's "Score"), once every task has a value."""
+        if self.kind == PAPER:
+            return FEWCLUE_HUMAN_SCORE
+        values = [self.cells[t].mean for t in TASKS]
+        return None if any(v is None for v in values) else sum(v for v in values if v is not None) / len(values)
+
+    def score_text(self, missing: str = MISSING) -> str:
+        return missing if self.score is None else f"{self.score:.1f}"
+
+
+@dataclass
+class FewClueTable:
+    rows: list[FewClueRow]
+    options: MetricOptions
+    studies: list[Study]
+    protocol: str
+    sample_notes: list[str] = field(default_factory=list)
+
+    def header(self) -> list[str]:
+        return [""] + [t.upper() for t in TASKS] + ["Score"]
+
+    @property
+    def note(self) -> str:
+        protocol = Study.Protocol(self.protocol).label if self.protocol in Study.Protocol.values else self.protocol
+        return (
+            f"Accuracy (S1 on a single label is accuracy). {self.options.describe()} {MAJORITY_NOTE} "
+            f"Score: the mean of the nine tasks, once all nine have a value. Protocol: {protocol}."
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "benchmark": "fewclue",
+            "protocol": self.protocol,
+            "tasks": [{"slug": f"{SLUG_PREFIX}{t}", "name": t.upper()} for t in TASKS],
+            "rows": [
+                {
+                    "label": row.label,
+                    "kind": row.kind,
+                    "cells": {
+                        f"{SLUG_PREFIX}{t}": {
+                            "mean": _round(c.mean),
+                            "std": _round(c.std),
+                            "n": c.n,
+                            "items": c.items,
+                            "no_majority": c.no_majority,
+                            "text": c.text(),
+                        }
+                        for t, c in row.cells.items()
+                    },
+                    "score": _round(row.score),
+                }
+                for row in self.rows
+            ],
+            "note": self.note,
+            "samples": self.sample_notes,
+        }
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def _pct(value: float | None) -> float | None:
+    return None if value is None else value * 100
+
+
+def _folder(study: Study) -> str:
+    folder = study.task.slug.removeprefix(SLUG_PREFIX)
+    if not study.task.slug.startswith(SLUG_PREFIX) or folder not in TASKS:
+        raise ReportError(f"study {study.slug} is of task {study.task.slug}, not one of FewCLUE's nine tasks")
+    return folder
+
+
+def build_fewclue_table(*, studies: list[Study], options: MetricOptions | None = None) -> FewClueTable:
+    options = options or MetricOptions()
+    folders = {s.pk: _folder(s) for s in studies}
+    protocols = sorted({s.protocol for s in studies})
+    if len(protocols) > 1:
+        raise ReportError(f"the studies follow different protocols ({', '.join(protocols)}): select one protocol's")
+    per_worker: dict[str, FewClueCell] = {t: FewClueCell() for t in TASKS}
+    seen: set[str] = set()
+    for summary in condition_summaries(studies=studies, options=options):
+        folder = summary.task.slug.removeprefix(SLUG_PREFIX)
+        if folder in seen:
+            raise ReportError(f"{summary.task.slug} has conditions of several sizes: select one protocol's studies")
+        seen.add(folder)
+        per_worker[folder] = FewClueCell(mean=_pct(summary.mean), std=_pct(summary.std), n=summary.n)
+    votes: dict[str, MajorityResult] = {t: NONE for t in TASKS}
+    notes = []
+    for study in studies:
+        test_set = samples.test_set(study.task_id)
+        test_size = len(samples.set_ids(test_set.pk)) if test_set else 0
+        for condition in study.conditions.order_by("shots"):
+            votes[folders[study.pk]] = votes[folders[study.pk]].plus(
+                condition_majority(condition=condition, options=options)
+            )
+            notes.append(f"{study.slug}: {samples.describe(condition, test_size=test_size)}.")
+    majority = {
+        t: FewClueCell(mean=_pct(v.accuracy), n=v.workers, items=v.items, no_majority=v.no_majority)
+        if v.items
+        else FewClueCell()
+        for t, v in votes.items()
+    }
+    paper = {t: FewClueCell(mean=FEWCLUE_HUMAN[t]) for t in TASKS}
+    rows = [FewClueRow(PER_WORKER, per_worker), FewClueRow(MAJORITY, majority), FewClueRow(PAPER, paper)]
+    return FewClueTable(
+        rows=rows, options=options, studies=studies, protocol=protocols[0] if protocols else "", sample_notes=notes
+    )
+
+
+# --- Renderings (the same four formats as the CLUES table, formats.py) -------------------------------------
+
+CSV_COLUMNS = ["row", "task", "mean", "std", "n", "items", "no_majority", "cell"]
+
+
+def _number(value: float | None) -> str:
+    return "" if value is None else f"{value:.4f}"
+
+
+def fewclue_csv(table: FewClueTable, header: dict[str, Any]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for row in table.rows:
+        for task, c in row.cells.items():
+            no_majority = "" if c.no_majority is None else c.no_majority
+            writer.writerow(
+                [row.label, task.upper(), _number(c.mean), _number(c.std), c.n, c.items, no_majority, c.text("")]
+            )
+        writer.writerow([row.label, "Score", _number(row.score), "", "", "", "", row.score_text("")])
+    return out.getvalue()
+
+
+def fewclue_json(table: FewClueTable, header: dict[str, Any]) -> str:
+    return json.dumps({"meta": header, "table": table.as_dict()}, ensure_ascii=False, indent=2) + "\n"
+
+
+def fewclue_markdown(table: FewClueTable, header: dict[str, Any]) -> str:
+    lines = _html_comment(header_lines(header, prefix="")) + [""]
+    head = table.header()
+    lines.append("| " + " | ".join(head) + " |")
+    lines.append("|" + "|".join([":---"] + [":---:"] * (len(head) - 1)) + "|")
+    for row in table.rows:
+        cells = [row.cells[t].text() for t in TASKS] + [row.score_text()]
+        lines.append("| " + " | ".join(_md_escape(x) for x in [row.label, *cells]) + " |")
+    lines += ["", f"_{_md_escape(table.note)}_", ""]
+    lines += [f"- {_md_escape(note)}" for note in table.sample_notes] + [""]
+    return "\n".join(lines)
+
+
+def fewclue_latex(table: FewClueTable, header: dict[str, Any]) -> str:
+    lines = header_lines(header, prefix="% ")
+    lines += [r"\begin{table}[t]", r"\centering", rf"\begin{{tabular}}{{l|{'c' * len(TASKS)}|c}}", r"\hline"]
+    lines.append(" & ".join(latex_escape(h) for h in table.header()) + r" \\")
+    lines.append(r"\hline")
+    for row in table.rows:
+        cells = [row.cells[t].text(missing="--") for t in TASKS] + [row.score_text(missing="--")]
+        lines.append(" & ".join(latex_escape(x) for x in [row.label, *cells]) + r" \\")
+    notes = " ".join([table.note, *table.sample_notes])
+    lines += [r"\hline", r"\end{tabular}", rf"\caption{{Human performance on FewCLUE. {latex_escape(notes)}}}"]
+    lines += [r"\end{table}", ""]
+    return "\n".join(lines)
+
+
+FEWCLUE_FORMATS = {"csv": fewclue_csv, "json": fewclue_json, "markdown": fewclue_markdown, "latex": fewclue_latex}
