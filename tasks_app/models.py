@@ -57,6 +57,12 @@ class Task(models.Model):
         '{"de": {"description": "...", "instructions": "...", "question_types": {"PER": "..."}, '
         '"labels": {"positive": {"definition": "...", "example": "..."}}}} (docs/studies.md, Languages).',
     )
+    segment_titles = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Classification tasks whose context is a list of texts: the title the worker page shows above "
+        'each part, in order, e.g. ["Headline", "Keywords"] (empty: "Sentence 1", "Sentence 2", ...).',
+    )
     display_order = models.PositiveSmallIntegerField(default=100)
     worker_title = models.CharField(
         max_length=120,
