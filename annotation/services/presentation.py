@@ -43,6 +43,8 @@ MIN_TIMED_ITEMS = 20
 # default (one fast worker would otherwise promise newcomers a fraction of the real time).
 MIN_TIMED_WORKERS = 3
 MIN_DEFAULT_SHARE = 0.5
+# More choices than this (CSLDCP's 67, IFLYTEK's 119 labels) are offered as a searchable list, not as cards.
+MANY_LABELS = 12
 
 
 @dataclass(frozen=True)
