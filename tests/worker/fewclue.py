@@ -8,7 +8,7 @@ from pathlib import Path
 
 from django.core.management import call_command
 
-from annotation.models import Participation
+from annotation.models import Condition, Participation
 from tasks_app.models import ExampleSet, Task
 from tests.factories import ConditionFactory, ParticipationFactory, StudyFactory
 
@@ -20,9 +20,14 @@ def import_fixture() -> None:
         call_command("import_fewclue", str(FIXTURE), stdout=io.StringIO())
 
 
-def fewclue_participation(folder: str, *, training: str = "dev_0", state: str = "training") -> Participation:
+def fewclue_participation(
+    folder: str, *, training: str = "dev_0", state: str = "training", condition: Condition | None = None
+) -> Participation:
     """A worker of a study on ``fewclue-<folder>``: training on the named set ``training`` ("" for none),
-    then the task's test set."""
+    then the task's test set; ``condition``: another worker of that condition."""
+    if condition is not None:
+        slot = condition.participations.count()
+        return ParticipationFactory(condition=condition, slot_index=slot, state=state if condition.shots else "test")
     import_fixture()
     task = Task.objects.get(slug=f"fewclue-{folder}")
     study = StudyFactory(task=task)

@@ -124,3 +124,35 @@ def test_a_pair_without_titles_gets_numbered_sentences(worker):
     Task.objects.filter(pk=p.condition.study.task_id).update(segment_titles=[])
     item = current(worker(p))["item"]
     assert item["segment_titles"] == ["Sentence 1", "Sentence 2"]
+
+
+def test_agreement_over_an_items_own_options_compares_the_same_idiom(client):
+    """Labels name positions in each item's own list: the same label on one item is the same idiom for every
+    worker, so agreement and the majority vote are computed within items as for fixed labels; kappa's
+    chance term is the spread over positions (what a worker picking at random would pick)."""
+    from annotation.reporting.agreement import fleiss_kappa
+    from annotation.reporting.analyses import majority_and_agreement
+    from annotation.reporting.options import MetricOptions
+    from tests.worker.conftest import login
+
+    first = fewclue_participation("chid", training="")
+    workers = [first] + [fewclue_participation("chid", condition=first.condition) for _ in range(2)]
+    chosen: dict[int, list[str]] = {}
+    for n, p in enumerate(workers):
+        login(client, p)
+        post(client, "start/", {})
+        first_item = True
+        while (item := current(client)["item"]) is not None and not item["locked"]:
+            example = current_example(p)
+            gold = example.gold_answers[0]
+            # Workers 1 and 2 always right; worker 3 takes the next candidate on the first item.
+            label = str((int(gold) + 1) % 7) if n == 2 and first_item else gold
+            first_item = False
+            chosen.setdefault(example.pk, []).append(label)
+            assert post(client, "submit/", {"item": item["item"], "label": label, "confidence": 3}).status_code == 200
+        p.refresh_from_db()
+        assert p.state == "completed"
+    row = majority_and_agreement(study=first.condition.study, options=MetricOptions())[0]
+    assert row["majority_vote_s1"] == 100.0 and row["agreement"]["items"] == len(chosen) == 3
+    assert row["agreement"]["value"] == round(fleiss_kappa(list(chosen.values())), 4)
+    assert 0 < row["agreement"]["value"] < 1
