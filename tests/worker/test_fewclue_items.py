@@ -156,3 +156,17 @@ def test_agreement_over_an_items_own_options_compares_the_same_idiom(client):
     assert row["majority_vote_s1"] == 100.0 and row["agreement"]["items"] == len(chosen) == 3
     assert row["agreement"]["value"] == round(fleiss_kappa(list(chosen.values())), 4)
     assert 0 < row["agreement"]["value"] < 1
+
+
+@pytest.mark.parametrize("titles", ["Headline", [1, 2], {"a": "b"}])
+def test_segment_titles_that_are_not_a_list_of_strings_are_refused(titles):
+    from django.core.exceptions import ValidationError
+
+    from tasks_app.models import Task
+
+    fewclue_participation("tnews")
+    task = Task.objects.get(slug="fewclue-tnews")
+    task.segment_titles = titles
+    with pytest.raises(ValidationError) as refused:
+        task.full_clean()
+    assert "segment_titles" in refused.value.message_dict
