@@ -186,10 +186,12 @@
 
   /* -------------------------------------------------------------- marked spans */
 
-  // "span1" -> "span 1" (translated); another role is shown as it is.
+  // "span1" -> "span 1", "blank" -> "blank to fill" (translated); another role is read as it is.
   function roleName(role) {
     var m = /^span(\d+)$/.exec(role || "");
-    return m ? interpolate(gettext("span %(n)s"), { n: m[1] }, true) : String(role || gettext("marked"));
+    if (m) return interpolate(gettext("span %(n)s"), { n: m[1] }, true);
+    if (role === "blank") return gettext("blank to fill");
+    return String(role || gettext("marked"));
   }
 
   // The text with its marks: plain text nodes between <mark> elements (textContent only: nothing is parsed

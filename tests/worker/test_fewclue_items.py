@@ -33,7 +33,8 @@ def test_a_chid_item_carries_its_own_candidates_and_nothing_that_tells_the_right
     item = response.json()["item"]
     example = current_example(p)
     assert item["options"] == [{"name": str(i), "text": c, "key": str(i + 1)} for i, c in enumerate(example.choices)]
-    assert item["answer_kind"] == "label" and item["marks"] == [] and item["segment_titles"] == []
+    assert item["answer_kind"] == "label" and item["segment_titles"] == []
+    assert [(m["role"], m["text"]) for m in item["marks"]] == [("blank", "#idiom#")]
     # Before the lock: the candidates in their stored order, no gold, no extra, no reveal.
     assert not FORBIDDEN_KEYS & set(keys_of(response.json()))
     for value in example.extra.values():

@@ -105,7 +105,7 @@ def abstract_and_keywords(raw: dict, task: FewClueTask) -> Converted:
 
 
 def idiom_choice(raw: dict, task: FewClueTask) -> Converted:
-    """CHID: the content with one #idiom# blank, the item's seven candidates as choices."""
+    """CHID: the content with one #idiom# blank (a mark with the role "blank"), the seven candidates as choices."""
     content = _text(raw, "content")
     blanks = content.count(IDIOM)
     if blanks != 1:
@@ -121,7 +121,9 @@ def idiom_choice(raw: dict, task: FewClueTask) -> Converted:
     repeated = sorted({c for c in candidates if candidates.count(c) > 1})
     if repeated:
         raise LineProblem("bad_field", f"candidate(s) listed twice: {', '.join(repeated)}")
-    return Converted(_values(task, raw, content, ("content", "candidates"), choices=list(candidates)))
+    at = content.index(IDIOM)
+    blank = [{"start": at, "end": at + len(IDIOM), "role": "blank", "text": IDIOM}]  # shown marked
+    return Converted(_values(task, raw, content, ("content", "candidates"), choices=list(candidates), marks=blank))
 
 
 def marked_spans(raw: dict, task: FewClueTask) -> Converted:

@@ -41,6 +41,8 @@ def test_a_chid_item_offers_its_own_idioms_and_the_reveal_names_the_right_one(op
     example = first_training_example(p)
     assert page.locator(".label-choice .label-name").all_inner_texts() == example.choices
     assert page.locator(".label-choice .help-link").count() == 0  # an idiom has no task-wide help
+    blank = page.locator("#context-wrap mark.ctx-mark[data-role=blank]")
+    assert blank.locator(".mark-text").inner_text() == "#idiom#" and blank.inner_text().startswith("blank to fill")
     gold = int(example.gold_answers[0])
     wrong = (gold + 1) % len(example.choices)
     if width < 800:
