@@ -104,6 +104,13 @@
     if (!window.matchMedia || !window.matchMedia("(pointer: coarse)").matches) filter.focus({ preventScroll: true });
   };
 
+  // Scroll the list, never the page, so that the active row is visible.
+  function keepInView(list, row) {
+    var top = row.offsetTop, bottom = top + row.offsetHeight;
+    if (top < list.scrollTop) list.scrollTop = top;
+    else if (bottom > list.scrollTop + list.clientHeight) list.scrollTop = bottom - list.clientHeight;
+  }
+
   ItemPage.prototype.rows = function () { return Array.prototype.slice.call(document.querySelectorAll(".label-row")); };
   ItemPage.prototype.visibleRows = function () { return this.rows().filter(function (r) { return !r.hidden; }); };
 
@@ -121,7 +128,7 @@
   ItemPage.prototype.setActive = function (row) {
     this.rows().forEach(function (r) { r.classList.toggle("is-active", r === row); });
     var filter = $("label-filter");
-    if (row) { filter.setAttribute("aria-activedescendant", row.id); row.scrollIntoView({ block: "nearest" }); }
+    if (row) { filter.setAttribute("aria-activedescendant", row.id); keepInView($("label-list"), row); }
     else filter.removeAttribute("aria-activedescendant");
     this.activeRow = row;
   };

@@ -255,7 +255,8 @@
   ItemPage.prototype.onKey = function (e) {
     if ($("help-dialog").open || e.ctrlKey || e.metaKey || e.altKey || !this.item) return;
     var key = e.key, tag = e.target && e.target.tagName;
-    if (e.target && e.target.id === "label-filter") return;  // typing a label's name: the list's own keys
+    // Typing a label's name: the list's own keys (choices.js); Enter there submits once the label is chosen.
+    if (e.target && e.target.id === "label-filter" && key !== "Enter") return;
     var lower = key.length === 1 ? key.toLowerCase() : key;
     // Any other key cancels a skip waiting for its confirmation (and then does what it does).
     if (this.skipArmed && lower !== "s" && key !== "Shift") this.cancelSkip(true);

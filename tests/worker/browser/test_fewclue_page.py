@@ -156,7 +156,24 @@ def test_the_label_list_takes_arrow_keys_and_refuses_an_empty_choice(open_as, db
     assert active == rows.nth(2).get_attribute("data-label")
     page.keyboard.press("Escape")  # clears the filter
     assert page.locator(".label-row:not([hidden])").count() == 119
+    for _ in range(30):  # far down the list: the list scrolls, the page does not
+        page.keyboard.press("ArrowDown")
+    assert page.locator(".label-row.is-active").get_attribute("data-label") == "30"
+    assert page.locator("#label-list").evaluate("l => l.scrollTop") > 0
+    row_box = page.locator(".label-row.is-active").bounding_box()
+    list_box = page.locator("#label-list").bounding_box()
+    assert list_box["y"] <= row_box["y"] and row_box["y"] + row_box["height"] <= list_box["y"] + list_box["height"] + 1
+    assert page.evaluate("() => window.scrollY") == 0
     page.locator("#submit-button").click()
     assert "type part of its name" in page.locator("#message").inner_text()
     assert Response.objects.get(participation=p, phase="training", position=0).status == "pending"
+    # Keyboard only: type, Enter chooses, W rates, Enter submits.
+    page.locator("#label-filter").focus()
+    page.keyboard.type("类42")
+    page.keyboard.press("Enter")
+    page.keyboard.press("w")
+    page.keyboard.press("Enter")
+    page.locator("#reveal .verdict").wait_for()
+    assert Response.objects.get(participation=p, phase="training", position=0).label == "42"
+    assert page.locator(".label-row:not([hidden])").count() == 2  # the worker's answer and the gold
     assert not page.js_errors
