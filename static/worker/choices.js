@@ -21,7 +21,7 @@
       return item.options.map(function (o) { return { name: o.name, key: o.key, text: o.text, gloss: "", help: null }; });
     }
     return task.labels.map(function (l) {
-      var short = l.definition && l.definition.length <= GLOSS_MAX ? l.definition : "";
+      var short = l.definition && l.definition !== l.name && l.definition.length <= GLOSS_MAX ? l.definition : "";
       return { name: l.name, key: l.key, text: l.name, gloss: short, help: l };
     });
   };
@@ -84,11 +84,12 @@
       help,
     ]);
     this.choices.forEach(function (c, i) {
+      var gloss = c.gloss || (c.help && c.help.definition !== c.name ? c.help.definition : "");
       var row = el("li", { class: "label-choice label-row", role: "option", id: "label-option-" + i,
                            "data-label": c.name, "aria-selected": "false", tabindex: "-1" }, [
         el("span", { class: "label-words" }, [
           el("span", { class: "label-name", text: c.text }),
-          c.gloss || (c.help && c.help.definition) ? el("span", { class: "label-gloss", text: c.gloss || c.help.definition }) : null,
+          gloss ? el("span", { class: "label-gloss", text: gloss }) : null,
         ]),
       ]);
       row.addEventListener("click", function () { if (!self.locked) self.pickRow(row, true); });

@@ -15,9 +15,11 @@ from tests.factories import ConditionFactory, ParticipationFactory, StudyFactory
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "fewclue"
 
 
-def import_fixture() -> None:
+def import_fixture(folder: Path = FIXTURE, tasks: tuple[str, ...] = ()) -> None:
+    """The fixture (or ``folder``, e.g. the real datasets/, with only ``tasks``), once per test."""
     if not Task.objects.filter(slug__startswith="fewclue-").exists():
-        call_command("import_fewclue", str(FIXTURE), stdout=io.StringIO())
+        only = [arg for task in tasks for arg in ("--task", task)]
+        call_command("import_fewclue", str(folder), *only, stdout=io.StringIO())
 
 
 def fewclue_participation(

@@ -171,3 +171,18 @@ def test_segment_titles_that_are_not_a_list_of_strings_are_refused(titles):
     with pytest.raises(ValidationError) as refused:
         task.full_clean()
     assert "segment_titles" in refused.value.message_dict
+
+
+@pytest.mark.fewclue
+def test_the_real_items_carry_their_options_marks_and_all_labels(worker, fewclue_dir):
+    from tests.worker.fewclue import import_fixture
+
+    import_fixture(fewclue_dir, tasks=("chid", "cluewsc", "iflytek", "csldcp"))
+    chid = current(worker(fewclue_participation("chid")))["item"]
+    assert len(chid["options"]) == 7 and [m["role"] for m in chid["marks"]] == ["blank"]
+    wsc = current(worker(fewclue_participation("cluewsc")))["item"]
+    assert [m["role"] for m in wsc["marks"]] == ["span1", "span2"]
+    assert all(wsc["context"][m["start"] : m["end"]] == m["text"] for m in wsc["marks"])
+    for folder, count in (("iflytek", 119), ("csldcp", 67)):
+        session = current(worker(fewclue_participation(folder)))
+        assert len(session["task"]["labels"]) == count and session["item"]["options"] == []
