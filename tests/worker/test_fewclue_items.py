@@ -6,7 +6,7 @@ import json
 import pytest
 
 from annotation.models import Response
-from tasks_app.models import Example
+from tasks_app.models import Example, Label
 from tests.worker.fewclue import fewclue_participation
 from tests.worker.test_gold_never_leaks import FORBIDDEN_KEYS, keys_of
 
@@ -186,3 +186,16 @@ def test_the_real_items_carry_their_options_marks_and_all_labels(worker, fewclue
     for folder, count in (("iflytek", 119), ("csldcp", 67)):
         session = current(worker(fewclue_participation(folder)))
         assert len(session["task"]["labels"]) == count and session["item"]["options"] == []
+
+
+def test_the_page_lists_the_label_search_keys_when_there_are_many_labels(worker):
+    p = fewclue_participation("iflytek")
+    Label.objects.bulk_create(Label(task=p.task, name=str(i), definition=f"类{i}", example="") for i in range(3, 20))
+    page = worker(p).get("/work/").content.decode()
+    assert "type part of a label, then choose it" in page and 'data-many-labels="12"' in page
+    assert "choose a label" not in page  # no "1 … 20"
+
+
+def test_the_page_lists_the_number_keys_for_a_few_labels(worker):
+    page = worker(fewclue_participation("chid")).get("/work/").content.decode()
+    assert "1 … 7" in page and "type part of a label" not in page
