@@ -59,6 +59,7 @@ TASK_FIELDS = (
     "overlapping_spans",
     "empty_answer_allowed",
     "question_types",
+    "segment_titles",
     "display_order",
 )
 

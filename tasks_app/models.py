@@ -7,6 +7,7 @@ Offsets convention, used everywhere in the project: a span is
 
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
@@ -57,6 +58,12 @@ class Task(models.Model):
         '{"de": {"description": "...", "instructions": "...", "question_types": {"PER": "..."}, '
         '"labels": {"positive": {"definition": "...", "example": "..."}}}} (docs/studies.md, Languages).',
     )
+    segment_titles = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Classification tasks whose context is a list of texts: the title the worker page shows above "
+        'each part, in order, e.g. ["Headline", "Keywords"] (empty: "Sentence 1", "Sentence 2", ...).',
+    )
     display_order = models.PositiveSmallIntegerField(default=100)
     worker_title = models.CharField(
         max_length=120,
@@ -83,6 +90,11 @@ class Task(models.Model):
         return self.kind == self.Kind.CLASSIFICATION
 
     def clean(self) -> None:
+        if self.segment_titles is None:  # an emptied admin field: no titles
+            self.segment_titles = []
+        titles = self.segment_titles
+        if not isinstance(titles, list) or not all(isinstance(t, str) for t in titles):
+            raise ValidationError({"segment_titles": 'A list of titles, one per part, e.g. ["Headline", "Keywords"].'})
         validate_translations(
             self.translations,
             label_names=list(self.labels.values_list("name", flat=True)) if self.pk else None,

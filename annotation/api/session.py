@@ -248,6 +248,10 @@ def item_payload(participation: Participation, response: Response) -> dict:
         "question_type_name": question_types.get(example.question_type, ""),
         "context": example.context,
         "context_kind": "pair" if example.is_sentence_pair else "text",
+        # Shown as the data has them (services.presentation): never gold, never Example.extra.
+        "segment_titles": presentation.segment_titles(task, example),
+        "marks": presentation.item_marks(example),
+        "options": presentation.item_options(example),
         "answer_kind": "label" if task.is_classification else "spans",
         "multiple_spans": task.multiple_spans,
         # The page refuses what the server would: overlapping selections, more spans than the cap.

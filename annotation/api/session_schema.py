@@ -123,6 +123,25 @@ LABEL = _obj(
         "key": serializers.CharField(help_text="Keyboard key on the page."),
     },
 )
+OPTION = _obj(
+    "ItemOption",
+    {
+        "name": serializers.CharField(help_text='The label to submit for this option ("0", "1", ...).'),
+        "text": serializers.CharField(help_text="What the option says (e.g. one of a CHID item's idioms)."),
+        "key": serializers.CharField(help_text="Keyboard key on the page."),
+    },
+)
+MARK = _obj(
+    "ContextMark",
+    {
+        "start": serializers.IntegerField(help_text="Python str index, inclusive."),
+        "end": serializers.IntegerField(help_text="Python str index, exclusive."),
+        "text": serializers.CharField(),
+        "role": serializers.CharField(help_text='What the span is, e.g. "span1", "span2".'),
+        "utf16_start": serializers.IntegerField(),
+        "utf16_end": serializers.IntegerField(),
+    },
+)
 TASK = _obj(
     "SessionTask",
     {
@@ -145,6 +164,14 @@ ITEM = _obj(
         "question_type_name": serializers.CharField(),
         "context": serializers.JSONField(help_text="A string, or [sentence 1, sentence 2] for sentence pairs."),
         "context_kind": serializers.ChoiceField(["text", "pair"]),
+        "segment_titles": serializers.ListField(
+            child=serializers.CharField(), help_text="The title of each part of a list context ([] for a string)."
+        ),
+        "marks": MARK.__class__(many=True, help_text="Spans of a string context to show highlighted."),
+        "options": OPTION.__class__(
+            many=True,
+            help_text="The item's own options (its label i names options[i]); [] when the task's labels are them.",
+        ),
         "answer_kind": serializers.ChoiceField(["label", "spans"]),
         "multiple_spans": serializers.BooleanField(),
         "overlapping_spans": serializers.BooleanField(help_text="May spans overlap (nested names)?"),
@@ -250,6 +277,11 @@ REVEAL = _obj(
             "Gold",
             {
                 "answers": serializers.ListField(child=serializers.CharField()),
+                "texts": serializers.ListField(
+                    child=serializers.CharField(),
+                    help_text="What each gold answer says on this item: an option's text where the item has "
+                    "its own options, else the answer.",
+                ),
                 "spans": SPAN_OUT.__class__(many=True),
                 "empty": serializers.BooleanField(help_text="The gold answer is the empty set."),
             },

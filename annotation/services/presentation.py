@@ -7,6 +7,12 @@ task sets one (the stored example keeps the release's text), except on an
 attention check, whose own question states what to answer. Every worker
 page and the session API take the task through ``worker_task``.
 
+What an item shows besides its context is driven by the data's shape, never by a task's name:
+``item_options`` (an item's own options, e.g. FewCLUE CHID's seven idioms: label "i" names
+``choices[i]``), ``item_marks`` (spans of the context to highlight, e.g. CLUEWSC's two) and
+``segment_titles`` (the title of each part of a list context: a pair, or a text and its keywords).
+None of them carries gold or ``Example.extra``.
+
 ``estimate`` gives the start page's expected duration: from the study's own
 times once it has enough of them (the median of the completed workers'
 per-worker medians, so one fast worker cannot set it; while fewer than
@@ -24,7 +30,7 @@ from dataclasses import dataclass
 from django.utils.translation import gettext as _
 
 from annotation.models import Participation, Response, Study
-from annotation.services import attention, study_texts
+from annotation.services import attention, offsets, study_texts
 from tasks_app.models import Example, Task
 from tasks_app.texts import texts_for
 
@@ -37,6 +43,8 @@ MIN_TIMED_ITEMS = 20
 # default (one fast worker would otherwise promise newcomers a fraction of the real time).
 MIN_TIMED_WORKERS = 3
 MIN_DEFAULT_SHARE = 0.5
+# More choices than this (CSLDCP's 67, IFLYTEK's 119 labels) are offered as a searchable list, not as cards.
+MANY_LABELS = 12
 
 
 @dataclass(frozen=True)
@@ -87,6 +95,58 @@ def question_for(task: Task, example: Example) -> str:
     if example.source_id.startswith(attention.SOURCE_PREFIX):
         return example.question
     return task.worker_question or example.question
+
+
+def item_options(example: Example) -> list[dict]:
+    """The item's own options in their stored order, each with the label that names it and its key; [] when
+    the task's labels are the options. The order is the data's, the same for every worker, so the options
+    say nothing of which is right."""
+    return [{"name": str(i), "text": text, "key": str(i + 1)} for i, text in enumerate(example.choices or [])]
+
+
+def option_text(example: Example, label: str) -> str:
+    """What a label says on this item: its option's text where the item has its own options, else the label."""
+    choices = example.choices or []
+    if label.isdigit() and int(label) < len(choices):
+        return str(choices[int(label)])
+    return label
+
+
+def item_marks(example: Example) -> list[dict]:
+    """The spans of a string context to show marked, with UTF-16 offsets for the page; [] for a list context
+    or marks that do not point at their text (the importer refuses those)."""
+    context = example.context
+    if not isinstance(context, str):
+        return []
+    marks = []
+    for mark in example.marks or []:
+        start, end, text = mark.get("start"), mark.get("end"), mark.get("text")
+        if not (isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(context)):
+            continue
+        if context[start:end] != text:
+            continue
+        marks.append(
+            {
+                "start": start,
+                "end": end,
+                "text": text,
+                "role": str(mark.get("role", "")),
+                "utf16_start": offsets.index_to_utf16(context, start),
+                "utf16_end": offsets.index_to_utf16(context, end),
+            }
+        )
+    return sorted(marks, key=lambda m: m["start"])
+
+
+def segment_titles(task: Task, example: Example) -> list[str]:
+    """The title above each part of a list context: the task's own, else "Sentence 1", "Sentence 2", ..."""
+    if not isinstance(example.context, list):
+        return []
+    own = [t for t in task.segment_titles or [] if isinstance(t, str)]
+    return [
+        own[i] if i < len(own) and own[i].strip() else _("Sentence %(number)s") % {"number": i + 1}
+        for i in range(len(example.context))
+    ]
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from django.utils.translation import gettext
 
 from annotation.models import AnswerSpan, Participation, Response
 from annotation.services.answers import AnswerError, NotYourItem, span_dict, stored_answer
+from annotation.services.presentation import option_text
 from tasks_app import scoring
 from tasks_app.models import Task
 
@@ -72,7 +73,13 @@ def reveal_payload(response: Response, spans: list[AnswerSpan] | None = None) ->
     return {
         "item": response.pk,
         "your_answer": yours,
-        "gold": {"answers": gold_answers, "spans": gold_spans, "empty": not gold_answers},
+        "gold": {
+            "answers": gold_answers,
+            # What each gold label says on this item (a CHID item's idiom); the labels themselves elsewhere.
+            "texts": [option_text(example, a) for a in gold_answers],
+            "spans": gold_spans,
+            "empty": not gold_answers,
+        },
         "matches": [{"text": text, "in_gold": text in gold_set} for text in yours["answer"]],
         "score": response.score,
         "feedback": feedback(response, gold_answers, unit_of(example.task)),

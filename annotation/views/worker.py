@@ -37,6 +37,8 @@ SHORTCUTS_CLASSIFICATION = [
     ("Q W E R T", _("confidence 1 … 5")),
     ("Enter", _("submit / next")),
 ]
+# With more labels than presentation.MANY_LABELS the page offers a searchable list instead of keys 1 … n.
+SHORTCUTS_LABEL_SEARCH = ("↑ ↓ Enter", _("type part of a label, then choose it"))
 SHORTCUTS_SPANS = [
     (_("Click"), _("select a word (a drag: several words)")),
     ("← →", _("move the word cursor")),
@@ -112,11 +114,14 @@ def home(request: HttpRequest) -> HttpResponse:
         if state == State.TEST:
             shortcuts = [*shortcuts[:-1], SKIP_SHORTCUT, shortcuts[-1]]
         n_labels = participation.task.labels.count() if participation.task.is_classification else 0
+        if n_labels > presentation.MANY_LABELS:
+            shortcuts = [SHORTCUTS_LABEL_SEARCH, *shortcuts[1:]]
         context.update(
             items_base=reverse("session:item", args=[0]).removesuffix("0/"),
             shortcuts=[(str(keys).format(n=n_labels), what) for keys, what in shortcuts],
             heartbeat_seconds=timing.HEARTBEAT_SECONDS,
             confidence_scale=CONFIDENCE_SCALE,
+            many_labels=presentation.MANY_LABELS,
         )
         return render(request, "worker/item.html", context)
     if state in (State.EXCLUDED, State.ABANDONED) and closing.was_closed_out(participation):

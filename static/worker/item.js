@@ -1,9 +1,10 @@
 /* The item page: loads items from the session API, renders the question, the
  * context and the answer area (label cards or the span selector), takes the
  * confidence, submits or skips, and in training shows the reveal.
- * Needs worker.js (WorkerKit) and context.js; spans.js and reveal.js add their
- * methods to ItemPage.prototype; signals.js (if loaded) records the integrity
- * signals sent with each answer. Exposes window.WorkerItem = { ItemPage }.
+ * Needs worker.js (WorkerKit) and context.js; choices.js (the label choice, marked
+ * text), spans.js and reveal.js add their methods to ItemPage.prototype;
+ * signals.js (if loaded) records the integrity signals sent with each answer.
+ * Exposes window.WorkerItem = { ItemPage }.
  */
 (function () {
   "use strict";
@@ -31,6 +32,9 @@
     this.session = null;
     this.item = null;
     this.label = null;
+    this.choices = null;
+    this.listMode = false;
+    this.activeRow = null;
     this.spans = [];
     this.noAnswer = false;
     this.locked = false;
@@ -182,16 +186,20 @@
   ItemPage.prototype.renderContext = function (item) {
     var wrap = $("context-wrap");
     wrap.textContent = "";
-    if (item.context_kind === "pair") {
-      [gettext("Sentence 1"), gettext("Sentence 2")].forEach(function (title, i) {
+    // A list context (a pair, a text and its keywords): each part under the task's title for it.
+    if (Array.isArray(item.context)) {
+      var titles = item.segment_titles || [];
+      item.context.forEach(function (part, i) {
+        var title = titles[i] || interpolate(gettext("Sentence %(number)s"), { number: i + 1 }, true);
         wrap.appendChild(el("div", { class: "sentence" }, [
           el("div", { class: "sentence-title", text: title }),
-          el("div", { class: "context", text: item.context[i] }),
+          el("div", { class: "context", text: part }),
         ]));
       });
       return;
     }
     if (item.answer_kind === "label") {
+      if (item.marks && item.marks.length) { this.renderMarked(item, wrap); return; }
       wrap.appendChild(el("div", { class: "context", text: item.context }));
       return;
     }
@@ -201,26 +209,14 @@
   };
 
   ItemPage.prototype.renderAnswerArea = function (task, item) {
-    var area = $("answer-area"), self = this;
+    var area = $("answer-area");
     area.textContent = "";
     // No "No answer" where the answer always exists (ReCoRD); absent = allowed, as before the flag.
     document.querySelectorAll("[data-shortcut='N']").forEach(function (node) {
       node.hidden = item.empty_answer_allowed === false;
     });
     if (item.answer_kind !== "label") { this.renderSpanTools(area, item); return; }
-    var group = el("div", { class: "labels", role: "radiogroup", "aria-label": gettext("Answer") });
-    task.labels.forEach(function (label) {
-      var input = el("input", { type: "radio", name: "label", value: label.name, id: "label-" + label.key });
-      input.addEventListener("change", function () { self.label = label.name; self.hideMessage(); });
-      var help = el("button", { type: "button", class: "help-link", text: gettext("Help"),
-                                "aria-label": interpolate(gettext("Help: %(label)s"), { label: label.name }, true) });
-      help.addEventListener("click", function () { self.openHelp(label); });
-      group.appendChild(el("div", { class: "label-choice", "data-label": label.name }, [
-        el("label", { for: "label-" + label.key }, [input, el("kbd", { text: label.key }), el("span", { class: "label-name", text: label.name })]),
-        help,
-      ]));
-    });
-    area.appendChild(group);
+    this.renderChoices(area, task, item);
   };
 
   /* -------------------------------------------------------------- labels, help, confidence */
@@ -236,8 +232,9 @@
 
   ItemPage.prototype.openHelp = function (label) {
     if (!label) {
-      var labels = this.session.task.labels, chosen = this.label;
-      label = labels.filter(function (l) { return l.name === chosen; })[0] || labels[0];
+      // The chosen label's help, else the first label's; an item's own options have none.
+      var helps = (this.choices || []).map(function (c) { return c.help; }).filter(Boolean);
+      label = this.helpFor(this.label) || (this.label ? null : helps[0]);
     }
     if (!label) return;
     $("help-title").textContent = label.name;
@@ -262,6 +259,8 @@
   ItemPage.prototype.onKey = function (e) {
     if ($("help-dialog").open || e.ctrlKey || e.metaKey || e.altKey || !this.item) return;
     var key = e.key, tag = e.target && e.target.tagName;
+    // Typing a label's name: the list's own keys (choices.js); Enter there submits once the label is chosen.
+    if (e.target && e.target.id === "label-filter" && key !== "Enter") return;
     var lower = key.length === 1 ? key.toLowerCase() : key;
     // Any other key cancels a skip waiting for its confirmation (and then does what it does).
     if (this.skipArmed && lower !== "s" && key !== "Shift") this.cancelSkip(true);
@@ -289,7 +288,8 @@
     var confidence = this.confidence(), body = { item: this.item.item, confidence: confidence };
     if (this.item.answer_kind === "label") {
       if (!this.label) {
-        return { error: interpolate(gettext("Choose a label first (keys 1 to %(n)s)."), { n: this.session.task.labels.length }, true) };
+        if (this.listMode) return { error: gettext("Choose a label first: type part of its name, then Enter.") };
+        return { error: interpolate(gettext("Choose a label first (keys 1 to %(n)s)."), { n: this.choices.length }, true) };
       }
       body.label = this.label;
     } else if (this.noAnswer) {
@@ -395,6 +395,7 @@
       i.disabled = true;
       i.checked = (i.name === "label" && i.value === answer.label) || (i.name === "confidence" && Number(i.value) === answer.confidence);
     });
+    if (this.item.answer_kind === "label") this.lockChoices(answer.label);
     if (this.view) {
       this.spans = answer.spans.map(function (sp) { return { s: sp.utf16_start, e: sp.utf16_end }; });
       this.noAnswer = answer.status === "no_answer";

@@ -72,9 +72,12 @@
   // Labels: the gold card green, a wrong choice red, each with its tag on a row of its own under the name
   // (beside it, the tags squeezed "contradiction" to a letter a line).
   ItemPage.prototype.revealLabels = function (rv, box) {
-    var gold = rv.gold.answers;
-    box.appendChild(el("p", {}, [document.createTextNode(gettext("Your answer:") + " "), el("strong", { class: "yours", text: rv.your_answer.label })]));
-    box.appendChild(el("p", {}, [document.createTextNode(gettext("Correct answer:") + " "), el("strong", { class: "gold", text: gold.join(", ") || gettext("(none)") })]));
+    var gold = rv.gold.answers, self = this;
+    // In the item's own words: an option's text (one item's idiom), a label with its readable name.
+    var shown = gold.map(function (name) { return self.choiceText(name); }).join(", ");
+    box.appendChild(el("p", {}, [document.createTextNode(gettext("Your answer:") + " "), el("strong", { class: "yours", text: this.choiceText(rv.your_answer.label) })]));
+    box.appendChild(el("p", {}, [document.createTextNode(gettext("Correct answer:") + " "), el("strong", { class: "gold", text: shown || gettext("(none)") })]));
+    this.showOnlyRows(gold.concat([rv.your_answer.label]));
     document.querySelectorAll(".label-choice").forEach(function (c) {
       var name = c.dataset.label;
       c.classList.toggle("is-gold", gold.indexOf(name) >= 0);

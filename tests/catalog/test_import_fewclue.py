@@ -89,6 +89,14 @@ def test_each_task_is_represented_as_documented():
 
     idiom = example("chid", source_id="2", in_sets__name="test_public")
     assert len(idiom.choices) == 7 and idiom.context.count("#idiom#") == 1
+    assert idiom.marks == [
+        {
+            "start": idiom.context.index("#idiom#"),
+            "end": idiom.context.index("#idiom#") + 7,
+            "role": "blank",
+            "text": "#idiom#",
+        }
+    ]
     assert idiom.gold_answers == ["2"] and idiom.choices[2] == "对牛弹琴"
     assert "answer" not in idiom.extra and "candidates" not in idiom.extra
 

@@ -58,6 +58,7 @@ def _install_task(definition: FewClueTask, labels: list[LabelDef]) -> Task:
             "kind": Task.Kind.CLASSIFICATION,
             "description": definition.description,
             "worker_title": definition.worker_title,
+            "segment_titles": list(definition.segment_titles),
             "display_order": 200 + [t.folder for t in TASKS].index(definition.folder),
         },
     )

@@ -44,6 +44,7 @@ class FewClueTask:
     id_field: str = "id"
     label_field: str = "label"
     label_name_field: str = ""  # a field naming the label, checked against the label file
+    segment_titles: tuple[str, ...] = ()  # the worker page's title of each part of a two-part context
 
     @property
     def slug(self) -> str:
@@ -104,7 +105,7 @@ def abstract_and_keywords(raw: dict, task: FewClueTask) -> Converted:
 
 
 def idiom_choice(raw: dict, task: FewClueTask) -> Converted:
-    """CHID: the content with one #idiom# blank, the item's seven candidates as choices."""
+    """CHID: the content with one #idiom# blank (a mark with the role "blank"), the seven candidates as choices."""
     content = _text(raw, "content")
     blanks = content.count(IDIOM)
     if blanks != 1:
@@ -120,7 +121,9 @@ def idiom_choice(raw: dict, task: FewClueTask) -> Converted:
     repeated = sorted({c for c in candidates if candidates.count(c) > 1})
     if repeated:
         raise LineProblem("bad_field", f"candidate(s) listed twice: {', '.join(repeated)}")
-    return Converted(_values(task, raw, content, ("content", "candidates"), choices=list(candidates)))
+    at = content.index(IDIOM)
+    blank = [{"start": at, "end": at + len(IDIOM), "role": "blank", "text": IDIOM}]  # shown marked
+    return Converted(_values(task, raw, content, ("content", "candidates"), choices=list(candidates), marks=blank))
 
 
 def marked_spans(raw: dict, task: FewClueTask) -> Converted:
@@ -184,6 +187,7 @@ TASKS: tuple[FewClueTask, ...] = (
         headline_and_keywords,
         label_file="label_index2en2zh.json",
         label_name_field="label_desc",
+        segment_titles=("新闻标题", "关键词"),
     ),
     FewClueTask(
         "iflytek",
@@ -203,6 +207,7 @@ TASKS: tuple[FewClueTask, ...] = (
         "第二句与第一句是什么关系？",
         text_pair("sentence1", "sentence2"),
         labels=_fixed(("entailment", "蕴含"), ("neutral", "中立"), ("contradiction", "矛盾")),
+        segment_titles=("第一句", "第二句"),
     ),
     FewClueTask(
         "bustm",
@@ -212,6 +217,7 @@ TASKS: tuple[FewClueTask, ...] = (
         "这两句话的意思相同吗？",
         text_pair("sentence1", "sentence2"),
         labels=_fixed(("1", "意思相同"), ("0", "意思不同")),
+        segment_titles=("第一句", "第二句"),
     ),
     FewClueTask(
         "csl",
@@ -221,6 +227,7 @@ TASKS: tuple[FewClueTask, ...] = (
         "这些关键词都是这篇摘要的真实关键词吗？",
         abstract_and_keywords,
         labels=_fixed(("1", "是真实关键词"), ("0", "不全是真实关键词")),
+        segment_titles=("摘要", "关键词"),
     ),
     FewClueTask(
         "chid",
