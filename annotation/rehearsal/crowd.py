@@ -1,8 +1,11 @@
 """Simulated crowd workers: the answer policy and the walk through the protocol over HTTP.
 
-A ``SimulatedWorker`` does what the worker pages' JavaScript does: open the
-entry link, load the pages (and, once per browser, their static files), start,
-then GET the current item and POST each answer: a test answer's response
+Used by the rehearsal (annotation.rehearsal.runner) and the replay benchmark
+(bench/replay.py). A ``SimulatedWorker`` does what a person with a browser
+does: open the entry link and send its start page's form (``join``), load the
+pages (and, once per browser, their static files), answer the consent and
+survey forms /work/ shows, start, then GET the current item and POST each
+answer: a test answer's response
 carries the next item, a training answer's carries the reveal, after which
 "Next" GETs the current item (some workers reload a revealed item, which GETs
 the item and its reveal); finally load the finish page. Answers come from
@@ -20,9 +23,10 @@ import json
 import random
 import re
 from dataclasses import dataclass, field
+from html import unescape
 from pathlib import Path
 
-from bench.client import Browser, Recorder
+from annotation.rehearsal.client import Browser, Recorder, Reply
 
 FOLDERS = {  # task slug -> release folder
     "sst2": "SST-2",
@@ -32,6 +36,12 @@ FOLDERS = {  # task slug -> release folder
     "squad2": "SQuAD-v2",
     "record": "ReCoRD",
 }
+FORM = re.compile(r"<form\b[^>]*>.*?</form>", re.S)
+HIDDEN = re.compile(r'<input type="hidden" name="([^"]+)" value="([^"]*)"')
+CHOICES = re.compile(r'name="choice" value="(\w+)"')
+ACTION = re.compile(r'action="([^"]*)"')
+CODE = re.compile(r'id="completion-code">([^<]*)<')
+LINK = re.compile(r'id="completion-link" href="([^"]*)"')
 STATIC_URL = re.compile(r'(?:src|href)="(/static/[^"]+)"')
 WORD = re.compile(r"\w+")
 
@@ -124,17 +134,46 @@ class Policy:
 class Outcome:
     worker_id: str
     study: str
-    kind: str  # the role: normal, fails_training, abandons
-    state: str = ""  # the state the server reported last: completed, excluded, abandoning, refused
+    kind: str  # the role: normal, fails_training, abandons (bench); the rehearsal's behaviours
+    state: str = ""  # the state the server reported last: completed, excluded, abandoning, refused, declined
     refused: int = 0  # entry refusal status, if any
     test: dict[int, tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict)  # item -> (answer, gold)
     training: dict[int, tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict)
     unknown_gold: int = 0
     errors: list[str] = field(default_factory=list)
+    code: str = ""  # the completion code the last page showed
+    link: str = ""  # where that page sends the worker back to
+    page: str = ""  # the last page's text, for refusals
 
 
 class ProtocolError(Exception):
     pass
+
+
+def form_fields(html: str, form_id: str) -> tuple[str, dict[str, str], list[str]] | None:
+    """(action, hidden fields, choice buttons) of the page's form ``form_id``, or None if the page has none."""
+    for form in FORM.findall(html):
+        if f'id="{form_id}"' in form or f'class="{form_id}"' in form:
+            action = ACTION.search(form)
+            hidden = {name: unescape(value) for name, value in HIDDEN.findall(form)}
+            return unescape(action.group(1)) if action else "", hidden, CHOICES.findall(form)
+    return None
+
+
+async def join(browser: Browser, path: str, *, agree: bool = True) -> Reply:
+    """Take part as a person does: GET the entry link, then send its start page's form back to the same link
+    (``choice=agree`` with the consent text's ``text_hash``, ``decline``, or ``start`` without consent).
+    A 302 is an admission (to /work/); anything else is the page that says why not. An entry link that
+    admits on GET (no start page) is followed as it is."""
+    reply = await browser.request("entry", "GET", path)
+    if reply.status != 200:
+        return reply
+    form = form_fields(reply.body.decode(), "entry-form")
+    if form is None:
+        return reply  # a message page (closed, full, already took part ...)
+    action, hidden, choices = form
+    choice = "start" if "start" in choices else "agree" if agree else "decline"
+    return await browser.request("entry", "POST", action or path, form={**hidden, "choice": choice})
 
 
 class SimulatedWorker:
@@ -153,19 +192,32 @@ class SimulatedWorker:
         p_reload: float,
         abandon_after: int,
         max_requests: int,
+        query: str = "",
+        agree: bool = True,
+        survey: dict[str, object] | None = None,
+        checks: frozenset[Key] = frozenset(),
+        fail_checks: bool = False,
+        load_static: bool = True,
+        browser: Browser | None = None,
     ):
-        self.browser = Browser(port, recorder)
+        self.browser = browser or Browser(port, recorder)
         self.study = study
+        self.query = query or f"worker_id={worker_id}"
         self.outcome = Outcome(worker_id=worker_id, study=study, kind=kind)
         self.gold = gold
         self.rng = rng
         # a worker who fails the training filter answers training items wrong on purpose
         self.training_policy = Policy(rng, p_gold=0.0 if kind == "fails_training" else p_gold)
         self.test_policy = Policy(rng, p_gold=p_gold, p_skip=p_skip)
+        self.check_policy = Policy(rng, p_gold=0.0 if fail_checks else 1.0)
+        self.checks = checks  # the attention checks' items: answered right, or wrong by the one who fails them
         self.p_reload = p_reload
         self.abandon_after = abandon_after if kind == "abandons" else None
         self.requests_left = max_requests
         self.static_seen: set[str] = set()
+        self.agree = agree
+        self.survey = survey or {}
+        self.load_static = load_static
 
     def _budget(self) -> None:
         self.requests_left -= 1
@@ -179,7 +231,7 @@ class SimulatedWorker:
         if reply.status not in (200, 410):
             raise ProtocolError(f"/work/ answered {reply.status}")
         html = reply.body.decode()
-        for url in STATIC_URL.findall(html):
+        for url in STATIC_URL.findall(html) if self.load_static else ():
             if url not in self.static_seen:
                 self.static_seen.add(url)
                 self._budget()
@@ -195,6 +247,12 @@ class SimulatedWorker:
             raise ProtocolError(f"{method} {path} answered {reply.status}: {reply.body[:300]!r}")
         return reply.json()
 
+    async def _form(self, kind: str, action: str, fields: dict) -> None:
+        self._budget()
+        reply = await self.browser.request(kind, "POST", action, form=fields)
+        if reply.status not in (200, 302):
+            raise ProtocolError(f"POST {action} answered {reply.status}: {reply.body[:300]!r}")
+
     async def run(self) -> Outcome:
         try:
             await self._run()
@@ -204,41 +262,68 @@ class SimulatedWorker:
             self.browser.close()
         return self.outcome
 
+    def _read_end_page(self, html: str) -> None:
+        code, link = CODE.search(html), LINK.search(html)
+        self.outcome.code = unescape(code.group(1)).strip() if code else ""
+        self.outcome.link = unescape(link.group(1)) if link else ""
+
     async def _run(self) -> None:
         self._budget()
-        reply = await self.browser.request("entry", "GET", f"/join/{self.study}/?worker_id={self.outcome.worker_id}")
+        reply = await join(self.browser, f"/join/{self.study}/?{self.query}", agree=self.agree)
         if reply.status != 302:
             self.outcome.state, self.outcome.refused = "refused", reply.status
+            self.outcome.page = reply.body.decode(errors="replace")
+            if 'id="entry-form"' not in self.outcome.page and not self.agree:
+                self.outcome.state = "declined"
+            self._read_end_page(self.outcome.page)
             return
-        html = await self._page()
-        if "data-api=" not in html:
-            raise ProtocolError("the first page is not the start page")
-        await self._api("start", "POST", "/api/session/start/", {})
         answered = 0
-        while True:
+        for _ in range(20):  # consent, survey, start, training, test, survey, finish: a handful of pages
             html = await self._page()
-            if 'id="item-main"' not in html and "data-current=" not in html:
-                break  # finish, excluded or abandoned page
-            session = await self._api("item", "GET", "/api/session/current/")
-            labels = [label["name"] for label in session["task"]["labels"]]
-            while session["item"] is not None and session["state"] in ("training", "test"):
-                item = session["item"]
-                if self.abandon_after is not None and answered >= self.abandon_after:
-                    self.outcome.state = "abandoning"
-                    return  # closes the tab: the slot is released later by the Celery task
-                following = await self._answer(item, labels)
-                answered += 1
-                if self.outcome.state != item["phase"]:
-                    break  # the step is over: the browser navigates to /work/
-                if following is not None:  # a test answer's response carries the next item, as the page uses it
-                    session = {**session, **following, "state": self.outcome.state}
-                else:  # after a training reveal, "Next" asks for the current item
-                    session = await self._api("item", "GET", "/api/session/current/")
-            if self.outcome.state not in ("training", "test"):
-                html = await self._page()
+            consent = form_fields(html, "consent-form")
+            survey = form_fields(html, "survey-form")
+            if consent is not None:  # consent asked on /work/ (an entry link that admits on GET)
+                action, hidden, _ = consent
+                await self._form("consent", action, {**hidden, "choice": "agree" if self.agree else "decline"})
+            elif survey is not None:
+                action, hidden, _ = survey
+                await self._form("survey", action, {**hidden, **self.survey})
+            elif 'id="item-main"' in html or "data-current=" in html:
+                if await self._items(answered_before=answered):
+                    return  # left mid-test
+                answered = len(self.outcome.training) + len(self.outcome.test)
+            elif "data-api=" in html:
+                await self._api("start", "POST", "/api/session/start/", {})
+            else:  # finish, excluded, declined, closed or abandoned page
+                self._read_end_page(html)
+                if "page-declined" in html:
+                    self.outcome.state = "declined"
                 break
+        else:
+            raise ProtocolError("the pages never came to an end")
         if self.outcome.state == "completed" and 'id="completion-code"' not in html:
             raise ProtocolError("the finish page shows no completion code")
+
+    async def _items(self, *, answered_before: int) -> bool:
+        """Answer the current step's items; True if the worker left (closed the tab) on the way."""
+        session = await self._api("item", "GET", "/api/session/current/")
+        labels = [label["name"] for label in session["task"]["labels"]]
+        self.outcome.state = session["state"]
+        answered = answered_before
+        while session["item"] is not None and session["state"] in ("training", "test"):
+            item = session["item"]
+            if self.abandon_after is not None and answered >= self.abandon_after:
+                self.outcome.state = "abandoning"
+                return True  # closes the tab: the slot is released later by the abandonment sweep
+            following = await self._answer(item, labels)
+            answered += 1
+            if self.outcome.state != item["phase"]:
+                break  # the step is over: the browser navigates to /work/
+            if following is not None:  # a test answer's response carries the next item, as the page uses it
+                session = {**session, **following, "state": self.outcome.state}
+            else:  # after a training reveal, "Next" asks for the current item
+                session = await self._api("item", "GET", "/api/session/current/")
+        return False
 
     async def _answer(self, item: dict, labels: list[str]) -> dict | None:
         """Answer the item; return the next item the response carries (test step), if any."""
@@ -247,8 +332,13 @@ class SimulatedWorker:
         if gold is None:
             self.outcome.unknown_gold += 1
             gold = frozenset()
-        policy = self.training_policy if item["phase"] == "training" else self.test_policy
+        if key in self.checks:
+            policy = self.check_policy
+        else:
+            policy = self.training_policy if item["phase"] == "training" else self.test_policy
         answer = policy.answer(item, labels, gold)
+        if key in self.checks and answer.skipped:
+            answer = Policy(self.rng, p_gold=policy.p_gold).answer(item, labels, gold)
         confidence = self.rng.randint(1, 5)
         if answer.skipped:
             body = await self._api(

@@ -12,8 +12,9 @@ import asyncio
 import json
 import time
 from dataclasses import dataclass, field
+from urllib.parse import urlencode
 
-HOST = "127.0.0.1"  # the benchmark never targets another host
+HOST = "127.0.0.1"  # the benchmark and the rehearsal never target another host
 
 
 class HTTPError(Exception):
@@ -148,16 +149,26 @@ class Browser:
                 self.cookies[name.strip()] = value.strip().strip('"')
 
     async def request(
-        self, kind: str, method: str, path: str, body: dict | None = None, accept: str = "text/html"
+        self,
+        kind: str,
+        method: str,
+        path: str,
+        body: dict | None = None,
+        accept: str = "text/html",
+        form: dict | None = None,
     ) -> Reply:
+        """``body`` is sent as JSON (the session API), ``form`` as a URL-encoded form (the pages' forms)."""
         head = [f"{method} {path} HTTP/1.1", f"Host: {HOST}:{self.port}", f"Accept: {accept}"]
         if self.cookies:
             head.append("Cookie: " + "; ".join(f"{k}={v}" for k, v in self.cookies.items()))
         payload = b""
         if method != "GET":
-            payload = json.dumps(body if body is not None else {}).encode()
+            if form is not None:
+                payload, content_type = urlencode(form, doseq=True).encode(), "application/x-www-form-urlencoded"
+            else:
+                payload, content_type = json.dumps(body if body is not None else {}).encode(), "application/json"
             head += [
-                "Content-Type: application/json",
+                f"Content-Type: {content_type}",
                 f"Content-Length: {len(payload)}",
                 f"X-CSRFToken: {self.cookies.get('csrftoken', '')}",
                 f"Origin: http://{HOST}:{self.port}",
