@@ -273,8 +273,8 @@ class SimulatedWorker:
         if reply.status != 302:
             self.outcome.state, self.outcome.refused = "refused", reply.status
             self.outcome.page = reply.body.decode(errors="replace")
-            if 'id="entry-form"' not in self.outcome.page and not self.agree:
-                self.outcome.state = "declined"
+            if reply.status == 200 and not self.agree and 'id="entry-form"' not in self.outcome.page:
+                self.outcome.state = "declined"  # the entry link's answer to "I do not agree"
             self._read_end_page(self.outcome.page)
             return
         answered = 0

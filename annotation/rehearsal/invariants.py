@@ -31,6 +31,7 @@ from tasks_app.models import Example
 
 State = Participation.State
 PAID_STATES = (State.COMPLETED, State.EXCLUDED)
+SPECIALS = ("skipper", "fails_attention", "fails_training", "declines", "leaves", "returns")
 SECONDS_TOLERANCE = 1.0  # the last answer and the event that ends the step are written in one request
 STATUS_FOR = {
     APPROVE: "APPROVED",
@@ -119,8 +120,15 @@ def no_slot_held_by_leavers(study: Study, facts: dict[str, Any]) -> tuple[bool, 
 
 def crowd_errors(study: Study, facts: dict[str, Any]) -> tuple[bool, str]:
     """Every simulated worker went through the pages as the protocol says (no unexpected status or page),
-    and every item they were shown was one of the task's (or an attention check)."""
-    problems = [f"{w['worker_id']}: {'; '.join(w['errors'])}" for w in facts["crowd"] if w["errors"]]
+    every item they were shown was one of the task's (or an attention check), and every special behaviour
+    found a place (a study with too few slots for them says so)."""
+    specials = [w for w in facts["crowd"] if w["behaviour"] in SPECIALS]
+    problems = [
+        f"{w['behaviour']} ({w['worker_id']}) found the study full: give it more workers per condition"
+        for w in specials
+        if w["refused"] == 409
+    ]
+    problems += [f"{w['worker_id']}: {'; '.join(w['errors'])}" for w in facts["crowd"] if w["errors"]]
     problems += [
         f"{w['worker_id']}: {w['unknown_gold']} item(s) not in the design" for w in facts["crowd"] if w["unknown_gold"]
     ]
@@ -201,12 +209,11 @@ def _owed(study: Study, seconds: float) -> tuple[Decimal, Decimal]:
 
 
 def pay_amounts(study: Study, facts: dict[str, Any]) -> tuple[bool, str]:
-    """pay = base + bonus = what is owed at the study's rate; the bonus the stand-in received is that bonus,
-    paid once (the bonus run twice pays nobody twice)."""
+    """pay = base + bonus = what is owed at the study's rate; the bonus the stand-in received is that bonus
+    (how many times it was paid is ``nobody_paid_twice``'s)."""
     participations = [p for p in _participations(study) if p.state in PAID_STATES]
     lines = pay_lines(study=study, participations=participations)
     paid = facts["standin"]["bonus_paid"]
-    payments = facts["standin"]["bonus_payments"]
     bonus_error = facts["prolific"].get("bonus", {}).get("error")
     problems, total = [], Decimal("0.00")
     for p in participations:
@@ -223,7 +230,6 @@ def pay_amounts(study: Study, facts: dict[str, Any]) -> tuple[bool, str]:
         if got != expected:
             problems.append(f"{p.worker.external_id}: bonus {got} paid on Prolific, {expected} due")
         total += got
-    problems += [f"{pid} was paid {n} times" for pid, n in payments.items() if n > 1]
     if bonus_error:
         problems.append(f"the bonus run refused: {bonus_error}")
     return _listed(problems, f"{len(participations)} paid at {study.hourly_rate} {study.currency}/h; bonuses {total}")
@@ -343,7 +349,7 @@ def statement_counts(study: Study, facts: dict[str, Any]) -> tuple[bool, str]:
         )
     if study.consent_required and (study.consent_text or "").strip():
         agreed = sum(1 for p in everyone if p.consented_at is not None)
-        declined = len(_crowd(facts, "declines"))
+        declined = sum(1 for w in _crowd(facts, "declines") if w["state"] == "declined")
         expect("Consent", rf"\({_NUMBER} agreed, {_NUMBER} declined", (agreed, declined), "agreed/declined")
     excluded = [p for p in everyone if p.state == State.EXCLUDED]
     filtered = sum(1 for p in excluded if p.exclusion_kind == Participation.ExclusionKind.TRAINING_FILTER)
@@ -374,6 +380,16 @@ def statement_counts(study: Study, facts: dict[str, Any]) -> tuple[bool, str]:
     return _listed(problems, f"{compared} counts compared")
 
 
+def participant_group(study: Study, facts: dict[str, Any]) -> tuple[bool, str]:
+    """The task's Prolific participant group holds everyone who took part (to keep them out of the task's
+    other studies), and nobody who did not."""
+    took_part = {p.worker.external_id for p in _participations(study) if p.worker.platform == "prolific"}
+    members = set(facts["standin"]["group_members"])
+    problems = [f"{pid} took part but is not in the group" for pid in sorted(took_part - members)]
+    problems += [f"{pid} is in the group without a participation" for pid in sorted(members - took_part)]
+    return _listed(problems, f"{len(members)} participant(s) in the group")
+
+
 CHECKS: list[tuple[str, Callable[[Study, dict[str, Any]], tuple[bool, str]]]] = [
     ("every condition filled by the design's number of fresh workers", conditions_filled),
     ("nobody in two conditions of a task", one_condition_per_task),
@@ -383,6 +399,7 @@ CHECKS: list[tuple[str, Callable[[Study, dict[str, Any]], tuple[bool, str]]]] = 
     ("paid time = slot taken → last answer (pay functions vs events and answers)", paid_time),
     ("pay = base + bonus = owed at the study's rate; bonus paid as computed", pay_amounts),
     ("nobody paid twice", nobody_paid_twice),
+    ("the Prolific participant group holds everyone who took part", participant_group),
     ("attention rows, previews, excluded workers absent from tables, agreement, exports", counted_only),
     ("table = recomputation from the raw-annotations export, each skip policy", table_from_export),
     ("every count in the human-evaluation statement = the database's", statement_counts),

@@ -262,7 +262,7 @@ class Rehearsal:
             recorder=self.recorder,
             study=slug,
             worker_id=worker_id,
-            kind="abandons" if leave else behaviour.name,
+            kind="abandons" if leave else "fails_training" if behaviour.name == "fails_training" else behaviour.name,
             gold=self.gold,
             rng=random.Random(self.rng.random()),
             p_gold=behaviour.p_gold,
@@ -305,13 +305,18 @@ class Rehearsal:
 
     async def crowd_run(self) -> None:
         slug = self.study.slug
-        specials = ["skipper", "leaves", "returns"]
-        if self.checks:
-            specials.append("fails_attention")
+        # One at a time, those who free their slot (or take none) first, so that each finds a place.
+        specials = []
         if self.study.consent_required and (self.study.consent_text or "").strip():
             specials.append("declines")
+        if self.study.filter_rule != Study.FilterRule.NONE:
+            specials.append("fails_training")
+        if self.checks:
+            specials.append("fails_attention")
+        specials += ["leaves", "returns", "skipper"]
         self.log("specials: " + ", ".join(specials))
-        await asyncio.gather(*(self.take_part(name) for name in specials))
+        for name in specials:
+            await self.take_part(name)
         self.log("filling the conditions")
         full = await self.fill()
         released = self.scratch.step("sweep", slug)["released"]

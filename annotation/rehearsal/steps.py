@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from annotation.models import Study
 from annotation.services import abandonment, studies
+from tasks_app.models import Task
 
 GUARD = "REHEARSAL_SCRATCH_DB"
 
@@ -39,6 +40,9 @@ def check_scratch() -> None:
 def prepare(*, fixture: str, slug: str, workers_per_condition: int | None, second_slug: str) -> dict[str, Any]:
     """Load the design, open the study (N workers per condition if given), and a second study of the same
     task (the same conditions) for the worker who tries a second condition of the task."""
+    # The fresh database's migrations may have seeded the catalog's tasks (other ids, same slugs): the copy
+    # replaces them.
+    Task.objects.all().delete()
     call_command("loaddata", fixture, verbosity=0)
     study = Study.objects.get(slug=slug)
     changes: dict[str, Any] = {"status": Study.Status.DRAFT, "closes_at": None}
