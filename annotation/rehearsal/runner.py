@@ -213,6 +213,7 @@ class Rehearsal:
         concurrency: int = 3,
         engine: str | None = None,
         tamper: Callable[[dict[str, Any]], None] | None = None,
+        keep: bool = False,
         log: Callable[[str], None] = lambda line: None,
     ):
         self.study = study
@@ -222,6 +223,7 @@ class Rehearsal:
         self.concurrency = concurrency
         self.engine = engine
         self.tamper = tamper
+        self.keep = keep  # keep the run's files: the SQLite scratch database, the server's log, the facts
         self.log = log
         self.recorder = Recorder()
         self.crowd = Crowd()
@@ -299,7 +301,9 @@ class Rehearsal:
         for _ in range(limit):
             wave = [self.take_part(kinds[self.rng.randrange(len(kinds))]) for _ in range(self.concurrency)]
             outcomes = await asyncio.gather(*wave)
-            if any(o.refused == 409 for o in outcomes):
+            # Full only when a whole wave is turned away: a slot freed while the wave worked (a worker
+            # excluded, or judged with their group) is taken by the next one.
+            if all(o.refused == 409 for o in outcomes):
                 return True
         return False
 
@@ -397,10 +401,10 @@ class Rehearsal:
         finally:
             self.scratch.stop_server()
             self.standin.stop()
-            db.drop()
+            db.drop(keep_files=self.keep)
         return Report.build(
             study=self.study.slug,
-            scratch=asdict(db) | {"directory": str(db.directory)},
+            scratch=asdict(db) | {"directory": str(db.directory), "kept": self.keep},
             design=self.design,
             seed=self.seed,
             invariants=results,

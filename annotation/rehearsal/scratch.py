@@ -9,6 +9,7 @@ own fields). No worker, participation or answer is copied. The real database is 
 from __future__ import annotations
 
 import secrets
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,10 +53,13 @@ class ScratchDatabase:
     engine: str  # "sqlite" or "postgresql"
     directory: Path  # the run's files (the SQLite file, the fixture, the facts)
 
-    def drop(self) -> None:
+    def drop(self, *, keep_files: bool = False) -> None:
+        """Drop the database; remove the run's files (the SQLite file among them) unless asked to keep them."""
         if self.engine == "postgresql":
             with connection.cursor() as cursor:
                 cursor.execute(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
+        if not keep_files:
+            shutil.rmtree(self.directory, ignore_errors=True)
 
 
 def create_scratch(*, engine: str | None = None, directory: Path | None = None) -> ScratchDatabase:

@@ -30,6 +30,9 @@ class Command(BaseCommand):
             default=None,
             help="The scratch database's kind (default: like the real database).",
         )
+        parser.add_argument(
+            "--keep", action="store_true", help="Keep the run's files (SQLite scratch file, server log, facts)."
+        )
         parser.add_argument("--format", choices=["markdown", "json"], default="markdown")
         parser.add_argument("-o", "--output", default="", help="Write the report to this file (default: stdout).")
 
@@ -46,6 +49,7 @@ class Command(BaseCommand):
                 seed=options["seed"],
                 concurrency=max(1, options["concurrency"]),
                 engine=options["scratch"],
+                keep=options["keep"],
                 log=lambda line: self.stderr.write(line),
             )
         except (RehearsalError, ScratchUnavailable) as exc:
