@@ -42,6 +42,7 @@ CHOICES = re.compile(r'name="choice" value="(\w+)"')
 ACTION = re.compile(r'action="([^"]*)"')
 CODE = re.compile(r'id="completion-code">([^<]*)<')
 LINK = re.compile(r'id="completion-link" href="([^"]*)"')
+QUOTED = re.compile(r"['\"‘“]([^'\"‘’“”]+)['\"’”]")
 STATIC_URL = re.compile(r'(?:src|href)="(/static/[^"]+)"')
 WORD = re.compile(r"\w+")
 
@@ -130,6 +131,24 @@ class Policy:
         return [self.rng.choice(words)]
 
 
+def read_instruction(item: dict, labels: list[str]) -> Answer | None:
+    """What an attentive person answers to an attention check: the label or words its text asks for
+    ("choose 'negative'", "select the word 'river'"); None if the item states no answer they can find."""
+    context = item["context"]
+    texts = [item["question"], *(context if isinstance(context, list) else [context])]
+    quoted = [q for text in texts for q in QUOTED.findall(text)]
+    if item["answer_kind"] == "label":
+        label = next((q for q in quoted if q in labels), None)
+        return Answer({"label": label}, frozenset([label])) if label else None
+    if not isinstance(context, str):
+        return None
+    for word in quoted:
+        start = context.find(word)
+        if start >= 0:
+            return Answer({"spans": [{"start": start, "end": start + len(word), "text": word}]}, frozenset([word]))
+    return None
+
+
 @dataclass
 class Outcome:
     worker_id: str
@@ -139,6 +158,7 @@ class Outcome:
     refused: int = 0  # entry refusal status, if any
     test: dict[int, tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict)  # item -> (answer, gold)
     training: dict[int, tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict)
+    checks: dict[int, tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict)  # attention checks
     unknown_gold: int = 0
     errors: list[str] = field(default_factory=list)
     code: str = ""  # the completion code the last page showed
@@ -209,8 +229,9 @@ class SimulatedWorker:
         # a worker who fails the training filter answers training items wrong on purpose
         self.training_policy = Policy(rng, p_gold=0.0 if kind == "fails_training" else p_gold)
         self.test_policy = Policy(rng, p_gold=p_gold, p_skip=p_skip)
-        self.check_policy = Policy(rng, p_gold=0.0 if fail_checks else 1.0)
-        self.checks = checks  # the attention checks' items: answered right, or wrong by the one who fails them
+        self.check_policy = Policy(rng, p_gold=0.0)  # a wrong answer to a check (or a guess at an unreadable one)
+        self.checks = checks  # the attention checks' items, known from the design
+        self.fails_checks = fail_checks
         self.p_reload = p_reload
         self.abandon_after = abandon_after if kind == "abandons" else None
         self.requests_left = max_requests
@@ -291,7 +312,7 @@ class SimulatedWorker:
             elif 'id="item-main"' in html or "data-current=" in html:
                 if await self._items(answered_before=answered):
                     return  # left mid-test
-                answered = len(self.outcome.training) + len(self.outcome.test)
+                answered = len(self.outcome.training) + len(self.outcome.test) + len(self.outcome.checks)
             elif "data-api=" in html:
                 await self._api("start", "POST", "/api/session/start/", {})
             else:  # finish, excluded, declined, closed or abandoned page
@@ -333,12 +354,15 @@ class SimulatedWorker:
             self.outcome.unknown_gold += 1
             gold = frozenset()
         if key in self.checks:
-            policy = self.check_policy
+            # Read the check as a person does; one who fails them answers anything but what it asks.
+            read = read_instruction(item, labels)
+            stated = read.strings if read is not None else frozenset()
+            answer = (
+                read if read is not None and not self.fails_checks else self.check_policy.answer(item, labels, stated)
+            )
         else:
             policy = self.training_policy if item["phase"] == "training" else self.test_policy
-        answer = policy.answer(item, labels, gold)
-        if key in self.checks and answer.skipped:
-            answer = Policy(self.rng, p_gold=policy.p_gold).answer(item, labels, gold)
+            answer = policy.answer(item, labels, gold)
         confidence = self.rng.randint(1, 5)
         if answer.skipped:
             body = await self._api(
@@ -347,7 +371,10 @@ class SimulatedWorker:
         else:
             payload = {"item": item["item"], "confidence": confidence, **answer.body}
             body = await self._api("submit", "POST", "/api/session/submit/", payload)
-        record = self.outcome.training if item["phase"] == "training" else self.outcome.test
+        if key in self.checks:
+            record = self.outcome.checks
+        else:
+            record = self.outcome.training if item["phase"] == "training" else self.outcome.test
         record[item["item"]] = (answer.strings, gold)
         self.outcome.state = body["state"]
         if item["phase"] == "training":

@@ -380,6 +380,42 @@ def statement_counts(study: Study, facts: dict[str, Any]) -> tuple[bool, str]:
     return _listed(problems, f"{compared} counts compared")
 
 
+def rules_catch_who_they_should(study: Study, facts: dict[str, Any]) -> tuple[bool, str]:
+    """The attention checks can be answered: workers who read them pass every one, the one who answers
+    them wrong on purpose fails them (and is flagged or excluded as the rule says); the training filter
+    excludes the worker who answers every training example wrong."""
+    from annotation.services import attention
+
+    problems, notes = [], []
+    rows = {r.worker: r for r in attention.report(study)} if AttentionCheck.objects.filter(study=study).exists() else {}
+    by_worker = {p.worker.external_id: p for p in _participations(study)}
+    for w in facts["crowd"]:
+        row = rows.get(w["worker_id"])
+        if row is None or w["study"] != study.slug or not w.get("checks_answered"):
+            continue
+        if w["behaviour"] == "fails_attention":
+            if not row.failed:
+                problems.append(f"{w['worker_id']} answered every check wrong, yet failed none")
+            elif study.attention_fail_limit and row.failed >= study.attention_fail_limit and not row.decision:
+                problems.append(f"{w['worker_id']} failed {row.failed} check(s) and has no verdict")
+            else:
+                notes.append(f"the check failer failed {row.failed} ({row.decision or 'no rule'})")
+        elif row.failed:
+            problems.append(f"{w['worker_id']} ({w['behaviour']}) read the checks and still failed {row.failed}")
+    for w in _crowd(facts, "fails_training"):
+        p = by_worker.get(w["worker_id"])
+        if p is None or not p.condition.shots or study.filter_rule == Study.FilterRule.NONE:
+            notes.append("the filter failer had no training step: not exercised")
+        elif p.state != State.EXCLUDED or p.exclusion_kind != Participation.ExclusionKind.TRAINING_FILTER:
+            problems.append(
+                f"{w['worker_id']} answered every training example wrong ({p.condition.shots}-shot) and is "
+                f"{p.state}{' (' + p.exclusion_kind + ')' if p.exclusion_kind else ''}, not excluded by the filter"
+            )
+        else:
+            notes.append(f"the filter failer was excluded ({p.condition.shots}-shot)")
+    return _listed(problems, "; ".join(notes) or "no check and no filter in the design")
+
+
 def participant_group(study: Study, facts: dict[str, Any]) -> tuple[bool, str]:
     """The task's Prolific participant group holds everyone who took part (to keep them out of the task's
     other studies), and nobody who did not."""
@@ -400,6 +436,7 @@ CHECKS: list[tuple[str, Callable[[Study, dict[str, Any]], tuple[bool, str]]]] = 
     ("pay = base + bonus = owed at the study's rate; bonus paid as computed", pay_amounts),
     ("nobody paid twice", nobody_paid_twice),
     ("the Prolific participant group holds everyone who took part", participant_group),
+    ("attention checks and the training filter catch who they should", rules_catch_who_they_should),
     ("attention rows, previews, excluded workers absent from tables, agreement, exports", counted_only),
     ("table = recomputation from the raw-annotations export, each skip policy", table_from_export),
     ("every count in the human-evaluation statement = the database's", statement_counts),

@@ -78,7 +78,8 @@ class Crowd:
                 "link": o.link,
                 "errors": o.errors,
                 "unknown_gold": o.unknown_gold,
-                "answered": len(o.training) + len(o.test),
+                "answered": len(o.training) + len(o.test) + len(o.checks),
+                "checks_answered": len(o.checks),
                 "page_title": _title(o.page),
             }
             for behaviour, o in self.outcomes
@@ -294,6 +295,11 @@ class Rehearsal:
         self.log(f"  {worker_id}: {outcome.state}{' ' + str(outcome.refused) if outcome.refused else ''}")
         return outcome
 
+    def sweep(self) -> int:
+        released = int(self.scratch.step("sweep", self.study.slug)["released"])
+        self.log(f"abandonment sweep: {released} slot(s) released")
+        return released
+
     async def fill(self) -> bool:
         """Fresh careful, average and guessing workers, a few at a time, until the study answers "full"."""
         kinds = ["careful", "average", "careful", "guessing"]
@@ -319,14 +325,14 @@ class Rehearsal:
             specials.append("fails_attention")
         specials += ["leaves", "returns", "skipper"]
         self.log("specials: " + ", ".join(specials))
+        self.swept = 0
         for name in specials:
             await self.take_part(name)
+            if name == "leaves":  # the abandonment sweep, as the Celery beat runs it, frees the slot at once
+                self.swept += self.sweep()
         self.log("filling the conditions")
         full = await self.fill()
-        released = self.scratch.step("sweep", slug)["released"]
-        self.log(f"abandonment sweep: {released} slot(s) released")
-        self.swept = released
-        if released:
+        if self.sweep():  # anyone else who left: released, and refilled
             full = await self.fill()
         self.full = full
         first = next(

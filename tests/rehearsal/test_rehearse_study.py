@@ -20,9 +20,10 @@ from tasks_app.models import Task
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(300)]
 
 
-def _demo_study(*, shots=(0, 10)) -> Study:
+def _demo_study(*, shots=(10, 20)) -> Study:
     """The demo's SST-2 study (as load_demo makes it), configured as a real one: consent, survey, an
-    attention check, the training filter, a posted reward; fewer conditions to keep the run short."""
+    attention check that excludes, the training filter, a posted reward; fewer conditions to keep the run
+    short (with training in each, so that the worker who fails the filter meets it)."""
     import_demo_data()
     study = studies.create_standard_design(
         task=Task.objects.get(slug="sst2"),
@@ -39,6 +40,8 @@ def _demo_study(*, shots=(0, 10)) -> Study:
             {"key": "age_band", "type": "single", "label": "Your age", "options": ["18-29", "30-49", "50+"]},
             {"key": "years", "type": "number", "label": "Years of annotation work", "min": 0, "max": 60},
         ],
+        attention_fail_limit=1,
+        attention_action=Study.AttentionAction.EXCLUDE,
         filter_rule=Study.FilterRule.ABSOLUTE,
         filter_threshold=0.5,
         base_reward=Decimal("0.10"),
@@ -56,6 +59,8 @@ def test_the_demo_study_rehearsed_end_to_end_keeps_every_invariant(tmp_path):
     failed = [i for i in report["invariants"] if not i["passed"]]
     assert report["passed"] and not failed, failed
     names = {i["name"] for i in report["invariants"]}
+    caught = next(i["detail"] for i in report["invariants"] if i["name"].startswith("attention checks and"))
+    assert "the check failer failed 1 (excluded)" in caught and "the filter failer was excluded" in caught
     assert "nobody paid twice" in names and "no server error" in names and len(names) >= 12
     behaviours = {w["behaviour"] for w in report["crowd"]}
     assert {"skipper", "leaves", "returns", "returns (back)", "fails_attention", "declines"} <= behaviours
