@@ -148,18 +148,23 @@ def outcome_code_action(study: Study, facts: dict[str, Any]) -> tuple[bool, str]
         if w["study"] == study.slug and w["behaviour"] not in ("late",):
             seen[w["worker_id"]] = w  # the last visit of each worker
     submissions = facts["standin"]["submissions"]
-    kinds = Counter()
+    kinds: Counter[str] = Counter()
+    later_verdicts = 0
     for p in _participations(study):
         target = completion_target(p)
         decision = decide(p)
         kinds[decision.action] += 1
         w = seen.get(p.worker.external_id)
         if p.state in (*PAID_STATES, State.DECLINED) and w is not None:
-            if w["code"] != target.code:
+            if w["code"] != target.code and w["state"] == "completed" and p.state == State.EXCLUDED:
+                # Shown the completed code at the finish, excluded by a later verdict: the code was right
+                # when shown, and the Prolific action is checked below against the outcome now.
+                later_verdicts += 1
+            elif w["code"] != target.code:
                 problems.append(
                     f"{p.worker.external_id} ({p.state}) was shown code {w['code']!r}, expected {target.code!r}"
                 )
-            if target.kind == "redirect" and w["link"] != target.url:
+            elif target.kind == "redirect" and w["link"] != target.url:
                 problems.append(f"{p.worker.external_id} was sent to {w['link']!r}, expected {target.url!r}")
         status = submissions.get(p.worker.external_id)
         if status is not None and status != STATUS_FOR[decision.action]:
@@ -172,7 +177,10 @@ def outcome_code_action(study: Study, facts: dict[str, Any]) -> tuple[bool, str]
         for pid, status in submissions.items()
         if pid not in known and status != "AWAITING REVIEW"
     ]
-    return _listed(problems, "actions: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
+    ok = "actions: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items()))
+    if later_verdicts:
+        ok += f"; {later_verdicts} excluded after the finish page had shown the completed code"
+    return _listed(problems, ok)
 
 
 def _independent_seconds(p: Participation) -> float:

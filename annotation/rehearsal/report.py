@@ -52,7 +52,7 @@ def planning_section(study_slug: str) -> dict[str, Any] | None:
     interval width with 3, 5 and 10 workers per condition, the cost at the study's rate, the time a
     worker takes. Until that module exists the report says so."""
     try:
-        from annotation.reporting import planning  # type: ignore[attr-defined]
+        from annotation.reporting import planning
     except ImportError:
         return None
     plan = getattr(planning, "rehearsal_section", None)
