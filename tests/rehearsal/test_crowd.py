@@ -2,7 +2,8 @@
 
 from annotation.rehearsal.crowd import form_fields, read_instruction
 
-START_PAGE = """<main><form method="post" action="/join/s/?PROLIFIC_PID=p1&amp;STUDY_ID=S" class="consent-form" id="entry-form">
+START_PAGE = """<main>
+<form method="post" action="/join/s/?PROLIFIC_PID=p1&amp;STUDY_ID=S" class="consent-form" id="entry-form">
 <input type="hidden" name="text_hash" value="abc123">
 <button type="submit" name="choice" value="agree">I agree</button>
 <button type="submit" name="choice" value="decline">I do not agree</button></form></main>"""
