@@ -196,6 +196,19 @@ async def join(browser: Browser, path: str, *, agree: bool = True) -> Reply:
     return await browser.request("entry", "POST", action or path, form={**hidden, "choice": choice})
 
 
+async def staff_login(browser: Browser, *, username: str, password: str) -> None:
+    """Sign in through the admin's login form, as a researcher does before a preview."""
+    page = await browser.request("login", "GET", "/admin/login/")
+    form = form_fields(page.body.decode(), "login-form")
+    if form is None:
+        raise ProtocolError(f"/admin/login/ shows no login form ({page.status})")
+    action, hidden, _ = form
+    fields = {**hidden, "username": username, "password": password, "next": "/admin/"}
+    reply = await browser.request("login", "POST", action or "/admin/login/", form=fields)
+    if reply.status != 302:
+        raise ProtocolError(f"the staff login answered {reply.status}")
+
+
 class SimulatedWorker:
     def __init__(
         self,
@@ -219,6 +232,7 @@ class SimulatedWorker:
         fail_checks: bool = False,
         load_static: bool = True,
         browser: Browser | None = None,
+        entry_path: str = "",
     ):
         self.browser = browser or Browser(port, recorder)
         self.study = study
@@ -239,6 +253,7 @@ class SimulatedWorker:
         self.agree = agree
         self.survey = survey or {}
         self.load_static = load_static
+        self.entry_path = entry_path
 
     def _budget(self) -> None:
         self.requests_left -= 1
@@ -290,7 +305,10 @@ class SimulatedWorker:
 
     async def _run(self) -> None:
         self._budget()
-        reply = await join(self.browser, f"/join/{self.study}/?{self.query}", agree=self.agree)
+        if self.entry_path:  # e.g. a staff preview's link, for a browser signed in as staff
+            reply = await self.browser.request("entry", "GET", self.entry_path)
+        else:
+            reply = await join(self.browser, f"/join/{self.study}/?{self.query}", agree=self.agree)
         if reply.status != 302:
             self.outcome.state, self.outcome.refused = "refused", reply.status
             self.outcome.page = reply.body.decode(errors="replace")

@@ -290,7 +290,12 @@ def counted_only(study: Study, facts: dict[str, Any]) -> tuple[bool, str]:
             problems.append(f"the export holds a preview's answer (response {line['response_id']})")
         if line["participation_id"] in not_counted and line["participation_state"] == State.COMPLETED:
             problems.append(f"the export marks participation {line['participation_id']} completed")
-    ok = f"table and agreement over completed workers only; export: {len(lines)} rows, none of a check or preview"
+    if not previews:
+        problems.append("no staff preview was recorded: previews were not exercised")
+    ok = (
+        f"table and agreement over completed workers only; export: {len(lines)} rows, none of the "
+        f"{len(checks)} check(s) or the {len(previews)} preview(s)"
+    )
     return _listed(problems, ok)
 
 

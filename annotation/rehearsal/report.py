@@ -108,7 +108,7 @@ class Report:
             study=study,
             seed=seed,
             scratch={k: v for k, v in scratch.items() if k != "url"},
-            design=design,
+            design={k: v for k, v in design.items() if k != "staff"},  # the scratch account's password stays out
             invariants=checks,
             wall_seconds=round(wall_seconds, 1),
             crowd_seconds=round(crowd_seconds, 1),

@@ -29,7 +29,7 @@ from django.conf import settings
 from annotation.models import AttentionCheck, Study
 from annotation.rehearsal import scratch as scratch_db
 from annotation.rehearsal.client import Browser, Recorder
-from annotation.rehearsal.crowd import Key, Outcome, SimulatedWorker, item_key
+from annotation.rehearsal.crowd import Key, Outcome, ProtocolError, SimulatedWorker, item_key, staff_login
 from annotation.rehearsal.report import Report
 from annotation.rehearsal.steps import GUARD
 from annotation.services.prolific.standin import TOKEN, StandIn
@@ -257,9 +257,19 @@ class Rehearsal:
         return f"rh{self.seed}-{self.numbered:03d}-{name}"
 
     def worker(
-        self, behaviour: Behaviour, worker_id: str, *, slug: str, leave: bool, browser: Browser | None = None
+        self,
+        behaviour: Behaviour,
+        worker_id: str,
+        *,
+        slug: str,
+        leave: bool,
+        browser: Browser | None = None,
+        entry_path: str = "",
     ) -> SimulatedWorker:
-        self.standin.add_submission(submission_id=f"sub-{worker_id}", participant=worker_id, study_id=PROLIFIC_STUDY)
+        if not entry_path:  # a Prolific participant: the submission Prolific makes when they start
+            self.standin.add_submission(
+                submission_id=f"sub-{worker_id}", participant=worker_id, study_id=PROLIFIC_STUDY
+            )
         return SimulatedWorker(
             port=self.scratch.port,
             recorder=self.recorder,
@@ -280,6 +290,7 @@ class Rehearsal:
             fail_checks=behaviour.fail_checks,
             load_static=False,
             browser=browser,
+            entry_path=entry_path,
         )
 
     async def take_part(self, name: str, *, slug: str | None = None, worker_id: str | None = None) -> Outcome:
@@ -299,6 +310,29 @@ class Rehearsal:
         released = int(self.scratch.step("sweep", self.study.slug)["released"])
         self.log(f"abandonment sweep: {released} slot(s) released")
         return released
+
+    async def staff_preview(self) -> None:
+        """A researcher signs in and previews the study to the end: recorded, and counted nowhere."""
+        behaviour = Behaviour(name="staff_preview", p_gold=0.5)
+        browser = Browser(self.scratch.port, self.recorder)
+        staff = self.design["staff"]
+        worker = self.worker(
+            behaviour,
+            "staff",
+            slug=self.study.slug,
+            leave=False,
+            browser=browser,
+            entry_path=f"/work/preview/{self.study.slug}/",
+        )
+        try:
+            await staff_login(browser, username=staff["username"], password=staff["password"])
+        except ProtocolError as exc:
+            worker.outcome.errors.append(str(exc))
+            outcome = worker.outcome
+        else:
+            outcome = await worker.run()
+        self.crowd.add(behaviour, outcome)
+        self.log(f"  staff preview: {outcome.state}")
 
     async def fill(self) -> bool:
         """Fresh careful, average and guessing workers, a few at a time, until the study answers "full"."""
@@ -338,6 +372,7 @@ class Rehearsal:
         first = next(
             (o for b, o in self.crowd.outcomes if o.state == "completed" and o.study == slug and not o.errors), None
         )
+        await self.staff_preview()
         if first is not None:  # the same person tries a second condition of the task (another study of it)
             await self.take_part("second_condition", slug=self.design["second"], worker_id=first.worker_id)
         self.scratch.step("close", slug)

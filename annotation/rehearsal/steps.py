@@ -9,9 +9,11 @@ the study, ``prolific`` runs a Prolific operation against the stand-in, ``check`
 from __future__ import annotations
 
 import os
+import secrets
 from datetime import timedelta
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.db import connection, transaction
 from django.utils import timezone
@@ -65,7 +67,11 @@ def prepare(*, fixture: str, slug: str, workers_per_condition: int | None, secon
             condition.save()
     studies.change_status(study=second, to_status=Study.Status.OPEN)
     study.refresh_from_db()
+    # A researcher's account on the scratch database only, for the staff preview.
+    password = secrets.token_urlsafe(16)
+    get_user_model().objects.create_user(username="rehearsal-staff", password=password, is_staff=True)
     return {
+        "staff": {"username": "rehearsal-staff", "password": password},
         "study": study.slug,
         "second": second.slug,
         "shots": list(study.conditions.order_by("shots").values_list("shots", flat=True)),
