@@ -71,6 +71,11 @@ def create_scratch(*, engine: str | None = None, directory: Path | None = None) 
     if engine == "sqlite":
         path = directory / "rehearsal.sqlite3"
         return ScratchDatabase(url=f"sqlite:///{path}", name=str(path), engine="sqlite", directory=directory)
+    if connection.vendor != "postgresql":
+        raise ScratchUnavailable(
+            "a PostgreSQL scratch database is made on the real database's PostgreSQL server, and this database "
+            f"is {connection.vendor}: rehearse with --scratch sqlite"
+        )
     with connection.cursor() as cursor:
         cursor.execute("SELECT rolcreatedb OR rolsuper FROM pg_roles WHERE rolname = current_user")
         row = cursor.fetchone()

@@ -8,6 +8,7 @@ from decimal import Decimal
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
 
 from annotation.management.commands import rehearse_study as command
 from annotation.models import Participation, Study
@@ -96,6 +97,14 @@ def test_an_unknown_study_or_a_bad_number_of_workers_is_refused():
     _demo_study(shots=(0,))
     with pytest.raises(CommandError, match="at least 1"):
         call_command("rehearse_study", "demo-sst2", "--workers-per-condition", "0")
+
+
+def test_a_postgresql_scratch_database_needs_a_postgresql_server():
+    if connection.vendor == "postgresql":
+        pytest.skip("the real database is PostgreSQL here")
+    _demo_study(shots=(0,))
+    with pytest.raises(CommandError, match="could not run: a PostgreSQL scratch database .* --scratch sqlite"):
+        call_command("rehearse_study", "demo-sst2", "--scratch", "postgresql")
 
 
 def test_a_rehearsal_step_refuses_the_real_database():
