@@ -50,7 +50,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.client import Browser, Recorder  # noqa: E402
+from annotation.rehearsal.client import Browser, Recorder  # noqa: E402
 from bench.peers import OurServer  # noqa: E402
 from bench.stats import latency_summary, percentile  # noqa: E402
 

@@ -26,7 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.simulate import FOLDERS, Policy, item_key, read_gold  # noqa: E402
+from annotation.rehearsal.crowd import FOLDERS, Policy, item_key, read_gold  # noqa: E402
 from bench.stack import Stack  # noqa: E402
 
 

@@ -8,7 +8,7 @@ worker and gunicorn with the benchmark's settings
 endpoints and per-request instrumentation) on 127.0.0.1; imports the
 release, opens the six CLUES studies (0/10/20/30 shots, three workers each,
 split 1) with a short abandonment timeout and an absolute training filter,
-and drives simulated workers (bench/simulate.py) through the whole protocol,
+and drives simulated workers (annotation/rehearsal/crowd.py) through the whole protocol,
 ``--concurrency`` at a time. Some workers fail the training filter or
 abandon (their slot is released by the Celery task) so that replacements
 happen. Then the same server answers a do-nothing endpoint under the same
@@ -33,9 +33,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from annotation.rehearsal.client import Browser, Recorder  # noqa: E402
+from annotation.rehearsal.crowd import SimulatedWorker, read_gold  # noqa: E402
 from bench import report  # noqa: E402
-from bench.client import Browser, Recorder  # noqa: E402
-from bench.simulate import SimulatedWorker, read_gold  # noqa: E402
 from bench.stack import Stack  # noqa: E402
 
 TASKS = ("sst2", "mnli", "conll03", "wikiann", "squad2", "record")

@@ -41,6 +41,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("models", ("annotation.models", "annotation.migrations")),
     ("services", ("annotation.services",)),
     ("reporting", ("annotation.reporting",)),
+    ("rehearsal", ("annotation.rehearsal",)),  # a whole study on a scratch database: drives the layers below
     (
         "entry points",
         (

@@ -107,7 +107,9 @@ def work_end(
             if from_state in (State.TRAINING, State.TEST) and not completed:
                 ends.append(at)  # during the work; a verdict after completion is not
         elif to_state in (State.ABANDONED, State.DECLINED):
-            ends.append(at)  # abandonment is dated at the last activity (services/closing.py)
+            # The idle sweep and a platform's return are dated when noticed, which can be long after the
+            # worker stopped: the work ended at the last activity.
+            ends.append(min(at, last_activity))
     if not ends or (state in ACTIVE and not completed):
         ends.append(last_activity)  # still at work (paid so far), or an end that left no event
     return max(ends)

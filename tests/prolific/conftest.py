@@ -1,8 +1,8 @@
 import pytest
 
 from annotation.models import Participation, ParticipationEvent, Worker
+from annotation.services.prolific.standin import TOKEN, StandIn
 from tests.factories import ConditionFactory, ParticipationFactory, StudyFactory, WorkerFactory
-from tests.prolific.standin import TOKEN, StandIn
 
 
 @pytest.fixture

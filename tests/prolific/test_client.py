@@ -12,7 +12,7 @@ from annotation.services.prolific.client import (
     ProlificServerError,
     ProlificTimeout,
 )
-from tests.prolific.standin import TOKEN
+from annotation.services.prolific.standin import TOKEN
 
 
 def client(standin, **kw):

@@ -1,5 +1,8 @@
 """A local stand-in for the Prolific API endpoints the client uses, with state and injectable failures.
 
+Part of the application, not only of the tests: the rehearsal (annotation.rehearsal) runs a study's
+Prolific operations against it, and the Prolific tests start it as their server.
+
 Shapes follow Prolific's API reference (docs/prolific.md): a submission has ``id``, ``participant``,
 ``study_id`` and ``status``; a study (``GET /studies/{id}/``) has ``id``, ``name``, ``status`` and
 ``reward`` (per participant, in cents); setting up a bonus answers ``id``, ``study``, ``amount`` and
@@ -69,8 +72,8 @@ class StandIn:
 
     @property
     def url(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}/api/v1/"
+        port = self.server.server_address[1]  # bound to 127.0.0.1 above
+        return f"http://127.0.0.1:{port}/api/v1/"
 
     def start(self) -> StandIn:
         self.thread.start()

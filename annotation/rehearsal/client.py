@@ -12,9 +12,10 @@ import asyncio
 import json
 import time
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlencode
 
-HOST = "127.0.0.1"  # the benchmark never targets another host
+HOST = "127.0.0.1"  # the benchmark and the rehearsal never target another host
 
 
 class HTTPError(Exception):
@@ -27,7 +28,7 @@ class Reply:
     headers: dict[str, str]
     body: bytes
 
-    def json(self):
+    def json(self) -> Any:
         return json.loads(self.body)
 
 
@@ -71,7 +72,9 @@ class Connection:
         self.reader = self.writer = None
 
     async def _read_reply(self) -> tuple[Reply, bool]:
-        head = await self.reader.readuntil(b"\r\n\r\n")
+        reader = self.reader
+        assert reader is not None, "exchange() opens the connection first"
+        head = await reader.readuntil(b"\r\n\r\n")
         lines = head.decode("latin-1").split("\r\n")
         status = int(lines[0].split(" ", 2)[1])
         headers: dict[str, str] = {}
@@ -89,19 +92,19 @@ class Connection:
         if cookies:
             headers["set-cookie"] = "\n".join(cookies)
         if headers.get("transfer-encoding", "").lower() == "chunked":
-            body = bytearray()
+            chunks = bytearray()
             while True:
-                size = int((await self.reader.readuntil(b"\r\n")).split(b";")[0], 16)
+                size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
                 if size == 0:
-                    await self.reader.readuntil(b"\r\n")
+                    await reader.readuntil(b"\r\n")
                     break
-                body += await self.reader.readexactly(size + 2)
-                del body[-2:]
-            body = bytes(body)
+                chunks += await reader.readexactly(size + 2)
+                del chunks[-2:]
+            body = bytes(chunks)
         elif "content-length" in headers:
-            body = await self.reader.readexactly(int(headers["content-length"]))
+            body = await reader.readexactly(int(headers["content-length"]))
         else:
-            body = await self.reader.read()
+            body = await reader.read()
             headers["connection"] = "close"
         keep = headers.get("connection", "").lower() != "close"
         return Reply(status, headers, body), keep
@@ -112,6 +115,7 @@ class Connection:
             if fresh:
                 await self._open()
             try:
+                assert self.writer is not None
                 self.writer.write(raw)
                 reply, keep = await self._read_reply()
             except (ConnectionError, asyncio.IncompleteReadError):
@@ -155,16 +159,18 @@ class Browser:
         path: str,
         body: dict | None = None,
         accept: str = "text/html",
-        form: dict[str, str] | None = None,
+        form: dict | None = None,
     ) -> Reply:
-        """One request; a POST sends ``body`` as JSON, or ``form`` as a page's form would."""
+        """``body`` is sent as JSON (the session API), ``form`` as a URL-encoded form (the pages' forms)."""
         head = [f"{method} {path} HTTP/1.1", f"Host: {HOST}:{self.port}", f"Accept: {accept}"]
         if self.cookies:
             head.append("Cookie: " + "; ".join(f"{k}={v}" for k, v in self.cookies.items()))
         payload = b""
         if method != "GET":
-            payload = urlencode(form).encode() if form is not None else json.dumps(body or {}).encode()
-            content_type = "application/x-www-form-urlencoded" if form is not None else "application/json"
+            if form is not None:
+                payload, content_type = urlencode(form, doseq=True).encode(), "application/x-www-form-urlencoded"
+            else:
+                payload, content_type = json.dumps(body if body is not None else {}).encode(), "application/json"
             head += [
                 f"Content-Type: {content_type}",
                 f"Content-Length: {len(payload)}",

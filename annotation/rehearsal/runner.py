@@ -1,0 +1,461 @@
+"""A rehearsal run: the design copied to a scratch database, a server on it, the simulated crowd through the
+real HTTP flow, the Prolific operations against the stand-in, then every invariant checked (docs/studies.md).
+
+This process only *reads* the real database (the design, the gold answers the crowd needs); everything
+that writes runs in child processes whose DATABASE_URL is the scratch database: ``manage.py migrate``,
+``manage.py runserver`` (the server the crowd talks to, Celery eager), and ``manage.py rehearsal_step``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+
+from annotation.models import AttentionCheck, Study
+from annotation.rehearsal import scratch as scratch_db
+from annotation.rehearsal.client import Browser, Recorder
+from annotation.rehearsal.crowd import Key, Outcome, ProtocolError, SimulatedWorker, item_key, staff_login
+from annotation.rehearsal.report import Report
+from annotation.rehearsal.steps import GUARD
+from annotation.services.prolific.standin import TOKEN, StandIn
+from tasks_app.models import Example
+
+MANAGE = Path(settings.BASE_DIR) / "manage.py"
+PROLIFIC_STUDY = "REHEARSAL-PROLIFIC-STUDY"
+MAX_REQUESTS = 5000  # per simulated worker: a loop that never ends fails instead of hanging
+
+
+class RehearsalError(Exception):
+    """The rehearsal could not run (not a failed invariant: those are in the report)."""
+
+
+@dataclass
+class Behaviour:
+    """One simulated worker's way of taking part."""
+
+    name: str  # careful, average, guessing, skipper, fails_attention, declines, leaves, returns, ...
+    p_gold: float
+    p_skip: float = 0.0
+    agree: bool = True
+    fail_checks: bool = False
+    leave_after: int | None = None  # items answered before closing the tab
+
+
+@dataclass
+class Crowd:
+    """What the simulated crowd did, by worker id (several outcomes for a worker who came back)."""
+
+    outcomes: list[tuple[Behaviour, Outcome]] = field(default_factory=list)
+
+    def add(self, behaviour: Behaviour, outcome: Outcome) -> None:
+        self.outcomes.append((behaviour, outcome))
+
+    def facts(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "behaviour": behaviour.name,
+                "p_gold": round(behaviour.p_gold, 3),
+                "worker_id": o.worker_id,
+                "study": o.study,
+                "state": o.state,
+                "refused": o.refused,
+                "code": o.code,
+                "link": o.link,
+                "errors": o.errors,
+                "unknown_gold": o.unknown_gold,
+                "answered": len(o.training) + len(o.test) + len(o.checks),
+                "checks_answered": len(o.checks),
+                "page_title": _title(o.page),
+            }
+            for behaviour, o in self.outcomes
+        ]
+
+
+def _title(html: str) -> str:
+    start = html.find("<h1>")
+    return html[start + 4 : html.find("</h1>", start)].strip() if start >= 0 else ""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Scratch:
+    """The scratch database's processes: the environment they share and the server."""
+
+    db: scratch_db.ScratchDatabase
+    standin: StandIn
+    port: int = 0
+    server: subprocess.Popen | None = None
+
+    @property
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k not in ("CELERY_BROKER_URL", "CELERY_RESULT_BACKEND")}
+        env.update(
+            DJANGO_SETTINGS_MODULE="annotation.settings.base",
+            DEBUG="1",  # a local server on scratch data: no production secrets needed
+            DATABASE_URL=self.db.url,
+            DB_CONN_MAX_AGE="0",
+            **{GUARD: self.db.name},
+            PROLIFIC_API_TOKEN=TOKEN,
+            PROLIFIC_API_URL=self.standin.url,
+            PROLIFIC_WORKSPACE_ID="rehearsal-workspace",
+            PROLIFIC_TIMEOUT_SECONDS="10",
+        )
+        return env
+
+    def manage(self, *args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, str(MANAGE), *args], env=self.env, capture_output=True, text=True, timeout=600
+        )
+        if done.returncode != 0:
+            raise RehearsalError(f"manage.py {' '.join(args[:2])} failed: {done.stderr.strip()[-2000:]}")
+        return done.stdout
+
+    def step(self, step: str, slug: str, *args: str) -> Any:
+        out = self.manage("rehearsal_step", step, "--slug", slug, *args)
+        return json.loads(out.strip().splitlines()[-1])
+
+    def start_server(self) -> None:
+        self.port = free_port()
+        with open(self.db.directory / "server.log", "wb") as log:  # the child keeps its own copy
+            self.server = subprocess.Popen(
+                [sys.executable, str(MANAGE), "runserver", "--noreload", f"127.0.0.1:{self.port}"],
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own process group, stopped by its id
+            )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.server.poll() is not None:
+                raise RehearsalError(f"the scratch server stopped: see {self.db.directory / 'server.log'}")
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{self.port}/", timeout=2)
+                return
+            except urllib.error.HTTPError:
+                return  # it answers
+            except OSError:
+                time.sleep(0.2)
+        raise RehearsalError("the scratch server did not answer within 60 s")
+
+    def stop_server(self) -> None:
+        if self.server is not None and self.server.poll() is None:
+            os.killpg(self.server.pid, signal.SIGTERM)
+            try:
+                self.server.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.server.pid, signal.SIGKILL)
+                self.server.wait()
+
+
+def gold_book(study: Study) -> tuple[dict[Key, frozenset[str]], frozenset[Key]]:
+    """(context, question) -> gold answer set for every item of the task, as the worker page shows it
+    (the example's question and the task's override), and the attention checks' keys."""
+    task = study.task
+    gold: dict[Key, frozenset[str]] = {}
+    for ex in Example.objects.filter(task=task).only("context", "question", "gold_answers"):
+        answers = frozenset(str(a) for a in ex.gold_answers or [])
+        gold[item_key(ex.context, ex.question)] = answers
+        if task.worker_question:
+            gold.setdefault(item_key(ex.context, task.worker_question), answers)
+    checks = set()
+    for check in AttentionCheck.objects.filter(study=study).select_related("example"):
+        ex = check.example
+        for question in (ex.question, check.question, task.worker_question):
+            if question:
+                key = item_key(ex.context, question)
+                gold[key] = frozenset(check.expected)
+                checks.add(key)
+    return gold, frozenset(checks)
+
+
+def survey_answers(study: Study) -> dict[str, object]:
+    """An answer to each survey question, valid for its type."""
+    answers: dict[str, object] = {}
+    for q in study.survey or []:
+        options = [o[0] if isinstance(o, list | tuple) else o for o in q.get("options") or []]
+        if q["type"] == "single":
+            answers[q["key"]] = str(options[0]) if options else ""
+        elif q["type"] == "multiple":
+            answers[q["key"]] = [str(options[0])] if options else []
+        elif q["type"] == "number":
+            answers[q["key"]] = str(q.get("min", 1))
+        else:
+            answers[q["key"]] = "a rehearsal worker"
+    return answers
+
+
+class Rehearsal:
+    def __init__(
+        self,
+        *,
+        study: Study,
+        workers_per_condition: int | None = None,
+        seed: int = 0,
+        concurrency: int = 3,
+        engine: str | None = None,
+        tamper: Callable[[dict[str, Any]], None] | None = None,
+        keep: bool = False,
+        log: Callable[[str], None] = lambda line: None,
+    ):
+        self.study = study
+        self.workers_per_condition = workers_per_condition
+        self.rng = random.Random(seed)
+        self.seed = seed
+        self.concurrency = concurrency
+        self.engine = engine
+        self.tamper = tamper
+        self.keep = keep  # keep the run's files: the SQLite scratch database, the server's log, the facts
+        self.log = log
+        self.recorder = Recorder()
+        self.crowd = Crowd()
+        self.gold, self.checks = gold_book(study)
+        self.survey = survey_answers(study)
+        self.labels = max(1, study.task.labels.count())
+        self.numbered = 0
+
+    # --- the crowd ---------------------------------------------------------------------------------
+
+    def behaviour(self, name: str) -> Behaviour:
+        """A behaviour with its accuracy drawn for this worker (the seed fixes every draw)."""
+        chance = 1 / self.labels if self.study.task.is_classification else 0.1
+        p_gold = {
+            "careful": self.rng.uniform(0.85, 0.98),
+            "average": self.rng.uniform(0.6, 0.8),
+            "guessing": self.rng.uniform(chance, chance + 0.15),
+        }.get(name, self.rng.uniform(0.75, 0.95))
+        return Behaviour(
+            name=name,
+            p_gold=p_gold,
+            p_skip=0.4 if name == "skipper" else 0.0,
+            agree=name != "declines",
+            fail_checks=name == "fails_attention",
+            leave_after=2 if name in ("leaves", "returns") else None,
+        )
+
+    def new_id(self, name: str) -> str:
+        self.numbered += 1
+        return f"rh{self.seed}-{self.numbered:03d}-{name}"
+
+    def worker(
+        self,
+        behaviour: Behaviour,
+        worker_id: str,
+        *,
+        slug: str,
+        leave: bool,
+        browser: Browser | None = None,
+        entry_path: str = "",
+    ) -> SimulatedWorker:
+        if not entry_path:  # a Prolific participant: the submission Prolific makes when they start
+            self.standin.add_submission(
+                submission_id=f"sub-{worker_id}", participant=worker_id, study_id=PROLIFIC_STUDY
+            )
+        return SimulatedWorker(
+            port=self.scratch.port,
+            recorder=self.recorder,
+            study=slug,
+            worker_id=worker_id,
+            kind="abandons" if leave else "fails_training" if behaviour.name == "fails_training" else behaviour.name,
+            gold=self.gold,
+            rng=random.Random(self.rng.random()),
+            p_gold=behaviour.p_gold,
+            p_skip=behaviour.p_skip,
+            p_reload=0.1,
+            abandon_after=behaviour.leave_after or 0,
+            max_requests=MAX_REQUESTS,
+            query=f"PROLIFIC_PID={worker_id}&STUDY_ID={PROLIFIC_STUDY}&SESSION_ID=sub-{worker_id}",
+            agree=behaviour.agree,
+            survey=self.survey,
+            checks=self.checks,
+            fail_checks=behaviour.fail_checks,
+            load_static=False,
+            browser=browser,
+            entry_path=entry_path,
+        )
+
+    async def take_part(self, name: str, *, slug: str | None = None, worker_id: str | None = None) -> Outcome:
+        behaviour = self.behaviour(name)
+        worker_id = worker_id or self.new_id(name)
+        slug = slug or self.study.slug
+        outcome = await self.worker(behaviour, worker_id, slug=slug, leave=behaviour.leave_after is not None).run()
+        self.crowd.add(behaviour, outcome)
+        if name == "returns":  # the browser crashed: a new browser opens the same link and carries on
+            again = Behaviour(name="returns (back)", p_gold=behaviour.p_gold)
+            outcome = await self.worker(again, worker_id, slug=slug, leave=False).run()
+            self.crowd.add(again, outcome)
+        self.log(f"  {worker_id}: {outcome.state}{' ' + str(outcome.refused) if outcome.refused else ''}")
+        return outcome
+
+    def sweep(self) -> int:
+        released = int(self.scratch.step("sweep", self.study.slug)["released"])
+        self.log(f"abandonment sweep: {released} slot(s) released")
+        return released
+
+    async def staff_preview(self) -> None:
+        """A researcher signs in and previews the study to the end: recorded, and counted nowhere."""
+        behaviour = Behaviour(name="staff_preview", p_gold=0.5)
+        browser = Browser(self.scratch.port, self.recorder)
+        staff = self.design["staff"]
+        worker = self.worker(
+            behaviour,
+            "staff",
+            slug=self.study.slug,
+            leave=False,
+            browser=browser,
+            entry_path=f"/work/preview/{self.study.slug}/",
+        )
+        try:
+            await staff_login(browser, username=staff["username"], password=staff["password"])
+        except ProtocolError as exc:
+            worker.outcome.errors.append(str(exc))
+            outcome = worker.outcome
+        else:
+            outcome = await worker.run()
+        self.crowd.add(behaviour, outcome)
+        self.log(f"  staff preview: {outcome.state}")
+
+    async def fill(self) -> bool:
+        """Fresh careful, average and guessing workers, a few at a time, until the study answers "full"."""
+        kinds = ["careful", "average", "careful", "guessing"]
+        limit = 4 * len(self.design["shots"]) * self.design["workers_per_condition"] + 20
+        for _ in range(limit):
+            wave = [self.take_part(kinds[self.rng.randrange(len(kinds))]) for _ in range(self.concurrency)]
+            outcomes = await asyncio.gather(*wave)
+            # Full only when a whole wave is turned away: a slot freed while the wave worked (a worker
+            # excluded, or judged with their group) is taken by the next one.
+            if all(o.refused == 409 for o in outcomes):
+                return True
+        return False
+
+    async def crowd_run(self) -> None:
+        slug = self.study.slug
+        # One at a time, those who free their slot (or take none) first, so that each finds a place.
+        specials = []
+        if self.study.consent_required and (self.study.consent_text or "").strip():
+            specials.append("declines")
+        if self.study.filter_rule != Study.FilterRule.NONE:
+            specials.append("fails_training")
+        if self.checks:
+            specials.append("fails_attention")
+        specials += ["leaves", "returns", "skipper"]
+        self.log("specials: " + ", ".join(specials))
+        self.swept = 0
+        for name in specials:
+            await self.take_part(name)
+            if name == "leaves":  # the abandonment sweep, as the Celery beat runs it, frees the slot at once
+                self.swept += self.sweep()
+        self.log("filling the conditions")
+        full = await self.fill()
+        if self.sweep():  # anyone else who left: released, and refilled
+            full = await self.fill()
+        self.full = full
+        first = next(
+            (o for b, o in self.crowd.outcomes if o.state == "completed" and o.study == slug and not o.errors), None
+        )
+        await self.staff_preview()
+        if first is not None:  # the same person tries a second condition of the task (another study of it)
+            await self.take_part("second_condition", slug=self.design["second"], worker_id=first.worker_id)
+        self.scratch.step("close", slug)
+        await self.take_part("late")
+
+    # --- the run -------------------------------------------------------------------------------------
+
+    def prolific(self) -> dict[str, Any]:
+        return self.scratch.step("prolific", self.study.slug)
+
+    def standin_facts(self) -> dict[str, Any]:
+        participants = {s["participant"] for s in self.standin.submissions.values()}
+        return {
+            "submissions": {s["participant"]: s["status"] for s in self.standin.submissions.values()},
+            "bonus_paid": {pid: str(self.standin.paid_to(pid)) for pid in sorted(participants)},
+            "bonus_payments": {
+                pid: sum(bulk["paid"] for bulk in self.standin.bulks.values() for p, _ in bulk["lines"] if p == pid)
+                for pid in sorted(participants)
+            },
+            "group_members": sorted({m for g in self.standin.groups.values() for m in g["members"]}),
+            "writes": len(self.standin.writes()),
+        }
+
+    def run(self) -> Report:
+        started = time.perf_counter()
+        db = scratch_db.create_scratch(engine=self.engine)
+        self.log(f"scratch database: {db.engine} {db.name}")
+        self.standin = StandIn().start()
+        self.scratch = Scratch(db=db, standin=self.standin)
+        try:
+            fixture = db.directory / "design.json"
+            fixture.write_text(scratch_db.design_json(self.study), encoding="utf-8")
+            self.scratch.manage("migrate", "--noinput")
+            self.log(f"migrated ({time.perf_counter() - started:.1f} s)")
+            second = f"{self.study.slug}-second"[:50]
+            args = ["--fixture", str(fixture), "--second-slug", second]
+            if self.workers_per_condition:
+                args += ["--workers-per-condition", str(self.workers_per_condition)]
+            self.design = self.scratch.step("prepare", self.study.slug, *args)
+            self.scratch.start_server()
+            self.log(f"server on 127.0.0.1:{self.scratch.port}; the crowd starts")
+            crowd_started = time.perf_counter()
+            asyncio.run(self.crowd_run())
+            crowd_seconds = time.perf_counter() - crowd_started
+            self.scratch.stop_server()
+            self.log(f"the crowd is done ({crowd_seconds:.1f} s); Prolific operations against the stand-in")
+            prolific = self.prolific()
+            facts = {
+                "design": self.design,
+                "seed": self.seed,
+                "crowd": self.crowd.facts(),
+                "full": self.full,
+                "swept": self.swept,
+                "standin": self.standin_facts(),
+                "prolific": prolific,
+                "requests": {
+                    kind: {"statuses": {str(k): v for k, v in statuses.items()}}
+                    for kind, statuses in self.recorder.statuses.items()
+                },
+            }
+            if self.tamper is not None:
+                self.tamper(facts)
+            path = db.directory / "facts.json"
+            path.write_text(json.dumps(facts, default=str), encoding="utf-8")
+            self.log("checking the invariants")
+            results = self.scratch.step("check", self.study.slug, "--facts", str(path))
+        finally:
+            self.scratch.stop_server()
+            self.standin.stop()
+            db.drop(keep_files=self.keep)
+        return Report.build(
+            study=self.study.slug,
+            scratch=asdict(db) | {"directory": str(db.directory), "kept": self.keep},
+            design=self.design,
+            seed=self.seed,
+            invariants=results,
+            recorder=self.recorder,
+            wall_seconds=time.perf_counter() - started,
+            crowd_seconds=crowd_seconds,
+            crowd=facts["crowd"],
+            prolific=prolific,
+        )
+
+
+def rehearse(*, study: Study, **options: Any) -> Report:
+    return Rehearsal(study=study, **options).run()

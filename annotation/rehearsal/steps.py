@@ -1,0 +1,131 @@
+"""What a rehearsal does inside its scratch database: each step runs in a ``manage.py rehearsal_step``
+process whose DATABASE_URL is the scratch database, and refuses any other (REHEARSAL_SCRATCH_DB).
+
+The steps call the application's own services, as the server, the Celery beat and the admin would:
+``prepare`` loads the copied design and opens it, ``sweep`` runs the abandonment sweep, ``close`` closes
+the study, ``prolific`` runs a Prolific operation against the stand-in, ``check`` checks the invariants.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from datetime import timedelta
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.db import connection, transaction
+from django.utils import timezone
+
+from annotation.models import Study
+from annotation.services import abandonment, studies
+from tasks_app.models import Task
+
+GUARD = "REHEARSAL_SCRATCH_DB"
+
+
+class NotScratch(Exception):
+    pass
+
+
+def check_scratch() -> None:
+    """Refuse to run anywhere but the scratch database the rehearsal made."""
+    expected = os.environ.get(GUARD, "")
+    if not expected or str(connection.settings_dict["NAME"]) != expected:
+        raise NotScratch(
+            f"rehearsal steps run only on the rehearsal's scratch database ({GUARD}={expected!r}, "
+            f"this database is {connection.settings_dict['NAME']!r})"
+        )
+
+
+def prepare(*, fixture: str, slug: str, workers_per_condition: int | None, second_slug: str) -> dict[str, Any]:
+    """Load the design, open the study (N workers per condition if given), and a second study of the same
+    task (the same conditions) for the worker who tries a second condition of the task."""
+    # The fresh database's migrations may have seeded the catalog's tasks (other ids, same slugs): the copy
+    # replaces them.
+    Task.objects.all().delete()
+    call_command("loaddata", fixture, verbosity=0)
+    study = Study.objects.get(slug=slug)
+    changes: dict[str, Any] = {"status": Study.Status.DRAFT, "closes_at": None}
+    if workers_per_condition:
+        changes["workers_per_condition"] = workers_per_condition
+    Study.objects.filter(pk=study.pk).update(**changes)
+    study.refresh_from_db()
+    studies.change_status(study=study, to_status=Study.Status.OPEN)
+    with transaction.atomic():
+        second = Study.objects.get(pk=study.pk)
+        conditions = list(second.conditions.all())
+        second.pk = None
+        second.slug = second_slug
+        second.name = f"{study.name} (second study of the task)"
+        second.status = Study.Status.DRAFT
+        second.save()
+        for condition in conditions:
+            condition.pk = None
+            condition.study = second
+            condition.save()
+    studies.change_status(study=second, to_status=Study.Status.OPEN)
+    study.refresh_from_db()
+    # A researcher's account on the scratch database only, for the staff preview.
+    password = secrets.token_urlsafe(16)
+    get_user_model().objects.create_user(username="rehearsal-staff", password=password, is_staff=True)
+    return {
+        "staff": {"username": "rehearsal-staff", "password": password},
+        "study": study.slug,
+        "second": second.slug,
+        "shots": list(study.conditions.order_by("shots").values_list("shots", flat=True)),
+        "workers_per_condition": study.workers_per_condition,
+        "abandon_after_minutes": study.abandon_after_minutes,
+    }
+
+
+def sweep(*, slug: str) -> dict[str, Any]:
+    """The abandonment sweep as the Celery beat runs it, at a time past the study's inactivity limit."""
+    study = Study.objects.get(slug=slug)
+    later = timezone.now() + timedelta(minutes=study.abandon_after_minutes + 1)
+    return {"released": abandonment.release_abandoned(now=later, study=study)}
+
+
+def close(*, slug: str) -> dict[str, Any]:
+    study = studies.change_status(study=Study.objects.get(slug=slug), to_status=Study.Status.CLOSED, grace_minutes=0)
+    return {"status": study.status}
+
+
+# What a researcher does on Prolific after the study, in order: each a dry run, then the run; the bonus
+# twice (a second run must pay nobody again).
+PROLIFIC_RUNS = [
+    ("review_dry_run", "review", False),
+    ("review", "review", True),
+    ("bonus_dry_run", "bonus", False),
+    ("bonus", "bonus", True),
+    ("bonus_again", "bonus", True),
+    ("group_dry_run", "group", False),
+    ("group", "group", True),
+]
+
+
+def prolific(*, slug: str) -> dict[str, Any]:
+    """The Prolific operations on the study (PROLIFIC_API_URL: the stand-in), as ``manage.py prolific`` runs them."""
+    from annotation.services.prolific import operations
+
+    study = Study.objects.select_related("task").get(slug=slug)
+    reports: dict[str, Any] = {}
+    for name, operation, run in PROLIFIC_RUNS:
+        try:
+            if run:
+                report = operations.run(operation=operation, study=study)
+            else:
+                report = operations.plan(operation=operation, study=study)
+        except Exception as exc:  # reported as it is: the invariants then say what it left undone
+            reports[name] = {"operation": operation, "dry_run": not run, "error": f"{type(exc).__name__}: {exc}"}
+        else:
+            reports[name] = report.as_dict()
+    return reports
+
+
+def check(*, slug: str, facts: dict[str, Any]) -> list[dict[str, Any]]:
+    from annotation.rehearsal import invariants
+
+    study = Study.objects.select_related("task").get(slug=slug)
+    return [result.as_dict() for result in invariants.check_all(study=study, facts=facts)]
