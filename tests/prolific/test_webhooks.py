@@ -22,9 +22,9 @@ from annotation.models import (
     ProlificSubscription,
 )
 from annotation.services.prolific import webhooks
+from annotation.services.prolific.standin import sign
 from tests import entry_link
 from tests.factories import ConditionFactory, StudyFactory
-from tests.prolific.standin import sign
 
 State = Participation.State
 HOOK = "/hooks/prolific/"
