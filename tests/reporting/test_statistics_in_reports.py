@@ -137,19 +137,26 @@ def test_statement_holds_every_section_from_stored_facts(voted):
         "Platform",
         "Workers",
         "Recruitment",
+        "Sample",
+        "Presentation",
         "Consent",
+        "Ethics approval",
         "Instructions",
         "Training and filter",
         "Abandonment",
         "Attention checks",
+        "Integrity",
         "Survey",
+        "Demographics",
         "Time",
         "Pay",
+        "Pay adequacy",
         "Metric",
         "Agreement",
+        "Appendix",
     ]
     text = {s.title: s.text for s in statement.sections}
-    assert text["Platform"] == "Workers came from prolific (3)."
+    assert text["Platform"] == "Workers came from Prolific (3 workers)."
     assert "0-shot: 3 completed, 0 excluded, 0 abandoned" in text["Workers"]
     assert text["Consent"] == "Consent: no consent page was shown in the tool."
     assert "Median time of a completed worker: 0.1 min active on the test step, 30.0 min" in text["Time"]
@@ -166,7 +173,8 @@ def test_consent_facts_read_the_study_consent_text_and_the_answers(voted):
     voted.consent_required, voted.consent_text = True, "I agree to take part."
     text = consent_facts(voted)
     assert text.startswith("Workers gave informed consent before any task (0 agreed, 0 declined;")
-    assert text.endswith('on a page stating: "I agree to take part."')
+    assert text.endswith("on a consent page whose text, in each language shown, is in the appendix.")
+    assert "I agree" not in text  # the text itself goes to the appendix, never pasted raw
 
 
 def test_statement_command_writes_markdown_and_latex_and_refuses_unknown_studies(voted, capsys, tmp_path):
@@ -236,7 +244,7 @@ def test_statement_training_section_counts_filter_exclusions(sst2):
     text = training_facts(study, table_of(studies=[study], include_models=False))
     assert "In training (10 examples by condition)" in text
     assert "below 0.50 were excluded" in text
-    assert "Excluded: 1 worker(s) in all (1 failed the training filter)" in text
+    assert "Excluded: 1 worker in all (1 failed the training filter)" in text
 
 
 def test_statement_describes_the_group_rule_and_counts_only_standing_filter_failures(sst2):
