@@ -25,7 +25,7 @@ from annotation.reporting.exports import EXPORT_KINDS, export_job_create
 from annotation.reporting.options import MetricOptions
 from annotation.reporting.scores import annotator_rows
 from annotation.reporting.selection import select_studies
-from annotation.reporting.statement import STATEMENT_FORMATS, build_statement, render_statement
+from annotation.reporting.statement import STATEMENT_FORMATS, build_statement, render_statement, statement_datasheet
 from annotation.reporting.tables import build_table
 from tasks_app.scoring import SKIP_POLICIES
 
@@ -48,6 +48,9 @@ _METRIC_PARAMETERS = [
 _INTERVAL_PARAMETERS = [
     OpenApiParameter("seed", OpenApiTypes.INT, description="Bootstrap seed (default 20211206)."),
     OpenApiParameter("resamples", OpenApiTypes.INT, description="Bootstrap resamples, 100 to 20000 (default 2000)."),
+    OpenApiParameter(
+        "intervals", OpenApiTypes.INT, enum=[1, 0], description="Markdown/LaTeX print the 95% intervals (1, default)."
+    ),
 ]
 _STUDIES_PARAMETER = OpenApiParameter(
     "studies", OpenApiTypes.STR, required=True, description="Comma-separated study slugs or ids, or 'all'."
@@ -217,6 +220,10 @@ class StatementSerializer(serializers.Serializer):
     sections = StatementSectionSerializer(many=True)
     header = serializers.ListField(child=serializers.CharField())
     rows = serializers.ListField(child=serializers.ListField(child=serializers.CharField()))
+    datasheet = serializers.DictField(
+        help_text="The JSON form: each field mapped to its HEDS 3.0 questions and ACL checklist items "
+        "(docs/schemas/statement.schema.json)."
+    )
 
 
 class StatementView(APIView):
@@ -229,7 +236,10 @@ class StatementView(APIView):
         parameters=[
             OpenApiParameter("study", OpenApiTypes.STR, required=True, description="A study slug or id."),
             OpenApiParameter(
-                "markup", OpenApiTypes.STR, enum=list(STATEMENT_FORMATS), description="Markdown (default) or LaTeX."
+                "markup",
+                OpenApiTypes.STR,
+                enum=list(STATEMENT_FORMATS),
+                description="Markdown (default), LaTeX or JSON (the HEDS form).",
             ),
             *_METRIC_PARAMETERS,
             *_INTERVAL_PARAMETERS,
@@ -251,5 +261,6 @@ class StatementView(APIView):
                 "sections": [{"title": s.title, "text": s.text} for s in statement.sections],
                 "header": statement.header,
                 "rows": statement.rows,
+                "datasheet": statement_datasheet(statement),
             }
         )

@@ -460,7 +460,8 @@ def _write_job_file(job: ExportJob, progress: jobs.Progress) -> jobs.Finished:
     studies = select_studies(refs=params.get("studies", []))
     options = MetricOptions.from_params(params)
     with tempfile.TemporaryFile() as tmp:
-        provenance = write_export(kind=job.kind, studies=studies, options=options, out=tmp)
+        intervals = IntervalOptions.from_params(params)
+        provenance = write_export(kind=job.kind, studies=studies, options=options, out=tmp, intervals=intervals)
         tmp.seek(0)
         job.file.save(export_filename(job.kind, studies), File(tmp), save=False)
     return jobs.Finished(

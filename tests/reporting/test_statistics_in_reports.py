@@ -90,7 +90,7 @@ def test_model_gap_is_human_cell_minus_model_with_a_paired_interval(voted, sst2)
     assert table.as_dict()["model_gaps"] == table.gaps
 
 
-def test_json_and_csv_carry_intervals_and_markdown_latex_on_request(voted):
+def test_json_and_csv_carry_intervals_and_markdown_latex_by_default_with_a_switch(voted):
     data = json.loads(export_to_bytes(kind="table-json", studies=[voted], options=MetricOptions()))
     cell = data["table"]["rows"][0]["cells"]["sst2-fixture"]
     assert cell["ci_low"] is not None and cell["ci_high"] is not None
@@ -98,14 +98,12 @@ def test_json_and_csv_carry_intervals_and_markdown_latex_on_request(voted):
     text = export_to_bytes(kind="table-csv", studies=[voted], options=MetricOptions()).decode()
     rows = list(csv.DictReader(io.StringIO("\n".join(line for line in text.splitlines() if not line.startswith("#")))))
     assert rows[0]["ci_low"] and rows[0]["ci_high"]
-    plain = export_to_bytes(kind="table-markdown", studies=[voted], options=MetricOptions()).decode()
-    shown = export_to_bytes(
-        kind="table-markdown", studies=[voted], options=MetricOptions(), intervals=IntervalOptions(in_text=True)
+    plain = export_to_bytes(
+        kind="table-markdown", studies=[voted], options=MetricOptions(), intervals=IntervalOptions(in_text=False)
     ).decode()
+    shown = export_to_bytes(kind="table-markdown", studies=[voted], options=MetricOptions()).decode()
     assert "CI" not in plain and "| 50.0 ± 20.4 [" in shown and "seed 20211206" in shown
-    latex = export_to_bytes(
-        kind="table-latex", studies=[voted], options=MetricOptions(), intervals=IntervalOptions(in_text=True)
-    ).decode()
+    latex = export_to_bytes(kind="table-latex", studies=[voted], options=MetricOptions()).decode()
     assert r"{\scriptsize [" in latex and "95\\% CI" in latex
 
 
@@ -113,6 +111,10 @@ def test_the_command_takes_seed_resamples_and_intervals(voted, capsys):
     call_command("human_performance", "--study", "voted", "--format", "markdown", "--intervals", "--seed", "7")
     out = capsys.readouterr().out
     assert "seed 7" in out and "2000 resamples" in out
+    call_command("human_performance", "--study", "voted", "--format", "markdown")
+    assert "| 50.0 ± 20.4 [" in capsys.readouterr().out  # on by default
+    call_command("human_performance", "--study", "voted", "--format", "latex", "--no-intervals")
+    assert r"{\scriptsize [" not in capsys.readouterr().out
     with pytest.raises(CommandError, match="resamples"):
         call_command("human_performance", "--study", "voted", "--resamples", "5")
 

@@ -14,6 +14,7 @@ human_performance --all --format latex --intervals --seed 7 --resamples 5000   (
 
 from __future__ import annotations
 
+import argparse
 import os
 import tempfile
 from pathlib import Path
@@ -95,8 +96,10 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--intervals",
-            action="store_true",
-            help="Markdown/LaTeX: print each cell's 95%% bootstrap interval (JSON and CSV always carry it).",
+            action=argparse.BooleanOptionalAction,
+            default=True,
+            help="Markdown/LaTeX: print each cell's 95%% bootstrap interval (the default; --no-intervals leaves "
+            "them out; JSON and CSV always carry them).",
         )
         parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"Bootstrap seed (default {DEFAULT_SEED}).")
         parser.add_argument(
