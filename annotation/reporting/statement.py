@@ -86,7 +86,10 @@ def platform_facts(table: Table) -> str:
     seen = Counter(row.platform for row in table.annotators)
     if not seen:
         return "No worker has joined yet."
-    parts = [f"{PLATFORM_NAMES.get(p, p)} ({plural(n, 'worker')})" for p, n in sorted(seen.items())]
+    parts = [
+        f"{PLATFORM_NAMES.get(p, p)} ({plural(n, 'worker')})"
+        for p, n in sorted(seen.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
     return "Workers came from " + " and ".join([", ".join(parts[:-1]), parts[-1]] if len(parts) > 1 else parts) + "."
 
 

@@ -16,8 +16,8 @@ from django.conf import settings
 
 from annotation.models import Participation, Study
 from annotation.reporting import demographics
+from annotation.services.attention import test_set_size
 from annotation.services.pay import pay_lines
-from tasks_app.models import ExampleSet, ExampleSetItem
 
 NOT_COLLECTED = "not collected"
 APPENDIX_COMMAND = "manage.py study_appendix"
@@ -34,11 +34,6 @@ def plural(n: int, noun: str, many: str | None = None) -> str:
     """ "no workers", "1 worker", "2 workers"."""
     many = many or f"{noun}s"
     return f"no {many}" if n == 0 else f"1 {noun}" if n == 1 else f"{n} {many}"
-
-
-def test_set_size(study: Study) -> int:
-    test_set = ExampleSet.objects.filter(task_id=study.task_id, role=ExampleSet.Role.TEST).first()
-    return ExampleSetItem.objects.filter(example_set=test_set).count() if test_set else 0
 
 
 def shown_languages(study: Study) -> list[str]:

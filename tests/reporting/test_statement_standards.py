@@ -1,0 +1,205 @@
+"""The statement against the reporting standards (HEDS 3.0, ACL checklist D) and the paper-ready exports:
+presentation order, a study that has run with every field filled, the JSON form against its schema,
+demographics as suppressed counts, and a LaTeX table from the dashboard that pdflatex compiles."""
+
+import json
+import shutil
+import subprocess
+from decimal import Decimal
+from pathlib import Path
+
+import jsonschema
+import pytest
+from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
+from django.utils import timezone
+
+from annotation.models import Participation, Study, SurveyResponse
+from annotation.reporting.formats import CSV_COLUMNS
+from annotation.reporting.heds import ACL_CHECKLIST, HEDS_QUESTIONS
+from annotation.reporting.statement import build_statement, render_statement, statement_datasheet
+from annotation.services import attention
+from tests.reporting.builders import add_annotator, gold_answers, make_study
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = json.loads((ROOT / "docs" / "schemas" / "statement.schema.json").read_text())
+SURVEY = [
+    {"key": "age", "type": "single", "label": "Age", "options": ["18-29", "30-49", "50+"], "demographic": True},
+    {"key": "native", "type": "single", "label": "Native speaker", "options": ["yes", "no"], "demographic": True},
+    {"key": "years", "type": "number", "label": "Years of English", "demographic": True},
+    {"key": "comment", "type": "text", "label": "Anything to tell us?"},
+]
+
+
+def _sections(study):
+    return {s.title: s for s in build_statement(study=study).sections}
+
+
+def test_a_shuffled_study_says_so_with_the_seed_rule_and_a_fixed_one_says_fixed(sst2):
+    shuffled = make_study(sst2, shots=(0,), test_order=Study.TestOrder.SHUFFLED)
+    text = _sections(shuffled)["Presentation"].text
+    assert "shuffled per worker" in text and "test_seed" in text and "random.Random(seed).shuffle" in text
+    fixed = make_study(sst2, shots=(0,), test_order=Study.TestOrder.FIXED)
+    text = _sections(fixed)["Presentation"].text
+    assert text.startswith("Presentation order: fixed; every worker saw the test items in the test set's order.")
+    assert "shuffled" not in text
+
+
+@pytest.fixture
+def run_study(sst2):
+    """A study that has run: consent, a survey with demographic questions, an attention check, an ethics
+    approval and the platform's rates; five workers in one condition, one in the other."""
+    study = make_study(
+        sst2,
+        shots=(0, 10),
+        slug="ran",
+        name="Demo: SST-2",
+        test_order=Study.TestOrder.SHUFFLED,
+        consent_required=True,
+        consent_text="\\# Consent\n\nI agree to take part.",
+        survey=SURVEY,
+        ethics_review=Study.EthicsReview.APPROVED,
+        ethics_board="the University Research Ethics Board",
+        ethics_reference="REB-2026-017",
+        platform_minimum_hourly=Decimal("6.00"),
+        platform_recommended_hourly=Decimal("9.00"),
+        base_reward=Decimal("2.00"),
+        attention_fail_limit=1,
+    )
+    attention.generate(study=study, positions=[2])
+    gold = gold_answers(sst2)
+    ages = ["18-29", "18-29", "18-29", "30-49", "50+", "18-29"]
+    for i, age in enumerate(ages):
+        p = add_annotator(study, 0 if i < 5 else 10, answers=gold, platform="inhouse" if i == 5 else "prolific")
+        Participation.objects.filter(pk=p.pk).update(consented_at=timezone.now())
+        SurveyResponse.objects.create(
+            participation=p,
+            placement=Study.SurveyPlacement.AFTER_TEST,
+            answers={"age": age, "native": "yes", "years": 10 + i},
+            submitted_at=timezone.now(),
+        )
+    return study
+
+
+def test_a_study_that_ran_fills_every_field_of_the_standards(run_study):
+    statement = build_statement(study=run_study)
+    data = statement_datasheet(statement)
+    jsonschema.validate(data, SCHEMA)
+    # Not collected only where this study collected nothing: the integrity signals, until they exist.
+    missing = {f["key"] for f in data["fields"] if f["status"] != "filled"}
+    assert missing <= {"integrity"}, missing
+    for qid in HEDS_QUESTIONS:
+        assert data["heds"][qid]["fields"], qid
+    assert set(data["acl_checklist"]) == set(ACL_CHECKLIST)
+    text = {s.title: s.text for s in statement.sections}
+    assert text["Platform"] == "Workers came from Prolific (5 workers) and an in-house pool (1 worker)."
+    assert "approved by the University Research Ethics Board (reference REB-2026-017)" in text["Ethics approval"]
+    assert "Each worker saw all 4 test items and 1 attention check mixed in" in text["Sample"]
+    assert "the platform's minimum is 6.00 USD/h" in text["Pay adequacy"]
+    assert "recommended rate is 9.00 USD/h" in text["Pay adequacy"]
+    # Demographics: counts only, cells under 3 suppressed, free text never summarised.
+    demo = text["Demographics"]
+    assert "Age: 18-29 4, 30-49 fewer than 3, 50+ fewer than 3 (6 answered)" in demo
+    assert "Native speaker: yes 6, no 0" in demo and "Years of English: median 12.5" in demo
+    assert "counts below 3" in demo and "Anything to tell us" not in demo
+    markdown = render_statement(statement, "markdown")
+    assert markdown.startswith("## Human evaluation: SST-2\n")
+    assert "(s)" not in markdown and "\\# Consent" not in markdown and "I agree" not in markdown
+    assert "inhouse" not in markdown
+
+
+def test_fields_the_study_did_not_collect_are_marked_not_collected(sst2):
+    study = make_study(sst2, shots=(0,))
+    data = statement_datasheet(build_statement(study=study))
+    jsonschema.validate(data, SCHEMA)
+    status = {f["key"]: f["status"] for f in data["fields"]}
+    for key in ("ethics_approval", "demographics", "pay_adequacy", "consent", "attention_checks", "survey"):
+        assert status[key] == "not collected", key
+    assert status["presentation"] == status["sample"] == status["metric"] == "filled"
+    texts = {f["key"]: f["text"] for f in data["fields"]}
+    assert texts["ethics_approval"] == "Ethics approval: not collected."
+    assert "no workers" not in texts["platform"] and texts["platform"] == "No worker has joined yet."
+
+
+def test_an_exempt_study_is_stated_as_exempt_and_approval_needs_a_board(sst2):
+    study = make_study(sst2, shots=(0,), ethics_review=Study.EthicsReview.EXEMPT, ethics_board="the IRB")
+    assert _sections(study)["Ethics approval"].text == (
+        "Ethics approval: the study was exempt from ethics review, as stated by the IRB."
+    )
+    study.ethics_review, study.ethics_board = Study.EthicsReview.APPROVED, " "
+    with pytest.raises(ValidationError, match="Name the board"):
+        study.clean()
+    study.ethics_board, study.platform_minimum_hourly = "the IRB", Decimal("-1")
+    with pytest.raises(ValidationError, match="not negative"):
+        study.clean()
+
+
+def test_demographic_must_be_true_or_false_in_a_survey_definition(sst2):
+    study = make_study(sst2, shots=(0,), survey=[{**SURVEY[0], "demographic": "yes"}])
+    with pytest.raises(ValidationError, match="demographic is true or false"):
+        study.clean()
+
+
+def test_the_statement_json_comes_from_the_command_api_and_dashboard(run_study, admin_client, capsys):
+    from django.core.management import call_command
+
+    call_command("human_evaluation_statement", "--study", "ran", "--format", "json")
+    jsonschema.validate(json.loads(capsys.readouterr().out), SCHEMA)
+    data = admin_client.get("/api/reports/statement/?study=ran").json()
+    jsonschema.validate(data["datasheet"], SCHEMA)
+    download = admin_client.get("/dashboard/study/ran/statement.json?download=1")
+    assert 'filename="ran_human-evaluation.json"' in download["Content-Disposition"]
+    jsonschema.validate(json.loads(download.content), SCHEMA)
+
+
+@pytest.fixture
+def admin_client(client, db):
+    User.objects.create_superuser("boss", "boss@example.org", "pw")
+    client.login(username="boss", password="pw")
+    return client
+
+
+def _latex_document(table: str) -> str:
+    return "\n".join(
+        [r"\documentclass{article}", r"\usepackage{booktabs}", r"\begin{document}", table, r"\end{document}", ""]
+    )
+
+
+def test_the_dashboard_latex_export_has_intervals_booktabs_and_a_clean_caption(run_study, admin_client, tmp_path):
+    add_annotator(run_study, 10, answers=[], state=Participation.State.TEST)  # still working: live state
+    tex = admin_client.get("/dashboard/export/table-latex/?studies=ran").content.decode()
+    body = [line for line in tex.splitlines() if not line.startswith("%")]
+    assert all(rule in tex for rule in (r"\toprule", r"\midrule", r"\bottomrule")) and r"\hline" not in tex
+    spec = next(line for line in body if line.startswith(r"\begin{tabular}"))
+    assert "|" not in spec
+    assert r"{\scriptsize [" in tex  # each cell's 95% interval, by default
+    caption = next(line for line in body if line.startswith(r"\caption"))
+    assert "population standard deviation" in caption and "skip policy" in caption and "95\\% CI" in caption
+    assert "in progress" not in caption and "sst2" not in caption and "Not averaged" not in caption
+    assert "% Note: Not averaged in: sst2-fixture 10-shot: 1 in progress." in tex
+    plain = admin_client.get("/dashboard/export/table-latex/?studies=ran&intervals=0").content.decode()
+    assert r"{\scriptsize [" not in plain
+    assert admin_client.get("/dashboard/export/table-latex/?studies=ran&intervals=maybe").status_code == 400
+
+    statement = admin_client.get("/dashboard/study/ran/statement.latex").content.decode()
+    pdflatex = shutil.which("pdflatex")
+    if pdflatex is None:
+        pytest.skip("pdflatex not installed (apt-get install texlive-latex-base texlive-latex-recommended)")
+    for name, text in (("table", tex), ("statement", statement)):
+        (tmp_path / f"{name}.tex").write_text(_latex_document(text), encoding="utf-8")
+        run = subprocess.run(
+            [pdflatex, "-interaction=nonstopmode", "-halt-on-error", f"{name}.tex"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert run.returncode == 0, run.stdout[-3000:]
+        assert (tmp_path / f"{name}.pdf").exists()
+
+
+def test_every_table_csv_column_is_documented():
+    docs = (ROOT / "docs" / "reports.md").read_text()
+    section = docs.split("### The table CSV", 1)[1].split("\n## ", 1)[0]
+    for column in CSV_COLUMNS:
+        assert f"`{column}`" in section, column
