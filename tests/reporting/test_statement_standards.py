@@ -19,6 +19,7 @@ from annotation.reporting.formats import CSV_COLUMNS
 from annotation.reporting.heds import ACL_CHECKLIST, HEDS_QUESTIONS
 from annotation.reporting.statement import build_statement, render_statement, statement_datasheet
 from annotation.services import attention
+from tests.factories import make_classification_task
 from tests.reporting.builders import add_annotator, gold_answers, make_study
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -203,3 +204,39 @@ def test_every_table_csv_column_is_documented():
     section = docs.split("### The table CSV", 1)[1].split("\n## ", 1)[0]
     for column in CSV_COLUMNS:
         assert f"`{column}`" in section, column
+
+
+@pytest.mark.browser
+def test_the_appendix_holds_the_texts_workers_saw_and_screenshots_of_their_pages(run_study, tmp_path, capsys):
+    from django.core.management import call_command
+
+    from annotation.models import Worker
+
+    run_study.translations = {"de": {"consent_text": "Ich stimme zu.", "survey": {"age": {"label": "Alter"}}}}
+    run_study.save()
+    before = (Participation.all_objects.count(), Worker.objects.count(), Study.objects.get(pk=run_study.pk).status)
+    call_command("study_appendix", "ran", "-o", str(tmp_path / "appendix"))
+    out = capsys.readouterr().out
+    texts = (tmp_path / "appendix" / "texts.md").read_text()
+    assert "## English (en)" in texts and "## Deutsch (de)" in texts
+    assert "\\# Consent\n\nI agree to take part." in texts and "Ich stimme zu." in texts  # exactly as stored
+    assert "- Age [single] (demographic): 18-29; 30-49; 50+" in texts and "- Alter [single]" in texts
+    # The throwaway worker leaves nothing behind.
+    after = (Participation.all_objects.count(), Worker.objects.count(), Study.objects.get(pk=run_study.pk).status)
+    assert after == before
+    if "screenshots skipped" in out:
+        pytest.skip(out)
+    for language in ("en", "de"):
+        for page in ("consent", "start", "training", "reveal", "test"):
+            assert (tmp_path / "appendix" / f"{language}-{page}.png").stat().st_size > 1000, (language, page)
+
+
+def test_the_appendix_refuses_an_unknown_study_and_a_file_as_folder(db, tmp_path):
+    from django.core.management import CommandError, call_command
+
+    with pytest.raises(CommandError, match="unknown study"):
+        call_command("study_appendix", "nope")
+    (tmp_path / "file").write_text("x")
+    make_study(make_classification_task(slug="t"), slug="s", shots=(0,))
+    with pytest.raises(CommandError, match="not a folder"):
+        call_command("study_appendix", "s", "-o", str(tmp_path / "file"))
