@@ -1,16 +1,20 @@
 """The human-evaluation statement a paper needs, written from what is stored about one study.
 
 ``build_statement`` assembles sections, each from one small function that
-reads the stored facts (platform, workers per condition, recruitment,
-consent, instructions, training and filter, abandonment, attention checks,
-survey, time, pay, metric, agreement), and a per-condition table; the
-renderers turn it into Markdown or LaTeX. A fact that is not stored is said
-to be "not recorded", never guessed.
+reads the stored facts (platform, workers, recruitment, sample, presentation
+order, consent, ethics approval, instructions, training and filter,
+abandonment, attention checks, integrity, survey, demographics, time, pay and
+its adequacy, metric, agreement, appendix), and a per-condition table; the
+renderers turn it into Markdown, LaTeX (booktabs) or the JSON form that maps
+each section to its HEDS 3.0 questions and ACL checklist items
+(``statement_datasheet``; the map: ``heds.py``). The design and standards
+sections live in ``statement_design.py``. A fact that is not stored is said
+to be "not recorded", one the study did not collect "not collected", never
+guessed.
 
-Hooks for facts other modules store (wire them at merge): ``consent_facts``
-(``Study.consent_text``), ``attention_check_facts`` (attention checks) and
-``survey_facts`` (the post-task survey) read them with ``getattr`` so that
-this module works before those fields exist.
+Hooks: ``integrity_section`` calls ``integrity_facts(study)`` where this
+module has it (the integrity signals); ``statement_design.sample_section``
+is where a per-condition item sample is described.
 """
 
 from __future__ import annotations
@@ -109,7 +113,7 @@ def workers_facts(study: Study, table: Table) -> str:
 def recruitment_facts(study: Study, table: Table) -> str:
     platforms = sorted({row.platform for row in table.annotators})
     kinds = [_ENTRY_PARAMETERS.get(p, p) for p in platforms] or [NOT_RECORDED]
-    return f"Recruitment: {'; '.join(kinds)} (the study's link is /join/{study.slug}/)."
+    return f"Recruitment: {'; '.join(kinds)}, to the study's entry link."
 
 
 def consent_facts(study: Study) -> str:
@@ -161,8 +165,11 @@ def training_facts(study: Study, table: Table) -> str:
         )
     excluded = sum(len(s.excluded) for s in table.summaries)
     failed = len(failed_the_filter(study))
-    return f"{training} {rule} Excluded: {plural(excluded, 'worker')} in all ({failed} failed the training filter)" + (
-        "; none of them is averaged in." if excluded else "."
+    if not excluded:
+        return f"{training} {rule} No worker was excluded."
+    return (
+        f"{training} {rule} Excluded: {plural(excluded, 'worker')} in all ({failed} failed the training filter); "
+        "none of them is averaged in."
     )
 
 
@@ -208,10 +215,15 @@ def attention_check_facts(study: Study) -> str:
     failed_any = sum(1 for r in rows if r.failed)
     flagged = sum(1 for r in rows if r.decision == "review")
     excluded = sum(1 for r in rows if r.decision == "excluded")
-    return (
-        f"Attention checks: {plural(checks, 'item')} with an answer stated in the item were mixed into the test step "
-        f"(never scored); {rule}. Of {plural(len(rows), 'worker')} given checks, {failed_any} failed at least one, "
+    given = (
+        f"Of {plural(len(rows), 'worker')} given checks, {failed_any} failed at least one, "
         f"{flagged} were flagged for review and {excluded} excluded."
+        if rows
+        else "No worker has answered a check yet."
+    )
+    return (
+        f"Attention checks: {plural(checks, 'item')} with an answer stated in the item "
+        f"{'was' if checks == 1 else 'were'} mixed into the test step (never scored); {rule}. {given}"
     )
 
 
@@ -221,7 +233,7 @@ def survey_facts(study: Study) -> str:
     if not questions:
         return "Survey: none."
     answered = SurveyResponse.objects.filter(participation__study=study, participation__is_preview=False).count()
-    labels = "; ".join(str(q.get("label", q.get("key", ""))) for q in questions)
+    labels = "; ".join(str(q.get("label", q.get("key", ""))).rstrip(".?!:") for q in questions)
     return (
         f"Survey ({study.get_survey_placement_display().lower()}, {plural(len(questions), 'question')}, none "
         f"required unless marked): {labels}. {plural(answered, 'worker').capitalize()} answered."

@@ -52,11 +52,7 @@ def sample_section(study: Study) -> Section:
     seen = f"Each worker saw all {plural(items, 'test item')}" + (
         f" and {plural(checks, 'attention check')} mixed in" if checks else ""
     )
-    return Section(
-        "Sample",
-        f"{chosen} {seen}, {training}; each condition asked for "
-        f"{plural(study.workers_per_condition, 'worker')}, each worker taking part in one condition only.",
-    )
+    return Section("Sample", f"{chosen} {seen}, {training}.")
 
 
 def presentation_section(study: Study) -> Section:
@@ -130,10 +126,14 @@ def pay_adequacy_section(study: Study) -> Section:
         )
     against = "; ".join(
         f"the platform's {name} is {rate} {currency}/h"
-        + (f", {plural(sum(1 for r in received if r < rate), 'worker')} below it" if received else "")
+        + (f", {_below(sum(1 for r in received if r < rate))} below it" if received else "")
         for name, rate in rates
     )
     return Section("Pay adequacy", f"Pay adequacy: {figure}; {against}.")
+
+
+def _below(n: int) -> str:
+    return "none" if n == 0 else plural(n, "worker")
 
 
 def appendix_section(study: Study) -> Section:
@@ -142,5 +142,5 @@ def appendix_section(study: Study) -> Section:
         "Appendix",
         f"Appendix: the exact texts workers saw (task description, instructions, label definitions, consent, "
         f"survey) in each language shown ({languages}), and screenshots of the start, training, reveal and test "
-        f"pages as a worker sees them ({APPENDIX_COMMAND} {study.slug}).",
+        f"pages as a worker sees them (written by {APPENDIX_COMMAND}).",
     )

@@ -89,6 +89,7 @@ def test_a_study_that_ran_fills_every_field_of_the_standards(run_study):
     # Not collected only where this study collected nothing: the integrity signals, until they exist.
     missing = {f["key"] for f in data["fields"] if f["status"] != "filled"}
     assert missing <= {"integrity"}, missing
+    assert all(f["heds"] or f["acl_checklist"] for f in data["fields"])  # every section is mapped (heds.py)
     for qid in HEDS_QUESTIONS:
         assert data["heds"][qid]["fields"], qid
     assert set(data["acl_checklist"]) == set(ACL_CHECKLIST)
@@ -106,7 +107,8 @@ def test_a_study_that_ran_fills_every_field_of_the_standards(run_study):
     markdown = render_statement(statement, "markdown")
     assert markdown.startswith("## Human evaluation: SST-2\n")
     assert "(s)" not in markdown and "\\# Consent" not in markdown and "I agree" not in markdown
-    assert "inhouse" not in markdown
+    assert "inhouse" not in markdown and "/join/" not in markdown  # proper names, no internal slugs
+    assert "1 attention check was mixed" not in markdown and "1 item with an answer stated in the item was" in markdown
 
 
 def test_fields_the_study_did_not_collect_are_marked_not_collected(sst2):
