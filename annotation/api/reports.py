@@ -125,6 +125,7 @@ class ExportRequestSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=list(EXPORT_KINDS))
     studies = serializers.ListField(child=serializers.CharField(), allow_empty=True, default=list)
     all = serializers.BooleanField(default=False)
+    intervals = serializers.BooleanField(default=True, help_text="Markdown/LaTeX print the 95% intervals.")
     skip_policy = serializers.ChoiceField(choices=list(SKIP_POLICIES), required=False)
     exclude_skips = serializers.BooleanField(default=False, help_text="Deprecated alias: true is skip_policy=exclude.")
     ddof = serializers.ChoiceField(choices=[0, 1], default=0)
@@ -187,6 +188,7 @@ class ExportRequestView(APIView):
             study_refs=data["studies"],
             all_studies=data["all"],
             options=MetricOptions.from_params(data),
+            intervals=IntervalOptions(in_text=data["intervals"]),
             user=request.user,
         )
         return Response(ExportJobSerializer(job, context={"request": request}).data, status=status.HTTP_202_ACCEPTED)

@@ -286,6 +286,7 @@ def export_queue(request: HttpRequest) -> HttpResponse:
             study_refs=refs,
             all_studies=request.POST.get("studies") == "all",
             options=MetricOptions.from_params(request.POST),
+            intervals=IntervalOptions.from_params(request.POST),
             user=request.user,
         )
     except ReportError as exc:

@@ -28,6 +28,9 @@ def test_a_queued_job_runs_after_commit_and_ends_done_with_its_file(study, djang
         "studies": [study.pk],
         "skip_policy": "zero",
         "ddof": 1,
+        "seed": 20211206,
+        "resamples": 2000,
+        "intervals": 1,  # Markdown/LaTeX print the intervals unless the request turns them off
     }
     for callback in callbacks:
         callback()  # Celery runs eagerly without a broker

@@ -148,6 +148,12 @@ def test_the_statement_json_comes_from_the_command_api_and_dashboard(run_study, 
 
     call_command("human_evaluation_statement", "--study", "ran", "--format", "json")
     jsonschema.validate(json.loads(capsys.readouterr().out), SCHEMA)
+    make_study(run_study.task, shots=(0,), slug="other")
+    call_command("human_evaluation_statement", "--study", "ran", "--study", "other", "--format", "json")
+    both = json.loads(capsys.readouterr().out)  # one document: a list of the forms
+    assert [d["study"] for d in both] == ["ran", "other"]
+    for data in both:
+        jsonschema.validate(data, SCHEMA)
     data = admin_client.get("/api/reports/statement/?study=ran").json()
     jsonschema.validate(data["datasheet"], SCHEMA)
     download = admin_client.get("/dashboard/study/ran/statement.json?download=1")
@@ -242,3 +248,14 @@ def test_the_appendix_refuses_an_unknown_study_and_a_file_as_folder(db, tmp_path
     make_study(make_classification_task(slug="t"), slug="s", shots=(0,))
     with pytest.raises(CommandError, match="not a folder"):
         call_command("study_appendix", "s", "-o", str(tmp_path / "file"))
+
+
+def test_an_export_job_keeps_the_interval_switch(run_study, admin_client, django_capture_on_commit_callbacks):
+    def latex_of(payload):
+        with django_capture_on_commit_callbacks(execute=True):
+            response = admin_client.post("/api/reports/exports/", payload, content_type="application/json")
+        status = admin_client.get(response.json()["status_url"]).json()
+        return b"".join(admin_client.get(status["download_url"]).streaming_content).decode()
+
+    assert r"{\scriptsize [" in latex_of({"kind": "table-latex", "studies": ["ran"]})
+    assert r"{\scriptsize [" not in latex_of({"kind": "table-latex", "studies": ["ran"], "intervals": False})
