@@ -31,7 +31,7 @@ from django.db.models import Sum
 
 from annotation.models import FilterDecision, Participation, Response, Study, SurveyResponse
 from annotation.reporting import demographics
-from annotation.reporting.alpha import task_alpha
+from annotation.reporting.alpha import ALPHA_METHOD, task_alpha, task_alpha_interval
 from annotation.reporting.analyses import majority_and_agreement
 from annotation.reporting.bootstrap import IntervalOptions
 from annotation.reporting.formats import latex_escape
@@ -295,15 +295,21 @@ def metric_facts(table: Table) -> str:
     return f"Metric: {table.note}{intervals}"
 
 
-def agreement_facts(study: Study, options: MetricOptions) -> tuple[str, dict[int, dict[str, Any]]]:
+def agreement_facts(
+    study: Study, options: MetricOptions, intervals: IntervalOptions | None = None
+) -> tuple[str, dict[int, dict[str, Any]]]:
+    intervals = intervals or IntervalOptions()
     rows = {row["shots"]: row for row in majority_and_agreement(study=study, options=options)}
     overall = task_alpha(study)
     measure = "Fleiss' kappa" if study.task.is_classification else "mean pairwise S1"
     value = overall["value"]
+    interval = task_alpha_interval(study, intervals)
+    shown = "undefined" if value is None else f"{value:.3f}"
+    if value is not None and interval is not None:
+        shown += f" [{intervals.level:.0%} CI {interval.low:.3f}, {interval.high:.3f}: {ALPHA_METHOD}]"
     text = (
         f"Agreement: {measure} and Krippendorff's alpha (nominal, unit: {overall['unit']}; skipped items missing) "
-        f"per condition in the table; alpha over all conditions together "
-        f"{'undefined' if value is None else f'{value:.3f}'}."
+        f"per condition in the table; alpha over all conditions together {shown}."
     )
     return text, rows
 
@@ -329,7 +335,7 @@ def build_statement(
     table = build_table(
         studies=[study], options=options, intervals=intervals or IntervalOptions(), include_models=False
     )
-    agreement_text, agreement = agreement_facts(study, options)
+    agreement_text, agreement = agreement_facts(study, options, intervals)
     statement = Statement(study=study)
     survey = survey_facts(study)
     statement.sections = [

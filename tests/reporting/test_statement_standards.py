@@ -259,3 +259,33 @@ def test_an_export_job_keeps_the_interval_switch(run_study, admin_client, django
 
     assert r"{\scriptsize [" in latex_of({"kind": "table-latex", "studies": ["ran"]})
     assert r"{\scriptsize [" not in latex_of({"kind": "table-latex", "studies": ["ran"], "intervals": False})
+
+
+def test_the_alpha_interval_resamples_items_and_agrees_with_the_package_on_the_sample():
+    import numpy as np
+
+    from annotation.reporting.agreement import krippendorff_alpha_nominal
+    from annotation.reporting.alpha import item_coincidences, alpha_interval, alpha_of_coincidences
+
+    ratings = {
+        "a": {1: "x", 2: "y", 3: "x", 4: "y", 5: "x", 6: "x"},
+        "b": {1: "x", 2: "y", 3: "y", 4: "y", 5: "x"},
+        "c": {1: "x", 2: "x", 3: "y", 4: "y", 6: "x"},
+    }
+    whole = alpha_of_coincidences(item_coincidences(ratings).sum(axis=0)[None])[0]
+    assert whole == pytest.approx(krippendorff_alpha_nominal(ratings))
+    spans = {c: {(item, 0): v for item, v in units.items()} for c, units in ratings.items()}  # (item, token)
+    assert alpha_of_coincidences(item_coincidences(spans).sum(axis=0)[None])[0] == pytest.approx(whole)
+    interval = alpha_interval(ratings)
+    assert interval is not None and interval.low <= whole <= interval.high and np.isfinite(interval.high)
+    assert alpha_interval({"a": {1: "x"}, "b": {1: "x"}}) is None  # one item, one value: nothing to resample
+
+
+def test_the_statement_gives_alpha_with_its_interval(sst2):
+    study = make_study(sst2, shots=(0,))
+    gold = gold_answers(sst2)
+    for flip in (None, 1, 2):
+        answers = [g if i != flip else ([x for x in ("positive", "negative") if [x] != g]) for i, g in enumerate(gold)]
+        add_annotator(study, 0, answers=answers)
+    text = _sections(study)["Agreement"].text
+    assert "alpha over all conditions together" in text and "[95% CI " in text and "test items" in text
