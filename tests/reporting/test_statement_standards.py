@@ -265,7 +265,7 @@ def test_the_alpha_interval_resamples_items_and_agrees_with_the_package_on_the_s
     import numpy as np
 
     from annotation.reporting.agreement import krippendorff_alpha_nominal
-    from annotation.reporting.alpha import item_coincidences, alpha_interval, alpha_of_coincidences
+    from annotation.reporting.alpha import alpha_interval, alpha_of_coincidences, item_coincidences
 
     ratings = {
         "a": {1: "x", 2: "y", 3: "x", 4: "y", 5: "x", 6: "x"},
