@@ -9,6 +9,12 @@ if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1; then
     SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
     $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
 fi
+# pdflatex compiles the dashboard's LaTeX export in a test (booktabs: the recommended set).
+if ! command -v pdflatex >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq && $SUDO apt-get install -y -qq --no-install-recommends \
+        texlive-latex-base texlive-latex-recommended >/dev/null
+fi
 set +e
 .venv/bin/python -m pytest "$@"
 rc=$?

@@ -374,6 +374,8 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
                 "fields": [
                     "hourly_rate",
                     "currency",
+                    "platform_minimum_hourly",
+                    "platform_recommended_hourly",
                     *[f for f in ("base_reward",) if f in studies.EDITABLE_FIELDS],
                     "outcome_codes",
                     "outcome_table",
@@ -384,6 +386,7 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
         # Study.translations: a JSON textarea of the documented shape (annotation.services.study_texts).
         ("Texts in other languages", {"fields": ["translations"], "classes": ["collapse"]}),
         ("Survey", {"fields": ["survey", "survey_placement"]}),
+        ("Ethics review", {"fields": ["ethics_review", "ethics_board", "ethics_reference"]}),
     ]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Study]:

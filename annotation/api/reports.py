@@ -26,7 +26,7 @@ from annotation.reporting.fewclue_table import build_fewclue_table
 from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.scores import annotator_rows
 from annotation.reporting.selection import select_studies
-from annotation.reporting.statement import STATEMENT_FORMATS, build_statement, render_statement
+from annotation.reporting.statement import STATEMENT_FORMATS, build_statement, render_statement, statement_datasheet
 from annotation.reporting.tables import build_table
 from tasks_app.scoring import SKIP_POLICIES
 
@@ -49,6 +49,9 @@ _METRIC_PARAMETERS = [
 _INTERVAL_PARAMETERS = [
     OpenApiParameter("seed", OpenApiTypes.INT, description="Bootstrap seed (default 20211206)."),
     OpenApiParameter("resamples", OpenApiTypes.INT, description="Bootstrap resamples, 100 to 20000 (default 2000)."),
+    OpenApiParameter(
+        "intervals", OpenApiTypes.INT, enum=[1, 0], description="Markdown/LaTeX print the 95% intervals (1, default)."
+    ),
 ]
 _BENCHMARK_PARAMETER = OpenApiParameter(
     "benchmark",
@@ -136,6 +139,7 @@ class ExportRequestSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=list(EXPORT_KINDS))
     studies = serializers.ListField(child=serializers.CharField(), allow_empty=True, default=list)
     all = serializers.BooleanField(default=False)
+    intervals = serializers.BooleanField(default=True, help_text="Markdown/LaTeX print the 95% intervals.")
     skip_policy = serializers.ChoiceField(choices=list(SKIP_POLICIES), required=False)
     exclude_skips = serializers.BooleanField(default=False, help_text="Deprecated alias: true is skip_policy=exclude.")
     ddof = serializers.ChoiceField(choices=[0, 1], default=0)
@@ -198,6 +202,7 @@ class ExportRequestView(APIView):
             study_refs=data["studies"],
             all_studies=data["all"],
             options=MetricOptions.from_params(data),
+            intervals=IntervalOptions(in_text=data["intervals"]),
             user=request.user,
         )
         return Response(ExportJobSerializer(job, context={"request": request}).data, status=status.HTTP_202_ACCEPTED)
@@ -231,6 +236,10 @@ class StatementSerializer(serializers.Serializer):
     sections = StatementSectionSerializer(many=True)
     header = serializers.ListField(child=serializers.CharField())
     rows = serializers.ListField(child=serializers.ListField(child=serializers.CharField()))
+    datasheet = serializers.DictField(
+        help_text="The JSON form: each field mapped to its HEDS 3.0 questions and ACL checklist items "
+        "(docs/schemas/statement.schema.json)."
+    )
 
 
 class StatementView(APIView):
@@ -243,7 +252,10 @@ class StatementView(APIView):
         parameters=[
             OpenApiParameter("study", OpenApiTypes.STR, required=True, description="A study slug or id."),
             OpenApiParameter(
-                "markup", OpenApiTypes.STR, enum=list(STATEMENT_FORMATS), description="Markdown (default) or LaTeX."
+                "markup",
+                OpenApiTypes.STR,
+                enum=list(STATEMENT_FORMATS),
+                description="Markdown (default), LaTeX or JSON (the HEDS form).",
             ),
             *_METRIC_PARAMETERS,
             *_INTERVAL_PARAMETERS,
@@ -265,5 +277,6 @@ class StatementView(APIView):
                 "sections": [{"title": s.title, "text": s.text} for s in statement.sections],
                 "header": statement.header,
                 "rows": statement.rows,
+                "datasheet": statement_datasheet(statement),
             }
         )

@@ -30,6 +30,10 @@ class Study(models.Model):
         REVIEW = "review", "Flag the worker for review"
         EXCLUDE = "exclude", "Exclude the worker"
 
+    class EthicsReview(models.TextChoices):
+        APPROVED = "approved", "Approved by an ethics board"
+        EXEMPT = "exempt", "Exempt from review"
+
     class FilterRule(models.TextChoices):
         NONE = "none", "No training filter"
         ABSOLUTE = "absolute", "Training S1 at least a minimum"
@@ -67,6 +71,32 @@ class Study(models.Model):
         "Effective hourly pay is this reward over the time spent; a bonus tops it up to the hourly rate. "
         "With Prolific operations on, the bonus uses the reward read from the Prolific study instead.",
     )
+    platform_minimum_hourly = models.DecimalField(
+        max_digits=8,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        help_text="The recruiting platform's minimum hourly pay, in the study's currency, when the study ran "
+        "(empty: not recorded). The statement sets the effective hourly pay against it.",
+    )
+    platform_recommended_hourly = models.DecimalField(
+        max_digits=8,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        help_text="The platform's recommended hourly pay, in the study's currency (empty: not recorded).",
+    )
+    ethics_review = models.CharField(
+        max_length=10,
+        choices=EthicsReview.choices,
+        blank=True,
+        default="",
+        help_text="Approved by a research ethics board, or exempt from review (empty: not recorded).",
+    )
+    ethics_board = models.CharField(
+        max_length=200, blank=True, help_text="The board that approved the study or granted the exemption."
+    )
+    ethics_reference = models.CharField(max_length=100, blank=True, help_text="The approval's reference number.")
     test_order = models.CharField(max_length=10, choices=TestOrder.choices, default=TestOrder.FIXED)
     protocol = models.CharField(
         max_length=20,
@@ -168,7 +198,8 @@ class Study(models.Model):
         default=list,
         blank=True,
         help_text='A short survey: a list of questions {"key", "type": single|multiple|number|text, "label", '
-        '"options": [...], "required": bool, "min", "max"}. Empty: no survey.',
+        '"options": [...], "required": bool, "min", "max", "demographic": bool}. Empty: no survey. '
+        "demographic: the statement summarises its answers as counts.",
     )
     survey_placement = models.CharField(
         max_length=20, choices=SurveyPlacement.choices, default=SurveyPlacement.AFTER_TEST
@@ -222,6 +253,11 @@ class Study(models.Model):
             raise ValidationError(
                 {"filter_threshold": f"The training filter's threshold is an S1 value from 0 to 1; got {threshold}."}
             )
+        if self.ethics_review == self.EthicsReview.APPROVED and not self.ethics_board.strip():
+            raise ValidationError({"ethics_board": "Name the board that approved the study."})
+        for rate in ("platform_minimum_hourly", "platform_recommended_hourly"):
+            if (getattr(self, rate) or 0) < 0:
+                raise ValidationError({rate: "An hourly rate is not negative."})
         if self.consent_required and not (self.consent_text or "").strip():
             raise ValidationError({"consent_text": "Consent is required: write the consent text workers agree to."})
         errors: dict[str, list[str]] = {}

@@ -1,7 +1,9 @@
 """The check of a study's survey definition (``Study.survey``): the model's clean, hence the admin and the API.
 
 A survey is a list of questions ``{"key", "type": single|multiple|number|text, "label", "options",
-"required", "min", "max"}``; the worker's answers to one: ``annotation.services.survey``.
+"required", "min", "max", "demographic"}``; the worker's answers to one: ``annotation.services.survey``.
+``demographic: true`` marks a question the human-evaluation statement summarises as counts, never per
+person (annotation.reporting.demographics).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ MAX_QUESTIONS = 20
 MAX_OPTIONS = 30
 MAX_LABEL = 300
 KEY_MAX = 40
-QUESTION_FIELDS = {"key", "type", "label", "options", "required", "min", "max"}
+QUESTION_FIELDS = {"key", "type", "label", "options", "required", "min", "max", "demographic"}
 
 
 def is_number(value: Any) -> bool:
@@ -45,8 +47,9 @@ def _question_errors(i: int, q: Any, seen: set[str]) -> list[str]:
     label = q.get("label")
     if not isinstance(label, str) or not label.strip() or len(label) > MAX_LABEL:
         errors.append(f"{where}: label is the question's text (1 to {MAX_LABEL} characters).")
-    if "required" in q and not isinstance(q["required"], bool):
-        errors.append(f"{where}: required is true or false.")
+    for flag in ("required", "demographic"):
+        if flag in q and not isinstance(q[flag], bool):
+            errors.append(f"{where}: {flag} is true or false.")
     options = q.get("options")
     if kind in ("single", "multiple"):
         if (

@@ -14,15 +14,19 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Mapping
 from typing import Any
+
+import numpy as np
 
 from annotation.models import AnswerSpan, Condition, Participation, Response, Study
 from annotation.reporting.agreement import krippendorff_alpha_nominal, spans_of_strings, token_marks
+from annotation.reporting.bootstrap import Interval, IntervalOptions, draw, percentile_interval
 from tasks_app.models import Example
 
 UNIT_LABEL = "test item (label set, nominal)"
 UNIT_TOKEN = "context token (inside an answer span or not, nominal)"
+ALPHA_METHOD = "percentile bootstrap over test items (an item's tokens together), the annotators kept"
 
 
 def _ratings(conditions: Iterable[Condition], classification: bool) -> dict[Hashable, dict[Hashable, Hashable]]:
@@ -68,3 +72,57 @@ def alpha_for(conditions: Iterable[Condition], *, classification: bool) -> dict[
 def task_alpha(study: Study) -> dict[str, Any]:
     """Alpha over every completed annotator of the study's conditions together."""
     return alpha_for(study.conditions.all(), classification=study.task.is_classification)
+
+
+def item_coincidences(ratings: Mapping[Hashable, Mapping[Hashable, Hashable]]) -> np.ndarray | None:
+    """Per test item, its units' share of the coincidence matrix (items × values × values); None when alpha
+    cannot be resampled (fewer than two items with a pairable unit, or fewer than two values)."""
+    values = sorted({v for units in ratings.values() for v in units.values()}, key=repr)
+    index = {v: i for i, v in enumerate(values)}
+    by_unit: dict[Hashable, list[int]] = defaultdict(list)
+    for units in ratings.values():
+        for unit, value in units.items():
+            by_unit[unit].append(index[value])
+    size = len(values)
+    items: dict[Hashable, np.ndarray] = {}
+    for unit, coded in by_unit.items():
+        if len(coded) < 2:
+            continue  # not pairable
+        counts = np.bincount(coded, minlength=size).astype(float)
+        item = unit[0] if isinstance(unit, tuple) else unit  # a span task's unit is (item, token)
+        share = (np.outer(counts, counts) - np.diag(counts)) / (len(coded) - 1)
+        items[item] = items.get(item, np.zeros((size, size))) + share
+    if len(items) < 2 or size < 2:
+        return None
+    return np.stack(list(items.values()))
+
+
+def alpha_interval(
+    ratings: Mapping[Hashable, Mapping[Hashable, Hashable]], options: IntervalOptions | None = None
+) -> Interval | None:
+    """Alpha's bootstrap interval (``ALPHA_METHOD``): each resample draws the test items with replacement and
+    recomputes nominal alpha from the drawn items' coincidences, 1 - (n - 1) * D_o / D_e."""
+    options = options or IntervalOptions()
+    shares = item_coincidences(ratings)
+    if shares is None:
+        return None
+    draws = draw(np.random.default_rng(options.seed), options.resamples, shares.shape[0])
+    counts = np.stack([np.bincount(row, minlength=shares.shape[0]) for row in draws]).astype(float)
+    replicates = alpha_of_coincidences(np.einsum("rc,cvw->rvw", counts, shares))
+    return percentile_interval(replicates, options.level)
+
+
+def alpha_of_coincidences(coincidences: np.ndarray) -> np.ndarray:
+    """Nominal alpha of each coincidence matrix (resamples × values × values), NaN where undefined."""
+    marginals = coincidences.sum(axis=2)
+    total = marginals.sum(axis=1)
+    apart = ~np.eye(coincidences.shape[1], dtype=bool)
+    observed = coincidences[:, apart].sum(axis=1)
+    expected = np.einsum("rv,rw->rvw", marginals, marginals)[:, apart].sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(expected > 0, 1 - (total - 1) * observed / np.where(expected > 0, expected, 1), np.nan)
+
+
+def task_alpha_interval(study: Study, options: IntervalOptions | None = None) -> Interval | None:
+    """The interval of ``task_alpha``: every completed annotator of the study's conditions together."""
+    return alpha_interval(_ratings(study.conditions.all(), study.task.is_classification), options)

@@ -47,14 +47,14 @@ ItemScores = Mapping[Any, Mapping[Any, float]]  # {annotator: {item: S1 0..1}}
 class IntervalOptions:
     """How the intervals are computed, recorded with every table that shows them.
 
-    ``in_text``: Markdown and LaTeX print the intervals too (JSON, CSV and the
-    dashboard always carry them).
+    ``in_text``: Markdown and LaTeX print the intervals too (the default; JSON, CSV and the
+    dashboard always carry them). Off: ``intervals=0`` in a query, ``--no-intervals`` on the command.
     """
 
     resamples: int = DEFAULT_RESAMPLES
     seed: int = DEFAULT_SEED
     level: float = 0.95
-    in_text: bool = False
+    in_text: bool = True
 
     def __post_init__(self) -> None:
         if not 100 <= self.resamples <= MAX_RESAMPLES:
@@ -66,7 +66,11 @@ class IntervalOptions:
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> IntervalOptions:
-        """From a query-string/JSON dict: ``resamples``, ``seed`` (integers); absent keys keep the defaults."""
+        """From a query-string/JSON dict: ``resamples``, ``seed`` (integers), ``intervals`` (0/false: not
+        printed in Markdown and LaTeX); absent keys keep the defaults."""
+        in_text = str(params.get("intervals", "1")).strip().lower()
+        if in_text not in ("1", "0", "true", "false", "yes", "no", "on", "off", ""):
+            raise ReportError(f"intervals must be 1 or 0, not {params.get('intervals')!r}")
         values: dict[str, int] = {}
         for key in ("resamples", "seed"):
             raw = params.get(key)
@@ -76,7 +80,11 @@ class IntervalOptions:
                 values[key] = int(raw)
             except (TypeError, ValueError):
                 raise ReportError(f"{key} must be an integer, not {raw!r}") from None
-        return cls(resamples=values.get("resamples", DEFAULT_RESAMPLES), seed=values.get("seed", DEFAULT_SEED))
+        return cls(
+            resamples=values.get("resamples", DEFAULT_RESAMPLES),
+            seed=values.get("seed", DEFAULT_SEED),
+            in_text=in_text not in ("0", "false", "no", "off"),
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return {"method": CELL_METHOD, "gap_method": GAP_METHOD, **asdict(self)}

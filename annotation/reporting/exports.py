@@ -461,9 +461,12 @@ EXPORT_JOBS = jobs.JobKind(
 )
 
 
-def _job_params(*, study_refs: Iterable[str | int], all_studies: bool, options: MetricOptions) -> dict:
+def _job_params(
+    *, study_refs: Iterable[str | int], all_studies: bool, options: MetricOptions, intervals: IntervalOptions
+) -> dict:
     studies = select_studies(refs=study_refs, all_studies=all_studies)
-    return {"studies": [s.pk for s in studies], **options.as_dict()}
+    shown = {"seed": intervals.seed, "resamples": intervals.resamples, "intervals": int(intervals.in_text)}
+    return {"studies": [s.pk for s in studies], **options.as_dict(), **shown}
 
 
 def export_job_create(
@@ -472,11 +475,17 @@ def export_job_create(
     study_refs: Iterable[str | int] = (),
     all_studies: bool = False,
     options: MetricOptions | None = None,
+    intervals: IntervalOptions | None = None,
     user: User | AnonymousUser | None = None,
 ) -> ExportJob:
     """Validate, store a queued job and queue its Celery task after commit; nothing is stored on bad input."""
     check_kind(kind)
-    params = _job_params(study_refs=study_refs, all_studies=all_studies, options=options or MetricOptions())
+    params = _job_params(
+        study_refs=study_refs,
+        all_studies=all_studies,
+        options=options or MetricOptions(),
+        intervals=intervals or IntervalOptions(),
+    )
     job = ExportJob.objects.create(kind=kind, params=params, created_by=user if user and user.pk else None)
     logger.info("export job %s (%s) queued for %d study(ies)", job.pk, kind, len(params["studies"]))
     jobs.queue(EXPORT_JOBS, job.pk)
@@ -495,7 +504,8 @@ def _write_job_file(job: ExportJob, progress: jobs.Progress) -> jobs.Finished:
     studies = select_studies(refs=params.get("studies", []))
     options = MetricOptions.from_params(params)
     with tempfile.TemporaryFile() as tmp:
-        provenance = write_export(kind=job.kind, studies=studies, options=options, out=tmp)
+        intervals = IntervalOptions.from_params(params)
+        provenance = write_export(kind=job.kind, studies=studies, options=options, out=tmp, intervals=intervals)
         tmp.seek(0)
         job.file.save(export_filename(job.kind, studies), File(tmp), save=False)
     return jobs.Finished(

@@ -15,7 +15,8 @@ from typing import Any
 from annotation.reporting.provenance import header_lines
 from annotation.reporting.tables import Cell, Table
 
-CSV_COLUMNS = ["row", "shots", "model", "group", "task", "mean", "std", "n", "cell", "coverage", "ci_low", "ci_high"]
+# One column per fact, each documented in docs/reports.md ("The table CSV").
+CSV_COLUMNS = ["source", "model", "shots", "group", "task", "mean", "std", "n", "cell", "coverage", "ci_low", "ci_high"]
 
 
 def _number(value: float | None) -> str:
@@ -31,9 +32,9 @@ def table_csv(table: Table, header: dict[str, Any]) -> str:
         for task, cell in zip(table.tasks, row.cells, strict=True):
             writer.writerow(
                 [
-                    row.label,
+                    "model" if row.is_model else "humans",
+                    row.model if row.is_model else "",
                     "" if row.shots is None else row.shots,
-                    int(row.is_model),
                     task.get_group_display(),
                     task.name,
                     _number(cell.mean),
@@ -141,39 +142,55 @@ def _latex_cell(cell: Cell, intervals: bool = False) -> str:
     return text
 
 
+def _latex_caption(table: Table) -> str:
+    """The metric, the std convention, the skip policy and the intervals' method: never live state or slugs."""
+    text = f"Human performance ({table.note}"
+    if _in_text(table):
+        text += f" Brackets: {table.interval_note.strip('[]')}."
+    return latex_escape(text + ")")
+
+
+def _latex_note(table: Table) -> list[str]:
+    """What goes beside the table, as LaTeX comments: who was not (yet) averaged in, and the model gaps."""
+    notes = [table.set_apart_text()] + (_gap_lines(table) if _in_text(table) else [])
+    return [f"% Note: {line}" for line in notes if line]
+
+
 def table_latex(table: Table, header: dict[str, Any]) -> str:
-    lines = header_lines(header, prefix="% ")
-    spec = "l" + "".join("|" + "c" * span for _, span in table.groups)
-    lines += [r"\begin{table}[t]", r"\centering", rf"\begin{{tabular}}{{{spec}}}", r"\hline"]
-    group_cells = []
-    for index, (label, span) in enumerate(table.groups):
-        edge = "|" if index < len(table.groups) - 1 else ""
-        group_cells.append(rf"\multicolumn{{{span}}}{{c{edge}}}{{{latex_escape(label)}}}")
+    """A booktabs table (\\usepackage{booktabs}; no vertical rules) with the 95% intervals unless switched off."""
+    lines = header_lines(header, prefix="% ") + ["% Needs \\usepackage{booktabs} in the preamble."]
+    spec = "l" + "c" * len(table.tasks)
+    lines += [r"\begin{table}[t]", r"\centering", rf"\begin{{tabular}}{{{spec}}}", r"\toprule"]
+    group_cells, rules, column = [], [], 2
+    for label, span in table.groups:
+        group_cells.append(rf"\multicolumn{{{span}}}{{c}}{{{latex_escape(label)}}}")
+        rules.append(rf"\cmidrule(lr){{{column}-{column + span - 1}}}")
+        column += span
     lines.append(" & ".join([""] + group_cells) + r" \\")
+    lines.append(" ".join(rules))
     lines.append(" & ".join(latex_escape(h) for h in table.header()) + r" \\")
-    lines.append(r"\hline")
+    lines.append(r"\midrule")
     human, models = table.human_rows(), table.model_rows()
     for row in human:
         lines.append(
             " & ".join([latex_escape(row.label)] + [_latex_cell(c, _in_text(table)) for c in row.cells]) + r" \\"
         )
     if table.shows_coverage:
-        lines.append(r"\hline")
+        lines.append(r"\midrule")
         lines.append(rf"\multicolumn{{{1 + len(table.tasks)}}}{{l}}{{Coverage (\% of test items answered)}} \\")
         for row in human:
             cells = [c.coverage_text(missing="--").replace("%", r"\%") for c in row.cells]
             lines.append(" & ".join([latex_escape(row.label)] + cells) + r" \\")
     if models:
-        lines.append(r"\hline")
+        lines.append(r"\midrule")
         for row in models:
             lines.append(" & ".join([latex_escape(row.label)] + [_latex_cell(c) for c in row.cells]) + r" \\")
     lines += [
-        r"\hline",
+        r"\bottomrule",
         r"\end{tabular}",
-        rf"\caption{{Human performance (S1). {latex_escape(table.note)} {latex_escape(table.set_apart_text())}"
-        + (latex_escape(" " + table.interval_note + " " + "; ".join(_gap_lines(table))) if _in_text(table) else "")
-        + "}",
+        rf"\caption{{{_latex_caption(table)}}}",
         r"\end{table}",
+        *_latex_note(table),
         "",
     ]
     return "\n".join(lines)

@@ -1,20 +1,25 @@
 """The human-evaluation statement a paper needs, written from what is stored about one study.
 
 ``build_statement`` assembles sections, each from one small function that
-reads the stored facts (platform, workers per condition, recruitment,
-consent, instructions, training and filter, abandonment, attention checks,
-survey, time, pay, metric, agreement), and a per-condition table; the
-renderers turn it into Markdown or LaTeX. A fact that is not stored is said
-to be "not recorded", never guessed.
+reads the stored facts (platform, workers, recruitment, sample, presentation
+order, consent, ethics approval, instructions, training and filter,
+abandonment, attention checks, integrity, survey, demographics, time, pay and
+its adequacy, metric, agreement, appendix), and a per-condition table; the
+renderers turn it into Markdown, LaTeX (booktabs) or the JSON form that maps
+each section to its HEDS 3.0 questions and ACL checklist items
+(``statement_datasheet``; the map: ``heds.py``). The design and standards
+sections live in ``statement_design.py``. A fact that is not stored is said
+to be "not recorded", one the study did not collect "not collected", never
+guessed.
 
-Hooks for facts other modules store (wire them at merge): ``consent_facts``
-(``Study.consent_text``), ``attention_check_facts`` (attention checks) and
-``survey_facts`` (the post-task survey) read them with ``getattr`` so that
-this module works before those fields exist.
+Hooks: ``integrity_section`` calls ``integrity_facts(study)`` where this
+module has it (the integrity signals); ``statement_design.sample_section``
+is where a per-condition item sample is described.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import statistics
 from collections import Counter
@@ -25,29 +30,37 @@ from typing import Any
 from django.db.models import Sum
 
 from annotation.models import FilterDecision, Participation, Response, Study, SurveyResponse
-from annotation.reporting.alpha import task_alpha
+from annotation.reporting import demographics
+from annotation.reporting.alpha import ALPHA_METHOD, task_alpha, task_alpha_interval
 from annotation.reporting.analyses import majority_and_agreement
 from annotation.reporting.bootstrap import IntervalOptions
 from annotation.reporting.formats import latex_escape
+from annotation.reporting.heds import ACL_CHECKLIST, HEDS_QUESTIONS, HEDS_VERSION, SECTION_STANDARDS, field_key
 from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.pay import condition_pay
 from annotation.reporting.scores import ConditionSummary
+from annotation.reporting.statement_design import (
+    NOT_COLLECTED,
+    Section,
+    appendix_section,
+    demographics_section,
+    ethics_section,
+    pay_adequacy_section,
+    plural,
+    presentation_section,
+    sample_section,
+)
 from annotation.reporting.tables import Table, build_table
 from annotation.services import attention, consent, integrity, samples, signals
 
 NOT_RECORDED = "not recorded"
-STATEMENT_FORMATS = ("markdown", "latex")
+STATEMENT_FORMATS = ("markdown", "latex", "json")
+PLATFORM_NAMES = {"prolific": "Prolific", "mturk": "Amazon Mechanical Turk", "inhouse": "an in-house pool"}
 _ENTRY_PARAMETERS = {
     "prolific": "Prolific, whose link passes PROLIFIC_PID, STUDY_ID and SESSION_ID",
     "mturk": "Mechanical Turk, as an external-question HIT passing workerId, assignmentId and hitId",
     "inhouse": "an in-house link carrying a worker_id",
 }
-
-
-@dataclass(frozen=True)
-class Section:
-    title: str
-    text: str
 
 
 @dataclass
@@ -77,7 +90,11 @@ def platform_facts(table: Table) -> str:
     seen = Counter(row.platform for row in table.annotators)
     if not seen:
         return "No worker has joined yet."
-    return "Workers came from " + ", ".join(f"{platform} ({n})" for platform, n in sorted(seen.items())) + "."
+    parts = [
+        f"{PLATFORM_NAMES.get(p, p)} ({plural(n, 'worker')})"
+        for p, n in sorted(seen.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+    return "Workers came from " + " and ".join([", ".join(parts[:-1]), parts[-1]] if len(parts) > 1 else parts) + "."
 
 
 def workers_facts(study: Study, table: Table) -> str:
@@ -108,32 +125,33 @@ def test_sample_facts(study: Study) -> str:
 def recruitment_facts(study: Study, table: Table) -> str:
     platforms = sorted({row.platform for row in table.annotators})
     kinds = [_ENTRY_PARAMETERS.get(p, p) for p in platforms] or [NOT_RECORDED]
-    return f"Recruitment: {'; '.join(kinds)} (the study's link is /join/{study.slug}/)."
+    return f"Recruitment: {'; '.join(kinds)}, to the study's entry link."
 
 
 def consent_facts(study: Study) -> str:
-    """The consent step: whether workers had to agree, how many did and declined, and the text's start."""
+    """The consent step: whether workers had to agree and how many did and declined; the text itself is in
+    the appendix (never pasted here: it is Markdown, and may be long)."""
     text = (study.consent_text or "").strip()
     if not (study.consent_required and text):
         return "Consent: no consent page was shown in the tool."
     agreed = Participation.objects.filter(study=study, consented_at__isnull=False).count()
     declined = consent.declined_count(study)
-    excerpt = text if len(text) <= 300 else text[:299].rstrip() + "…"
     return (
         f"Workers gave informed consent before any task ({agreed} agreed, {declined} declined; the time and a "
-        f'SHA-256 of the text are recorded per worker), on a page stating: "{excerpt}"'
+        "SHA-256 of the text are recorded per worker), on a consent page whose text, in each language shown, "
+        "is in the appendix."
     )
 
 
 def instruction_facts(study: Study) -> str:
     task = study.task
-    text = f"Instructions (shown on every page): {task.description.strip() or NOT_RECORDED}"
+    shown = ["the task's description on every page"]
     if task.instructions.strip():
-        text += f" Beside each item: {task.instructions.strip()}"
+        shown.append("instructions beside each item")
     labels = task.labels.count() if task.is_classification else 0
     if labels:
-        text += f" Each of the {labels} labels was shown with a definition and an example."
-    return text
+        shown.append(f"each of the {labels} labels with a definition and an example")
+    return f"Instructions: {', '.join(shown)}; the exact texts are in the appendix."
 
 
 def training_facts(study: Study, table: Table) -> str:
@@ -159,8 +177,10 @@ def training_facts(study: Study, table: Table) -> str:
         )
     excluded = sum(len(s.excluded) for s in table.summaries)
     failed = len(failed_the_filter(study))
+    if not excluded:
+        return f"{training} {rule} No worker was excluded."
     return (
-        f"{training} {rule} Excluded: {excluded} worker(s) in all ({failed} failed the training filter); "
+        f"{training} {rule} Excluded: {plural(excluded, 'worker')} in all ({failed} failed the training filter); "
         "none of them is averaged in."
     )
 
@@ -184,9 +204,11 @@ def failed_the_filter(study: Study) -> set[int]:
 
 def abandonment_facts(study: Study, table: Table) -> str:
     abandoned = sum(len(s.abandoned) for s in table.summaries)
-    return (
-        f"A slot with no activity for {study.abandon_after_minutes} minutes was released to a new worker; "
-        f"{abandoned} worker(s) abandoned and were replaced, and none of them is averaged in."
+    return f"A slot with no activity for {study.abandon_after_minutes} minutes was released to a new worker; " + (
+        f"{plural(abandoned, 'worker')} abandoned and {'was' if abandoned == 1 else 'were'} replaced, "
+        "and none of them is averaged in."
+        if abandoned
+        else "no worker abandoned."
     )
 
 
@@ -205,10 +227,15 @@ def attention_check_facts(study: Study) -> str:
     failed_any = sum(1 for r in rows if r.failed)
     flagged = sum(1 for r in rows if r.decision == "review")
     excluded = sum(1 for r in rows if r.decision == "excluded")
-    return (
-        f"Attention checks: {checks} item(s) with an answer stated in the item were mixed into the test step "
-        f"(never scored); {rule}. Of {len(rows)} worker(s) given checks, {failed_any} failed at least one, "
+    given = (
+        f"Of {plural(len(rows), 'worker')} given checks, {failed_any} failed at least one, "
         f"{flagged} were flagged for review and {excluded} excluded."
+        if rows
+        else "No worker has answered a check yet."
+    )
+    return (
+        f"Attention checks: {plural(checks, 'item')} with an answer stated in the item "
+        f"{'was' if checks == 1 else 'were'} mixed into the test step (never scored); {rule}. {given}"
     )
 
 
@@ -232,8 +259,9 @@ def integrity_line(facts: dict[str, Any]) -> str:
     return (
         f"Integrity signals: the worker page recorded, {facts['recorded']}; each answer's time was compared "
         f"with a reading-time estimate for its text ({facts['reading_rate']}); {facts['rule']}. "
-        f"Of {facts['workers']} worker(s) with test answers, {facts['with_signals']} sent the signals, "
-        f"{facts['flagged']} were flagged for review and {facts['excluded']} excluded."
+        f"Of {plural(facts['workers'], 'worker')} with test answers, {facts['with_signals']} sent the signals, "
+        f"{facts['flagged']} {'was' if facts['flagged'] == 1 else 'were'} flagged for review and "
+        f"{facts['excluded']} excluded."
     )
 
 
@@ -243,11 +271,17 @@ def survey_facts(study: Study) -> str:
     if not questions:
         return "Survey: none."
     answered = SurveyResponse.objects.filter(participation__study=study, participation__is_preview=False).count()
-    labels = "; ".join(str(q.get("label", q.get("key", ""))) for q in questions)
+    labels = "; ".join(str(q.get("label", q.get("key", ""))).rstrip(".?!:") for q in questions)
     return (
-        f"Survey ({study.get_survey_placement_display().lower()}, {len(questions)} question(s), none required "
-        f"unless marked): {labels}. {answered} worker(s) answered."
+        f"Survey ({study.get_survey_placement_display().lower()}, {plural(len(questions), 'question')}, none "
+        f"required unless marked): {labels}. {plural(answered, 'worker').capitalize()} answered."
     )
+
+
+def integrity_section(study: Study) -> Section:
+    """The integrity signals (focus, copying, reading time): the policy, the rule and how many were flagged
+    and excluded. The worker page records them with every answer, so they are always collected."""
+    return Section("Integrity", integrity_line(integrity_facts(study)))
 
 
 def _test_seconds(participation_ids: list[int]) -> dict[int, float]:
@@ -296,15 +330,21 @@ def metric_facts(table: Table) -> str:
     return f"Metric: {table.note}{intervals}"
 
 
-def agreement_facts(study: Study, options: MetricOptions) -> tuple[str, dict[int, dict[str, Any]]]:
+def agreement_facts(
+    study: Study, options: MetricOptions, intervals: IntervalOptions | None = None
+) -> tuple[str, dict[int, dict[str, Any]]]:
+    intervals = intervals or IntervalOptions()
     rows = {row["shots"]: row for row in majority_and_agreement(study=study, options=options)}
     overall = task_alpha(study)
     measure = "Fleiss' kappa" if study.task.is_classification else "mean pairwise S1"
     value = overall["value"]
+    interval = task_alpha_interval(study, intervals)
+    shown = "undefined" if value is None else f"{value:.3f}"
+    if value is not None and interval is not None:
+        shown += f" [{intervals.level:.0%} CI {interval.low:.3f}, {interval.high:.3f}: {ALPHA_METHOD}]"
     text = (
         f"Agreement: {measure} and Krippendorff's alpha (nominal, unit: {overall['unit']}; skipped items missing) "
-        f"per condition in the table; alpha over all conditions together "
-        f"{'undefined' if value is None else f'{value:.3f}'}."
+        f"per condition in the table; alpha over all conditions together {shown}."
     )
     return text, rows
 
@@ -330,23 +370,30 @@ def build_statement(
     table = build_table(
         studies=[study], options=options, intervals=intervals or IntervalOptions(), include_models=False
     )
-    agreement_text, agreement = agreement_facts(study, options)
+    agreement_text, agreement = agreement_facts(study, options, intervals)
     statement = Statement(study=study)
+    survey = survey_facts(study)
     statement.sections = [
         Section("Platform", platform_facts(table)),
         Section("Workers", workers_facts(study, table)),
         Section("Recruitment", recruitment_facts(study, table)),
-        Section("Consent", consent_facts(study)),
+        sample_section(study),
+        presentation_section(study),
+        Section("Consent", consent_facts(study), collected=study.consent_required),
+        ethics_section(study),
         Section("Instructions", instruction_facts(study)),
         Section("Training and filter", training_facts(study, table)),
         Section("Abandonment", abandonment_facts(study, table)),
-        Section("Attention checks", attention_check_facts(study)),
-        Section("Integrity signals", integrity_line(integrity_facts(study))),
-        Section("Survey", survey_facts(study)),
+        Section("Attention checks", attention_check_facts(study), collected=study.attention_checks.exists()),
+        integrity_section(study),
+        Section("Survey", survey, collected=bool(study.survey)),
+        demographics_section(study),
         Section("Time", time_facts(table)),
         Section("Pay", pay_facts(study, table)),
+        pay_adequacy_section(study),
         Section("Metric", metric_facts(table)),
         Section("Agreement", agreement_text),
+        appendix_section(study),
     ]
     kappa = "Fleiss' kappa" if study.task.is_classification else "Pairwise S1"
     statement.header = ["Shots", "Completed", "Excluded", "Abandoned", "S1 (95% CI)", kappa, "Krippendorff's alpha"]
@@ -368,7 +415,7 @@ def build_statement(
 
 def statement_markdown(statement: Statement) -> str:
     study = statement.study
-    lines = [f"## Human evaluation: {study.name} ({study.task.name})", ""]
+    lines = [f"## Human evaluation: {study.task.name}", ""]
     lines.append(" ".join(section.text for section in statement.sections))
     lines += ["", "| " + " | ".join(statement.header) + " |", "|" + "|".join([":---"] * len(statement.header)) + "|"]
     lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in statement.rows]
@@ -377,20 +424,20 @@ def statement_markdown(statement: Statement) -> str:
 
 def statement_latex(statement: Statement) -> str:
     study = statement.study
-    lines = [rf"\paragraph{{Human evaluation: {latex_escape(study.name)} ({latex_escape(study.task.name)})}}"]
+    lines = [rf"\paragraph{{Human evaluation: {latex_escape(study.task.name)}}}"]
     lines.append(latex_escape(" ".join(section.text for section in statement.sections)))
     lines += [
         "",
         r"\begin{table}[t]",
         r"\centering",
         rf"\begin{{tabular}}{{{'l' * len(statement.header)}}}",
-        r"\hline",
+        r"\toprule",
         " & ".join(latex_escape(h) for h in statement.header) + r" \\",
-        r"\hline",
+        r"\midrule",
     ]
     lines += [" & ".join(latex_escape(cell) for cell in row) + r" \\" for row in statement.rows]
     lines += [
-        r"\hline",
+        r"\bottomrule",
         r"\end{tabular}",
         rf"\caption{{Human evaluation of {latex_escape(study.task.name)} per condition.}}",
         r"\end{table}",
@@ -401,4 +448,50 @@ def statement_latex(statement: Statement) -> str:
 def render_statement(statement: Statement, fmt: str) -> str:
     if fmt not in STATEMENT_FORMATS:
         raise ReportError(f"format must be one of {', '.join(STATEMENT_FORMATS)}, not {fmt!r}")
+    if fmt == "json":
+        return statement_json(statement)
     return statement_markdown(statement) if fmt == "markdown" else statement_latex(statement)
+
+
+def statement_datasheet(statement: Statement) -> dict[str, Any]:
+    """The statement as data: each section a field with the HEDS 3.0 questions and ACL checklist items it
+    answers, filled or "not collected"; schema: docs/schemas/statement.schema.json."""
+    fields = []
+    for section in statement.sections:
+        heds_ids, acl_ids = SECTION_STANDARDS.get(section.title, ((), ()))
+        fields.append(
+            {
+                "key": field_key(section.title),
+                "title": section.title,
+                "status": "filled" if section.collected else NOT_COLLECTED,
+                "text": section.text,
+                "heds": list(heds_ids),
+                "acl_checklist": list(acl_ids),
+            }
+        )
+
+    def answered_by(index: int, ids: dict[str, str]) -> dict[str, Any]:
+        return {
+            qid: {
+                "question": question,
+                "fields": [f["key"] for f in fields if qid in f[("heds", "acl_checklist")[index]]],
+            }
+            for qid, question in ids.items()
+        }
+
+    study = statement.study
+    return {
+        "format": "clues-human-evaluation-statement/1",
+        "heds_version": HEDS_VERSION,
+        "study": study.slug,
+        "task": study.task.name,
+        "fields": fields,
+        "heds": answered_by(0, HEDS_QUESTIONS),
+        "acl_checklist": answered_by(1, ACL_CHECKLIST),
+        "demographics": [s.as_dict() for s in demographics.summarise(study)],
+        "table": {"header": statement.header, "rows": statement.rows},
+    }
+
+
+def statement_json(statement: Statement) -> str:
+    return json.dumps(statement_datasheet(statement), ensure_ascii=False, indent=2) + "\n"

@@ -91,6 +91,14 @@ class PayLine:
             return self.owed
         return self.base + self.bonus
 
+    @property
+    def received_hourly(self) -> Decimal | None:
+        """What the worker received (``amount``) per paid hour, the figure set against a platform's minimum
+        and recommended rates; None under ``MIN_SECONDS_FOR_RATE`` of paid time."""
+        if self.seconds < MIN_SECONDS_FOR_RATE:
+            return None
+        return (self.amount * Decimal(3600) / Decimal(str(self.seconds))).quantize(CENT, ROUND_HALF_UP)
+
 
 def work_end(
     events: Iterable[tuple[str, str, datetime]], *, last_answer: datetime | None, state: str, last_activity: datetime

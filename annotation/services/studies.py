@@ -59,6 +59,11 @@ EDITABLE_FIELDS = (
     "integrity_action",
     "language",
     "translations",
+    "platform_minimum_hourly",
+    "platform_recommended_hourly",
+    "ethics_review",
+    "ethics_board",
+    "ethics_reference",
 ) + tuple(name for name in ("base_reward",) if name in {f.name for f in Study._meta.get_fields()})
 
 STATUS_TRANSITIONS: dict[str, set[str]] = {

@@ -35,6 +35,7 @@ from annotation.reporting.analyses import (
     time_per_item,
     training_overlaps,
 )
+from annotation.reporting.bootstrap import IntervalOptions
 from annotation.reporting.exports import (
     CSV_KINDS,
     EXPORT_KINDS,
@@ -206,12 +207,13 @@ def statement(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
         raise Http404
     try:
         options = MetricOptions.from_params(request.GET)
+        intervals = IntervalOptions.from_params(request.GET)
     except ReportError as exc:
         return HttpResponseBadRequest(str(exc))
-    text = render_statement(build_statement(study=study, options=options), fmt)
+    text = render_statement(build_statement(study=study, options=options, intervals=intervals), fmt)
     if not request.GET.get("download"):
         return HttpResponse(text, content_type="text/plain; charset=utf-8")
-    kind = "table-markdown" if fmt == "markdown" else "table-latex"
+    kind = {"markdown": "table-markdown", "latex": "table-latex", "json": "table-json"}[fmt]
     content_type, ext = EXPORT_KINDS[kind]
     response = HttpResponse(text, content_type=f"{content_type}; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{study.slug}_human-evaluation.{ext}"'
@@ -249,7 +251,12 @@ def export_now(request: HttpRequest, kind: str) -> HttpResponseBase:
             iter_annotation_lines(studies=studies, options=options), content_type=content_type
         )
     else:
-        response = HttpResponse(export_to_bytes(kind=kind, studies=studies, options=options), content_type=content_type)
+        try:
+            intervals = IntervalOptions.from_params(request.GET)
+        except ReportError as exc:
+            return HttpResponseBadRequest(str(exc))
+        body = export_to_bytes(kind=kind, studies=studies, options=options, intervals=intervals)
+        response = HttpResponse(body, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     if kind in CSV_KINDS:  # the CSV is a plain table; its provenance is one link away
         sidecar = reverse("dashboard:export-provenance", args=[kind])
@@ -286,6 +293,7 @@ def export_queue(request: HttpRequest) -> HttpResponse:
             study_refs=refs,
             all_studies=request.POST.get("studies") == "all",
             options=MetricOptions.from_params(request.POST),
+            intervals=IntervalOptions.from_params(request.POST),
             user=request.user,
         )
     except ReportError as exc:

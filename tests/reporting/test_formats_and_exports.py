@@ -8,6 +8,7 @@ import zipfile
 
 import pytest
 
+from annotation.reporting.bootstrap import IntervalOptions
 from annotation.reporting.exports import export_to_bytes, export_with_provenance, iter_annotation_lines, payments_csv
 from annotation.reporting.formats import TABLE_FORMATS, table_csv, table_json, table_latex, table_markdown
 from annotation.reporting.options import MetricOptions
@@ -42,7 +43,9 @@ def _header(studies, kind="test"):
 def test_csv_parses_back_to_the_cells(studies):
     text = table_csv(build_table(studies=studies), _header(studies))
     rows = list(csv.DictReader(io.StringIO(text)))
-    cells = {(r["row"], r["task"]): r for r in rows if r["model"] == "0"}
+    assert "row" not in rows[0]  # one column per fact: the shot level is "shots"
+    cells = {(r["shots"], r["task"]): r for r in rows if r["source"] == "humans"}
+    assert {r["model"] for r in rows if r["source"] == "humans"} == {""}
     assert cells[("0", "SST-2")]["cell"] == "75.0 ± 20.4"
     assert float(cells[("0", "SST-2")]["mean"]) == pytest.approx(75.0)
     assert cells[("10", "SST-2")]["cell"] == "100.0 ± 0.0"
@@ -93,7 +96,9 @@ def test_markdown_is_a_consistent_pipe_table(studies):
     counts = {len(re.findall(r"(?<!\\)\|", line)) for line in lines}
     assert counts == {2 + 2}  # 3 columns
     assert re.fullmatch(r"\|(:?-+:?\|)+", lines[1])
-    assert "| 0 | 75.0 ± 20.4 | 100.0 ± 0.0 |" in lines
+    assert "| 0 | 75.0 ± 20.4 [25.0, 100.0] | 100.0 ± 0.0 [100.0, 100.0] |" in lines  # intervals by default
+    plain = table_markdown(build_table(studies=studies, intervals=IntervalOptions(in_text=False)), _header(studies))
+    assert "| 0 | 75.0 ± 20.4 | 100.0 ± 0.0 |" in plain.splitlines()  # the switch turns them off
     assert "| 20 | – | – |" in lines
     assert md.startswith("<!--") and "app_version" in md
     assert "population standard deviation" in md

@@ -14,7 +14,7 @@ from annotation.reporting.options import MetricOptions
 from tests.reporting.builders import add_annotator, gold_answers, make_study, wrong
 
 EXPECTED_FIRST_COLUMN = {
-    "table-csv": "row",
+    "table-csv": "source",
     "training-csv": "pair",
     "annotators-csv": "study",
     "payments-csv": "platform",
@@ -69,7 +69,7 @@ def test_a_queued_csv_job_keeps_its_provenance_and_the_api_links_it(
     status = admin_client.get(response.json()["status_url"]).json()
     assert status["status"] == "done"
     table = admin_client.get(status["download_url"])
-    assert b"".join(table.streaming_content).decode().startswith("row,shots,")
+    assert b"".join(table.streaming_content).decode().startswith("source,model,shots,")
     sidecar = admin_client.get(status["provenance_url"])
     assert sidecar.status_code == 200 and sidecar["Content-Type"] == "application/json"
     assert sidecar["Content-Disposition"].endswith('.csv.provenance.json"')
@@ -104,7 +104,7 @@ def test_the_dashboard_shows_where_the_provenance_went(admin_client, study):
 def test_the_command_writes_the_sidecar_beside_the_csv(study, tmp_path):
     out = tmp_path / "table.csv"
     call_command("human_performance", "--study", "plain-csv", "--format", "csv", "--output", str(out))
-    assert out.read_text().startswith("row,shots,")
+    assert out.read_text().startswith("source,model,shots,")
     meta = json.loads((tmp_path / "table.csv.provenance.json").read_text())
     assert meta["export"] == "table-csv" and any("S1" in note for note in meta["notes"])
 

@@ -90,7 +90,7 @@ def test_model_gap_is_human_cell_minus_model_with_a_paired_interval(voted, sst2)
     assert table.as_dict()["model_gaps"] == table.gaps
 
 
-def test_json_and_csv_carry_intervals_and_markdown_latex_on_request(voted):
+def test_json_and_csv_carry_intervals_and_markdown_latex_by_default_with_a_switch(voted):
     data = json.loads(export_to_bytes(kind="table-json", studies=[voted], options=MetricOptions()))
     cell = data["table"]["rows"][0]["cells"]["sst2-fixture"]
     assert cell["ci_low"] is not None and cell["ci_high"] is not None
@@ -98,14 +98,12 @@ def test_json_and_csv_carry_intervals_and_markdown_latex_on_request(voted):
     text = export_to_bytes(kind="table-csv", studies=[voted], options=MetricOptions()).decode()
     rows = list(csv.DictReader(io.StringIO("\n".join(line for line in text.splitlines() if not line.startswith("#")))))
     assert rows[0]["ci_low"] and rows[0]["ci_high"]
-    plain = export_to_bytes(kind="table-markdown", studies=[voted], options=MetricOptions()).decode()
-    shown = export_to_bytes(
-        kind="table-markdown", studies=[voted], options=MetricOptions(), intervals=IntervalOptions(in_text=True)
+    plain = export_to_bytes(
+        kind="table-markdown", studies=[voted], options=MetricOptions(), intervals=IntervalOptions(in_text=False)
     ).decode()
+    shown = export_to_bytes(kind="table-markdown", studies=[voted], options=MetricOptions()).decode()
     assert "CI" not in plain and "| 50.0 ± 20.4 [" in shown and "seed 20211206" in shown
-    latex = export_to_bytes(
-        kind="table-latex", studies=[voted], options=MetricOptions(), intervals=IntervalOptions(in_text=True)
-    ).decode()
+    latex = export_to_bytes(kind="table-latex", studies=[voted], options=MetricOptions()).decode()
     assert r"{\scriptsize [" in latex and "95\\% CI" in latex
 
 
@@ -113,6 +111,10 @@ def test_the_command_takes_seed_resamples_and_intervals(voted, capsys):
     call_command("human_performance", "--study", "voted", "--format", "markdown", "--intervals", "--seed", "7")
     out = capsys.readouterr().out
     assert "seed 7" in out and "2000 resamples" in out
+    call_command("human_performance", "--study", "voted", "--format", "markdown")
+    assert "| 50.0 ± 20.4 [" in capsys.readouterr().out  # on by default
+    call_command("human_performance", "--study", "voted", "--format", "latex", "--no-intervals")
+    assert r"{\scriptsize [" not in capsys.readouterr().out
     with pytest.raises(CommandError, match="resamples"):
         call_command("human_performance", "--study", "voted", "--resamples", "5")
 
@@ -137,20 +139,26 @@ def test_statement_holds_every_section_from_stored_facts(voted):
         "Platform",
         "Workers",
         "Recruitment",
+        "Sample",
+        "Presentation",
         "Consent",
+        "Ethics approval",
         "Instructions",
         "Training and filter",
         "Abandonment",
         "Attention checks",
-        "Integrity signals",
+        "Integrity",
         "Survey",
+        "Demographics",
         "Time",
         "Pay",
+        "Pay adequacy",
         "Metric",
         "Agreement",
+        "Appendix",
     ]
     text = {s.title: s.text for s in statement.sections}
-    assert text["Platform"] == "Workers came from prolific (3)."
+    assert text["Platform"] == "Workers came from Prolific (3 workers)."
     assert "0-shot: 3 completed, 0 excluded, 0 abandoned" in text["Workers"]
     assert text["Consent"] == "Consent: no consent page was shown in the tool."
     assert "Median time of a completed worker: 0.1 min active on the test step, 30.0 min" in text["Time"]
@@ -167,7 +175,8 @@ def test_consent_facts_read_the_study_consent_text_and_the_answers(voted):
     voted.consent_required, voted.consent_text = True, "I agree to take part."
     text = consent_facts(voted)
     assert text.startswith("Workers gave informed consent before any task (0 agreed, 0 declined;")
-    assert text.endswith('on a page stating: "I agree to take part."')
+    assert text.endswith("on a consent page whose text, in each language shown, is in the appendix.")
+    assert "I agree" not in text  # the text itself goes to the appendix, never pasted raw
 
 
 def test_statement_command_writes_markdown_and_latex_and_refuses_unknown_studies(voted, capsys, tmp_path):
@@ -237,7 +246,7 @@ def test_statement_training_section_counts_filter_exclusions(sst2):
     text = training_facts(study, table_of(studies=[study], include_models=False))
     assert "In training (10 examples by condition)" in text
     assert "below 0.50 were excluded" in text
-    assert "Excluded: 1 worker(s) in all (1 failed the training filter)" in text
+    assert "Excluded: 1 worker in all (1 failed the training filter)" in text
 
 
 def test_statement_describes_the_group_rule_and_counts_only_standing_filter_failures(sst2):

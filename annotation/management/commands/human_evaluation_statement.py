@@ -2,10 +2,12 @@
 
 human_evaluation_statement --study sst2-a
 human_evaluation_statement --study sst2-a --study mnli-a --format latex --output human-eval.tex
+human_evaluation_statement --study sst2-a --format json   # each field mapped to its HEDS 3.0 question
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -14,12 +16,17 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from annotation.reporting.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, IntervalOptions
 from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.selection import select_studies
-from annotation.reporting.statement import STATEMENT_FORMATS, build_statement, render_statement
+from annotation.reporting.statement import (
+    STATEMENT_FORMATS,
+    build_statement,
+    render_statement,
+    statement_datasheet,
+)
 from tasks_app.scoring import SKIP_POLICIES
 
 
 class Command(BaseCommand):
-    help = "Write the human-evaluation statement (paragraph + table) of each study, in Markdown or LaTeX."
+    help = "Write the human-evaluation statement (paragraph + table) of each study: Markdown, LaTeX or JSON (HEDS)."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
@@ -45,10 +52,11 @@ class Command(BaseCommand):
                 {"skip_policy": opts["skip_policy"], "exclude_skips": opts["exclude_skips"], "ddof": opts["ddof"]}
             )
             intervals = IntervalOptions(resamples=opts["resamples"], seed=opts["seed"])
-            text = "\n".join(
-                render_statement(build_statement(study=s, options=options, intervals=intervals), opts["format"])
-                for s in studies
-            )
+            statements = [build_statement(study=s, options=options, intervals=intervals) for s in studies]
+            if opts["format"] == "json" and len(statements) > 1:  # one JSON document: a list of the forms
+                text = json.dumps([statement_datasheet(s) for s in statements], ensure_ascii=False, indent=2) + "\n"
+            else:
+                text = "\n".join(render_statement(s, opts["format"]) for s in statements)
         except ReportError as exc:
             raise CommandError(str(exc)) from None
         if opts["output"]:

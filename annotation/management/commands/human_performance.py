@@ -15,6 +15,7 @@ human_performance --all --benchmark fewclue --format markdown   (FewCLUE's shape
 
 from __future__ import annotations
 
+import argparse
 import os
 import tempfile
 from pathlib import Path
@@ -104,8 +105,10 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--intervals",
-            action="store_true",
-            help="Markdown/LaTeX: print each cell's 95%% bootstrap interval (JSON and CSV always carry it).",
+            action=argparse.BooleanOptionalAction,
+            default=True,
+            help="Markdown/LaTeX: print each cell's 95%% bootstrap interval (the default; --no-intervals leaves "
+            "them out; JSON and CSV always carry them).",
         )
         parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"Bootstrap seed (default {DEFAULT_SEED}).")
         parser.add_argument(
