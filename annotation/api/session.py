@@ -1,10 +1,10 @@
 """The worker's session as JSON: what the worker page does, scripted clients can do.
 
 Authentication is the worker's signed cookie (annotation.worker_cookie, checked by the
-views' base, annotation.api.worker_auth): the entry link's form (``POST /join/<slug>/?worker_id=...`` with ``choice=start``, or ``agree``) sets it to
-the worker's participation, and every route here acts on that participation only. Without
-it, every route answers 403 ``no_session``. Unsafe methods need the CSRF
-token: a scripted client posts to the join URL (the worker cookie), then ``GET
+views' base, annotation.api.worker_auth): the entry link's form (``POST /join/<slug>/?worker_id=...``
+with ``choice=start``, or ``agree``) sets it to the worker's participation, and every route here acts
+on that participation only. Without it, every route answers 403 ``no_session``. Unsafe methods
+need the CSRF token: a scripted client posts to the join URL (the worker cookie), then ``GET
 /api/session/current/`` (sets the ``csrftoken`` cookie), and sends the
 cookie's value back in the ``X-CSRFToken`` header. Bodies are JSON (anything
 else is 415 ``unsupported_media_type``), at most 64 KiB (413 ``too_large``) and
@@ -68,14 +68,7 @@ from annotation.services import (
     timing,
 )
 from annotation.services.answers import InvalidAnswer, NotInStep, NotYourItem
-from annotation.services.session_payloads import (
-    closes_at,
-    completion_payload,
-    item_payload,
-    locked_body,
-    pending_payload,
-    task_payload,
-)
+from annotation.services.session_payloads import locked_body, session_body
 from annotation.services.steps import Progress
 from annotation.services.worker_sql import StepHead
 
@@ -106,16 +99,7 @@ def session_payload(participation: Participation, known: StepHead | None = None)
         progress = steps.progress_at(item, head.size)
     else:
         progress = steps.progress(participation=participation)
-    return {
-        "state": participation.state,
-        "shots": participation.condition.shots,
-        "task": task_payload(participation),
-        "progress": progress.as_dict() if progress else None,
-        "item": item_payload(participation, item) if item is not None else None,
-        "completion": completion_payload(participation),
-        "closes_at": closes_at(participation),
-        **pending_payload(participation),
-    }
+    return session_body(participation, progress=progress, item=item)
 
 
 def _mark_shown(item: Response) -> None:
@@ -242,18 +226,7 @@ class ItemView(WorkerSessionView):
                 raise answers.NotCurrentItem("not_current_item", gettext("This is not your current item."))
             _mark_shown(response)
         progress = steps.phase_progress(participation=participation, phase=response.phase)
-        return JSONResponse(
-            {
-                "state": participation.state,
-                "shots": participation.condition.shots,
-                "task": task_payload(participation),
-                "progress": progress.as_dict(),
-                "item": item_payload(participation, response),
-                "completion": completion_payload(participation),
-                "closes_at": closes_at(participation),
-                **pending_payload(participation),
-            }
-        )
+        return JSONResponse(session_body(participation, progress=progress, item=response))
 
 
 class RevealView(WorkerSessionView):

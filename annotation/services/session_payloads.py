@@ -14,6 +14,7 @@ from django.utils.translation import get_language
 from annotation.models import Participation, Response
 from annotation.services import answers, closing, consent, outcomes, presentation, reveal, study_texts, survey
 from annotation.services.entry import completion_target
+from annotation.services.steps import Progress
 from tasks_app.texts import question_type_names, texts_for
 
 
@@ -108,6 +109,21 @@ def pending_payload(participation: Participation) -> dict[str, Any]:
     survey_body = None if consent_body is not None else survey_payload(participation)
     pending = "consent" if consent_body is not None else "survey" if survey_body is not None else None
     return {"pending": pending, "consent": consent_body, "survey": survey_body}
+
+
+def session_body(participation: Participation, *, progress: Progress | None, item: Response | None) -> dict:
+    """The session's JSON: state, task, progress, the item (the current one, or the one asked for), the
+    completion code, the deadline and what is pending. It reads only: the API's GET writes first."""
+    return {
+        "state": participation.state,
+        "shots": participation.condition.shots,
+        "task": task_payload(participation),
+        "progress": progress.as_dict() if progress else None,
+        "item": item_payload(participation, item) if item is not None else None,
+        "completion": completion_payload(participation),
+        "closes_at": closes_at(participation),
+        **pending_payload(participation),
+    }
 
 
 def closes_at(participation: Participation) -> str | None:
