@@ -235,7 +235,7 @@ class StudyAdmin(StudyPages, ProlificStudyActions, admin.ModelAdmin):
             return super().save_formset(request, form, formset, change)
         for sub in formset.deleted_forms:
             if sub.instance.pk:
-                attention.delete_check(sub.instance)
+                attention.definitions.delete_check(sub.instance)
         for sub in formset.forms:
             if sub in formset.deleted_forms or not sub.has_changed() or not sub.cleaned_data:
                 continue
@@ -243,9 +243,9 @@ class StudyAdmin(StudyPages, ProlificStudyActions, admin.ModelAdmin):
             data["expected_label"] = data["expected_label"] or ""
             data["expected_spans"] = data["expected_spans"] or []
             if sub.instance.pk:
-                attention.update_check(sub.instance, **data)
+                attention.definitions.update_check(sub.instance, **data)
             else:
-                attention.create_check(study=form.instance, **data)
+                attention.definitions.create_check(study=form.instance, **data)
         formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []  # for the log message
         return None
 
@@ -259,9 +259,9 @@ class StudyAdmin(StudyPages, ProlificStudyActions, admin.ModelAdmin):
         for study in queryset:
             try:
                 taken = set(study.attention_checks.values_list("position", flat=True))
-                wanted = [p for p in attention.positions_every(study, every) if p not in taken]
-                made = attention.generate(study=study, positions=wanted)
-            except attention.AttentionCheckError as exc:
+                wanted = [p for p in attention.definitions.positions_every(study, every) if p not in taken]
+                made = attention.definitions.generate(study=study, positions=wanted)
+            except attention.definitions.AttentionCheckError as exc:
                 self.message_user(request, f"{study.slug}: {exc.message}", messages.ERROR)
             else:
                 self.message_user(request, f"{study.slug}: added {len(made)} attention check(s).", messages.SUCCESS)

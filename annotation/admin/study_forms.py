@@ -148,11 +148,11 @@ class AttentionCheckForm(forms.ModelForm):
         if study is None or self.errors:
             return cleaned
         try:
-            if self.instance.pk and attention.in_use(self.instance) and self.has_changed():
-                raise attention.AttentionCheckError(
+            if self.instance.pk and attention.definitions.in_use(self.instance) and self.has_changed():
+                raise attention.definitions.AttentionCheckError(
                     "position", "workers already have this check: add a new one"
                 )
-            attention.validate(
+            attention.definitions.validate(
                 study=study,
                 position=cleaned.get("position"),
                 context=cleaned.get("context"),
@@ -161,7 +161,7 @@ class AttentionCheckForm(forms.ModelForm):
                 expected_spans=cleaned.get("expected_spans") or [],
                 exclude_pk=self.instance.pk,
             )
-        except attention.AttentionCheckError as exc:
+        except attention.definitions.AttentionCheckError as exc:
             self.add_error(exc.field if exc.field in self.fields else None, exc.message)
         return cleaned
 

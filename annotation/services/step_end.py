@@ -7,7 +7,7 @@ an admin's readmission of a worker who had finished the test (``overrides``). Th
 - training ends through the training filter (``training_filter.evaluate``): on to the test step, or
   excluded; under a relative rule the worker goes on and the group is judged once it has trained
   (``filter_groups``);
-- the test ends through the attention rule (``attention.judge``): completed, or excluded by the rule.
+- the test ends through the attention rule (``attention.rule.judge``): completed, or excluded by the rule.
   ``lifecycle.finish_test`` (the bare state change) is called from here only.
 
 A verdict may land between the lock of the last answer and this call (the group filter or an admin
@@ -86,7 +86,7 @@ def _end_training(participation: Participation, at: datetime) -> FilterDecision:
 
 
 def _end_test(participation: Participation, at: datetime, readmission: Readmission | None) -> AttentionDecision | None:
-    decision = attention.judge(
+    decision = attention.rule.judge(
         participation,
         at=at,
         readmitted_by=readmission.actor if readmission else None,
@@ -95,7 +95,7 @@ def _end_test(participation: Participation, at: datetime, readmission: Readmissi
     if decision is not None and decision.decision == AttentionDecision.Decision.EXCLUDED:
         lifecycle.exclude(
             participation,
-            reason=attention.REASON_PREFIX + decision.reason,
+            reason=attention.rule.REASON_PREFIX + decision.reason,
             kind=Participation.ExclusionKind.ATTENTION,
             at=at,
         )

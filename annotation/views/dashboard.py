@@ -161,7 +161,7 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "live_seconds": LIVE_SECONDS,
             "preview_links": preview.links(study),
             "attention_checks": study.attention_checks.count(),
-            "attention": attention.report(study),
+            "attention": attention.reports.report(study),
             "table": table,
             "annotators": table.annotators,
             "pay": condition_pay(study=study),
