@@ -17,6 +17,7 @@ from django.utils import timezone
 import annotation
 from annotation.models import AttentionDecision, Participation, Response, Study
 from annotation.services import attention, overrides, step_end, worker_sql
+from tests.entry_link import take_part
 from tests.factories import ConditionFactory, StudyFactory, make_classification_task
 from tests.worker.conftest import make_participation
 
@@ -56,7 +57,7 @@ def _strict_study(slug: str) -> Study:
 
 
 def _join(client: Client, study: Study, worker_id: str) -> Participation:
-    assert client.get(f"/join/{study.slug}/?worker_id={worker_id}").status_code == 302
+    assert take_part(client, study.slug, {"worker_id": worker_id}).status_code == 302  # the GET takes no slot
     assert _post(client, "/api/session/start/").status_code == 200
     return Participation.objects.get(worker__external_id=worker_id, study=study)
 
