@@ -1,8 +1,9 @@
 """What the session API answers: the task, the item, the completion code, the consent and survey due.
 
-Payloads only: they read, and never carry gold (gold leaves the server through
-annotation.services.reveal alone). The session API (annotation.api.session) and
-the worker pages (annotation.views.worker) build their answers with them.
+Payloads only: they read and write nothing. Gold leaves the server only through
+annotation.services.reveal, which the locked body of a training item carries; nothing
+here gives a test item's gold, score or hint. The session API (annotation.api.session)
+and the worker pages (annotation.views.worker) build their answers with them.
 """
 
 from __future__ import annotations
