@@ -5,6 +5,7 @@ is signed with SECRET_KEY (salted, timestamped, expiring with the session
 cookie's age), so it can be neither forged nor altered, and it holds the
 participation id only. Reading it needs no round trip to a session store, once
 per answer on the worker's hot path; admins keep Django's server-side sessions.
+``load_worker_state`` reads the participation it names, for the pages and the API alike.
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ from __future__ import annotations
 from django.conf import settings
 from django.core import signing
 from django.http import HttpRequest, HttpResponse
+
+from annotation.services import steps
+from annotation.services.worker_sql import WorkerState
 
 COOKIE = "worker"
 SALT = "annotation.worker"
@@ -51,3 +55,11 @@ def participation_id(request: HttpRequest) -> int | None:
     """The participation this browser works for; None without a valid, unexpired cookie."""
     value = request.COOKIES.get(COOKIE)
     return read(value) if value else None
+
+
+def load_worker_state(request: HttpRequest) -> WorkerState | None:
+    """The request's participation as the worker cookie names it, read in one statement; None without one."""
+    named = participation_id(request)
+    if named is None:
+        return None
+    return steps.read_worker_state(named)

@@ -69,7 +69,7 @@ def test_a_locked_sqlite_database_is_a_moment_to_wait(locked):
 def test_a_locked_database_answers_json_503_under_the_api(client, locked):
     response = exception_handler(locked, {})
     assert response.status_code == 503 and response["Retry-After"] == "5"
-    with mock.patch("annotation.api.session.load_worker_state", side_effect=locked):
+    with mock.patch("annotation.api.worker_auth.load_worker_state", side_effect=locked):
         assert_json_503(client.get("/api/session/current/"))
 
 
@@ -131,7 +131,7 @@ def test_the_api_handler_maps_an_unreachable_database_to_503():
 
 
 def test_a_drf_view_answers_json_503_with_retry_after(client, caplog):
-    with mock.patch("annotation.api.session.load_worker_state", side_effect=refused()):
+    with mock.patch("annotation.api.worker_auth.load_worker_state", side_effect=refused()):
         response = client.get("/api/session/current/", HTTP_ACCEPT="text/html")
     assert_json_503(response)
     assert "no-cache" in response["Cache-Control"]
@@ -139,7 +139,7 @@ def test_a_drf_view_answers_json_503_with_retry_after(client, caplog):
 
 
 def test_a_worker_post_answers_json_503(client):
-    with mock.patch("annotation.api.session.load_worker_state", side_effect=refused()):
+    with mock.patch("annotation.api.worker_auth.load_worker_state", side_effect=refused()):
         response = client.post("/api/session/submit/", {"item": 1}, content_type="application/json")
     assert_json_503(response)
 
@@ -186,7 +186,7 @@ class FailOnTheWayOut:
 def failing_middleware(settings):
     settings.DEBUG = False
     settings.MIDDLEWARE = [*settings.MIDDLEWARE, "tests.test_database_unavailable.FailOnTheWayOut"]
-    with mock.patch("annotation.api.session.load_worker_state", return_value=None):  # 403 no_session, no query
+    with mock.patch("annotation.api.worker_auth.load_worker_state", return_value=None):  # 403 no_session, no query
         yield Client(raise_request_exception=False)
 
 

@@ -37,7 +37,7 @@ EXPECTED = {
     survey.InvalidSurveyAnswers: 400,
     survey.SurveyNotDue: 409,
     steps.StepUnavailable: 409,
-    attention.AttentionCheckError: 400,
+    attention.definitions.AttentionCheckError: 400,
     ReportError: 400,
     preview.NoSuchCondition: 400,
     lifecycle.InvalidTransition: 409,
@@ -93,7 +93,7 @@ def test_a_refusal_is_answered_with_its_code_status_and_own_keys():
 
 
 def test_an_invalid_refusal_carries_its_fields_as_a_validation_error_does():
-    response = exception_handler(attention.AttentionCheckError("position", "Taken."), {})
+    response = exception_handler(attention.definitions.AttentionCheckError("position", "Taken."), {})
     assert response is not None and response.status_code == 400
     assert response.data == {"error": "invalid", "detail": "position: Taken.", "fields": {"position": ["Taken."]}}
     response = exception_handler(ReportError("unknown study 'x'"), {})

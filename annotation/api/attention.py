@@ -29,8 +29,8 @@ INT_MAX = 2147483647
 class AttentionCheckSerializer(serializers.ModelSerializer[AttentionCheck]):
     study = serializers.SlugRelatedField(slug_field="slug", queryset=Study.objects.all())
     position = serializers.IntegerField(min_value=1, max_value=INT_MAX)
-    context = serializers.CharField(max_length=attention.MAX_TEXT)  # type: ignore[assignment]
-    question = serializers.CharField(max_length=attention.MAX_TEXT)
+    context = serializers.CharField(max_length=attention.definitions.MAX_TEXT)  # type: ignore[assignment]
+    question = serializers.CharField(max_length=attention.definitions.MAX_TEXT)
     expected_label = serializers.CharField(max_length=50, required=False, allow_blank=True, default="")
     expected_spans = serializers.ListField(
         child=serializers.CharField(max_length=200), required=False, default=list, max_length=50
@@ -102,7 +102,7 @@ class AttentionCheckViewSet(viewsets.ModelViewSet[AttentionCheck]):
 
     def perform_create(self, serializer: serializers.BaseSerializer[AttentionCheck]) -> None:
         # An AttentionCheckError is answered 400 invalid with its field (errors.exception_handler).
-        serializer.instance = attention.create_check(**serializer.validated_data)
+        serializer.instance = attention.definitions.create_check(**serializer.validated_data)
 
     def perform_update(self, serializer: serializers.BaseSerializer[AttentionCheck]) -> None:
         check = serializer.instance
@@ -110,10 +110,10 @@ class AttentionCheckViewSet(viewsets.ModelViewSet[AttentionCheck]):
         data = dict(serializer.validated_data)
         if data.pop("study", check.study) != check.study:
             raise ValidationError({"study": ["A check cannot move to another study."]})
-        serializer.instance = attention.update_check(check, **data)
+        serializer.instance = attention.definitions.update_check(check, **data)
 
     def perform_destroy(self, instance: AttentionCheck) -> None:
-        attention.delete_check(instance)
+        attention.definitions.delete_check(instance)
 
     @extend_schema(
         summary="Add template attention checks: one every N test items, or at the positions given",
@@ -127,11 +127,11 @@ class AttentionCheckViewSet(viewsets.ModelViewSet[AttentionCheck]):
         study = serializer.validated_data["study"]
         if "every" in serializer.validated_data:
             taken = set(study.attention_checks.values_list("position", flat=True))
-            positions = [p for p in attention.positions_every(study, serializer.validated_data["every"])]
+            positions = [p for p in attention.definitions.positions_every(study, serializer.validated_data["every"])]
             positions = [p for p in positions if p not in taken]
         else:
             positions = serializer.validated_data["positions"]
-        made = attention.generate(study=study, positions=positions)
+        made = attention.definitions.generate(study=study, positions=positions)
         return Response(AttentionCheckSerializer(made, many=True).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(
@@ -149,5 +149,5 @@ class AttentionCheckViewSet(viewsets.ModelViewSet[AttentionCheck]):
         if not slug:
             raise ValidationError({"study": ["Give the study slug, e.g. ?study=sst2-split1."]})
         study = get_object_or_404(Study, slug=slug)
-        rows = [r.as_dict() for r in attention.report(study)]
+        rows = [r.as_dict() for r in attention.reports.report(study)]
         return Response(WorkerReportSerializer(rows, many=True).data)

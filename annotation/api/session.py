@@ -1,10 +1,10 @@
 """The worker's session as JSON: what the worker page does, scripted clients can do.
 
-Authentication is the worker's signed cookie (annotation.worker_cookie): the
-entry link's form (``POST /join/<slug>/?worker_id=...`` with ``choice=start``, or ``agree``) sets it to
-the worker's participation, and every route here acts on that participation only. Without
-it, every route answers 403 ``no_session``. Unsafe methods need the CSRF
-token: a scripted client posts to the join URL (the worker cookie), then ``GET
+Authentication is the worker's signed cookie (annotation.worker_cookie, checked by the
+views' base, annotation.api.worker_auth): the entry link's form (``POST /join/<slug>/?worker_id=...``
+with ``choice=start``, or ``agree``) sets it to the worker's participation, and every route here acts
+on that participation only. Without it, every route answers 403 ``no_session``. Unsafe methods
+need the CSRF token: a scripted client posts to the join URL (the worker cookie), then ``GET
 /api/session/current/`` (sets the ``csrftoken`` cookie), and sends the
 cookie's value back in the ``X-CSRFToken`` header. Bodies are JSON (anything
 else is 415 ``unsupported_media_type``), at most 64 KiB (413 ``too_large``) and
@@ -28,31 +28,17 @@ leaves the server through ``reveal`` and the training-step submit response.
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.db import transaction
-from django.http import HttpRequest, HttpResponseBase
-from django.http.multipartparser import MultiPartParserError
 from django.middleware.csrf import get_token
 from django.utils import timezone
-from django.utils.cache import add_never_cache_headers
 from django.utils.translation import get_language, gettext
-from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema
-from rest_framework import exceptions
-from rest_framework.authentication import CSRFCheck
-from rest_framework.negotiation import DefaultContentNegotiation
-from rest_framework.permissions import SAFE_METHODS, BasePermission
-from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response as JSONResponse
-from rest_framework.views import APIView
 
-from annotation import sqlite_queue, worker_cookie
-from annotation.api import errors
-from annotation.api.parsers import SessionJSONParser
+from annotation import sqlite_queue
 from annotation.api.session_schema import (
     CONSENT,
     ERROR,
@@ -68,248 +54,28 @@ from annotation.api.session_schema import (
     SUBMIT,
     SURVEY,
 )
+from annotation.api.worker_auth import WorkerSessionView
 from annotation.models import Participation, Response
 from annotation.services import (
     answers,
     closing,
     consent,
-    languages,
     lifecycle,
-    outcomes,
-    presentation,
     reveal,
     step_end,
     steps,
-    study_texts,
     survey,
     timing,
 )
-from annotation.services.answers import AnswerError, InvalidAnswer, NotInStep, NotYourItem
-from annotation.services.entry import completion_target
+from annotation.services.answers import InvalidAnswer, NotInStep, NotYourItem
+from annotation.services.session_payloads import locked_body, session_body
 from annotation.services.steps import Progress
-from annotation.services.worker_sql import StepHead, WorkerState
-from tasks_app.texts import question_type_names, texts_for
+from annotation.services.worker_sql import StepHead
 
 TAGS = ["worker session"]
-logger = logging.getLogger(__name__)
 
 
-# --- Authentication: the session's participation, and CSRF ---------------------
-
-
-class HasWorkerSession(BasePermission):
-    """The worker cookie names a participation; the view has read it (``WorkerSessionView.worker``)."""
-
-    message = _("Open the study's link from your crowd platform first (no worker session).")
-    code = "no_session"
-
-    def has_permission(self, request: Request, view: APIView) -> bool:
-        return isinstance(view, WorkerSessionView) and view.worker is not None
-
-
-def load_worker_state(request: HttpRequest) -> WorkerState | None:
-    """The request's participation as the worker cookie names it, read in one statement; None without one."""
-    participation_id = worker_cookie.participation_id(request)
-    if participation_id is None:
-        return None
-    return steps.read_worker_state(participation_id)
-
-
-class JSONAlways(DefaultContentNegotiation):
-    """The session API answers JSON whatever the Accept header says (one renderer: nothing to choose)."""
-
-    def select_renderer(
-        self, request: Request, renderers: Iterable[BaseRenderer], format_suffix: str | None = None
-    ) -> tuple[BaseRenderer, str]:
-        renderer = next(iter(renderers))
-        return renderer, renderer.media_type
-
-
-def _no_view(request: HttpRequest) -> HttpResponseBase:
-    raise AssertionError("the CSRF check is only asked for its verdict: there is no view to call")
-
-
-class WorkerSessionView(APIView):
-    authentication_classes: list = []
-    permission_classes = [HasWorkerSession]
-    parser_classes = [SessionJSONParser]  # anything else is 415; nesting and size limited (parsers)
-    renderer_classes = [JSONRenderer]
-    content_negotiation_class = JSONAlways
-    # What the request read at its start; its ``step`` holds only until the request writes.
-    worker: WorkerState | None = None
-    # Django's request, for the helpers that take one (DRF's Request keeps it only under a private name).
-    http_request: HttpRequest
-
-    def setup(self, request: HttpRequest, *args: Any, **kwargs: Any) -> None:
-        super().setup(request, *args, **kwargs)
-        self.http_request = request
-
-    @property
-    def session(self) -> WorkerState:
-        """What the request read at its start, once HasWorkerSession has let it through."""
-        assert self.worker is not None, "HasWorkerSession lets no request without a worker session through"
-        return self.worker
-
-    @property
-    def participation(self) -> Participation:
-        """The session's participation (the views run only once HasWorkerSession has let them)."""
-        return self.session.participation
-
-    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
-        if request.method not in SAFE_METHODS:
-            # As DRF's SessionAuthentication checks it: outside the middleware chain, with no view (so no
-            # csrf_exempt); CSRFCheck answers the reason of a refusal instead of a response.
-            try:
-                reason = CSRFCheck(_no_view).process_view(self.http_request, _no_view, (), {})
-            except MultiPartParserError:  # Django reads a form body for its token: a broken one is no JSON either
-                raise exceptions.UnsupportedMediaType(request.content_type) from None
-            if reason:
-                raise exceptions.PermissionDenied(f"CSRF failed: {reason}", code="csrf_failed")
-        self.worker = load_worker_state(self.http_request)
-        # The study's language for this request's messages and texts (no query: the study came with the read).
-        languages.activate_for_study(self.http_request, self.worker.participation.study if self.worker else None)
-        super().initial(request, *args, **kwargs)
-
-    def get_exception_handler(self) -> Callable[[Exception, dict[str, Any]], JSONResponse | None]:
-        return errors.exception_handler  # the API's one error shape, whatever the settings name
-
-    def handle_exception(self, exc: Exception) -> JSONResponse:
-        if isinstance(exc, AnswerError | closing.StudyClosed):
-            self.log_refusal(exc)
-        return super().handle_exception(exc)  # a service's refusal is answered by errors.exception_handler
-
-    def log_refusal(self, exc: AnswerError | closing.StudyClosed) -> None:
-        # Debug only: refusals are routine (double clicks, stale pages). The code, never the answer's text.
-        if self.worker is None or not logger.isEnabledFor(logging.DEBUG):
-            return  # the worker's id is read only when it will be logged
-        participation = self.worker.participation
-        worker = participation.worker
-        logger.debug(
-            "refused %s %s: %s (participation %s, %s worker %s)",
-            self.request.method,
-            self.request.path,
-            exc.code,
-            participation.pk,
-            worker.platform,
-            worker.external_id,
-        )
-
-    def finalize_response(self, request: Request, response: JSONResponse, *args: Any, **kwargs: Any) -> JSONResponse:
-        response = super().finalize_response(request, response, *args, **kwargs)
-        add_never_cache_headers(response)  # a worker's items and answers are never cached
-        return response
-
-    def body(self) -> dict[str, Any]:
-        data = self.request.data
-        if not isinstance(data, dict):
-            raise InvalidAnswer("invalid_payload", gettext("Send a JSON object."))
-        return data
-
-    def item_id(self, data: dict[str, Any]) -> int:
-        item = data.get("item")
-        if isinstance(item, bool) or not isinstance(item, int):
-            raise InvalidAnswer("invalid_item", gettext("item must be the integer id of your current item."))
-        return item
-
-
-# --- Payloads (never gold) -------------------------------------------------------
-
-
-def task_payload(participation: Participation) -> dict:
-    """The task as workers see it: a neutral title, never the dataset's name or slug (services.presentation),
-    its texts in the request's language (tasks_app.texts)."""
-    task = participation.task
-    shown = presentation.worker_task(participation.study, task, language=get_language())
-    texts = texts_for(task, get_language(), labels=task.labels.all())
-    labels = [
-        {"name": name, "definition": help.definition, "example": help.example, "key": str(i + 1)}
-        for i, (name, help) in enumerate(texts.labels.items())
-    ]
-    return {
-        "name": shown.name,
-        "kind": task.kind,
-        "description": shown.description,
-        "instructions": shown.instructions,
-        "multiple_spans": task.multiple_spans,
-        "labels": labels,
-    }
-
-
-def item_payload(participation: Participation, response: Response) -> dict:
-    example = response.example
-    task = participation.task
-    question_types = question_type_names(task, get_language())
-    payload = {
-        "item": response.pk,
-        "phase": response.phase,
-        "position": response.position,
-        "question": presentation.question_for(task, example),
-        "question_type": example.question_type,
-        "question_type_name": question_types.get(example.question_type, ""),
-        "context": example.context,
-        "context_kind": "pair" if example.is_sentence_pair else "text",
-        # Shown as the data has them (services.presentation): never gold, never Example.extra.
-        "segment_titles": presentation.segment_titles(task, example),
-        "marks": presentation.item_marks(example),
-        "options": presentation.item_options(example),
-        "answer_kind": "label" if task.is_classification else "spans",
-        "multiple_spans": task.multiple_spans,
-        # The page refuses what the server would: overlapping selections, more spans than the cap.
-        "overlapping_spans": task.overlapping_spans,
-        "empty_answer_allowed": not task.is_classification and task.empty_answer_allowed,
-        "max_spans": answers.span_limit(example.context_text, overlapping=task.overlapping_spans),
-        "skip_allowed": response.phase == Response.Phase.TEST,
-        "locked": response.is_locked,
-    }
-    if response.is_locked:
-        payload["your_answer"] = answers.stored_answer(response)
-    return payload
-
-
-FINISHED_WITH_CODE = (Participation.State.COMPLETED, Participation.State.EXCLUDED, Participation.State.DECLINED)
-
-
-def completion_payload(participation: Participation) -> dict | None:
-    """The completion code and where to send it: for finished workers, excluded ones (paid too) and those
-    who declined the consent text (the platform's "no consent" code); the outcome names which."""
-    if participation.state not in FINISHED_WITH_CODE:
-        return None
-    target = completion_target(participation)
-    outcome = outcomes.outcome_for(participation)
-    return {
-        "code": target.code,
-        "kind": target.kind,
-        "url": target.url,
-        "fields": dict(target.fields),
-        "outcome": outcome.value if outcome is not None else outcomes.Outcome.COMPLETED.value,
-    }
-
-
-def consent_payload(participation: Participation) -> dict | None:
-    """The consent text while the worker still has to answer it, else None."""
-    if not consent.required(participation):
-        return None
-    text = study_texts.consent_text(participation.study, get_language())
-    return {"text": text, "text_hash": consent.text_hash(text)}
-
-
-def survey_payload(participation: Participation) -> dict | None:
-    """The survey while the worker owes it (before training, or after the test), else None."""
-    placement = survey.due(participation)
-    if placement is None:
-        return None
-    # Labels in the page's language; the options stay the study's own (they are the answers' values).
-    shown = study_texts.texts_for(participation.study, get_language()).survey
-    questions = [{k: v for k, v in q.items() if k != "choices"} for q in shown]
-    return {"placement": placement, "questions": questions}
-
-
-def pending_payload(participation: Participation) -> dict[str, Any]:
-    """What the worker must do before anything else: consent first, then a survey that is due."""
-    consent_body = consent_payload(participation)
-    survey_body = None if consent_body is not None else survey_payload(participation)
-    pending = "consent" if consent_body is not None else "survey" if survey_body is not None else None
-    return {"pending": pending, "consent": consent_body, "survey": survey_body}
+# --- The session's GET: the writes it may owe, then the payload (services.session_payloads) ---
 
 
 def session_payload(participation: Participation, known: StepHead | None = None) -> dict:
@@ -333,16 +99,7 @@ def session_payload(participation: Participation, known: StepHead | None = None)
         progress = steps.progress_at(item, head.size)
     else:
         progress = steps.progress(participation=participation)
-    return {
-        "state": participation.state,
-        "shots": participation.condition.shots,
-        "task": task_payload(participation),
-        "progress": progress.as_dict() if progress else None,
-        "item": item_payload(participation, item) if item is not None else None,
-        "completion": completion_payload(participation),
-        "closes_at": closes_at(participation),
-        **pending_payload(participation),
-    }
+    return session_body(participation, progress=progress, item=item)
 
 
 def _mark_shown(item: Response) -> None:
@@ -350,12 +107,6 @@ def _mark_shown(item: Response) -> None:
     if item.shown_at is None and not item.is_locked:
         with sqlite_queue.write_turn():
             timing.mark_shown(item)
-
-
-def closes_at(participation: Participation) -> str | None:
-    """When the study stops taking this worker's answers (ISO 8601), once it has been closed; else None."""
-    deadline = closing.grace_deadline(participation.study)
-    return deadline.isoformat() if deadline is not None else None
 
 
 # --- Views ------------------------------------------------------------------------
@@ -435,7 +186,7 @@ class SubmitView(WorkerSessionView):
             page_signals=data.get("signals"),
             known=self.session,
         )
-        return JSONResponse(_locked_body(self.participation, result))
+        return JSONResponse(locked_body(self.participation, result))
 
 
 class SkipView(WorkerSessionView):
@@ -454,23 +205,7 @@ class SkipView(WorkerSessionView):
             page_signals=data.get("signals"),
             known=self.session,
         )
-        return JSONResponse(_locked_body(self.participation, result))
-
-
-def _locked_body(participation: Participation, result: answers.SubmitResult) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "answer": answers.stored_answer(result.response, result.spans),
-        "step_finished": result.step_finished,
-        "state": result.state,
-    }
-    if result.response.phase == Response.Phase.TRAINING:
-        body["reveal"] = reveal.reveal_payload(result.response, result.spans)
-    elif result.next is not None:
-        body["next"] = {
-            "progress": result.next.progress.as_dict(),
-            "item": item_payload(participation, result.next.response),
-        }
-    return body
+        return JSONResponse(locked_body(self.participation, result))
 
 
 class ItemView(WorkerSessionView):
@@ -493,18 +228,7 @@ class ItemView(WorkerSessionView):
                 raise answers.NotCurrentItem("not_current_item", gettext("This is not your current item."))
             _mark_shown(response)
         progress = steps.phase_progress(participation=participation, phase=response.phase)
-        return JSONResponse(
-            {
-                "state": participation.state,
-                "shots": participation.condition.shots,
-                "task": task_payload(participation),
-                "progress": progress.as_dict(),
-                "item": item_payload(participation, response),
-                "completion": completion_payload(participation),
-                "closes_at": closes_at(participation),
-                **pending_payload(participation),
-            }
-        )
+        return JSONResponse(session_body(participation, progress=progress, item=response))
 
 
 class RevealView(WorkerSessionView):

@@ -403,7 +403,11 @@ def rules_catch_who_they_should(study: Study, facts: dict[str, Any]) -> tuple[bo
     from annotation.services import attention
 
     problems, notes = [], []
-    rows = {r.worker: r for r in attention.report(study)} if AttentionCheck.objects.filter(study=study).exists() else {}
+    rows = (
+        {r.worker: r for r in attention.reports.report(study)}
+        if AttentionCheck.objects.filter(study=study).exists()
+        else {}
+    )
     by_worker = {p.worker.external_id: p for p in _participations(study)}
     for w in facts["crowd"]:
         row = rows.get(w["worker_id"])

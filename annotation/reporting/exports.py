@@ -324,12 +324,12 @@ def annotators_csv(*, studies: list[Study], options: MetricOptions) -> str:
 
 def attention_export(*, studies: list[Study], options: MetricOptions, fmt: str) -> str:
     """Per crowd worker who was given attention checks: passed, failed, pending and the rule's decision."""
-    rows = [{"study": s.slug, **r.as_dict()} for s in studies for r in attention.report(s)]
+    rows = [{"study": s.slug, **r.as_dict()} for s in studies for r in attention.reports.report(s)]
     if fmt == "json":
         header = reproducibility_header(studies=studies, options=options, export=f"attention-{fmt}")
         return json.dumps({"meta": header, "workers": rows}, ensure_ascii=False, indent=2, default=str)
     out = io.StringIO()  # a plain table: its provenance goes to the sidecar
-    writer = csv.DictWriter(out, fieldnames=["study", *attention.REPORT_FIELDS], lineterminator="\n")
+    writer = csv.DictWriter(out, fieldnames=["study", *attention.reports.REPORT_FIELDS], lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
     return out.getvalue()

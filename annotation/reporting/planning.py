@@ -279,7 +279,7 @@ def plan_for_study(
             f"study {study.slug!r} has no completed pilot worker yet (previews, excluded and unfinished workers "
             "do not count): give the accuracy to plan with, e.g. --accuracy 0.85"
         )
-    test_items = attention.test_set_size(study)
+    test_items = attention.definitions.test_set_size(study)
     if not test_items:
         raise PlanningError(f"the task of study {study.slug!r} has no test set: nothing to plan")
     shots = list(study.conditions.order_by("shots").values_list("shots", flat=True))

@@ -223,7 +223,7 @@ def attention_check_facts(study: Study) -> str:
         if study.attention_fail_limit
         else "no rule (failures were only reported)"
     )
-    rows = attention.report(study)
+    rows = attention.reports.report(study)
     failed_any = sum(1 for r in rows if r.failed)
     flagged = sum(1 for r in rows if r.decision == "review")
     excluded = sum(1 for r in rows if r.decision == "excluded")

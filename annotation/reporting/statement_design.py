@@ -16,7 +16,7 @@ from django.conf import settings
 
 from annotation.models import Participation, Study
 from annotation.reporting import demographics
-from annotation.services.attention import test_set_size
+from annotation.services.attention.definitions import test_set_size
 from annotation.services.pay import pay_lines
 
 NOT_COLLECTED = "not collected"

@@ -92,7 +92,7 @@ def question_for(task: Task, example: Example) -> str:
     Span tasks whose examples ask different questions (a NER entity type, a reading question) keep theirs
     unless the override is set on purpose. An attention check always keeps its own: it is the instruction
     the check is answered by."""
-    if example.source_id.startswith(attention.SOURCE_PREFIX):
+    if example.source_id.startswith(attention.definitions.SOURCE_PREFIX):
         return example.question
     return task.worker_question or example.question
 

@@ -7,7 +7,7 @@ an admin's readmission of a worker who had finished the test (``overrides``). Th
 - training ends through the training filter (``training_filter.evaluate``): on to the test step, or
   excluded; under a relative rule the worker goes on and the group is judged once it has trained
   (``filter_groups``);
-- the test ends through the attention rule (``attention.judge``) and the integrity rule
+- the test ends through the attention rule (``attention.rule.judge``) and the integrity rule
   (``integrity.judge``), both recorded: completed, or excluded by the attention rule, else by the
   integrity rule. ``lifecycle.finish_test`` (the bare state change) is called from here only.
 
@@ -93,12 +93,12 @@ def _end_test(
 ) -> tuple[AttentionDecision | None, IntegrityDecision]:
     actor = readmission.actor if readmission else None
     readmitted = readmission is not None
-    decision = attention.judge(participation, at=at, readmitted_by=actor, readmitted=readmitted)
+    decision = attention.rule.judge(participation, at=at, readmitted_by=actor, readmitted=readmitted)
     verdict = integrity.judge(participation, at=at, readmitted_by=actor, readmitted=readmitted)
     if decision is not None and decision.decision == AttentionDecision.Decision.EXCLUDED:
         lifecycle.exclude(
             participation,
-            reason=attention.REASON_PREFIX + decision.reason,
+            reason=attention.rule.REASON_PREFIX + decision.reason,
             kind=Participation.ExclusionKind.ATTENTION,
             at=at,
         )

@@ -115,7 +115,9 @@ def lay_out(*, participation: Participation, phase: str) -> int:
     else:
         # The study's attention checks take their positions among the test items (in either test order).
         test_ids = _test_example_ids(participation)
-        items = attention.interleave(test_ids, attention.checks_of(participation.study_id)) if test_ids else []
+        items = (
+            attention.rule.interleave(test_ids, attention.rule.checks_of(participation.study_id)) if test_ids else []
+        )
     if not items:
         raise StepUnavailable(gettext("the %(step)s step has no items") % {"step": phase})
     Response.all_objects.bulk_create(

@@ -22,9 +22,9 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 from markdown_it import MarkdownIt
 
-from annotation.api.session import load_worker_state
 from annotation.models import Participation
 from annotation.services import closing, consent, languages, presentation, study_texts, survey
+from annotation.worker_cookie import load_worker_state
 
 # CommonMark without raw HTML: the researcher's text is escaped, and markdown-it refuses javascript: links.
 _markdown = MarkdownIt("commonmark", {"html": False})

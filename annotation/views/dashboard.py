@@ -162,7 +162,7 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "live_seconds": LIVE_SECONDS,
             "preview_links": preview.links(study),
             "attention_checks": study.attention_checks.count(),
-            "attention": attention.report(study),
+            "attention": attention.reports.report(study),
             "integrity": [r.as_dict() for r in integrity.report(study)],
             "integrity_rule": integrity.rule_text(study),
             "table": table,

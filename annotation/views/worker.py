@@ -21,11 +21,12 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET
 
-from annotation.api.session import completion_payload, load_worker_state
 from annotation.csp import csp_update
 from annotation.models import AttentionCheck, Participation
 from annotation.services import closing, consent, languages, presentation, samples, survey, timing
+from annotation.services.session_payloads import completion_payload
 from annotation.views import consent_survey
+from annotation.worker_cookie import load_worker_state
 from tasks_app.texts import texts_for
 
 State = Participation.State

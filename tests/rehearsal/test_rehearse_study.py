@@ -48,7 +48,7 @@ def _demo_study(*, shots=(10, 20)) -> Study:
         base_reward=Decimal("0.10"),
     )
     study.refresh_from_db()
-    attention.generate(study=study, positions=[2])
+    attention.definitions.generate(study=study, positions=[2])
     return studies.change_status(study=study, to_status=Study.Status.OPEN)
 
 

@@ -67,7 +67,7 @@ def run_study(sst2):
         base_reward=Decimal("2.00"),
         attention_fail_limit=1,
     )
-    attention.generate(study=study, positions=[2])
+    attention.definitions.generate(study=study, positions=[2])
     gold = gold_answers(sst2)
     ages = ["18-29", "18-29", "18-29", "30-49", "50+", "18-29"]
     for i, age in enumerate(ages):

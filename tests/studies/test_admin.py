@@ -7,7 +7,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from annotation.admin.studies import StudyForm
+from annotation.admin.study_forms import StudyForm
 from annotation.models import AnswerSpan, FilterDecision, Participation, Study, Worker
 from annotation.services import entry
 from tasks_app.models import ExampleSetItem

@@ -38,8 +38,8 @@ def _nothing_stored(examples_before: int) -> bool:
 def test_a_bad_classification_check_is_refused_and_nothing_is_stored(study, fields, field, message):
     before = Example.objects.count()
     definition = {"position": 3, "context": "Read.", "question": "Choose 'negative'.", "expected_label": "negative"}
-    with pytest.raises(attention.AttentionCheckError) as caught:
-        attention.create_check(study=study, **{**definition, **fields})
+    with pytest.raises(attention.definitions.AttentionCheckError) as caught:
+        attention.definitions.create_check(study=study, **{**definition, **fields})
     assert caught.value.field == field and message in caught.value.message
     assert _nothing_stored(before)
 
@@ -57,8 +57,8 @@ def test_a_span_check_whose_target_is_not_in_its_text_is_refused(make_study, spa
     task = make_span_task(slug="spans")
     study = make_study(for_task=task, shots=[0])
     before = Example.objects.count()
-    with pytest.raises(attention.AttentionCheckError) as caught:
-        attention.create_check(
+    with pytest.raises(attention.definitions.AttentionCheckError) as caught:
+        attention.definitions.create_check(
             study=study,
             position=1,
             context="The orange was on the table.",
@@ -70,26 +70,26 @@ def test_a_span_check_whose_target_is_not_in_its_text_is_refused(make_study, spa
 
 
 def test_two_checks_cannot_share_a_position(study):
-    attention.generate(study=study, positions=[2])
-    with pytest.raises(attention.AttentionCheckError, match="already has an attention check at position 2"):
-        attention.generate(study=study, positions=[1, 2])
+    attention.definitions.generate(study=study, positions=[2])
+    with pytest.raises(attention.definitions.AttentionCheckError, match="already has an attention check at position 2"):
+        attention.definitions.generate(study=study, positions=[1, 2])
     assert list(study.attention_checks.values_list("position", flat=True)) == [2]  # all or nothing
 
 
 def test_a_check_never_enters_the_tasks_sets_or_the_test_sets_hash(study):
     test_set = ExampleSet.objects.get(task=study.task, role=ExampleSet.Role.TEST)
     hash_before, items_before = test_set.content_hash, test_set.items.count()
-    (check,) = attention.generate(study=study, positions=[1])
+    (check,) = attention.definitions.generate(study=study, positions=[1])
     test_set.refresh_from_db()
     assert (test_set.content_hash, test_set.items.count()) == (hash_before, items_before)
     assert not check.example.set_items.exists()
-    assert check.example.source_id.startswith(attention.SOURCE_PREFIX)
+    assert check.example.source_id.startswith(attention.definitions.SOURCE_PREFIX)
     assert check.example.gold_answers == [check.expected_label]
 
 
 def test_templates_take_the_labels_in_turn_and_a_rate_gives_the_positions(study):
-    assert attention.positions_every(study, 2) == [2, 4, 6]
-    checks = attention.generate(study=study, positions=attention.positions_every(study, 2))
+    assert attention.definitions.positions_every(study, 2) == [2, 4, 6]
+    checks = attention.definitions.generate(study=study, positions=attention.definitions.positions_every(study, 2))
     assert [c.expected_label for c in checks] == ["positive", "negative", "positive"]
     assert all(c.source == AttentionCheck.Source.TEMPLATE for c in checks)
     assert checks[1].question == "To show you are reading, choose 'negative'."
@@ -97,21 +97,21 @@ def test_templates_take_the_labels_in_turn_and_a_rate_gives_the_positions(study)
 
 def test_span_templates_select_a_word_of_their_sentence(make_study):
     study = make_study(for_task=make_span_task(slug="sp2"), shots=[0])
-    (check,) = attention.generate(study=study, positions=[1])
+    (check,) = attention.definitions.generate(study=study, positions=[1])
     word = check.expected_spans[0]
     assert word in check.context and f"'{word}'" in check.question
     assert check.example.gold_spans[0]["text"] == word
 
 
 def test_interleave_puts_each_check_at_its_item_number():
-    assert attention.interleave([10, 11, 12], [(3, 90, 1), (1, 91, 2)]) == [
+    assert attention.rule.interleave([10, 11, 12], [(3, 90, 1), (1, 91, 2)]) == [
         (91, 2),
         (10, None),
         (90, 1),
         (11, None),
         (12, None),
     ]
-    assert attention.interleave([10], [(5, 90, 1)]) == [(10, None), (90, 1)]  # past the end: last
+    assert attention.rule.interleave([10], [(5, 90, 1)]) == [(10, None), (90, 1)]  # past the end: last
 
 
 # --- API -------------------------------------------------------------------------------------
@@ -169,7 +169,7 @@ def test_the_api_refuses_generate_with_both_or_neither_rate_and_positions(api, s
 
 
 def test_a_check_a_worker_has_been_given_can_be_neither_changed_nor_deleted(api, study, client):
-    (check,) = attention.generate(study=study, positions=[1])
+    (check,) = attention.definitions.generate(study=study, positions=[1])
     take_part(client, study.slug, {"worker_id": "zoe"})
     client.post("/api/session/start/", content_type="application/json")
     client.get("/api/session/current/")  # zoe's test or training step; lay out the test step directly:
@@ -198,7 +198,7 @@ def test_the_command_generates_lists_and_reports(study):
     assert "added 2 attention check(s)" in out.getvalue() and "item 6:" in out.getvalue()
     out = StringIO()
     call_command("attention_checks", study.slug, "--report", "--format", "csv", stdout=out)
-    assert out.getvalue().splitlines() == [",".join(attention.REPORT_FIELDS)]
+    assert out.getvalue().splitlines() == [",".join(attention.reports.REPORT_FIELDS)]
 
 
 def test_the_command_refuses_a_bad_definition_and_stores_nothing(study):
@@ -222,7 +222,7 @@ def test_the_admin_action_adds_template_checks_every_n_items(admin_client, study
 
 
 def test_the_admin_study_page_shows_checks_and_preview_links(admin_client, study):
-    attention.generate(study=study, positions=[1])
+    attention.definitions.generate(study=study, positions=[1])
     page = admin_client.get(reverse("admin:annotation_study_change", args=[study.pk])).content.decode()
     assert "Attention checks" in page and "Preview as worker" in page
     assert f"/work/preview/{study.slug}/?shots=10" in page

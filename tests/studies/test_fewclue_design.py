@@ -136,8 +136,8 @@ def test_a_strict_majority_needs_more_than_half_of_the_votes():
 def test_attention_checks_take_positions_within_the_test_sample(fewclue):
     _create("--training-items", "2", "--test-sample", "2", "--tasks", "csldcp")  # a test set of 3 items
     study = Study.objects.get(slug="fewclue-csldcp-paper")
-    assert attention.test_set_size(study) == 2
-    assert attention.positions_every(study, 1) == [1, 2]
+    assert attention.definitions.test_set_size(study) == 2
+    assert attention.definitions.positions_every(study, 1) == [1, 2]
 
 
 @pytest.mark.fewclue

@@ -55,14 +55,14 @@ def _answer_all(client: Client, *, checks_right: bool, items_right: bool = True)
 def test_checks_take_their_positions_in_the_test_step_and_look_like_items(client):
     task = make_classification_task(slug="att", n_test=6)
     study = _study(task)
-    attention.create_check(
+    attention.definitions.create_check(
         study=study,
         position=2,
         context="Read this.",
         question="To show you are reading, choose 'negative'.",
         expected_label="negative",
     )
-    attention.generate(study=study, positions=[5])
+    attention.definitions.generate(study=study, positions=[5])
     _join(client, study, "alice")
     served = _answer_all(client, checks_right=True)
     assert len(served) == 8
@@ -76,7 +76,7 @@ def test_checks_take_their_positions_in_the_test_step_and_look_like_items(client
 def test_a_shuffled_test_order_moves_the_items_but_keeps_the_checks_positions(client):
     task = make_classification_task(slug="shuf", n_test=6)
     study = _study(task, test_order=Study.TestOrder.SHUFFLED)
-    check = attention.create_check(
+    check = attention.definitions.create_check(
         study=study, position=3, context="Read.", question="Choose 'positive'.", expected_label="positive"
     )
     p = _join(client, study, "bob")
@@ -91,7 +91,7 @@ def test_a_worker_who_fails_every_check_has_the_same_scores_table_and_agreement_
     without = make_classification_task(slug="without", n_test=4)
     s1 = _study(with_checks, attention_fail_limit=0)
     s2 = _study(without)
-    attention.generate(study=s1, positions=[1, 3])
+    attention.definitions.generate(study=s1, positions=[1, 3])
     _join(client, s1, "carol")
     _answer_all(client, checks_right=False)
     other = Client()
@@ -110,7 +110,7 @@ def test_a_worker_who_fails_every_check_has_the_same_scores_table_and_agreement_
     ]
     lines = export_to_bytes(kind="annotations-jsonl", studies=[s1], options=options).decode().splitlines()
     assert len(lines) == 1 + 4  # the meta line and the four test items, no check
-    report = attention.report(s1)
+    report = attention.reports.report(s1)
     assert [(r.worker, r.checks, r.passed, r.failed, r.decision) for r in report] == [("carol", 2, 0, 2, "passed")]
 
 
@@ -124,7 +124,7 @@ def test_a_worker_who_fails_every_check_has_the_same_scores_table_and_agreement_
 def test_the_rule_flags_or_excludes_a_worker_at_the_end_of_the_test_step(client, action, state, kind, decision):
     task = make_classification_task(slug="rule", n_test=4)
     study = _study(task, attention_fail_limit=2, attention_action=action)
-    attention.generate(study=study, positions=[1, 2, 4])
+    attention.definitions.generate(study=study, positions=[1, 2, 4])
     p = _join(client, study, "erin")
     _answer_all(client, checks_right=False)
     p.refresh_from_db()
@@ -137,7 +137,7 @@ def test_the_rule_flags_or_excludes_a_worker_at_the_end_of_the_test_step(client,
         2,
         decision,
     )
-    assert attention.failed_attention(p) is (state == State.EXCLUDED)
+    assert attention.rule.failed_attention(p) is (state == State.EXCLUDED)
     if state == State.EXCLUDED:
         event = p.events.order_by("-at", "-id").first()
         assert event.reason.startswith("attention: failed 3 of 3") and p.completion_code
@@ -148,18 +148,18 @@ def test_the_rule_flags_or_excludes_a_worker_at_the_end_of_the_test_step(client,
 def test_a_worker_within_the_rule_completes_and_is_reported_as_passed(client):
     task = make_classification_task(slug="ok", n_test=4)
     study = _study(task, attention_fail_limit=2, attention_action=Study.AttentionAction.EXCLUDE)
-    attention.generate(study=study, positions=[1, 2])
+    attention.definitions.generate(study=study, positions=[1, 2])
     p = _join(client, study, "fay")
     _answer_all(client, checks_right=True)
     p.refresh_from_db()
     assert p.state == State.COMPLETED
-    assert [(r.passed, r.failed, r.decision) for r in attention.report(study)] == [(2, 0, "passed")]
+    assert [(r.passed, r.failed, r.decision) for r in attention.reports.report(study)] == [(2, 0, "passed")]
 
 
 def test_a_span_check_is_passed_by_selecting_its_word(client):
     task = make_task_with_items(slug="ner", test=NER_TEST)
     study = _study(task)
-    (check,) = attention.generate(study=study, positions=[2])
+    (check,) = attention.definitions.generate(study=study, positions=[2])
     p = _join(client, study, "gil")
     while (item := client.get("/api/session/current/").json()["item"]) is not None:
         body: dict = {"item": item["item"], "confidence": 4}
@@ -170,13 +170,13 @@ def test_a_span_check_is_passed_by_selecting_its_word(client):
         else:
             body["no_answer"] = True
         assert _post(client, "/api/session/submit/", body).status_code == 200
-    assert attention.tallies([p.pk])[p.pk] == attention.Tally(checks=1, passed=1, failed=0, pending=0)
+    assert attention.rule.tallies([p.pk])[p.pk] == attention.rule.Tally(checks=1, passed=1, failed=0, pending=0)
 
 
 def test_the_start_page_counts_the_checks_among_the_items(client):
     task = make_classification_task(slug="cnt", n_test=4)
     study = _study(task)
-    attention.generate(study=study, positions=[2])
+    attention.definitions.generate(study=study, positions=[2])
     take_part(client, study.slug, {"worker_id": "hal"})
     assert "5 items" in client.get("/work/").content.decode()
 
@@ -187,7 +187,7 @@ def test_the_submission_of_a_middle_item_costs_the_same_with_checks(client):
 
     task = make_classification_task(slug="qc", n_test=6)
     study = _study(task)
-    attention.generate(study=study, positions=[2, 4])
+    attention.definitions.generate(study=study, positions=[2, 4])
     p = _join(client, study, "ian")
     login(client, p)
     for _ in range(2):
@@ -205,7 +205,7 @@ def test_the_submission_of_a_middle_item_costs_the_same_with_checks(client):
 def test_the_participation_api_says_why_a_worker_was_excluded(client, admin_client):
     task = make_classification_task(slug="why", n_test=2)
     study = _study(task, attention_fail_limit=1, attention_action=Study.AttentionAction.EXCLUDE)
-    attention.generate(study=study, positions=[1])
+    attention.definitions.generate(study=study, positions=[1])
     p = _join(client, study, "jan")
     _answer_all(client, checks_right=False)
     body = admin_client.get(f"/api/participations/{p.pk}/").json()
@@ -220,7 +220,7 @@ def test_an_admin_who_readmits_a_worker_excluded_by_the_rule_completes_them(clie
 
     task = make_classification_task(slug="readm", n_test=2)
     study = _study(task, attention_fail_limit=1, attention_action=Study.AttentionAction.EXCLUDE)
-    attention.generate(study=study, positions=[2])
+    attention.definitions.generate(study=study, positions=[2])
     p = _join(client, study, "kim")
     _answer_all(client, checks_right=False)
     overrides.override(p, admit=True, reason="the check was ambiguous", actor=None)
@@ -235,7 +235,7 @@ def test_a_check_keeps_its_own_question_where_the_task_overrides_the_items_quest
     task.worker_question = "What is the relationship between these sentences?"
     task.save()
     study = _study(task)
-    check = attention.create_check(
+    check = attention.definitions.create_check(
         study=study,
         position=2,
         context="Read this.",

@@ -59,7 +59,7 @@ def _run_through(client: Client) -> None:
 
 
 def test_a_preview_goes_through_training_with_reveals_and_the_test_step(staff, study):
-    attention.generate(study=study, positions=[2])
+    attention.definitions.generate(study=study, positions=[2])
     reply = staff.get(f"/work/preview/{study.slug}/?shots=10")
     assert reply.status_code == 302 and reply["Location"] == "/work/"
     page = staff.get("/work/").content.decode()
@@ -72,7 +72,7 @@ def test_a_preview_goes_through_training_with_reveals_and_the_test_step(staff, s
 
 
 def test_a_preview_is_in_no_count_table_export_or_report(staff, study):
-    attention.generate(study=study, positions=[1])
+    attention.definitions.generate(study=study, positions=[1])
     staff.get(f"/work/preview/{study.slug}/?shots=0")
     _run_through(staff)
     options = MetricOptions()
@@ -82,7 +82,7 @@ def test_a_preview_is_in_no_count_table_export_or_report(staff, study):
     assert all(c.filled == 0 and c.completed == 0 for c in counts)
     assert annotator_rows(studies=[study], options=options) == []
     assert all(c.n_workers == 0 for c in condition_pay(study=study))
-    assert attention.report(study) == []
+    assert attention.reports.report(study) == []
     for kind in ("annotations-jsonl", "payments-csv", "annotators-csv", "attention-csv"):
         body = export_to_bytes(kind=kind, studies=[study], options=options).decode()
         assert "staff-" not in body, kind
@@ -162,7 +162,7 @@ def test_a_study_with_only_previews_can_change_its_design_and_be_deleted(staff, 
     studies.set_conditions(study=study, shots=[0])
     assert not Participation.all_objects.filter(is_preview=True).exists()
     staff.get(f"/work/preview/{study.slug}/?shots=0")
-    attention.generate(study=study, positions=[1])
+    attention.definitions.generate(study=study, positions=[1])
     _run_through(staff)
     studies.study_delete(study=study)
     assert not Study.objects.filter(pk=study.pk).exists()

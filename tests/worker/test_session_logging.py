@@ -10,7 +10,7 @@ from tests.worker.conftest import make_participation
 
 pytestmark = pytest.mark.django_db
 API = "/api/session/"
-LOGGER = "annotation.api.session"
+LOGGER = "annotation.api.worker_auth"
 
 
 def post(client, path, body):

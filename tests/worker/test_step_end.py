@@ -52,7 +52,7 @@ def _strict_study(slug: str) -> Study:
         attention_action=Study.AttentionAction.EXCLUDE,
     )
     ConditionFactory(study=study, shots=0)
-    attention.generate(study=study, positions=[1])
+    attention.definitions.generate(study=study, positions=[1])
     return study
 
 

@@ -51,12 +51,12 @@ class Command(BaseCommand):
         try:
             if options["every"] is not None:
                 taken = set(study.attention_checks.values_list("position", flat=True))
-                wanted = [p for p in attention.positions_every(study, options["every"]) if p not in taken]
-                self._made(attention.generate(study=study, positions=wanted))
+                wanted = [p for p in attention.definitions.positions_every(study, options["every"]) if p not in taken]
+                self._made(attention.definitions.generate(study=study, positions=wanted))
             elif options["positions"] is not None:
-                self._made(attention.generate(study=study, positions=_positions(options["positions"])))
+                self._made(attention.definitions.generate(study=study, positions=_positions(options["positions"])))
             elif options["add"] is not None:
-                check = attention.create_check(
+                check = attention.definitions.create_check(
                     study=study,
                     position=options["add"],
                     context=options["context"],
@@ -68,7 +68,7 @@ class Command(BaseCommand):
             elif options["report"]:
                 self._report(study, options["format"])
                 return
-        except attention.AttentionCheckError as exc:
+        except attention.definitions.AttentionCheckError as exc:
             raise CommandError(f"{exc.field}: {exc.message} (nothing was stored)") from None
         for check in study.attention_checks.order_by("position"):
             expected = check.expected_label or ", ".join(check.expected_spans)
@@ -78,11 +78,11 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(f"added {len(checks)} attention check(s)"))
 
     def _report(self, study: Study, fmt: str) -> None:
-        rows = [r.as_dict() for r in attention.report(study)]
+        rows = [r.as_dict() for r in attention.reports.report(study)]
         if fmt == "json":
             self.stdout.write(json.dumps(rows, indent=2))
         elif fmt == "csv":
-            writer = csv.DictWriter(self.stdout, fieldnames=attention.REPORT_FIELDS, lineterminator="\n")
+            writer = csv.DictWriter(self.stdout, fieldnames=attention.reports.REPORT_FIELDS, lineterminator="\n")
             writer.writeheader()
             writer.writerows(rows)
         else:

@@ -22,7 +22,7 @@ def _test_step_with_checks(**rule) -> Participation:
     task = make_classification_task(slug="attb", labels=("positive", "negative"), n_test=3)
     p = make_participation(task, state=State.TEST, **rule)
     for position in (1, 3):
-        attention.create_check(
+        attention.definitions.create_check(
             study=p.study, position=position, context="A sentence.", question=CHECK_QUESTION, expected_label="negative"
         )
     return p
@@ -60,14 +60,14 @@ def test_a_worker_who_passes_the_attention_checks_completes(open_as, db):
     page.locator("#completion-code").wait_for()
     p.refresh_from_db()
     assert p.state == State.COMPLETED
-    assert [(r.passed, r.failed, r.decision) for r in attention.report(p.study)] == [(2, 0, "passed")]
+    assert [(r.passed, r.failed, r.decision) for r in attention.reports.report(p.study)] == [(2, 0, "passed")]
     assert not page.js_errors
 
 
 def test_a_staff_preview_trains_with_reveals_reaches_the_test_and_restarts(open_as, db):
     task = make_classification_task(slug="prevb", n_test=2, n_train=10)
     study = studies.study_create(task=task, slug="prevb", split_number=1, shots=[10])  # a draft
-    attention.generate(study=study, positions=[1])
+    attention.definitions.generate(study=study, positions=[1])
     admin = get_user_model().objects.create_user("staff", password="pw", is_staff=True)
     client = Client()
     client.force_login(admin)

@@ -1,42 +1,23 @@
-"""Attention checks: define them, mix them into a worker's test step, score them and apply the rule.
+"""Attention checks' definitions: a researcher's own, validated, or templates one every N test items.
 
-A check is an item whose answer the item itself states ("To show you are reading, choose 'negative'";
-"Select the word 'orange' in this sentence: ..."). It appears as item number ``position`` of every
-worker's test step, whatever the study's test order (a shuffled order moves the test items only), and
-looks like any other item: it is served through a Response row pointing at the check's own Example
-(in no example set, so never in the test set or its hash) with ``Response.attention_check`` set.
-``Response.objects`` leaves such rows out, so S1, the tables, the agreement and the exports never see
-them; this module reads them through ``Response.all_objects``.
-
-A check is passed when the worker's answer scores S1 = 1 against the expected answer (a skip, or any
-other answer, fails). At the end of the test step (``step_end``) ``judge`` logs an ``AttentionDecision`` for a
-worker who had checks and applies the study's rule: with ``attention_fail_limit`` N > 0, a worker with
-N failures or more is flagged for review (still completed) or excluded (state excluded with
-``exclusion_kind = "attention"``, paid and given a code as any excluded worker).
+A check is an item whose answer the item itself states; it gets its own Example (in no example set),
+so writing, changing and deleting one keeps that Example in step (annotation.services.attention).
 """
 
 from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from datetime import datetime
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
 from django.db import transaction
-from django.db.models import Count, Q
 
 from annotation.errors import ServiceError
-from annotation.models import AttentionCheck, AttentionDecision, Participation, Response, Study
+from annotation.models import AttentionCheck, Participation, Response, Study
 from annotation.services import offsets
 from tasks_app.models import Example, ExampleSet, ExampleSetItem, Label
 
-if TYPE_CHECKING:
-    from django.contrib.auth.models import User  # AUTH_USER_MODEL
-
 SOURCE_PREFIX = "attention-check:"  # the source_id of a check's own Example
-REASON_PREFIX = "attention: "  # the reason of the exclusion event (exclusion_kind says it too)
 MAX_TEXT = 5000
 
 
@@ -291,178 +272,3 @@ def generate(*, study: Study, positions: Sequence[int]) -> list[AttentionCheck]:
             )
             for i, p in enumerate(sorted(positions))
         ]
-
-
-# --- The worker's test step -------------------------------------------------------------------
-
-
-def interleave(test_ids: Sequence[int], checks: Iterable[tuple[int, int, int]]) -> list[tuple[int, int | None]]:
-    """The test step's items as (example id, check id or None): ``checks`` are (position, example id, check
-    id) and each takes item number ``position`` (one past the end at most, if checks were removed)."""
-    items: list[tuple[int, int | None]] = [(example_id, None) for example_id in test_ids]
-    for position, example_id, check_id in sorted(checks):
-        items.insert(min(position - 1, len(items)), (example_id, check_id))
-    return items
-
-
-def checks_of(study_id: int) -> list[tuple[int, int, int]]:
-    """(position, example id, check id) of the study's checks, for ``interleave``."""
-    return list(AttentionCheck.objects.filter(study_id=study_id).values_list("position", "example_id", "id"))
-
-
-@dataclass(frozen=True)
-class Tally:
-    checks: int
-    passed: int
-    failed: int
-    pending: int
-
-
-def _passed() -> Q:
-    return Q(status=Response.Status.ANSWERED, score__gte=1.0)
-
-
-def tallies(participation_ids: Iterable[int]) -> dict[int, Tally]:
-    """Participation id -> its checks passed, failed and not yet answered (one query)."""
-    rows = (
-        Response.all_objects.filter(attention_check__isnull=False, participation_id__in=list(participation_ids))
-        .values("participation_id")
-        .annotate(
-            n=Count("id"),
-            passed=Count("id", filter=_passed()),
-            pending=Count("id", filter=Q(status=Response.Status.PENDING)),
-        )
-        .order_by()
-    )
-    return {
-        r["participation_id"]: Tally(r["n"], r["passed"], r["n"] - r["passed"] - r["pending"], r["pending"])
-        for r in rows
-    }
-
-
-def judge(
-    participation: Participation,
-    *,
-    at: datetime,
-    readmitted: bool = False,
-    readmitted_by: User | None = None,
-) -> AttentionDecision | None:
-    """All test items are locked: the attention rule's decision on the worker, recorded; None without checks.
-
-    ``step_end.end_step`` acts on it (completes, or excludes on ``EXCLUDED``). An admin's readmission
-    (``readmitted``) has the last word: a worker the rule would exclude is flagged for review instead.
-    """
-    tally = tallies([participation.pk]).get(participation.pk)
-    if tally is None:
-        return None
-    study = participation.study
-    limit = study.attention_fail_limit
-    flagged = limit > 0 and tally.failed >= limit
-    summary = f"failed {tally.failed} of {tally.checks} attention checks"
-    decided_by = None
-    if not flagged:
-        decision = AttentionDecision.Decision.PASSED
-        reason = f"{summary} (limit {limit})" if limit else f"{summary} (no rule)"
-    elif study.attention_action == Study.AttentionAction.EXCLUDE and not readmitted:
-        decision, reason = AttentionDecision.Decision.EXCLUDED, f"{summary} (limit {limit}): excluded"
-    elif study.attention_action == Study.AttentionAction.EXCLUDE:
-        decision, reason = AttentionDecision.Decision.REVIEW, f"{summary} (limit {limit}): readmitted by an admin"
-        decided_by = readmitted_by
-    else:
-        decision, reason = AttentionDecision.Decision.REVIEW, f"{summary} (limit {limit}): flagged for review"
-    return AttentionDecision.objects.create(
-        participation=participation,
-        checks=tally.checks,
-        passed_count=tally.passed,
-        failed_count=tally.failed,
-        fail_limit=limit,
-        action=study.attention_action if limit else "",
-        decision=decision,
-        reason=reason,
-        decided_by=decided_by,
-        at=at,
-    )
-
-
-def failed_attention(participation: Participation) -> bool:
-    """Whether the worker was excluded by the attention rule (the ``attention_failed`` outcome)."""
-    return (
-        participation.state == Participation.State.EXCLUDED
-        and participation.exclusion_kind == Participation.ExclusionKind.ATTENTION
-    )
-
-
-# --- The report -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class WorkerReport:
-    participation_id: int
-    worker: str
-    platform: str
-    shots: int
-    state: str
-    checks: int
-    passed: int
-    failed: int
-    pending: int
-    decision: str  # the last AttentionDecision's, "" before the end of the test step
-
-    def as_dict(self) -> dict:
-        return {
-            "participation": self.participation_id,
-            "worker": self.worker,
-            "platform": self.platform,
-            "shots": self.shots,
-            "state": self.state,
-            "checks": self.checks,
-            "passed": self.passed,
-            "failed": self.failed,
-            "pending": self.pending,
-            "decision": self.decision,
-        }
-
-
-REPORT_FIELDS = [
-    "participation",
-    "worker",
-    "platform",
-    "shots",
-    "state",
-    "checks",
-    "passed",
-    "failed",
-    "pending",
-    "decision",
-]
-
-
-def report(study: Study) -> list[WorkerReport]:
-    """Per crowd worker of the study who has been given checks: passed / failed, and the rule's decision."""
-    participations = list(
-        Participation.objects.filter(study=study)
-        .select_related("worker", "condition")
-        .order_by("condition__shots", "slot_index", "id")
-    )
-    counts = tallies(p.pk for p in participations)
-    decisions: dict[int, str] = {}
-    for pid, decision in AttentionDecision.objects.filter(participation__in=participations).values_list(
-        "participation_id", "decision"
-    ):
-        decisions[pid] = decision  # ordered by time: the last one stays
-    return [
-        WorkerReport(
-            participation_id=p.pk,
-            worker=p.worker.external_id,
-            platform=p.worker.platform,
-            shots=p.condition.shots,
-            state=p.state,
-            checks=t.checks,
-            passed=t.passed,
-            failed=t.failed,
-            pending=t.pending,
-            decision=decisions.get(p.pk, ""),
-        )
-        for p in participations
-        if (t := counts.get(p.pk)) is not None
-    ]
