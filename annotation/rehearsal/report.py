@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from annotation.rehearsal.client import Recorder
+from annotation.reporting import planning
 
 
 @dataclass(frozen=True)
@@ -47,16 +48,11 @@ def latency(recorder: Recorder) -> dict[str, dict[str, Any]]:
     return result
 
 
-def planning_section(study_slug: str) -> dict[str, Any] | None:
-    """HOOK for sample-size planning (annotation.reporting.planning, written separately): each cell's 95%
-    interval width with 3, 5 and 10 workers per condition, the cost at the study's rate, the time a
-    worker takes. Until that module exists the report says so."""
-    try:
-        from annotation.reporting import planning
-    except ImportError:
-        return None
-    plan = getattr(planning, "rehearsal_section", None)
-    return plan(study_slug) if callable(plan) else None
+def planning_section(study_slug: str) -> dict[str, Any]:
+    """Sample-size planning from the real study's pilot (annotation.reporting.planning): each cell's 95%
+    interval width with 3, 5 and 10 workers per condition, the cost at the study's rate, the time a worker
+    takes; or, before any pilot, why there is none (``error``)."""
+    return planning.rehearsal_section(study_slug)
 
 
 @dataclass
@@ -71,7 +67,7 @@ class Report:
     latency: dict[str, dict[str, Any]]
     crowd: list[dict[str, Any]] = field(default_factory=list)
     prolific: dict[str, Any] = field(default_factory=dict)
-    planning: dict[str, Any] | None = None
+    planning: dict[str, Any] | None = None  # planning_section's
 
     @classmethod
     def build(
@@ -135,7 +131,7 @@ class Report:
             "latency": self.latency,
             "crowd": self.crowd,
             "prolific": {k: {kk: vv for kk, vv in v.items() if kk != "rows"} for k, v in self.prolific.items()},
-            "planning": self.planning,  # HOOK: annotation.reporting.planning fills this
+            "planning": self.planning,
         }
 
     def json(self) -> str:
@@ -179,6 +175,6 @@ class Report:
             counts = run.get("counts") or {}
             lines.append(f"- {name}: {run.get('error') or counts or 'nothing to do'}")
         lines += ["", "## Sample-size planning", ""]
-        # HOOK: annotation.reporting.planning (written separately) fills this section.
-        lines.append(json.dumps(self.planning, indent=2) if self.planning else "Not computed yet (planning hook).")
+        plan = self.planning or {}
+        lines.append(plan.get("markdown") or plan.get("error") or "Not computed.")
         return "\n".join(lines) + "\n"
