@@ -14,6 +14,7 @@ from annotation.models.prolific import (
     ProlificEvent,
     ProlificGroup,
     ProlificHookSecret,
+    ProlificJob,
     ProlificSubscription,
 )
 from annotation.models.rehearsal import RehearsalJob
@@ -36,6 +37,7 @@ __all__ = [
     "ProlificEvent",
     "ProlificGroup",
     "ProlificHookSecret",
+    "ProlificJob",
     "ProlificSubscription",
     "RehearsalJob",
     "Response",
