@@ -54,6 +54,7 @@ EDITABLE_FIELDS = (
     "attention_action",
     "language",
     "translations",
+    "prolific_sync_places",
 ) + tuple(name for name in ("base_reward",) if name in {f.name for f in Study._meta.get_fields()})
 
 STATUS_TRANSITIONS: dict[str, set[str]] = {

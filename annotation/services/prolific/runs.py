@@ -112,6 +112,7 @@ class Report:
             "study": self.study,
             "dry_run": self.dry_run,
             "counts": self.counts,
+            "total": f"{self.total:.2f}",
             "notes": self.notes,
             "rows": [r.as_dict() for r in self.rows],
         }
