@@ -52,9 +52,7 @@ def test_the_command_says_the_feature_is_off_without_a_token(prolific_study, set
         call_command("prolific", "review", "--study", study.slug, "--run")
 
 
-def test_the_dashboard_shows_the_dry_run_then_runs_on_post(
-    two_done, admin_client, django_capture_on_commit_callbacks
-):
+def test_the_dashboard_shows_the_dry_run_then_runs_on_post(two_done, admin_client, django_capture_on_commit_callbacks):
     study, standin = two_done
     page = admin_client.get(reverse("dashboard:study", args=[study.slug]))
     assert reverse("dashboard:prolific", args=[study.slug, "bonus"]) in page.content.decode()
