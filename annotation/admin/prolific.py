@@ -84,7 +84,7 @@ class ProlificStudyActions(admin.ModelAdmin):
         enabled = operations.enabled()
         if request.method == "POST" and enabled:
             try:
-                job = jobs.prolific_job_create(study=study, operation=operation, user=request.user)  # type: ignore[arg-type]
+                job = jobs.prolific_job_create(study=study, operation=operation, user=request.user)
             except jobs.ProlificJobBusy as exc:
                 self.message_user(request, str(exc), messages.ERROR)
             else:

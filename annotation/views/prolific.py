@@ -22,7 +22,7 @@ def operation(request: HttpRequest, slug: str, operation: str) -> HttpResponse:
         if not enabled:
             return HttpResponse(operations.OFF_MESSAGE, status=409, content_type="text/plain; charset=utf-8")
         try:
-            job = jobs.prolific_job_create(study=study, operation=operation, user=request.user)  # type: ignore[arg-type]
+            job = jobs.prolific_job_create(study=study, operation=operation, user=request.user)
         except jobs.ProlificJobBusy as exc:
             return HttpResponse(str(exc), status=409, content_type="text/plain; charset=utf-8")
         return redirect("dashboard:prolific-job", slug=study.slug, job_id=job.pk)

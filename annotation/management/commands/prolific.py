@@ -3,7 +3,7 @@
 manage.py prolific review --study sst2-split1            # who is approved (dry run)
 manage.py prolific bonus --study sst2-split1 --run       # pay the pay table's bonuses
 manage.py prolific group --study sst2-split1 --json      # add the task's participants to its group
-manage.py prolific places --study sst2-split1            # places for the excluded workers' replacements; pause when full
+manage.py prolific places --study sst2-split1            # places follow the design; pause when full
 manage.py prolific subscribe --url https://study.example.org/hooks/prolific/ --run   # webhooks
 manage.py prolific poll --study sst2-split1              # free the slots of returned submissions now
 """
