@@ -128,3 +128,14 @@ def test_the_api_answers_409_when_off_and_404_for_an_unknown_operation(prolific_
     assert off.status_code == 409 and off.json()["error"] == "prolific_off"
     unknown = admin_client.post(reverse("study-prolific", args=[study.pk, "nope"]), {}, content_type="application/json")
     assert unknown.status_code == 404
+
+
+def test_a_second_run_of_a_study_is_refused_while_one_is_queued(two_done, admin_client):
+    study, standin = two_done
+    url = reverse("dashboard:prolific", args=[study.slug, "review"])
+    assert admin_client.post(url).status_code == 302  # queued: its task is sent only once the request commits
+    refused = admin_client.post(url)
+    assert refused.status_code == 409 and "already queued" in refused.content.decode()
+    assert ProlificJob.objects.count() == 1 and standin.writes() == []
+    page = admin_client.get(reverse("dashboard:prolific-job", args=[study.slug, ProlificJob.objects.get().pk]))
+    assert 'http-equiv="refresh"' in page.content.decode()  # the page reloads until the run ends

@@ -253,5 +253,8 @@ def sync(*, study_id: int) -> dict[str, int]:
     report = Report(operation="places", study=study.slug, dry_run=False)
     report.rows, report.notes = places_rows(study, client)
     run_places(client, log, study, report)
-    logger.info("Prolific places of %s: %s; %s", study.slug, report.counts, "; ".join(report.notes))
+    changes = "; ".join(
+        f"{r.action}: {r.state} {r.note}".strip() for r in report.rows if r.participation_id == STUDY_ROW
+    )
+    logger.info("Prolific places of %s: %s; %s; %s", study.slug, report.counts, "; ".join(report.notes), changes)
     return report.counts
