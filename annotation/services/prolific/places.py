@@ -137,8 +137,15 @@ def places_rows(study: Study, client: ProlificClient | None) -> tuple[list[Row],
     taken = _int(prolific.get("places_taken"))
     status = str(prolific.get("status") or "")
     reward = _int(prolific.get("reward"))
-    notes.append(f"Prolific study {sid}: {total} places, {taken} taken, {status or 'status unknown'}")
-    if total >= target:
+    notes.append(
+        f"Prolific study {sid}: {total} places, {'?' if taken is None else taken} taken, {status or 'status unknown'}"
+    )
+    if total is None:
+        notes.append("Prolific gave no total_available_places: the places are left as they are")
+        for r in rows:
+            if r.state == TODO:
+                r.state, r.note = SKIP, "Prolific's total of places is unknown"
+    elif total >= target:
         for r in rows:
             if r.state == TODO:  # a run records it, with no call
                 r.note = f"Prolific already has {total} places (needed: {target}): recorded, nothing sent"
@@ -158,8 +165,8 @@ def places_rows(study: Study, client: ProlificClient | None) -> tuple[list[Row],
     return rows, notes
 
 
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def run_places(client: ProlificClient, log: CallLog, study: Study, report: Report) -> None:
