@@ -234,7 +234,10 @@ class ProlificClient:
                     headers_out.update(response.headers.items())
         except urllib.error.HTTPError as exc:
             status = exc.code
-            text = exc.read().decode("utf-8", "replace")
+            try:
+                text = exc.read().decode("utf-8", "replace")
+            except (http.client.IncompleteRead, ConnectionResetError):  # the status says enough
+                text = ""
             error = _http_error(method, path, exc.code, text)
             if isinstance(error, ProlificRateLimited):
                 error.retry_after = _retry_after(dict(exc.headers.items()))
