@@ -5,6 +5,8 @@ import logging
 from celery import shared_task
 
 from annotation.services import abandonment, closing, filter_groups
+from annotation.services.prolific import jobs as prolific_jobs
+from annotation.services.prolific import places as prolific_places
 from annotation.services.prolific import polling
 
 logger = logging.getLogger(__name__)
@@ -47,3 +49,26 @@ def poll_prolific_submissions() -> int:
     freed = polling.poll_all()
     logger.log(logging.INFO if freed else logging.DEBUG, "Prolific polling freed %d slot(s)", freed)
     return freed
+
+
+# Like the export and rehearsal jobs: a redelivered message runs the job only if it is queued.
+@shared_task(name="annotation.run_prolific_job", acks_late=True, reject_on_worker_lost=True)
+def run_prolific_job(job_id: int) -> str:
+    """A Prolific run started from the dashboard or the admin (``prolific.jobs``)."""
+    return prolific_jobs.prolific_job_run(job_id=job_id).status
+
+
+@shared_task(name="annotation.sweep_prolific_jobs")
+def sweep_prolific_jobs() -> dict[str, list[int]]:
+    """Periodic (CELERY_BEAT_SCHEDULE): fail the Prolific runs whose worker died."""
+    result = prolific_jobs.prolific_jobs_sweep()
+    if result.failed:
+        logger.info("Prolific job sweep: %d failed", len(result.failed))
+    return {"requeued": result.requeued, "failed": result.failed}
+
+
+@shared_task(name="annotation.sync_prolific_places")
+def sync_prolific_places(study_id: int) -> dict[str, int]:
+    """After a slot of a study that opts in was taken or freed (``prolific.places.on_slot_change``): bring the
+    Prolific study's places and status in step. Its counts by row state."""
+    return prolific_places.sync(study_id=study_id)

@@ -10,6 +10,7 @@ urlpatterns = [
     path("", dashboard.index, name="index"),
     path("study/<slug:slug>/", dashboard.study_detail, name="study"),
     path("study/<slug:slug>/prolific/<str:operation>/", prolific.operation, name="prolific"),
+    path("study/<slug:slug>/prolific-runs/<int:job_id>/", prolific.job, name="prolific-job"),
     path("live.json", dashboard.live, name="live"),
     path("study/<slug:slug>/statement.<str:fmt>", dashboard.statement, name="statement"),
     path("study/<slug:slug>/rehearse/", dashboard.rehearsal_queue, name="rehearse"),

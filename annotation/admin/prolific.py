@@ -1,6 +1,9 @@
-"""Admin for the Prolific operations: the study actions (dry run page, then confirm) and the call log."""
+"""Admin for the Prolific operations: the study actions (dry run page, then confirm, which queues the run as a
+Celery job and shows its progress) and the logs."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from django.contrib import admin, messages
 from django.db.models import Model, QuerySet
@@ -9,14 +12,29 @@ from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 
-from annotation.models import ProlificAction, ProlificCall, ProlificEvent, ProlificGroup, ProlificSubscription, Study
-from annotation.services.prolific import operations
+from annotation.models import (
+    ProlificAction,
+    ProlificCall,
+    ProlificEvent,
+    ProlificGroup,
+    ProlificJob,
+    ProlificSubscription,
+    Study,
+)
+from annotation.services.prolific import jobs, operations
 
 
 class ProlificStudyActions(admin.ModelAdmin):
     """Mixed into StudyAdmin: one action per operation, each opening its dry-run page."""
 
-    prolific_actions = ["prolific_review", "prolific_bonus", "prolific_group"]
+    prolific_actions = ["prolific_review", "prolific_bonus", "prolific_group", "prolific_places"]
+
+    def get_fieldsets(self, request: HttpRequest, obj: Model | None = None) -> Any:
+        # The study's Prolific setting, in a section of its own after the study admin's own sections.
+        fieldsets = list(super().get_fieldsets(request, obj))
+        if any("prolific_sync_places" in (opts.get("fields") or []) for _, opts in fieldsets):
+            return fieldsets
+        return [*fieldsets, ("Prolific", {"fields": ["prolific_sync_places"]})]
 
     def _prolific_redirect(
         self, request: HttpRequest, queryset: QuerySet[Study], operation: str
@@ -38,13 +56,22 @@ class ProlificStudyActions(admin.ModelAdmin):
     def prolific_group(self, request: HttpRequest, queryset: QuerySet[Study]) -> HttpResponseRedirect | None:
         return self._prolific_redirect(request, queryset, "group")
 
+    @admin.action(description="Prolific: places follow the design, pause when full (dry run first)")
+    def prolific_places(self, request: HttpRequest, queryset: QuerySet[Study]) -> HttpResponseRedirect | None:
+        return self._prolific_redirect(request, queryset, "places")
+
     def get_urls(self) -> list[URLPattern]:
         own = [
             path(
                 "<int:study_id>/prolific/<str:operation>/",
                 self.admin_site.admin_view(self.prolific_view),
                 name="annotation_study_prolific",
-            )
+            ),
+            path(
+                "<int:study_id>/prolific-runs/<int:job_id>/",
+                self.admin_site.admin_view(self.prolific_job_view),
+                name="annotation_study_prolific_job",
+            ),
         ]
         return own + super().get_urls()
 
@@ -56,9 +83,13 @@ class ProlificStudyActions(admin.ModelAdmin):
         study = get_object_or_404(Study.objects.select_related("task"), pk=study_id)
         enabled = operations.enabled()
         if request.method == "POST" and enabled:
-            report = operations.run(operation=operation, study=study)
-        else:
-            report = operations.plan(operation=operation, study=study)
+            try:
+                job = jobs.prolific_job_create(study=study, operation=operation, user=request.user)
+            except jobs.ProlificJobBusy as exc:
+                self.message_user(request, str(exc), messages.ERROR)
+            else:
+                return HttpResponseRedirect(reverse("admin:annotation_study_prolific_job", args=[study.pk, job.pk]))
+        report = operations.plan(operation=operation, study=study)
         context = {
             **self.admin_site.each_context(request),
             "title": f"Prolific {operation}: {study.slug}",
@@ -69,6 +100,20 @@ class ProlificStudyActions(admin.ModelAdmin):
             "confirm_url": request.path,
         }
         return TemplateResponse(request, "admin/annotation/study/prolific.html", context)
+
+    def prolific_job_view(self, request: HttpRequest, study_id: int, job_id: int) -> HttpResponse:
+        if not self.has_view_permission(request):
+            return HttpResponse(status=403)
+        job = get_object_or_404(ProlificJob.objects.select_related("study"), pk=job_id, study_id=study_id)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Prolific {job.operation}: {job.study.slug}",
+            "opts": Study._meta,
+            "study": job.study,
+            "job": job,
+            "status": jobs.job_status(job),
+        }
+        return TemplateResponse(request, "admin/annotation/study/prolific_job.html", context)
 
 
 @admin.register(ProlificAction)
@@ -146,6 +191,15 @@ class _ReadOnly(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
+
+
+@admin.register(ProlificJob)
+class ProlificJobAdmin(_ReadOnly):
+    """The runs started from the dashboard or the admin, done by a Celery worker."""
+
+    list_display = ["created_at", "study", "operation", "status", "progress", "finished_at", "created_by"]
+    list_filter = ["operation", "status"]
+    readonly_fields = [f.name for f in ProlificJob._meta.fields]
 
 
 @admin.register(ProlificEvent)

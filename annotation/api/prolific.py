@@ -25,17 +25,7 @@ class ProlificRowSerializer(serializers.Serializer):
     participant = serializers.CharField()
     study = serializers.CharField()
     action = serializers.CharField()
-    state = serializers.ChoiceField(
-        choices=[
-            operations.TODO,
-            operations.DONE,
-            operations.UNCERTAIN,
-            operations.SKIP,
-            operations.DECIDE,
-            operations.FAILED,
-            operations.NOT_TRIED,
-        ]
-    )
+    state = serializers.ChoiceField(choices=list(operations.STATES))
     note = serializers.CharField(allow_blank=True)
     submission = serializers.CharField(allow_blank=True)
     prolific_study = serializers.CharField(allow_blank=True)
@@ -48,6 +38,7 @@ class ProlificReportSerializer(serializers.Serializer):
     study = serializers.CharField()
     dry_run = serializers.BooleanField()
     counts = serializers.DictField(child=serializers.IntegerField())
+    total = serializers.CharField(help_text="bonus: the bonuses; places: the reward of the places added.")
     notes = serializers.ListField(child=serializers.CharField())
     rows = ProlificRowSerializer(many=True)
 

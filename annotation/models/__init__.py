@@ -15,6 +15,7 @@ from annotation.models.prolific import (
     ProlificEvent,
     ProlificGroup,
     ProlificHookSecret,
+    ProlificJob,
     ProlificSubscription,
 )
 from annotation.models.rehearsal import RehearsalJob
@@ -38,6 +39,7 @@ __all__ = [
     "ProlificEvent",
     "ProlificGroup",
     "ProlificHookSecret",
+    "ProlificJob",
     "ProlificSubscription",
     "RehearsalJob",
     "Response",

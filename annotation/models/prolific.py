@@ -7,9 +7,12 @@ pay endpoint Prolific documents as not idempotent, is never paid twice. A person
 Prolific and marks it resolved.
 """
 
+from django.conf import settings
 from django.db import models
 
+from annotation.models.jobs import BackgroundJob
 from annotation.models.participation import Participation
+from annotation.models.study import Study
 from tasks_app.models import Task
 
 
@@ -18,6 +21,7 @@ class ProlificAction(models.Model):
         REVIEW = "review", "Approve / reject / screen out"
         BONUS = "bonus", "Bonus"
         GROUP = "group", "Participant group"
+        PLACES = "places", "A place for the worker's replacement"
 
     class Status(models.TextChoices):
         DONE = "done", "Done"
@@ -154,3 +158,19 @@ class ProlificSubscription(models.Model):
 
     def __str__(self) -> str:
         return f"{self.event_type} → {self.target_url} ({'confirmed' if self.confirmed else 'unconfirmed'})"
+
+
+class ProlificJob(BackgroundJob):
+    """A run of a Prolific operation started from the dashboard or the admin, done by a Celery worker
+    (annotation.services.prolific.jobs): off the web request, with its progress and its report."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="prolific_jobs")
+    operation = models.CharField(max_length=10, help_text="review, bonus, group or places.")
+    report = models.JSONField(null=True, blank=True, help_text="The run's report, once done.")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"Prolific {self.operation} of study {self.study_id} ({self.status})"

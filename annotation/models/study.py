@@ -60,6 +60,11 @@ class Study(models.Model):
     workers_per_condition = models.PositiveSmallIntegerField(default=3, validators=[MinValueValidator(1)])
     hourly_rate = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal("12.00"))
     currency = models.CharField(max_length=3, default="USD")
+    prolific_sync_places = models.BooleanField(
+        default=False,
+        help_text="With the Prolific operations on: after each slot taken or freed, grow the Prolific study's "
+        "places for the excluded workers' replacements, and pause it while every slot is held (docs/prolific.md).",
+    )
     base_reward = models.DecimalField(
         max_digits=8,
         decimal_places=2,

@@ -25,6 +25,7 @@ from django.utils import timezone
 from annotation.errors import ServiceError
 from annotation.models import Participation, ParticipationEvent
 from annotation.services import outcomes
+from annotation.services.prolific import places
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User  # AUTH_USER_MODEL
@@ -105,11 +106,14 @@ def transition(
         )
     for field, value in changes.items():
         setattr(participation, field, value)
+    if (from_state in Participation.HOLDING_STATES) != (to_state in Participation.HOLDING_STATES):
+        places.on_slot_change(participation)  # a slot taken or freed: the Prolific places may follow
     return event
 
 
 def record_claim(participation: Participation, *, at: datetime | None = None) -> ParticipationEvent:
     """The first event of a participation (its creation as claimed)."""
+    places.on_slot_change(participation)
     return ParticipationEvent.objects.create(
         participation=participation,
         from_state="",

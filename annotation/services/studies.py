@@ -64,6 +64,7 @@ EDITABLE_FIELDS = (
     "ethics_review",
     "ethics_board",
     "ethics_reference",
+    "prolific_sync_places",
 ) + tuple(name for name in ("base_reward",) if name in {f.name for f in Study._meta.get_fields()})
 
 STATUS_TRANSITIONS: dict[str, set[str]] = {

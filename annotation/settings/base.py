@@ -174,6 +174,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "annotation.sweep_rehearsal_jobs",
         "schedule": env_int("EXPORT_SWEEP_SECONDS", 60, minimum=1),
     },
+    "sweep-prolific-jobs": {
+        "task": "annotation.sweep_prolific_jobs",
+        "schedule": env_int("EXPORT_SWEEP_SECONDS", 60, minimum=1),
+    },
 }
 
 # --- Export jobs ----------------------------------------------------------------
@@ -207,6 +211,11 @@ PROLIFIC_WEBHOOK_TOLERANCE_SECONDS = env_int("PROLIFIC_WEBHOOK_TOLERANCE_SECONDS
 # Polling, the fallback when Prolific cannot reach the app: Celery beat reads the submissions of the
 # studies with Prolific workers at work this often (0: never). Only scheduled when the token is set.
 PROLIFIC_POLL_SECONDS = env_int("PROLIFIC_POLL_SECONDS", 120, minimum=0)
+# A run started from the dashboard or the admin is a Celery job (annotation.services.prolific.jobs). One whose
+# worker died is not started again (the sweep fails it): a run again from the page does only what is left.
+PROLIFIC_JOB_STALE_SECONDS = EXPORT_STALE_SECONDS
+PROLIFIC_JOB_HEARTBEAT_SECONDS = EXPORT_HEARTBEAT_SECONDS
+PROLIFIC_JOB_MAX_ATTEMPTS = 1
 if PROLIFIC_API_TOKEN and PROLIFIC_POLL_SECONDS:
     CELERY_BEAT_SCHEDULE["poll-prolific-submissions"] = {
         "task": "annotation.poll_prolific_submissions",

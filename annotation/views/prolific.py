@@ -1,14 +1,15 @@
-"""Dashboard pages of the Prolific operations: GET shows the dry run, POST (with CSRF) runs it."""
+"""Dashboard pages of the Prolific operations: GET shows the dry run; POST (with CSRF) queues the run as a
+Celery job (``prolific.jobs``) and redirects to its page, which shows its progress, then its report."""
 
 from __future__ import annotations
 
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
-from annotation.models import Study
-from annotation.services.prolific import operations
+from annotation.models import ProlificJob, Study
+from annotation.services.prolific import jobs, operations
 
 
 @staff_member_required
@@ -20,9 +21,12 @@ def operation(request: HttpRequest, slug: str, operation: str) -> HttpResponse:
     if request.method == "POST":
         if not enabled:
             return HttpResponse(operations.OFF_MESSAGE, status=409, content_type="text/plain; charset=utf-8")
-        report = operations.run(operation=operation, study=study)
-    else:
-        report = operations.plan(operation=operation, study=study)
+        try:
+            job = jobs.prolific_job_create(study=study, operation=operation, user=request.user)
+        except jobs.ProlificJobBusy as exc:
+            return HttpResponse(str(exc), status=409, content_type="text/plain; charset=utf-8")
+        return redirect("dashboard:prolific-job", slug=study.slug, job_id=job.pk)
+    report = operations.plan(operation=operation, study=study)
     context = {
         "study": study,
         "operation": operation,
@@ -31,3 +35,10 @@ def operation(request: HttpRequest, slug: str, operation: str) -> HttpResponse:
         "confirm_url": reverse("dashboard:prolific", args=[study.slug, operation]),
     }
     return render(request, "dashboard/prolific.html", context)
+
+
+@staff_member_required
+def job(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
+    found = get_object_or_404(ProlificJob.objects.select_related("study"), pk=job_id, study__slug=slug)
+    context = {"study": found.study, "job": found, "status": jobs.job_status(found)}
+    return render(request, "dashboard/prolific_job.html", context)

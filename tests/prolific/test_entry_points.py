@@ -7,7 +7,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from annotation.models import Participation, ProlificAction
+from annotation.models import Participation, ProlificAction, ProlificJob
 from tests.prolific.conftest import join
 
 State = Participation.State
@@ -52,7 +52,7 @@ def test_the_command_says_the_feature_is_off_without_a_token(prolific_study, set
         call_command("prolific", "review", "--study", study.slug, "--run")
 
 
-def test_the_dashboard_shows_the_dry_run_then_runs_on_post(two_done, admin_client):
+def test_the_dashboard_shows_the_dry_run_then_runs_on_post(two_done, admin_client, django_capture_on_commit_callbacks):
     study, standin = two_done
     page = admin_client.get(reverse("dashboard:study", args=[study.slug]))
     assert reverse("dashboard:prolific", args=[study.slug, "bonus"]) in page.content.decode()
@@ -61,10 +61,20 @@ def test_the_dashboard_shows_the_dry_run_then_runs_on_post(two_done, admin_clien
     assert "Dry run: nothing has been sent" in dry.content.decode() and standin.requests == [
         ("GET", "/api/v1/studies/PS1/", {})
     ]
-    done = admin_client.post(url)
-    assert "Run finished" in done.content.decode()
+    # The POST queues a Celery job (eager here, once the request's transaction commits) and redirects to its
+    # page, which shows the report once it is done.
+    with django_capture_on_commit_callbacks(execute=True):
+        queued = admin_client.post(url)
+    assert queued.status_code == 302
+    job = ProlificJob.objects.get()
+    assert queued["Location"] == reverse("dashboard:prolific-job", args=[study.slug, job.pk])
+    done = admin_client.get(queued["Location"])
+    assert "Run finished" in done.content.decode() and "Done" in done.content.decode()
+    job.refresh_from_db()
+    assert (job.status, job.progress, job.report["counts"]) == ("done", {"done": 2, "total": 2}, {"done": 2})
     assert standin.paid_to("p1") == Decimal("3.00")
-    admin_client.post(url)
+    with django_capture_on_commit_callbacks(execute=True):
+        admin_client.post(url)
     assert standin.paid_to("p1") == Decimal("3.00")
 
 
@@ -82,7 +92,9 @@ def test_the_dashboard_page_is_staff_only(prolific_study, client):
     assert response.status_code == 302 and "login" in response["Location"]
 
 
-def test_the_admin_action_opens_the_dry_run_and_confirming_runs_it(two_done, admin_client):
+def test_the_admin_action_opens_the_dry_run_and_confirming_runs_it(
+    two_done, admin_client, django_capture_on_commit_callbacks
+):
     study, standin = two_done
     response = admin_client.post(
         reverse("admin:annotation_study_changelist"),
@@ -91,8 +103,13 @@ def test_the_admin_action_opens_the_dry_run_and_confirming_runs_it(two_done, adm
     assert response.status_code == 302
     dry = admin_client.get(response["Location"])
     assert "Dry run" in dry.content.decode() and standin.requests == []
-    admin_client.post(response["Location"])
+    with django_capture_on_commit_callbacks(execute=True):
+        queued = admin_client.post(response["Location"])
+    job = ProlificJob.objects.get()
+    assert queued["Location"] == reverse("admin:annotation_study_prolific_job", args=[study.pk, job.pk])
     assert ProlificAction.objects.filter(status="done").count() == 2
+    page = admin_client.get(queued["Location"]).content.decode()
+    assert "Run finished" in page and "approved in bulk" in page
 
 
 def test_the_api_gives_the_dry_run_and_the_run(two_done, admin_client):
@@ -111,3 +128,14 @@ def test_the_api_answers_409_when_off_and_404_for_an_unknown_operation(prolific_
     assert off.status_code == 409 and off.json()["error"] == "prolific_off"
     unknown = admin_client.post(reverse("study-prolific", args=[study.pk, "nope"]), {}, content_type="application/json")
     assert unknown.status_code == 404
+
+
+def test_a_second_run_of_a_study_is_refused_while_one_is_queued(two_done, admin_client):
+    study, standin = two_done
+    url = reverse("dashboard:prolific", args=[study.slug, "review"])
+    assert admin_client.post(url).status_code == 302  # queued: its task is sent only once the request commits
+    refused = admin_client.post(url)
+    assert refused.status_code == 409 and "already queued" in refused.content.decode()
+    assert ProlificJob.objects.count() == 1 and standin.writes() == []
+    page = admin_client.get(reverse("dashboard:prolific-job", args=[study.slug, ProlificJob.objects.get().pk]))
+    assert 'http-equiv="refresh"' in page.content.decode()  # the page reloads until the run ends

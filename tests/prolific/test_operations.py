@@ -75,8 +75,15 @@ def test_review_approves_and_a_rerun_sends_nothing_more(cohort):
         "p4": "AWAITING REVIEW",
         "p5": "AWAITING REVIEW",
     }
-    assert ProlificCall.objects.filter(ok=True, status_code=200).count() == 3
-    assert all(c.action is not None for c in ProlificCall.objects.all())
+    # The three approvals go in one call to the bulk endpoint, which names every submission.
+    (call,) = ProlificCall.objects.filter(ok=True, status_code=200)
+    assert call.path == "submissions/bulk-approve/" and call.action is None
+    assert sorted(call.request["submission_ids"]) == ["sub-p1", "sub-p2", "sub-p3"]
+    assert set(ProlificAction.objects.filter(status="done").values_list("prolific_id", flat=True)) == {
+        "sub-p1",
+        "sub-p2",
+        "sub-p3",
+    }
     sent = len(standin.requests)
     again = operations.run(operation="review", study=study)
     assert again.counts == {"done": 3, "skip": 1, "needs decision": 1}

@@ -336,3 +336,23 @@ def test_the_admin_lists_the_events_heard_from_prolific(claimed, client, admin_c
     page = admin_client.get("/admin/annotation/prolificevent/")
     assert page.status_code == 200 and "sub-p1" in page.content.decode()
     assert admin_client.get("/admin/annotation/prolificsubscription/").status_code == 200
+
+
+def test_with_places_synced_a_full_study_is_paused_and_a_return_resumes_it(hooked):
+    """Entry, webhook and places together: the last slot taken pauses the Prolific study; a return's webhook
+    frees the slot and starts it again; the replacement fills it and it is paused again."""
+    standin = hooked
+    study = StudyFactory(slug="synced", workers_per_condition=1, prolific_sync_places=True)
+    ConditionFactory(study=study, shots=0)
+    standin.add_study(study_id=PROLIFIC_STUDY, reward=300)
+    standin.set_places(PROLIFIC_STUDY, 1)
+    status = lambda: standin.studies[PROLIFIC_STUDY]["status"]  # noqa: E731
+
+    assert take_part(Client(), study, "p1", standin).status_code == 302
+    assert status() == "PAUSED"
+    [sent] = standin.return_submission("p1")
+    assert sent["status"] == 200 and status() == "ACTIVE"
+    assert standin.places[PROLIFIC_STUDY] == {"total": 1, "taken": 0, "reopened": 1}  # Prolific reopened it
+    assert take_part(Client(), study, "p2", standin).status_code == 302
+    assert status() == "PAUSED"
+    assert not any(method == "PATCH" for method, _, _ in standin.writes())  # a return needs no new place

@@ -3,6 +3,7 @@
 manage.py prolific review --study sst2-split1            # who is approved (dry run)
 manage.py prolific bonus --study sst2-split1 --run       # pay the pay table's bonuses
 manage.py prolific group --study sst2-split1 --json      # add the task's participants to its group
+manage.py prolific places --study sst2-split1            # places follow the design; pause when full
 manage.py prolific subscribe --url https://study.example.org/hooks/prolific/ --run   # webhooks
 manage.py prolific poll --study sst2-split1              # free the slots of returned submissions now
 """
@@ -21,7 +22,8 @@ HOOK_COMMANDS = ("subscribe", "poll")
 
 class Command(BaseCommand):
     help = (
-        "Approve, pay bonuses or fill the participant group on Prolific for a study (dry run unless --run); "
+        "Approve, pay bonuses, fill the participant group or keep the places in step with the design on Prolific "
+        "for a study (dry run unless --run); "
         "subscribe the app's webhook URL; poll a study's submissions."
     )
 
@@ -68,7 +70,10 @@ class Command(BaseCommand):
             line = f"{r.participant:<26} {r.study:<16} {r.action:<10} {amount:>10}  {r.state:<15} {r.note}"
             self.stdout.write(line)
         counts = ", ".join(f"{n} {state}" for state, n in sorted(report.counts.items())) or "nobody"
-        total = f"; bonuses {report.total:.2f}" if report.operation == "bonus" else ""
+        total = {
+            "bonus": f"; bonuses {report.total:.2f}",
+            "places": f"; expected cost {report.total:.2f} (the reward of the places added; Prolific's fee on top)",
+        }.get(report.operation, "")
         self.stdout.write(f"{counts}{total}")
 
     def _subscribe(self, url: str | None, workspace: str | None, *, run: bool, as_json: bool) -> None:

@@ -13,6 +13,10 @@ docs/prolific.md lists them with what each operation sends:
 - ``POST /bulk-bonus-payments/{id}/pay/``: pay a set-up bonus. Documented as NOT idempotent.
 - ``POST /participant-groups/``: create a group (``name``, ``workspace_id``).
 - ``POST /participant-groups/{id}/participants/``: add ``participant_ids``; members are ignored.
+- ``POST /submissions/bulk-approve/``: approve many submissions (``submission_ids``) in one call; Prolific
+  answers at once and approves them in the background ("Bulk approve in progress").
+- ``PATCH /studies/{id}/``: a published study's ``total_available_places`` (Prolific only lets it grow).
+- ``POST /studies/{id}/transition/``: ``{"action": "PAUSE"}`` or ``{"action": "START"}`` (resume).
 - ``GET /studies/{id}/submissions/``: a study's submissions (``id``, ``participant_id``, ``status``).
 - ``POST /hooks/secrets/``: create (or replace) the workspace's webhook secret (``id``, ``value``).
 - ``POST /hooks/subscriptions/``: subscribe a ``target_url`` to an ``event_type``; the answer's
@@ -21,12 +25,15 @@ docs/prolific.md lists them with what each operation sends:
 Authentication is the header ``Authorization: Token <token>``. The reference documents no
 rate-limit figures nor an error-body schema: a 429 is retried after its ``Retry-After``
 (seconds, bounded by ``max_wait``), and an error's body is kept as text, whatever its shape.
+A connection dropped while the answer is awaited or read (``RemoteDisconnected``, ``ConnectionResetError``,
+``IncompleteRead``) is ``ProlificReplyLost``: the request may have taken effect, as after a time-out.
 
 Plain Python (urllib, no Django): the operations module records every call through ``on_call``.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
 import time
@@ -76,6 +83,12 @@ class ProlificTimeout(ProlificError):
     definite = False
 
 
+class ProlificReplyLost(ProlificError):
+    """The connection dropped while the answer was awaited or read: the request may have taken effect."""
+
+    definite = False
+
+
 class ProlificConnectionError(ProlificError):
     """Prolific could not be reached (refused, DNS, TLS): the request never arrived."""
 
@@ -119,6 +132,17 @@ class ProlificClient:
         """Complete with a code set up on the Prolific study (e.g. a screen-out code)."""
         body = {"action": "COMPLETE", "completion_code": completion_code}
         return self._post(f"submissions/{submission_id}/transition/", body)
+
+    def bulk_approve(self, submission_ids: list[str]) -> dict[str, Any]:
+        return self._post("submissions/bulk-approve/", {"submission_ids": submission_ids})
+
+    def set_places(self, study_id: str, total: int) -> dict[str, Any]:
+        """Set a study's total places (a published study's places may only grow)."""
+        return self._request("PATCH", f"studies/{study_id}/", {"total_available_places": total})
+
+    def transition_study(self, study_id: str, action: str) -> dict[str, Any]:
+        """``PAUSE`` an active study, or ``START`` a paused one again."""
+        return self._post(f"studies/{study_id}/transition/", {"action": action})
 
     def get_study(self, study_id: str) -> dict[str, Any]:
         return self._request("GET", f"studies/{study_id}/", None)
@@ -210,7 +234,10 @@ class ProlificClient:
                     headers_out.update(response.headers.items())
         except urllib.error.HTTPError as exc:
             status = exc.code
-            text = exc.read().decode("utf-8", "replace")
+            try:
+                text = exc.read().decode("utf-8", "replace")
+            except (http.client.IncompleteRead, ConnectionResetError):  # the status says enough
+                text = ""
             error = _http_error(method, path, exc.code, text)
             if isinstance(error, ProlificRateLimited):
                 error.retry_after = _retry_after(dict(exc.headers.items()))
@@ -220,7 +247,17 @@ class ProlificClient:
             error = ProlificTimeout(f"Prolific did not answer {method} {path} within {self.timeout:g} s.")
             self._record(method, path, body, None, "", False, str(error), started)
             raise error from exc
+        except (http.client.IncompleteRead, ConnectionResetError) as exc:  # RemoteDisconnected is one too
+            error = ProlificReplyLost(
+                f"The connection dropped before Prolific's answer to {method} {path} arrived ({exc!r})."
+            )
+            self._record(method, path, body, status, text, False, str(error), started)
+            raise error from exc
         except urllib.error.URLError as exc:
+            if isinstance(exc.reason, ConnectionResetError):  # dropped while the request was sent
+                error = ProlificReplyLost(f"The connection dropped while {method} {path} was sent ({exc.reason!r}).")
+                self._record(method, path, body, None, "", False, str(error), started)
+                raise error from exc
             if isinstance(exc.reason, TimeoutError):
                 error = ProlificTimeout(f"Prolific did not answer {method} {path} within {self.timeout:g} s.")
             else:

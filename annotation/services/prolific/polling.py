@@ -16,7 +16,8 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotation.models import Participation, ProlificEvent, Study, Worker
-from annotation.services.prolific import operations
+from annotation.services.prolific import places
+from annotation.services.prolific import runs as operations
 from annotation.services.prolific.client import CallRecord, ProlificClient, ProlificError
 from annotation.services.prolific.webhooks import FREEING, SUBMISSION_EVENT, record_and_apply
 
@@ -99,7 +100,16 @@ def poll(*, study: Study, client: ProlificClient | None = None) -> PollResult:
 
 
 def poll_all() -> int:
-    """Poll every study with Prolific workers at work (Celery beat); returns how many slots were freed."""
+    """Poll every study with Prolific workers at work (Celery beat); returns how many slots were freed. Then
+    sync the places of the studies that opt in (``places.sync``), in case a sync after a change was missed."""
     if not operations.enabled():
         return 0
-    return sum(poll(study=study).freed for study in studies_to_poll())
+    freed = sum(poll(study=study).freed for study in studies_to_poll())
+    for study_id in Study.objects.filter(prolific_sync_places=True, status=Study.Status.OPEN).values_list(
+        "pk", flat=True
+    ):
+        try:
+            places.sync(study_id=study_id)
+        except ProlificError as exc:
+            logger.warning("syncing the Prolific places of study %s failed: %s", study_id, exc)
+    return freed

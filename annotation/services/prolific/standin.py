@@ -21,6 +21,16 @@ with ``X-Prolific-Request-Signature``, ``X-Prolific-Request-Timestamp``, ``X-Eve
 Places: Prolific reopens the place of a RETURNED or TIMED-OUT submission by itself (its help pages on
 returned and timed-out submissions); each study's ``places`` records it (``taken`` goes down,
 ``reopened`` up). Whether a REJECTED one reopens is not documented: ``reopen_on_reject`` (off).
+``GET studies/{id}/`` shows them (``total_available_places``, ``places_taken``); ``PATCH studies/{id}/`` sets
+the total of a published study, which may only grow (400 otherwise); ``POST studies/{id}/transition/`` pauses
+(``PAUSE``) an ACTIVE study or starts (``START``) a PAUSED one again. ``POST submissions/bulk-approve/``
+approves ``submission_ids`` (or a ``study_id`` and ``participant_ids``): all or none (400 for an id it does
+not know), answering a plain string as Prolific does.
+
+Lost answers: ``drop_reply[path fragment] = "close" | "reset" | "truncate"`` makes the next request whose
+path contains the fragment take effect and then lose its answer: the connection is closed before any byte
+(the client sees ``RemoteDisconnected``), reset (``ConnectionResetError``), or closed half-way through the
+body (``IncompleteRead``).
 """
 
 from __future__ import annotations
@@ -29,6 +39,8 @@ import base64
 import hashlib
 import hmac
 import json
+import socket
+import struct
 import threading
 import time
 import urllib.error
@@ -65,6 +77,7 @@ class StandIn:
         self.retry_after = "0"
         self.slow_paths: list[str] = []  # answer these paths after `slow_seconds`
         self.slow_seconds = 1.5
+        self.drop_reply: dict[str, str] = {}  # path fragment -> how the answer is lost (once)
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
@@ -86,6 +99,7 @@ class StandIn:
     def add_study(self, *, study_id: str, reward: int | None, **fields: Any) -> None:
         """A Prolific study; ``reward`` is per participant, in cents (as Prolific's study object has it)."""
         self.studies[study_id] = {"id": study_id, "name": study_id, "status": "ACTIVE", "reward": reward, **fields}
+        self.places.setdefault(study_id, {"total": 0, "taken": 0, "reopened": 0})
 
     def add_submission(
         self, *, submission_id: str, participant: str, study_id: str, status: str = "AWAITING REVIEW"
@@ -217,18 +231,25 @@ class StandIn:
                     return self._send(200, {"results": results})
                 with standin.lock:
                     study = standin.studies.get(parts[1]) if parts[:1] == ["studies"] and len(parts) == 2 else None
-                if study is None:
+                    answer = None if study is None else standin.study_answer(parts[1])
+                if answer is None:
                     return self._send(404, _error(404, "Not found", self.path))
-                self._send(200, dict(study))
+                self._send(200, answer)
+
+            def do_PATCH(self) -> None:
+                self._write("PATCH")
 
             def do_POST(self) -> None:
+                self._write("POST")
+
+            def _write(self, method: str) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 try:
                     body = json.loads(self.rfile.read(length) or b"{}")
                 except ValueError:
                     return self._send(400, _error(400, "Bad JSON", "The body is not JSON."))
                 with standin.lock:
-                    standin.requests.append(("POST", self.path, body))
+                    standin.requests.append((method, self.path, body))
                     if standin.rate_limit_next > 0:
                         standin.rate_limit_next -= 1
                         return self._send(429, _error(429, "Too many requests", "Slow down."), retry=True)
@@ -237,8 +258,31 @@ class StandIn:
                 if any(p in self.path for p in standin.slow_paths):
                     time.sleep(standin.slow_seconds)
                 with standin.lock:
-                    status, answer, *headers = standin.route(self.path, body)
+                    status, answer, *headers = standin.route(method, self.path, body)
+                    drop = next((how for frag, how in standin.drop_reply.items() if frag in self.path), None)
+                    if drop is not None:
+                        standin.drop_reply = {k: v for k, v in standin.drop_reply.items() if v is not drop}
+                if drop is not None:
+                    return self._lose(drop, status, answer)
                 self._send(status, answer, headers=headers[0] if headers else None)
+
+            def _lose(self, how: str, status: int, answer: dict[str, Any]) -> None:
+                """The request took effect; its answer never arrives whole."""
+                self.close_connection = True
+                if how == "truncate":
+                    data = json.dumps(answer).encode()
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data) + 100))
+                    self.end_headers()
+                    self.wfile.write(data[: len(data) // 2])
+                    self.wfile.flush()
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                elif how == "reset":  # linger 0: the close sends RST, not FIN (the fd closes once the handler ends)
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    self.connection.close()
+                else:  # "close": FIN before any byte of the answer
+                    self.connection.shutdown(socket.SHUT_RDWR)
 
             def _send(
                 self, status: int, answer: dict[str, Any], retry: bool = False, headers: dict[str, str] | None = None
@@ -259,8 +303,20 @@ class StandIn:
 
         return Handler
 
-    def route(self, path: str, body: dict[str, Any]) -> tuple[Any, ...]:
+    def study_answer(self, study_id: str) -> dict[str, Any]:
+        place = self.places.get(study_id, {"total": 0, "taken": 0})
+        return {**self.studies[study_id], "total_available_places": place["total"], "places_taken": place["taken"]}
+
+    def route(self, method: str, path: str, body: dict[str, Any]) -> tuple[Any, ...]:
         parts = [p for p in path.split("/") if p][2:]  # after api/v1
+        if method == "PATCH":
+            if parts[:1] == ["studies"] and len(parts) == 2:
+                return self.update_study(parts[1], body)
+            return 404, _error(404, "Not found", path)
+        if parts[:1] == ["studies"] and parts[2:] == ["transition"]:
+            return self.transition_study(parts[1], body)
+        if parts == ["submissions", "bulk-approve"]:
+            return self.bulk_approve(body)
         if parts == ["hooks", "secrets"]:
             return self.create_secret(body)
         if parts == ["hooks", "subscriptions"]:
@@ -302,6 +358,49 @@ class StandIn:
             return 400, _error(400, "Invalid", f"Cannot {action} a submission that is {sub['status']}.")
         sub["status"] = target  # the same request twice is ignored
         return 200, dict(sub)
+
+    def bulk_approve(self, body: dict[str, Any]) -> tuple[int, Any]:
+        ids = list(body.get("submission_ids") or [])
+        if not ids and body.get("study_id"):
+            wanted = set(body.get("participant_ids") or [])
+            ids = [
+                s["id"]
+                for s in self.submissions.values()
+                if s["study_id"] == body["study_id"] and s["participant"] in wanted
+            ]
+        unknown = [i for i in ids if i not in self.submissions]
+        if not ids or unknown:
+            return 400, _error(400, "Invalid", f"Unknown submissions: {', '.join(unknown) or 'none given'}")
+        if failed := self._failing([self.submissions[i]["participant"] for i in ids]):
+            return failed
+        for i in ids:
+            if self.submissions[i]["status"] == "AWAITING REVIEW":
+                self.submissions[i]["status"] = "APPROVED"
+        return 200, "The request to bulk approve has been made successfully."
+
+    def update_study(self, study_id: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        if study_id not in self.studies:
+            return 404, _error(404, "Not found", "No such study.")
+        if set(body) - {"total_available_places", "internal_name"}:
+            return 400, _error(400, "Invalid", "A published study only takes internal_name and total_available_places.")
+        total = body.get("total_available_places")
+        if total is not None:
+            place = self.places[study_id]
+            if not isinstance(total, int) or total < place["total"]:
+                return 400, _error(400, "Invalid", f"total_available_places cannot go below {place['total']}.")
+            place["total"] = total
+        return 200, self.study_answer(study_id)
+
+    def transition_study(self, study_id: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        study = self.studies.get(study_id)
+        if study is None:
+            return 404, _error(404, "Not found", "No such study.")
+        moves = {("PAUSE", "ACTIVE"): "PAUSED", ("START", "PAUSED"): "ACTIVE"}
+        target = moves.get((str(body.get("action")), str(study["status"])))
+        if target is None:
+            return 400, _error(400, "Invalid", f"Cannot {body.get('action')} a study that is {study['status']}.")
+        study["status"] = target
+        return 200, self.study_answer(study_id)
 
     def set_up_bonus(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         study = body.get("study_id")

@@ -21,7 +21,7 @@ from django.db import transaction
 
 from annotation.errors import ServiceError
 from annotation.models import ProlificHookSecret, ProlificSubscription
-from annotation.services.prolific import operations
+from annotation.services.prolific import runs as operations
 from annotation.services.prolific.client import DEFAULT_BASE_URL, ProlificClient, ProlificError
 from annotation.services.prolific.webhooks import EVENT_TYPES
 

@@ -1,0 +1,267 @@
+"""places: keep the Prolific study's places in step with the design's free slots.
+
+Prolific reopens a place by itself when a submission is RETURNED or TIMED-OUT (its help pages), and our slot is
+freed then too (``webhooks``), so both stay in step. An exclusion of ours (the training filter, the attention
+rule, an admin, the integrity rule) frees our slot but the submission keeps its Prolific place: without more
+places, nobody replaces that worker. So the places a Prolific study needs are
+
+    the design's slots (conditions × workers per condition) + the exclusions that kept their place
+
+(an exclusion whose submission was later returned or timed out on Prolific reopened its own place; a study's
+closing is not replaced). Each exclusion given its place has its ``ProlificAction`` (kind ``places``), and the
+total is raised to that figure in one call (``PATCH studies/{id}/`` with ``total_available_places``): an
+absolute figure, so sending it again, after a lost answer or from a concurrent run, adds nothing. Prolific only
+lets places grow: a study with more places than that is left alone (the pause below holds arrivals back).
+
+When every slot of ours is held the study is paused on Prolific (``POST studies/{id}/transition/``
+``{"action": "PAUSE"}``), so no more arrivals are sent to be told the study is full; it is started again
+(``START``) when a slot frees. The plan (the dry run) states the Prolific study's places and status, what would
+change, and its expected cost: the places added × the reward posted on Prolific (Prolific's service fee on top
+is not given by the API).
+
+``on_slot_change`` queues a sync (``sync_places`` on Celery) after any change of a slot, when the operations are
+on and the study opts in (``Study.prolific_sync_places``).
+"""
+
+from __future__ import annotations
+
+import logging
+from decimal import Decimal
+from functools import partial
+from typing import Any
+
+from django.db import transaction
+
+from annotation.celery import app as celery_app
+from annotation.models import Participation, ProlificEvent, Study
+from annotation.services import slots
+from annotation.services.pay import stored_base
+from annotation.services.prolific.client import ProlificClient, ProlificConnectionError, ProlificError
+from annotation.services.prolific.runs import (
+    DONE,
+    FAILED,
+    NOT_TRIED,
+    SKIP,
+    TODO,
+    CallLog,
+    Kind,
+    Report,
+    Row,
+    Status,
+    claim,
+    enabled,
+    existing,
+    finish,
+    make_client,
+    prolific_participations,
+    row_for,
+    state_of,
+    study_id,
+)
+
+logger = logging.getLogger(__name__)
+
+SYNC_TASK = "annotation.sync_prolific_places"
+REOPENED = ("RETURNED", "TIMED-OUT")  # Prolific reopens these places itself
+ACTIVE, PAUSED = "ACTIVE", "PAUSED"
+STUDY_ROW = 0  # the participation id of the rows about the Prolific study itself (its total, its status)
+
+
+def _needing_a_place(study: Study) -> list[Participation]:
+    """The exclusions whose submission keeps its Prolific place while our slot is free again."""
+    excluded = prolific_participations(
+        study.participations.filter(state=Participation.State.EXCLUDED)
+        .exclude(exclusion_kind=Participation.ExclusionKind.CLOSED)
+        .select_related("worker", "study")
+        .order_by("pk")
+    )
+    reopened = set(
+        ProlificEvent.objects.filter(participation__in=excluded, status__in=REOPENED).values_list(
+            "participation_id", flat=True
+        )
+    )
+    return [p for p in excluded if p.pk not in reopened]
+
+
+def _study_row(study: Study, action: str, state: str, note: str, prolific_study: str, **extra: Any) -> Row:
+    return Row(
+        participation_id=STUDY_ROW,
+        participant="-",
+        study=study.slug,
+        action=action,
+        state=state,
+        note=note,
+        prolific_study=prolific_study,
+        **extra,
+    )
+
+
+def places_rows(study: Study, client: ProlificClient | None) -> tuple[list[Row], list[str]]:
+    """The dry run: one row per exclusion to give a place, then the Prolific study's own changes."""
+    everyone = prolific_participations(study.participations.select_related("worker", "study"))
+    ids = sorted({study_id(p) for p in everyone} - {""})
+    if not ids:
+        return [], ["no Prolific participant has come yet: the Prolific study is not known"]
+    if len(ids) > 1:
+        return [], [f"participants came from several Prolific studies ({', '.join(ids)}): set their places by hand"]
+    sid = ids[0]
+    counts = slots.condition_counts([study])[study.pk]
+    design = sum(c.slots for c in counts)
+    free = sum(c.free for c in counts)
+    needing = _needing_a_place(study)
+    before = existing(needing, Kind.PLACES)
+    rows = []
+    for p in needing:
+        state, note = state_of(before.get(p.pk), kind=Kind.PLACES)
+        rows.append(row_for(p, "PLACE +1", state, note or f"excluded ({p.get_exclusion_kind_display()})"))
+    target = design + len(needing)
+    notes = [f"the design has {design} slots, {free} free; {len(needing)} exclusion(s) kept their Prolific place"]
+    currency = (study.currency or "").upper()
+    if client is None:
+        base = stored_base(study)
+        todo = sum(r.state == TODO for r in rows)
+        cost = None if base is None else base.amount * todo
+        notes.append(f"Prolific study {sid}: its places are not read while the operations are off")
+        if todo:
+            rows.append(_study_row(study, f"PLACES +{todo}", TODO, "", sid, amount=cost, currency=currency))
+        return rows, notes
+    try:
+        prolific = client.get_study(sid)
+    except ProlificError as exc:
+        notes.append(f"could not read Prolific study {sid}: {exc}")
+        for r in rows:
+            if r.state == TODO:
+                r.state, r.note = SKIP, "the Prolific study could not be read"
+        return rows, notes
+    total = _int(prolific.get("total_available_places"))
+    taken = _int(prolific.get("places_taken"))
+    status = str(prolific.get("status") or "")
+    reward = _int(prolific.get("reward"))
+    notes.append(
+        f"Prolific study {sid}: {total} places, {'?' if taken is None else taken} taken, {status or 'status unknown'}"
+    )
+    if total is None:
+        notes.append("Prolific gave no total_available_places: the places are left as they are")
+        for r in rows:
+            if r.state == TODO:
+                r.state, r.note = SKIP, "Prolific's total of places is unknown"
+    elif total >= target:
+        for r in rows:
+            if r.state == TODO:  # a run records it, with no call
+                r.note = f"Prolific already has {total} places (needed: {target}): recorded, nothing sent"
+        if total > target:
+            notes.append(f"Prolific has more places than the design needs ({total} > {target}); they cannot be lowered")
+    else:
+        added = target - total
+        cost = None if reward is None else (Decimal(reward) / 100 * added).quantize(Decimal("0.01"))
+        each = "reward unknown" if reward is None else f"{Decimal(reward) / 100:.2f} {currency} each"
+        note = f"{total} → {target} places; expected cost {added} × reward ({each}) + Prolific's service fee"
+        rows.append(_study_row(study, f"PLACES {total}→{target}", TODO, note, sid, amount=cost, currency=currency))
+    free_after = free  # growing places frees no slot of ours
+    if free_after == 0 and status == ACTIVE:
+        rows.append(_study_row(study, "PAUSE", TODO, "every slot is held: no more arrivals", sid))
+    elif free_after > 0 and status == PAUSED:
+        rows.append(_study_row(study, "RESUME", TODO, f"{free_after} slot(s) free again", sid))
+    return rows, notes
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def run_places(client: ProlificClient, log: CallLog, study: Study, report: Report) -> None:
+    """Raise the total, then pause or resume, as the plan says (each done once; the plan is re-read each run)."""
+    study_rows = [r for r in report.rows if r.participation_id == STUDY_ROW and r.state == TODO]
+    exclusions = [r for r in report.rows if r.participation_id != STUDY_ROW and r.state == TODO]
+    if not any(r.action.startswith("PLACES") for r in study_rows):
+        _record(exclusions, report.rows[0].prolific_study if report.rows else "")
+    for row in study_rows:
+        try:
+            if row.action.startswith("PLACES"):
+                target = int(row.action.rsplit("→", 1)[1])
+                _grow(client, log, row, exclusions, target)
+            else:
+                client.transition_study(row.prolific_study, "PAUSE" if row.action == "PAUSE" else "START")
+                row.state = DONE
+        except ProlificConnectionError as exc:
+            row.state, row.note = FAILED, str(exc)
+            for rest in study_rows:
+                if rest.state == TODO:
+                    rest.state, rest.note = NOT_TRIED, f"not tried: {exc}"
+            return
+        except ProlificError as exc:
+            row.state, row.note = FAILED, str(exc)
+
+
+def _record(exclusions: list[Row], prolific_study: str) -> None:
+    """Prolific already has the places these exclusions need: record them, with no call."""
+    for r in exclusions:
+        claimed = claim(
+            r.participation_id, Kind.PLACES, action="PLACE", blocked=(Status.DONE,), prolific_id=prolific_study
+        )
+        if claimed is not None:
+            finish(claimed, Status.DONE)
+        r.state = DONE
+
+
+def _grow(client: ProlificClient, log: CallLog, row: Row, exclusions: list[Row], target: int) -> None:
+    claims = []
+    for r in exclusions:
+        # Claimed before the call; a row left uncertain is settled by the next run, which reads the total again.
+        claimed = claim(
+            r.participation_id, Kind.PLACES, action="PLACE", blocked=(Status.DONE,), prolific_id=row.prolific_study
+        )
+        if claimed is not None:
+            finish(claimed, Status.UNCERTAIN)
+            claims.append((r, claimed))
+    try:
+        client.set_places(row.prolific_study, target)
+    except ProlificError as exc:
+        status = Status.FAILED if exc.definite else Status.UNCERTAIN
+        for r, claimed in claims:
+            finish(claimed, status, str(exc))
+            r.state, r.note = FAILED, str(exc)
+        raise
+    for r, claimed in claims:
+        finish(claimed, Status.DONE)
+        r.state, r.note = DONE, f"Prolific study {row.prolific_study} has {target} places"
+    row.state = DONE
+
+
+# --- After a slot changes --------------------------------------------------------------------------
+
+
+def on_slot_change(participation: Participation) -> None:
+    """A slot was taken or freed: sync the places after commit, if the operations are on and the study opts in."""
+    if not enabled():
+        return
+    if not Study.objects.filter(pk=participation.study_id, prolific_sync_places=True).exists():
+        return
+    transaction.on_commit(partial(_send, participation.study_id))
+
+
+def _send(study_pk: int) -> None:
+    # By name, as annotation.services.jobs does: a service never imports the Celery entry points.
+    celery_app.loader.import_default_modules()
+    celery_app.tasks[SYNC_TASK].delay(study_pk)
+
+
+def sync(*, study_id: int) -> dict[str, int]:
+    """Bring one opted-in study's Prolific places and status in step now (the Celery task, and polling's beat).
+    Its counts by row state; nothing when the operations are off or the study does not opt in."""
+    if not enabled():
+        return {}
+    study = Study.objects.select_related("task").filter(pk=study_id, prolific_sync_places=True).first()
+    if study is None:
+        return {}
+    client = make_client()
+    log = CallLog()
+    client.on_call = log
+    report = Report(operation="places", study=study.slug, dry_run=False)
+    report.rows, report.notes = places_rows(study, client)
+    run_places(client, log, study, report)
+    changes = "; ".join(
+        f"{r.action}: {r.state} {r.note}".strip() for r in report.rows if r.participation_id == STUDY_ROW
+    )
+    logger.info("Prolific places of %s: %s; %s; %s", study.slug, report.counts, "; ".join(report.notes), changes)
+    return report.counts
