@@ -54,6 +54,7 @@ from annotation import sqlite_queue, worker_cookie
 from annotation.api import errors
 from annotation.api.parsers import SessionJSONParser
 from annotation.api.session_schema import (
+    COMPREHENSION,
     CONSENT,
     ERROR,
     ERRORS,
@@ -72,6 +73,7 @@ from annotation.models import Participation, Response
 from annotation.services import (
     answers,
     closing,
+    comprehension,
     consent,
     languages,
     lifecycle,
@@ -300,12 +302,38 @@ def survey_payload(participation: Participation) -> dict | None:
     return {"placement": placement, "questions": questions}
 
 
+def comprehension_payload(participation: Participation) -> dict | None:
+    """The comprehension check while the worker owes it: the questions (never the right options), and after
+    a failed first attempt which questions were wrong; else None."""
+    if not comprehension.due(participation):
+        return None
+    questions = [
+        {"key": q["key"], "label": q["label"], "options": q["options"], "multiple": bool(q.get("multiple"))}
+        for q in participation.study.comprehension
+    ]
+    failed = comprehension.last_failed(participation)
+    return {
+        "questions": questions,
+        "attempt": 1 if failed is None else failed.number + 1,
+        "wrong": list(failed.wrong) if failed is not None else [],
+    }
+
+
 def pending_payload(participation: Participation) -> dict[str, Any]:
-    """What the worker must do before anything else: consent first, then a survey that is due."""
+    """What the worker must do before anything else: consent first, then the comprehension check, then a
+    survey that is due."""
     consent_body = consent_payload(participation)
-    survey_body = None if consent_body is not None else survey_payload(participation)
-    pending = "consent" if consent_body is not None else "survey" if survey_body is not None else None
-    return {"pending": pending, "consent": consent_body, "survey": survey_body}
+    check_body = None if consent_body is not None else comprehension_payload(participation)
+    survey_body = None if consent_body is not None or check_body is not None else survey_payload(participation)
+    pending = next(
+        (
+            name
+            for name, body in (("consent", consent_body), ("comprehension", check_body), ("survey", survey_body))
+            if body is not None
+        ),
+        None,
+    )
+    return {"pending": pending, "consent": consent_body, "comprehension": check_body, "survey": survey_body}
 
 
 def session_payload(participation: Participation, known: StepHead | None = None) -> dict:
@@ -389,6 +417,8 @@ class StartView(WorkerSessionView):
         closing.check_can_work(participation)
         if consent.required(participation):
             raise NotInStep("consent_required", "agree to the consent text first (POST consent)")
+        if comprehension.due(participation):
+            raise NotInStep("comprehension_required", "pass the comprehension check first (POST comprehension)")
         if survey.due(participation) is not None:
             raise NotInStep("survey_required", "answer the survey first (POST survey)")
         if participation.state == Participation.State.CLAIMED:
@@ -589,5 +619,32 @@ class SurveyView(WorkerSessionView):
         participation = self.participation
         if consent.required(participation):
             raise NotInStep("consent_required", "agree to the consent text first (POST consent)")
+        if comprehension.due(participation):
+            raise NotInStep("comprehension_required", "pass the comprehension check first (POST comprehension)")
         survey.submit(participation=participation, answers=data.get("answers"))
         return JSONResponse(session_payload(participation))
+
+
+class ComprehensionView(WorkerSessionView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Answer the comprehension check (the session's pending is comprehension)",
+        description="answers maps question keys to the option chosen (a list of options where the question's "
+        "multiple is true); every question needs an answer. The reply is the session, with attempt_result: "
+        "passed, and the keys of the wrong questions (never the right options). A failed first attempt leaves "
+        "comprehension pending with attempt 2; a failed second one screens the worker out: state excluded, "
+        "the slot freed, and completion carries the study's screened_out code (the worker is paid for the time "
+        "spent). 400 invalid_comprehension names each malformed answer under errors and stores nothing; 409 "
+        "comprehension_not_due when there is no check to answer now.",
+        request=COMPREHENSION,
+        responses={200: SESSION, **ERRORS},
+    )
+    def post(self, request: Request) -> JSONResponse:
+        data = self.body()
+        participation = self.participation
+        closing.check_can_work(participation)
+        if consent.required(participation):
+            raise NotInStep("consent_required", "agree to the consent text first (POST consent)")
+        result = comprehension.submit(participation=participation, answers=data.get("answers"))
+        attempt = {"number": result.number, "passed": result.passed, "wrong": result.wrong}
+        return JSONResponse({**session_payload(participation), "attempt_result": attempt})

@@ -1,6 +1,7 @@
 from annotation.models.attention import AttentionCheck, AttentionDecision
 from annotation.models.export import ExportJob, ModelRun
 from annotation.models.participation import (
+    ComprehensionAttempt,
     ConsentDecline,
     FilterDecision,
     Participation,
@@ -24,6 +25,7 @@ __all__ = [
     "AttentionCheck",
     "AttentionDecision",
     "AnswerSpan",
+    "ComprehensionAttempt",
     "Condition",
     "ConsentDecline",
     "ExportJob",

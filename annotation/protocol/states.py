@@ -20,6 +20,7 @@ class ExclusionKind(models.TextChoices):
 
     TRAINING_FILTER = "training_filter", "Training filter"
     ATTENTION = "attention", "Failed attention checks"
+    COMPREHENSION = "comprehension", "Failed the comprehension check twice"
     CLOSED = "closed", "Study closed before they finished"
     ADMIN = "admin", "Excluded by an admin"
 

@@ -2,7 +2,7 @@
 
 ``build_statement`` assembles sections, each from one small function that
 reads the stored facts (platform, workers per condition, recruitment,
-consent, instructions, training and filter, abandonment, attention checks,
+consent, instructions, training and filter, abandonment, comprehension check, attention checks,
 survey, time, pay, metric, agreement), and a per-condition table; the
 renderers turn it into Markdown or LaTeX. A fact that is not stored is said
 to be "not recorded", never guessed.
@@ -24,7 +24,14 @@ from typing import Any
 
 from django.db.models import Sum
 
-from annotation.models import FilterDecision, Participation, Response, Study, SurveyResponse
+from annotation.models import (
+    ComprehensionAttempt,
+    FilterDecision,
+    Participation,
+    Response,
+    Study,
+    SurveyResponse,
+)
 from annotation.reporting.alpha import task_alpha
 from annotation.reporting.analyses import majority_and_agreement
 from annotation.reporting.bootstrap import IntervalOptions
@@ -33,7 +40,7 @@ from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.pay import condition_pay
 from annotation.reporting.scores import ConditionSummary
 from annotation.reporting.tables import Table, build_table
-from annotation.services import attention, consent
+from annotation.services import attention, comprehension, consent
 
 NOT_RECORDED = "not recorded"
 STATEMENT_FORMATS = ("markdown", "latex")
@@ -200,6 +207,25 @@ def attention_check_facts(study: Study) -> str:
     )
 
 
+def comprehension_facts(study: Study) -> str:
+    """The comprehension check: its questions, the two-attempt rule, and how many passed or were screened out."""
+    questions = study.comprehension or []
+    if not questions:
+        return "Comprehension check: none."
+    tried = ComprehensionAttempt.objects.filter(participation__study=study, participation__is_preview=False)
+    workers = tried.values("participation_id").distinct().count()
+    first = tried.filter(number=1, passed=True).count()
+    second = tried.filter(number=2, passed=True).count()
+    screened_out = comprehension.screened_out_count(study.pk)
+    return (
+        f"Comprehension check: {len(questions)} multiple-choice question(s) on the instructions, answered after "
+        "consent and before training; a worker who failed had a second attempt (told which questions were wrong, "
+        "not the right answers), and one who failed both was screened out and paid for the time spent. "
+        f"Of {workers} worker(s) who took it, {first} passed at the first attempt, {second} at the second and "
+        f"{screened_out} were screened out."
+    )
+
+
 def survey_facts(study: Study) -> str:
     """The survey: its questions and placement, and how many workers answered it."""
     questions = study.survey or []
@@ -303,6 +329,7 @@ def build_statement(
         Section("Instructions", instruction_facts(study)),
         Section("Training and filter", training_facts(study, table)),
         Section("Abandonment", abandonment_facts(study, table)),
+        Section("Comprehension check", comprehension_facts(study)),
         Section("Attention checks", attention_check_facts(study)),
         Section("Survey", survey_facts(study)),
         Section("Time", time_facts(table)),

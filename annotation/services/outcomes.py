@@ -66,7 +66,7 @@ def outcome_for(participation: Participation) -> Outcome | None:
             return Outcome.COMPLETED
         if kind == Participation.ExclusionKind.ATTENTION:
             return Outcome.ATTENTION_FAILED
-        if kind == Participation.ExclusionKind.TRAINING_FILTER:
+        if kind in (Participation.ExclusionKind.TRAINING_FILTER, Participation.ExclusionKind.COMPREHENSION):
             return Outcome.SCREENED_OUT
         # An admin's exclusion, or one recorded before exclusion_kind existed: the event's reason tells.
         reason = (

@@ -24,7 +24,7 @@ from django.views.decorators.http import require_GET
 from annotation.api.session import completion_payload, load_worker_state
 from annotation.csp import csp_update
 from annotation.models import AttentionCheck, Participation
-from annotation.services import closing, consent, languages, presentation, survey, timing
+from annotation.services import closing, comprehension, consent, languages, presentation, survey, timing
 from annotation.views import consent_survey
 from tasks_app.models import ExampleSet, ExampleSetItem
 from tasks_app.texts import texts_for
@@ -99,6 +99,8 @@ def home(request: HttpRequest) -> HttpResponse:
     state = participation.state
     if consent.required(participation):
         return consent_survey.consent_page(request, participation, context)
+    if comprehension.due(participation):
+        return consent_survey.comprehension_page(request, participation, context)
     if survey.due(participation) is not None:
         return consent_survey.survey_page(request, participation, context)
     if state == State.CLAIMED:
