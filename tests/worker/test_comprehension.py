@@ -10,9 +10,9 @@ import pytest
 from annotation.models import ComprehensionAttempt, Participation, ParticipationEvent, Study
 from annotation.reporting.statement import comprehension_facts
 from annotation.services import comprehension, pay, slots
+from tasks_app.models import ExampleSet
 from tests.entry_link import take_part
 from tests.factories import ConditionFactory, StudyFactory
-from tasks_app.models import ExampleSet
 from tests.worker.conftest import make_participation
 
 pytestmark = pytest.mark.django_db
