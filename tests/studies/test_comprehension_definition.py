@@ -83,3 +83,36 @@ def test_configure_study_sets_the_check_or_refuses_it_and_saves_nothing(tmp_path
         call_command("configure_study", study.slug, "--comprehension-file", str(broken))
     study.refresh_from_db()
     assert study.comprehension == GOOD
+
+
+@pytest.fixture
+def admin_client(db):
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    client = Client()
+    client.force_login(get_user_model().objects.create_superuser("admin", password="pw"))
+    return client
+
+
+def test_the_admin_form_sets_the_check_and_shows_a_bad_one_next_to_the_field(admin_client, study):
+    from tests.studies.test_admin import _change_data
+
+    url = f"/admin/annotation/study/{study.pk}/change/"
+    bad = _change_data(study, comprehension=json.dumps([{**GOOD[0], "correct": ["Towns"]}]))
+    response = admin_client.post(url, bad)
+    assert response.status_code == 200 and "not offered: &#x27;Towns&#x27;" in response.content.decode()
+    study.refresh_from_db()
+    assert study.comprehension == []
+    response = admin_client.post(url, _change_data(study, comprehension=json.dumps(GOOD)))
+    assert response.status_code == 302
+    study.refresh_from_db()
+    assert study.comprehension == GOOD
+
+
+def test_the_studies_api_sets_the_check_and_refuses_a_bad_one(admin_client, study):
+    url = f"/api/studies/{study.pk}/"
+    response = admin_client.patch(url, {"comprehension": [{**GOOD[0], "options": ["x"]}]}, "application/json")
+    assert response.status_code == 400 and "comprehension" in response.json()["fields"]
+    response = admin_client.patch(url, {"comprehension": GOOD}, "application/json")
+    assert response.status_code == 200 and response.json()["comprehension"] == GOOD
