@@ -156,3 +156,17 @@ def test_a_study_without_a_check_asks_none(sst_task, worker):
     assert not comprehension.due(p)
     assert post(client, "comprehension/", {"answers": RIGHT}).json()["error"] == "comprehension_not_due"
     assert comprehension_facts(p.study) == "Comprehension check: none."
+
+
+def test_a_worker_screened_out_by_the_check_is_not_readmitted_by_an_admin(checked):
+    from annotation.services import lifecycle, overrides
+
+    p, client = checked
+    post(client, "comprehension/", {"answers": HALF_WRONG})
+    post(client, "comprehension/", {"answers": HALF_WRONG})
+    p.refresh_from_db()
+    assert p.exclusion_kind == "comprehension"
+    with pytest.raises(lifecycle.InvalidTransition, match="comprehension check"):
+        overrides.override(p, admit=True, reason="let them in", actor=None)
+    p.refresh_from_db()
+    assert p.state == State.EXCLUDED
