@@ -325,15 +325,9 @@ def pending_payload(participation: Participation) -> dict[str, Any]:
     consent_body = consent_payload(participation)
     check_body = None if consent_body is not None else comprehension_payload(participation)
     survey_body = None if consent_body is not None or check_body is not None else survey_payload(participation)
-    pending = next(
-        (
-            name
-            for name, body in (("consent", consent_body), ("comprehension", check_body), ("survey", survey_body))
-            if body is not None
-        ),
-        None,
-    )
-    return {"pending": pending, "consent": consent_body, "comprehension": check_body, "survey": survey_body}
+    bodies = {"consent": consent_body, "comprehension": check_body, "survey": survey_body}
+    pending = next((name for name, body in bodies.items() if body is not None), None)
+    return {"pending": pending, **bodies}
 
 
 def session_payload(participation: Participation, known: StepHead | None = None) -> dict:
