@@ -9,6 +9,7 @@ urlpatterns = [
     path("", worker.home, name="home"),
     path("consent/", consent_survey.consent_answer, name="consent"),
     path("survey/", consent_survey.survey_answer, name="survey"),
+    path("comprehension/", consent_survey.comprehension_answer, name="comprehension"),
     path("preview/<slug:slug>/", preview.start, name="preview"),
     path("preview/<slug:slug>/restart/", preview.restart, name="preview-restart"),
 ]

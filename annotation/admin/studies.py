@@ -146,6 +146,7 @@ class StudyAdmin(StudyPages, ProlificStudyActions, admin.ModelAdmin):
         ("Texts in other languages", {"fields": ["translations"], "classes": ["collapse"]}),
         ("Survey", {"fields": ["survey", "survey_placement"]}),
         ("Ethics review", {"fields": ["ethics_review", "ethics_board", "ethics_reference"]}),
+        ("Comprehension check", {"fields": ["comprehension"]}),
     ]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Study]:

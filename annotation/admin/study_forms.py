@@ -81,7 +81,7 @@ class StudyForm(forms.ModelForm):
             self.fields["condition_shots"].initial = list(self.instance.conditions.values_list("shots", flat=True))
         # Optional in the form: the model's defaults apply (no survey; codes generated on save).
         self.fields["survey_placement"].required = False
-        for name in ("outcome_codes", "survey"):
+        for name in ("outcome_codes", "survey", "comprehension"):
             self.fields[name].required = False
             self.fields[name].widget.attrs.update(rows=6, cols=80)
 
@@ -90,6 +90,9 @@ class StudyForm(forms.ModelForm):
 
     def clean_survey(self) -> list[Any]:
         return self.cleaned_data.get("survey") or []
+
+    def clean_comprehension(self) -> list[Any]:
+        return self.cleaned_data.get("comprehension") or []
 
     def clean_survey_placement(self) -> str:
         return self.cleaned_data.get("survey_placement") or Study.SurveyPlacement.AFTER_TEST

@@ -40,6 +40,7 @@ from rest_framework.response import Response as JSONResponse
 
 from annotation import sqlite_queue
 from annotation.api.session_schema import (
+    COMPREHENSION,
     CONSENT,
     ERROR,
     ERRORS,
@@ -59,6 +60,7 @@ from annotation.models import Participation, Response
 from annotation.services import (
     answers,
     closing,
+    comprehension,
     consent,
     lifecycle,
     reveal,
@@ -144,6 +146,8 @@ class StartView(WorkerSessionView):
         closing.check_can_work(participation)
         if consent.required(participation):
             raise NotInStep("consent_required", "agree to the consent text first (POST consent)")
+        if comprehension.due(participation):
+            raise NotInStep("comprehension_required", "pass the comprehension check first (POST comprehension)")
         if survey.due(participation) is not None:
             raise NotInStep("survey_required", "answer the survey first (POST survey)")
         if participation.state == Participation.State.CLAIMED:
@@ -319,5 +323,32 @@ class SurveyView(WorkerSessionView):
         participation = self.participation
         if consent.required(participation):
             raise NotInStep("consent_required", "agree to the consent text first (POST consent)")
+        if comprehension.due(participation):
+            raise NotInStep("comprehension_required", "pass the comprehension check first (POST comprehension)")
         survey.submit(participation=participation, answers=data.get("answers"))
         return JSONResponse(session_payload(participation))
+
+
+class ComprehensionView(WorkerSessionView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Answer the comprehension check (the session's pending is comprehension)",
+        description="answers maps question keys to the option chosen (a list of options where the question's "
+        "multiple is true); every question needs an answer. The reply is the session, with attempt_result: "
+        "passed, and the keys of the wrong questions (never the right options). A failed first attempt leaves "
+        "comprehension pending with attempt 2; a failed second one screens the worker out: state excluded, "
+        "the slot freed, and completion carries the study's screened_out code (the worker is paid for the time "
+        "spent). 400 invalid_comprehension names each malformed answer under errors and stores nothing; 409 "
+        "comprehension_not_due when there is no check to answer now.",
+        request=COMPREHENSION,
+        responses={200: SESSION, **ERRORS},
+    )
+    def post(self, request: Request) -> JSONResponse:
+        data = self.body()
+        participation = self.participation
+        closing.check_can_work(participation)
+        if consent.required(participation):
+            raise NotInStep("consent_required", "agree to the consent text first (POST consent)")
+        result = comprehension.submit(participation=participation, answers=data.get("answers"))
+        attempt = {"number": result.number, "passed": result.passed, "wrong": result.wrong}
+        return JSONResponse({**session_payload(participation), "attempt_result": attempt})

@@ -245,6 +245,34 @@ SURVEY = inline_serializer(
         )
     },
 )
+COMPREHENSION = inline_serializer(
+    "ComprehensionInput",
+    {
+        "answers": serializers.DictField(
+            child=serializers.JSONField(), help_text="Question key -> the option chosen (a list where multiple)."
+        )
+    },
+)
+COMPREHENSION_QUESTION = _obj(
+    "ComprehensionQuestion",
+    {
+        "key": serializers.CharField(),
+        "label": serializers.CharField(),
+        "options": serializers.ListField(child=serializers.CharField()),
+        "multiple": serializers.BooleanField(help_text="true: choose every right option; false: one."),
+    },
+)
+COMPREHENSION_DUE = _obj(
+    "ComprehensionDue",
+    {
+        "questions": COMPREHENSION_QUESTION.__class__(many=True),
+        "attempt": serializers.IntegerField(help_text="1, or 2 after a failed first attempt (the last chance)."),
+        "wrong": serializers.ListField(
+            child=serializers.CharField(), help_text="The keys the failed first attempt got wrong."
+        ),
+    },
+    allow_null=True,
+)
 SESSION = _obj(
     "Session",
     {
@@ -260,11 +288,13 @@ SESSION = _obj(
             "study_closed). Null while the study is not closed.",
         ),
         "pending": serializers.ChoiceField(
-            ["consent", "survey"],
+            ["consent", "comprehension", "survey"],
             allow_null=True,
-            help_text="What the worker must do first: answer the consent text, then a survey that is due.",
+            help_text="What the worker must do first: answer the consent text, then pass the comprehension "
+            "check, then a survey that is due.",
         ),
         "consent": CONSENT_TEXT,
+        "comprehension": COMPREHENSION_DUE,
         "survey": SURVEY_DUE,
     },
 )

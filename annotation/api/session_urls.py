@@ -9,6 +9,7 @@ urlpatterns = [
     path("current/", session.CurrentView.as_view(), name="current"),
     path("consent/", session.ConsentView.as_view(), name="consent"),
     path("survey/", session.SurveyView.as_view(), name="survey"),
+    path("comprehension/", session.ComprehensionView.as_view(), name="comprehension"),
     path("start/", session.StartView.as_view(), name="start"),
     path("submit/", session.SubmitView.as_view(), name="submit"),
     path("skip/", session.SkipView.as_view(), name="skip"),

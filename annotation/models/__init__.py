@@ -2,6 +2,7 @@ from annotation.models.attention import AttentionCheck, AttentionDecision
 from annotation.models.export import ExportJob, ModelRun
 from annotation.models.integrity import IntegrityDecision
 from annotation.models.participation import (
+    ComprehensionAttempt,
     ConsentDecline,
     FilterDecision,
     Participation,
@@ -26,6 +27,7 @@ __all__ = [
     "AttentionCheck",
     "AttentionDecision",
     "AnswerSpan",
+    "ComprehensionAttempt",
     "Condition",
     "ConsentDecline",
     "ExportJob",

@@ -238,3 +238,24 @@ class SurveyResponse(models.Model):
 
     def __str__(self) -> str:
         return f"{self.participation_id}: survey {self.placement}"
+
+
+class ComprehensionAttempt(models.Model):
+    """One attempt at the study's comprehension check (annotation.services.comprehension): at most two."""
+
+    participation = models.ForeignKey(Participation, on_delete=models.CASCADE, related_name="comprehension_attempts")
+    number = models.PositiveSmallIntegerField(help_text="1 or 2: the second attempt follows a failed first.")
+    answers = models.JSONField(default=dict, help_text="Question key -> the option(s) chosen.")
+    wrong = models.JSONField(default=list, blank=True, help_text="The keys of the questions answered wrongly.")
+    passed = models.BooleanField()
+    at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["participation", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["participation", "number"], name="comprehension_attempt_one_per_number"),
+            models.CheckConstraint(condition=Q(number__gte=1, number__lte=2), name="comprehension_attempt_number"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.participation_id}: comprehension attempt {self.number} ({'passed' if self.passed else 'failed'})"

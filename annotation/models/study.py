@@ -8,6 +8,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
+from annotation.protocol import comprehension
 from annotation.protocol.languages import study_language_choices
 from annotation.protocol.outcomes import validate_codes
 from annotation.protocol.survey import validate_definition
@@ -209,6 +210,13 @@ class Study(models.Model):
     survey_placement = models.CharField(
         max_length=20, choices=SurveyPlacement.choices, default=SurveyPlacement.AFTER_TEST
     )
+    comprehension = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="A comprehension check on the instructions, answered before training: a list of questions "
+        '{"key", "label", "options": [...], "correct": [...], "multiple": bool}. A worker who fails it gets a '
+        "second attempt; failing that too screens them out (paid). Empty: no check.",
+    )
     closes_at = models.DateTimeField(
         null=True,
         blank=True,
@@ -266,7 +274,12 @@ class Study(models.Model):
         if self.consent_required and not (self.consent_text or "").strip():
             raise ValidationError({"consent_text": "Consent is required: write the consent text workers agree to."})
         errors: dict[str, list[str]] = {}
-        for field, check in (("survey", validate_definition), ("outcome_codes", validate_codes)):
+        checks = (
+            ("survey", validate_definition),
+            ("comprehension", comprehension.validate_definition),
+            ("outcome_codes", validate_codes),
+        )
+        for field, check in checks:
             try:
                 check(getattr(self, field))
             except ValidationError as exc:

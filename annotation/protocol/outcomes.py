@@ -27,7 +27,7 @@ CLOSED_BEFORE_START_REASON = "the study closed before they started"
 
 class Outcome(enum.StrEnum):
     COMPLETED = "completed"
-    SCREENED_OUT = "screened_out"  # excluded by the training filter (or by an admin)
+    SCREENED_OUT = "screened_out"  # excluded by the training filter, the comprehension check (or by an admin)
     ATTENTION_FAILED = "attention_failed"  # excluded for failed attention checks
     DECLINED = "declined"  # said no to the consent text
     FULL = "full"  # the study had no free slot

@@ -21,6 +21,7 @@ class ExclusionKind(models.TextChoices):
     TRAINING_FILTER = "training_filter", "Training filter"
     ATTENTION = "attention", "Failed attention checks"
     INTEGRITY = "integrity", "Integrity rule (copies, fast answers, hidden page)"
+    COMPREHENSION = "comprehension", "Failed the comprehension check twice"
     CLOSED = "closed", "Study closed before they finished"
     ADMIN = "admin", "Excluded by an admin"
 

@@ -52,6 +52,7 @@ SECTION_STANDARDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "Instructions": (("4.3.8", "3.3.4"), ("D1",)),
     "Training and filter": (("3.2.4", "3.3.3"), ()),
     "Abandonment": (("3.3.5",), ()),
+    "Comprehension check": (("3.2.4", "3.3.3"), ("D1",)),
     "Attention checks": (("3.3.3",), ()),
     "Integrity": (("3.3.3",), ()),
     "Survey": (("3.2.5",), ()),

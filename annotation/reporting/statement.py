@@ -3,7 +3,7 @@
 ``build_statement`` assembles sections, each from one small function that
 reads the stored facts (platform, workers, recruitment, sample, presentation
 order, consent, ethics approval, instructions, training and filter,
-abandonment, attention checks, integrity, survey, demographics, time, pay and
+abandonment, comprehension check, attention checks, integrity, survey, demographics, time, pay and
 its adequacy, metric, agreement, appendix), and a per-condition table; the
 renderers turn it into Markdown, LaTeX (booktabs) or the JSON form that maps
 each section to its HEDS 3.0 questions and ACL checklist items
@@ -29,7 +29,14 @@ from typing import Any
 
 from django.db.models import Sum
 
-from annotation.models import FilterDecision, Participation, Response, Study, SurveyResponse
+from annotation.models import (
+    ComprehensionAttempt,
+    FilterDecision,
+    Participation,
+    Response,
+    Study,
+    SurveyResponse,
+)
 from annotation.reporting import demographics
 from annotation.reporting.alpha import ALPHA_METHOD, task_alpha, task_alpha_interval
 from annotation.reporting.analyses import majority_and_agreement
@@ -51,7 +58,7 @@ from annotation.reporting.statement_design import (
     sample_section,
 )
 from annotation.reporting.tables import Table, build_table
-from annotation.services import attention, consent, integrity, samples, signals
+from annotation.services import attention, comprehension, consent, integrity, samples, signals
 
 NOT_RECORDED = "not recorded"
 STATEMENT_FORMATS = ("markdown", "latex", "json")
@@ -265,6 +272,30 @@ def integrity_line(facts: dict[str, Any]) -> str:
     )
 
 
+def comprehension_facts(study: Study) -> str:
+    """The comprehension check: its questions, the two-attempt rule, and how many passed or were screened out."""
+    questions = study.comprehension or []
+    if not questions:
+        return "Comprehension check: none."
+    tried = ComprehensionAttempt.objects.filter(participation__study=study, participation__is_preview=False)
+    workers = tried.values("participation_id").distinct().count()
+    first = tried.filter(number=1, passed=True).count()
+    second = tried.filter(number=2, passed=True).count()
+    screened_out = comprehension.screened_out_count(study.pk)
+    return (
+        f"Comprehension check: {plural(len(questions), 'multiple-choice question')} on the instructions, "
+        "answered after consent and before training; a worker who failed had a second attempt (told which "
+        "questions were wrong, not the right answers), and one who failed both was screened out and paid for "
+        "the time spent. "
+        + (
+            f"Of {plural(workers, 'worker')} who took it, {first} passed at the first attempt, {second} at the "
+            f"second and {screened_out} {'was' if screened_out == 1 else 'were'} screened out."
+            if workers
+            else "Nobody has taken it yet."
+        )
+    )
+
+
 def survey_facts(study: Study) -> str:
     """The survey: its questions and placement, and how many workers answered it."""
     questions = study.survey or []
@@ -384,6 +415,7 @@ def build_statement(
         Section("Instructions", instruction_facts(study)),
         Section("Training and filter", training_facts(study, table)),
         Section("Abandonment", abandonment_facts(study, table)),
+        Section("Comprehension check", comprehension_facts(study), collected=bool(study.comprehension)),
         Section("Attention checks", attention_check_facts(study), collected=study.attention_checks.exists()),
         integrity_section(study),
         Section("Survey", survey, collected=bool(study.survey)),

@@ -3,6 +3,7 @@
     claimed ──▶ training ──▶ test ──▶ completed
        │           │  └──▶ excluded ◀──┘ (training filter; an admin may readmit)
        ├───────────┴──────────┴──▶ abandoned (no activity for the study's timeout)
+       ├──▶ excluded (failed the comprehension check twice: screened out before training)
        └──▶ declined (said no to the study's consent text; the slot is free again)
 
 The relative training filter judges a condition's group once it has trained, so a worker may be
@@ -33,7 +34,8 @@ if TYPE_CHECKING:
 State = Participation.State
 
 ALLOWED_TRANSITIONS: dict[str, set[str]] = {
-    State.CLAIMED: {State.TRAINING, State.TEST, State.ABANDONED, State.DECLINED},
+    # claimed -> excluded: screened out by the comprehension check, before any step (services.comprehension)
+    State.CLAIMED: {State.TRAINING, State.TEST, State.ABANDONED, State.DECLINED, State.EXCLUDED},
     State.TRAINING: {State.TEST, State.EXCLUDED, State.ABANDONED},
     State.TEST: {State.COMPLETED, State.ABANDONED, State.EXCLUDED},
     State.EXCLUDED: {State.TEST},  # an admin's override readmits a filtered worker

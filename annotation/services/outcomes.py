@@ -66,8 +66,12 @@ def outcome_for(participation: Participation) -> Outcome | None:
             return Outcome.COMPLETED
         if kind == Participation.ExclusionKind.ATTENTION:
             return Outcome.ATTENTION_FAILED
-        if kind in (Participation.ExclusionKind.TRAINING_FILTER, Participation.ExclusionKind.INTEGRITY):
-            # The integrity rule reads behaviour, not a stated answer: screened out (paid), never "failed".
+        if kind in (
+            Participation.ExclusionKind.TRAINING_FILTER,
+            Participation.ExclusionKind.INTEGRITY,
+            Participation.ExclusionKind.COMPREHENSION,
+        ):
+            # Neither rule judges a stated answer as wrong on purpose: screened out (paid), never "failed".
             return Outcome.SCREENED_OUT
         # An admin's exclusion, or one recorded before exclusion_kind existed: the event's reason tells.
         reason = (

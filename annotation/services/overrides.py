@@ -60,6 +60,11 @@ def override(participation: Participation, *, admit: bool, reason: str, actor: U
             if admit:
                 if State.TEST not in lifecycle.ALLOWED_TRANSITIONS.get(locked.state, set()):
                     raise lifecycle.InvalidTransition(f"cannot go from {locked.state} to {State.TEST}")
+                # Screened out before training: readmitting to the test would skip the training it never did.
+                if locked.exclusion_kind == Participation.ExclusionKind.COMPREHENSION:
+                    raise lifecycle.InvalidTransition(
+                        "a worker screened out by the comprehension check is not readmitted"
+                    )
                 if locked.state == State.EXCLUDED:
                     slot = _slot_for_readmission(locked)
                     if slot != locked.slot_index:

@@ -5,8 +5,9 @@ exports, the human-evaluation statement, the dashboard and the admin. The rule (
 
 - **Paid time** runs from the moment the slot was taken (the claim event, ``lifecycle.record_claim``)
   to the end of the work: the latest of the worker's last answer, the first completion (the end of the
-  test), an exclusion *during* the work (from training or test, before any completion: the training
-  filter at the end of training, the attention rule at the end of the test), and an abandonment or a
+  test), an exclusion *during* the work (from claimed, training or test, before any completion: the
+  comprehension check's screen-out before training, the training filter at the end of training, the
+  attention rule at the end of the test), and an abandonment or a
   refused consent. A verdict on a worker who had already completed, and an admin's readmission, come
   after the work and never move its end. A participation still at work is paid to its last activity.
 - **Owed** = hourly rate × paid hours, rounded half-up to the cent.
@@ -112,7 +113,7 @@ def work_end(
                 ends.append(at)
             completed = True
         elif to_state == State.EXCLUDED:
-            if from_state in (State.TRAINING, State.TEST) and not completed:
+            if from_state in ACTIVE and not completed:
                 ends.append(at)  # during the work; a verdict after completion is not
         elif to_state in (State.ABANDONED, State.DECLINED):
             # The idle sweep and a platform's return are dated when noticed, which can be long after the

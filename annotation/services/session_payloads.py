@@ -13,7 +13,17 @@ from typing import Any
 from django.utils.translation import get_language
 
 from annotation.models import Participation, Response
-from annotation.services import answers, closing, consent, outcomes, presentation, reveal, study_texts, survey
+from annotation.services import (
+    answers,
+    closing,
+    comprehension,
+    consent,
+    outcomes,
+    presentation,
+    reveal,
+    study_texts,
+    survey,
+)
 from annotation.services.entry import completion_target
 from annotation.services.steps import Progress
 from tasks_app.texts import question_type_names, texts_for
@@ -108,12 +118,32 @@ def survey_payload(participation: Participation) -> dict | None:
     return {"placement": placement, "questions": questions}
 
 
+def comprehension_payload(participation: Participation) -> dict | None:
+    """The comprehension check while the worker owes it: the questions (never the right options), and after
+    a failed first attempt which questions were wrong; else None."""
+    if not comprehension.due(participation):
+        return None
+    questions = [
+        {"key": q["key"], "label": q["label"], "options": q["options"], "multiple": bool(q.get("multiple"))}
+        for q in participation.study.comprehension
+    ]
+    failed = comprehension.last_failed(participation)
+    return {
+        "questions": questions,
+        "attempt": 1 if failed is None else failed.number + 1,
+        "wrong": list(failed.wrong) if failed is not None else [],
+    }
+
+
 def pending_payload(participation: Participation) -> dict[str, Any]:
-    """What the worker must do before anything else: consent first, then a survey that is due."""
+    """What the worker must do before anything else: consent first, then the comprehension check, then a
+    survey that is due."""
     consent_body = consent_payload(participation)
-    survey_body = None if consent_body is not None else survey_payload(participation)
-    pending = "consent" if consent_body is not None else "survey" if survey_body is not None else None
-    return {"pending": pending, "consent": consent_body, "survey": survey_body}
+    check_body = None if consent_body is not None else comprehension_payload(participation)
+    survey_body = None if consent_body is not None or check_body is not None else survey_payload(participation)
+    bodies = {"consent": consent_body, "comprehension": check_body, "survey": survey_body}
+    pending = next((name for name, body in bodies.items() if body is not None), None)
+    return {"pending": pending, **bodies}
 
 
 def session_body(participation: Participation, *, progress: Progress | None, item: Response | None) -> dict:

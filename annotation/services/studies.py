@@ -50,6 +50,7 @@ EDITABLE_FIELDS = (
     "consent_text",
     "survey",
     "survey_placement",
+    "comprehension",
     "attention_fail_limit",
     "attention_action",
     "integrity_max_copies",
@@ -163,11 +164,13 @@ def _validated_options(options: dict[str, Any]) -> dict[str, Any]:
 
 def study_save(*, study: Study, update_fields: Iterable[str] | None = None) -> None:
     """Save a study as every caller (admin, API, commands) must: with a code for every outcome from the
-    start, stable for the study's life (an admin may change it), and null survey or translations (which
-    ``clean_fields`` lets through, as the fields may be blank) stored as none."""
+    start, stable for the study's life (an admin may change it), and null survey, comprehension check or
+    translations (which ``clean_fields`` lets through, as the fields may be blank) stored as none."""
     study.outcome_codes = with_defaults(study.outcome_codes)
     if study.survey is None:
         study.survey = []
+    if study.comprehension is None:
+        study.comprehension = []
     if study.translations is None:
         study.translations = {}
     study.save(update_fields=update_fields)

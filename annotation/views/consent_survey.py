@@ -1,10 +1,10 @@
-"""The consent and survey pages: plain forms, off the item pages' hot path.
+"""The consent, comprehension check and survey pages: plain forms, off the item pages' hot path.
 
 ``/work/`` shows them when the participation calls for them (consent, for a
 participation that did not answer it at the entry link: a staff preview; the
-survey before training or after the test step); their forms
-post here, and every answer goes through annotation.services.consent and
-annotation.services.survey, as the session API's do. A refused answer re-shows
+comprehension check after consent; the survey before training or after the test step); their forms
+post here, and every answer goes through annotation.services.consent, .comprehension and
+.survey, as the session API's do. A refused answer re-shows
 the page with the reason and stores nothing.
 """
 
@@ -23,7 +23,7 @@ from django.views.decorators.http import require_POST
 from markdown_it import MarkdownIt
 
 from annotation.models import Participation
-from annotation.services import closing, consent, languages, presentation, study_texts, survey
+from annotation.services import closing, comprehension, consent, languages, presentation, study_texts, survey
 from annotation.worker_cookie import load_worker_state
 
 # CommonMark without raw HTML: the researcher's text is escaped, and markdown-it refuses javascript: links.
@@ -82,6 +82,38 @@ def survey_page(
         "placement": survey.due(participation),
     }
     return render(request, "worker/survey.html", context, status=status)
+
+
+def comprehension_page(
+    request: HttpRequest,
+    participation: Participation,
+    context: dict[str, Any],
+    *,
+    answers: dict[str, list[str]] | None = None,
+    errors: dict[str, str] | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    """The check's questions under the instructions; after a failed first attempt, the wrong ones marked."""
+    errors, answers = errors or {}, answers or {}
+    failed = comprehension.last_failed(participation)
+    wrong = set(failed.wrong) if failed is not None else set()
+    questions = [
+        {
+            **q,
+            "chosen": answers.get(q["key"], []),
+            "error": errors.get(q["key"], ""),
+            "was_wrong": q["key"] in wrong,
+        }
+        for q in participation.study.comprehension
+    ]
+    context = {
+        **context,
+        "questions": questions,
+        "form_error": errors.get(""),
+        "retry": failed is not None,
+        "n_wrong": len(wrong),
+    }
+    return render(request, "worker/comprehension.html", context, status=status)
 
 
 def _session(request: HttpRequest) -> tuple[Participation | None, dict[str, Any]]:
@@ -153,3 +185,25 @@ def survey_answer(request: HttpRequest) -> HttpResponse:
     except survey.SurveyNotDue:
         pass  # a double submit: the first one stands
     return _home()
+
+
+@never_cache
+@require_POST
+def comprehension_answer(request: HttpRequest) -> HttpResponse:
+    participation, context = _session(request)
+    if participation is None:
+        return render(request, "worker/no_session.html", status=403)
+    try:
+        closing.check_can_work(participation)
+    except closing.StudyClosed:
+        return _home()
+    if consent.required(participation) or not comprehension.due(participation):
+        return _home()
+    answers = {q["key"]: request.POST.getlist(q["key"]) for q in participation.study.comprehension}
+    try:
+        comprehension.submit(participation=participation, answers=answers)
+    except comprehension.InvalidComprehensionAnswers as exc:
+        return comprehension_page(request, participation, context, answers=answers, errors=exc.errors, status=400)
+    except comprehension.ComprehensionNotDue:
+        pass  # a double submit: the first one stands
+    return _home()  # passed: the start page; failed once: the check again; twice: the screened-out page

@@ -23,7 +23,7 @@ from django.views.decorators.http import require_GET
 
 from annotation.csp import csp_update
 from annotation.models import AttentionCheck, Participation
-from annotation.services import closing, consent, languages, presentation, samples, survey, timing
+from annotation.services import closing, comprehension, consent, languages, presentation, samples, survey, timing
 from annotation.services.session_payloads import completion_payload
 from annotation.views import consent_survey
 from annotation.worker_cookie import load_worker_state
@@ -99,6 +99,8 @@ def home(request: HttpRequest) -> HttpResponse:
     state = participation.state
     if consent.required(participation):
         return consent_survey.consent_page(request, participation, context)
+    if comprehension.due(participation):
+        return consent_survey.comprehension_page(request, participation, context)
     if survey.due(participation) is not None:
         return consent_survey.survey_page(request, participation, context)
     if state == State.CLAIMED:

@@ -26,7 +26,7 @@ from django.utils import timezone, translation
 from django.views import defaults
 
 from annotation import worker_cookie
-from annotation.models import Participation, Study
+from annotation.models import ComprehensionAttempt, Participation, Study
 from annotation.unavailable import unavailable_response
 from tasks_app.models import Task
 from tests.factories import ConditionFactory, StudyFactory, WorkerFactory, make_classification_task
@@ -285,6 +285,32 @@ def worker_survey(language: str) -> Rendered:
     return _worker_page(_study_with_texts(participation, language, **fields), language)
 
 
+# The comprehension check is the researcher's text, written in the study's language (no translations).
+COMPREHENSION = {
+    "en": [{"key": "what", "label": "What do you choose?", "options": ["A label", "A colour"], "correct": ["A label"]}],
+    "de": [
+        {
+            "key": "what",
+            "label": "Was wählen Sie?",
+            "options": ["Eine Kategorie", "Eine Farbe"],
+            "correct": ["Eine Kategorie"],
+        }
+    ],
+}
+
+
+def worker_comprehension(language: str) -> Rendered:
+    """The check's second attempt: the retry notice and the question marked wrong."""
+    participation = _participation(language, State.CLAIMED)
+    check = COMPREHENSION.get(language, COMPREHENSION["en"])
+    Study.objects.filter(pk=participation.study_id).update(comprehension=check)
+    ComprehensionAttempt.objects.create(
+        participation=participation, number=1, answers={}, wrong=["what"], passed=False, at=timezone.now()
+    )
+    participation.refresh_from_db()
+    return _worker_page(participation, language)
+
+
 def worker_declined(language: str) -> Rendered:
     return _worker_page(_participation(language, State.DECLINED), language)
 
@@ -359,6 +385,7 @@ PAGES: dict[str, Callable[[str], Rendered]] = {
         worker_excluded,
         worker_consent,
         worker_survey,
+        worker_comprehension,
         worker_declined,
         worker_preview,
         home,

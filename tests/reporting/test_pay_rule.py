@@ -98,3 +98,14 @@ def test_exports_leave_base_and_bonus_empty_while_the_posted_reward_is_not_set(s
     (columns,) = csv.DictReader(io.StringIO(text.decode()))
     assert columns["bonus"] == ""
     assert columns.get("amount", columns.get("pay")) == "6.00"  # the owed amount at 12.00/h
+
+
+def test_work_end_counts_a_screen_out_from_claimed_as_the_end_of_the_work():
+    from annotation.services.pay import work_end
+
+    claimed_at = T0
+    screened_out_at = T0 + timedelta(minutes=3)
+    events = [(State.CLAIMED, State.EXCLUDED, screened_out_at)]
+    later = T0 + timedelta(hours=2)  # activity recorded after the screen-out does not extend paid time
+    end = work_end(events, last_answer=None, state=State.EXCLUDED, last_activity=later)
+    assert end == screened_out_at and end - claimed_at == timedelta(minutes=3)

@@ -146,6 +146,7 @@ def test_statement_holds_every_section_from_stored_facts(voted):
         "Instructions",
         "Training and filter",
         "Abandonment",
+        "Comprehension check",
         "Attention checks",
         "Integrity",
         "Survey",

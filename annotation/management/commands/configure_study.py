@@ -1,13 +1,14 @@
-"""Set what a study's workers see and answer: consent, survey, outcome codes and the neutral title.
+"""Set what a study's workers see and answer: consent, survey, comprehension check, outcome codes, title.
 
 manage.py configure_study sst2-split1 --consent-file consent.md
 manage.py configure_study sst2-split1 --survey-file survey.json --survey-placement before_training
+manage.py configure_study sst2-split1 --comprehension-file check.json   # '[]' for none
 manage.py configure_study sst2-split1 --code declined=NOCONSENT --code completed=C0DE1234
 manage.py configure_study sst2-split1 --title "Movie review sentiment" --no-consent
 manage.py configure_study sst2-split1 --show          # print the settings and the outcome codes as JSON
 
 Every change goes through annotation.services.studies.study_update, so a
-malformed survey or code is refused with the reason and nothing is saved.
+malformed survey, comprehension check or code is refused with the reason and nothing is saved.
 """
 
 from __future__ import annotations
@@ -30,12 +31,13 @@ SHOWN = (
     "consent_text",
     "survey",
     "survey_placement",
+    "comprehension",
     "outcome_codes",
 )
 
 
 class Command(BaseCommand):
-    help = "Set a study's consent text, survey, per-outcome codes and neutral title (or --show them)."
+    help = "Set a study's consent text, survey, comprehension check, outcome codes and title (or --show them)."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("study", help="The study's slug.")
@@ -43,6 +45,9 @@ class Command(BaseCommand):
         parser.add_argument("--no-consent", action="store_true", help="Ask for no consent.")
         parser.add_argument("--survey-file", help="A JSON list of survey questions ('[]' for none).")
         parser.add_argument("--survey-placement", choices=Study.SurveyPlacement.values)
+        parser.add_argument(
+            "--comprehension-file", help="A JSON list of comprehension-check questions ('[]' for none)."
+        )
         parser.add_argument(
             "--code",
             action="append",
@@ -86,6 +91,11 @@ class Command(BaseCommand):
                 raise CommandError(f"{options['survey_file']} is not valid JSON: {exc}") from None
         if options["survey_placement"]:
             changes["survey_placement"] = options["survey_placement"]
+        if options["comprehension_file"]:
+            try:
+                changes["comprehension"] = json.loads(_read(options["comprehension_file"]))
+            except json.JSONDecodeError as exc:
+                raise CommandError(f"{options['comprehension_file']} is not valid JSON: {exc}") from None
         if options["code"]:
             codes = {k: dict(v) for k, v in (study.outcome_codes or {}).items() if isinstance(v, dict)}
             for item in options["code"]:
