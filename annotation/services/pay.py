@@ -7,9 +7,10 @@ exports, the human-evaluation statement, the dashboard and the admin. The rule (
   to the end of the work: the latest of the worker's last answer, the first completion (the end of the
   test), an exclusion *during* the work (from claimed, training or test, before any completion: the
   comprehension check's screen-out before training, the training filter at the end of training, the
-  attention rule at the end of the test), and an abandonment or a
-  refused consent. A verdict on a worker who had already completed, and an admin's readmission, come
-  after the work and never move its end. A participation still at work is paid to its last activity.
+  attention rule at the end of the test), a refused consent, and an abandonment (noticed later by the
+  idle sweep or the platform: it ends at the worker's last answer or the last step they began). A
+  verdict on a worker who had already completed, and an admin's readmission, come after the work and
+  never move its end. A participation still at work is paid to its last activity.
 - **Owed** = hourly rate × paid hours, rounded half-up to the cent.
 - **Bonus** = owed − the posted reward (never below 0): the worker receives reward + bonus = owed, or
   the reward alone when it covers the rate. The reward must be known: with none, no bonus is computed.
@@ -102,11 +103,18 @@ class PayLine:
 
 
 def work_end(
-    events: Iterable[tuple[str, str, datetime]], *, last_answer: datetime | None, state: str, last_activity: datetime
+    events: Iterable[tuple[str, str, datetime]],
+    *,
+    last_answer: datetime | None,
+    state: str,
+    last_activity: datetime,
+    start: datetime | None = None,
 ) -> datetime:
-    """The end of paid time from a participation's events ``(from_state, to_state, at)`` in time order."""
+    """The end of paid time from a participation's events ``(from_state, to_state, at)`` in time order
+    (the claim, which ``start`` gives, left out)."""
     ends = [last_answer] if last_answer else []
-    completed = False
+    completed = abandoned = False
+    previous = start
     for from_state, to_state, at in events:
         if to_state == State.COMPLETED:
             if not completed:  # a later completion follows a readmission of a worker who had finished
@@ -115,11 +123,18 @@ def work_end(
         elif to_state == State.EXCLUDED:
             if from_state in ACTIVE and not completed:
                 ends.append(at)  # during the work; a verdict after completion is not
-        elif to_state in (State.ABANDONED, State.DECLINED):
-            # The idle sweep and a platform's return are dated when noticed, which can be long after the
-            # worker stopped: the work ended at the last activity.
-            ends.append(min(at, last_activity))
+        elif to_state == State.DECLINED:
+            ends.append(at)  # the worker's own act
+        elif to_state == State.ABANDONED:
+            # Noticed by the idle sweep or a return on the platform, often long after the worker stopped:
+            # the work ended with the last thing they did (an answer, counted above, or the step they began).
+            if previous is not None:
+                ends.append(previous)
+            abandoned = True
+        previous = at
     if not ends or (state in ACTIVE and not completed):
+        if abandoned and start is not None:
+            return start  # nothing done after taking the slot
         ends.append(last_activity)  # still at work (paid so far), or an end that left no event
     return max(ends)
 
@@ -149,7 +164,11 @@ def paid_seconds(participations: Iterable[Participation]) -> dict[int, float]:
     for p in participations:
         start = starts.get(p.pk, p.created_at)
         end = work_end(
-            events[p.pk], last_answer=last_answers.get(p.pk), state=p.state, last_activity=p.last_activity_at
+            events[p.pk],
+            last_answer=last_answers.get(p.pk),
+            state=p.state,
+            last_activity=p.last_activity_at,
+            start=start,
         )
         result[p.pk] = max(0.0, (end - start).total_seconds())
     return result

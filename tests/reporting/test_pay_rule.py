@@ -10,7 +10,7 @@ import pytest
 from annotation.models import Participation, Response
 from annotation.reporting.exports import export_with_provenance
 from annotation.reporting.options import MetricOptions
-from annotation.services import lifecycle, overrides
+from annotation.services import abandonment, lifecycle, overrides
 from annotation.services.pay import PAY_RULE_VERSION, pay_line, pay_lines
 from tests.reporting.builders import T0, add_annotator, gold_answers, make_study
 
@@ -69,6 +69,18 @@ def test_an_attention_exclusion_at_the_end_of_the_test_ends_paid_time(sst2):
     _answered_at(p, T0 + timedelta(minutes=24))
     lifecycle.exclude(p, reason="attention", kind=Kind.ATTENTION, at=T0 + timedelta(minutes=24))
     assert _hours(study, p) == Decimal("0.4")
+
+
+def test_an_abandonment_ends_paid_time_at_the_last_activity_not_when_it_was_noticed(sst2):
+    # The idle sweep (or a return on the platform) notices a worker an hour after they stopped: the work
+    # ended at their last activity, 20 minutes in.
+    study = make_study(sst2, shots=(0,), base_reward=Decimal("0.00"))
+    p = add_annotator(study, 0, answers=gold_answers(sst2), state=State.TEST)
+    _answered_at(p, T0 + timedelta(minutes=20))
+    Participation.all_objects.filter(pk=p.pk).update(last_activity_at=T0 + timedelta(minutes=20))
+    p.refresh_from_db()
+    abandonment.abandon(p, reason="no activity for 60 minutes", at=T0 + timedelta(minutes=80))
+    assert _hours(study, p) == Decimal(20) / 60
 
 
 def test_pay_is_rounded_half_up_to_the_cent():
