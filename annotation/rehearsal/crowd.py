@@ -229,6 +229,7 @@ class SimulatedWorker:
         query: str = "",
         agree: bool = True,
         survey: dict[str, object] | None = None,
+        comprehension: dict[str, object] | None = None,
         checks: frozenset[Key] = frozenset(),
         fail_checks: bool = False,
         load_static: bool = True,
@@ -253,6 +254,7 @@ class SimulatedWorker:
         self.static_seen: set[str] = set()
         self.agree = agree
         self.survey = survey or {}
+        self.comprehension = comprehension or {}
         self.load_static = load_static
         self.entry_path = entry_path
 
@@ -324,7 +326,11 @@ class SimulatedWorker:
             html = await self._page()
             consent = form_fields(html, "consent-form")
             survey = form_fields(html, "survey-form")
-            if consent is not None:  # consent asked on /work/ (an entry link that admits on GET)
+            check = form_fields(html, "comprehension-form")
+            if check is not None:  # the comprehension check, answered as a careful worker does
+                action, hidden, _ = check
+                await self._form("comprehension", action, {**hidden, **self.comprehension})
+            elif consent is not None:  # consent asked on /work/ (an entry link that admits on GET)
                 action, hidden, _ = consent
                 await self._form("consent", action, {**hidden, "choice": "agree" if self.agree else "decline"})
             elif survey is not None:

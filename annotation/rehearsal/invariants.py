@@ -21,7 +21,7 @@ from annotation.rehearsal.report import Invariant
 from annotation.reporting.analyses import majority_and_agreement
 from annotation.reporting.exports import iter_annotation_lines
 from annotation.reporting.options import MetricOptions
-from annotation.reporting.statement import build_statement
+from annotation.reporting.statement import PLATFORM_NAMES, build_statement
 from annotation.reporting.tables import build_table
 from annotation.services.entry import completion_target
 from annotation.services.pay import paid_seconds, pay_lines
@@ -337,6 +337,7 @@ def table_from_export(study: Study, facts: dict[str, Any]) -> tuple[bool, str]:
 
 
 _NUMBER = r"(\d+)"
+_WORKERS = r"([Nn]o|\d+) workers?"  # statement_design.plural: "no workers", "1 worker", "2 workers"
 
 
 def statement_counts(study: Study, facts: dict[str, Any]) -> tuple[bool, str]:
@@ -353,7 +354,7 @@ def statement_counts(study: Study, facts: dict[str, Any]) -> tuple[bool, str]:
         compared += 1
         if found is None:
             problems.append(f"{section}: no {what} in {text.get(section, '')[:120]!r}")
-        elif tuple(int(g) for g in found.groups()) != values:
+        elif tuple(0 if g.lower() == "no" else int(g) for g in found.groups()) != values:
             problems.append(f"{section}: {what} {found.groups()}, the database says {values}")
 
     for shots in study.conditions.order_by("shots").values_list("shots", flat=True):
@@ -371,12 +372,12 @@ def statement_counts(study: Study, facts: dict[str, Any]) -> tuple[bool, str]:
     filtered = sum(1 for p in excluded if p.exclusion_kind == Participation.ExclusionKind.TRAINING_FILTER)
     expect(
         "Training and filter",
-        rf"Excluded: {_NUMBER} worker\(s\) in all \({_NUMBER} failed the training filter\)",
+        rf"Excluded: {_WORKERS} in all \({_NUMBER} failed the training filter\)",
         (len(excluded), filtered),
         "excluded/failed the filter",
     )
     abandoned = sum(1 for p in everyone if p.state == State.ABANDONED)
-    expect("Abandonment", rf"{_NUMBER} worker\(s\) abandoned", (abandoned,), "abandoned")
+    expect("Abandonment", rf"{_WORKERS} abandoned", (abandoned,), "abandoned")
     if AttentionCheck.objects.filter(study=study).exists():
         failed = (
             Response.all_objects.filter(participation__study=study, participation__is_preview=False)
@@ -389,10 +390,11 @@ def statement_counts(study: Study, facts: dict[str, Any]) -> tuple[bool, str]:
     if study.survey:
         answered = SurveyResponse.objects.filter(participation__study=study, participation__is_preview=False)
         n = answered.values("participation_id").distinct().count()
-        expect("Survey", rf"{_NUMBER} worker\(s\) answered", (n,), "survey answers")
+        expect("Survey", rf"{_WORKERS} answered", (n,), "survey answers")
     platforms = Counter(p.worker.platform for p in everyone)
     for platform, n in platforms.items():
-        expect("Platform", rf"{re.escape(platform)} \({_NUMBER}\)", (n,), f"{platform} workers")
+        name = PLATFORM_NAMES.get(platform, platform)
+        expect("Platform", rf"{re.escape(name)} \({_WORKERS}\)", (n,), f"{platform} workers")
     return _listed(problems, f"{compared} counts compared")
 
 

@@ -188,6 +188,16 @@ def gold_book(study: Study) -> tuple[dict[Key, frozenset[str]], frozenset[Key]]:
     return gold, frozenset(checks)
 
 
+def comprehension_answers(study: Study) -> dict[str, object]:
+    """The comprehension check answered as a careful worker does, from the study's own right options (a
+    checkbox question posts each of them)."""
+    answers: dict[str, object] = {}
+    for question in study.comprehension or []:
+        right = list(question["correct"])
+        answers[question["key"]] = right if question.get("multiple") else right[0]
+    return answers
+
+
 def survey_answers(study: Study) -> dict[str, object]:
     """An answer to each survey question, valid for its type."""
     answers: dict[str, object] = {}
@@ -230,6 +240,7 @@ class Rehearsal:
         self.crowd = Crowd()
         self.gold, self.checks = gold_book(study)
         self.survey = survey_answers(study)
+        self.comprehension = comprehension_answers(study)
         self.labels = max(1, study.task.labels.count())
         self.numbered = 0
 
@@ -286,6 +297,7 @@ class Rehearsal:
             query=f"PROLIFIC_PID={worker_id}&STUDY_ID={PROLIFIC_STUDY}&SESSION_ID=sub-{worker_id}",
             agree=behaviour.agree,
             survey=self.survey,
+            comprehension=self.comprehension,
             checks=self.checks,
             fail_checks=behaviour.fail_checks,
             load_static=False,

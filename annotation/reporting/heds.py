@@ -1,7 +1,8 @@
 """Where each section of the human-evaluation statement answers the reporting standards (no Django).
 
 ``HEDS_QUESTIONS``: the Human Evaluation Datasheet 3.0 questions (Belz and Thomson, 2024; numbered as
-in HEDS 3.0, texts abridged) that a crowd study of this platform answers from stored facts.
+in the HEDS 3.0 form at nlp-heds.github.io, texts abridged) that a crowd study of this platform
+answers from stored facts.
 ``ACL_CHECKLIST``: section D of the ACL Responsible NLP Research checklist (human subjects).
 ``SECTION_STANDARDS``: per statement section (its title), the questions it answers. The JSON form of
 the statement (``statement.statement_datasheet``) and its schema (docs/schemas/statement.schema.json)
@@ -13,23 +14,27 @@ from __future__ import annotations
 HEDS_VERSION = "3.0"
 
 HEDS_QUESTIONS = {
-    "3.1.1": "How many system outputs (or other evaluation items) are evaluated?",
-    "3.1.2": "How are the evaluation items selected?",
-    "3.2.1": "How many evaluators are there?",
-    "3.2.2": "What kind of evaluators are they (incl. paid or not)?",
+    "3.1.1": "How many system outputs (or other evaluation items) are evaluated per system?",
+    "3.1.2": "How are the evaluation items selected for inclusion?",
+    "3.2.1": "How many evaluators are there in this experiment?",
+    "3.2.2.2": "Did participants receive any form of payment?",
     "3.2.3": "How are evaluators recruited?",
-    "3.2.4": "What training and/or practice are evaluators given before the evaluation?",
-    "3.2.5": "What other characteristics do the evaluators have (known or gathered)?",
-    "3.3.2": "How are responses collected?",
-    "3.3.3": "What quality assurance methods are used?",
-    "3.3.4": "What do evaluators see when carrying out evaluations?",
+    "3.2.4": "What training and/or practice are evaluators given before the evaluation itself?",
+    "3.2.5": "What other characteristics do the evaluators have?",
+    "3.3.2": "By what medium are responses collected?",
+    "3.3.3.1": "What types of quality assurance methods are used?",
+    "3.3.3.2": "What methods are used for each type of quality assurance?",
+    "3.3.4.1": "Where can the form or interface shown to participants be viewed?",
+    "3.3.4.2": "What types of information are evaluators shown when carrying out evaluations?",
     "3.3.5": "How free are evaluators regarding when and how quickly to carry out evaluations?",
-    "3.3.7": "What are the experimental conditions in which evaluators carry out the evaluations?",
-    "4.3.8": "What is the question or instruction given to evaluators?",
-    "4.3.10": "How are raw responses processed into the reported scores?",
-    "4.3.11": "What methods are used for effect size and significance (intervals)?",
-    "4.3.12": "Has agreement between evaluators been measured; with what method and result?",
-    "5.1": "Has the evaluation experiment been approved by a research ethics committee?",
+    "3.3.7": "What are the conditions in which evaluators carry out the evaluations?",
+    "4.3.7": "What is the verbatim question, prompt or instruction given to evaluators?",
+    "4.3.8": "What form of response elicitation is used?",
+    "4.3.9": "How are raw responses aggregated or otherwise processed to obtain the reported scores?",
+    "4.3.10": "What methods are used for determining effect size and significance of findings?",
+    "4.3.11.1": "How was the inter-annotator agreement between evaluators measured?",
+    "4.3.11.2": "What was the inter-annotator agreement score?",
+    "5.1": "Which research ethics committee has approved the evaluation experiment?",
 }
 
 ACL_CHECKLIST = {
@@ -42,27 +47,27 @@ ACL_CHECKLIST = {
 
 # Section title -> (HEDS question ids, ACL checklist ids).
 SECTION_STANDARDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "Platform": (("3.2.2", "3.2.3"), ("D2",)),
+    "Platform": (("3.2.3",), ("D2",)),
     "Workers": (("3.2.1",), ()),
     "Recruitment": (("3.2.3",), ("D2",)),
     "Sample": (("3.1.1", "3.1.2"), ()),
-    "Presentation": (("3.3.2", "3.3.4", "3.3.7"), ()),
+    "Presentation": (("3.3.2", "3.3.4.2", "3.3.7"), ()),
     "Consent": ((), ("D3",)),
     "Ethics approval": (("5.1",), ("D4",)),
-    "Instructions": (("4.3.8", "3.3.4"), ("D1",)),
-    "Training and filter": (("3.2.4", "3.3.3"), ()),
+    "Instructions": (("4.3.7", "4.3.8", "3.3.4.2"), ("D1",)),
+    "Training and filter": (("3.2.4", "3.3.3.1", "3.3.3.2"), ()),
     "Abandonment": (("3.3.5",), ()),
-    "Comprehension check": (("3.2.4", "3.3.3"), ("D1",)),
-    "Attention checks": (("3.3.3",), ()),
-    "Integrity": (("3.3.3",), ()),
+    "Comprehension check": (("3.2.4", "3.3.3.1", "3.3.3.2"), ("D1",)),
+    "Attention checks": (("3.3.3.1", "3.3.3.2"), ()),
+    "Integrity": (("3.3.3.1", "3.3.3.2"), ()),
     "Survey": (("3.2.5",), ()),
     "Demographics": (("3.2.5",), ("D5",)),
     "Time": (("3.3.5",), ()),
-    "Pay": (("3.2.2",), ("D2",)),
-    "Pay adequacy": ((), ("D2",)),
-    "Metric": (("4.3.10", "4.3.11"), ()),
-    "Agreement": (("4.3.12",), ()),
-    "Appendix": (("3.3.4",), ("D1",)),
+    "Pay": (("3.2.2.2",), ("D2",)),
+    "Pay adequacy": (("3.2.2.2",), ("D2",)),
+    "Metric": (("4.3.9", "4.3.10"), ()),
+    "Agreement": (("4.3.11.1", "4.3.11.2"), ()),
+    "Appendix": (("3.3.4.1",), ("D1",)),
 }
 
 

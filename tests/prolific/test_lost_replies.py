@@ -12,8 +12,8 @@ import pytest
 from annotation.models import Participation, ProlificAction, ProlificCall
 from annotation.services.prolific import operations
 from annotation.services.prolific.client import ProlificClient, ProlificReplyLost
+from annotation.services.prolific.standin import TOKEN
 from tests.prolific.conftest import join
-from tests.prolific.standin import TOKEN
 
 State = Participation.State
 KINDS = {"close": "RemoteDisconnected", "reset": "ConnectionResetError", "truncate": "IncompleteRead"}

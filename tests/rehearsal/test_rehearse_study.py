@@ -41,6 +41,14 @@ def _demo_study(*, shots=(10, 20)) -> Study:
             {"key": "age_band", "type": "single", "label": "Your age", "options": ["18-29", "30-49", "50+"]},
             {"key": "years", "type": "number", "label": "Years of annotation work", "min": 0, "max": 60},
         ],
+        comprehension=[
+            {
+                "key": "what",
+                "label": "What do you decide for each sentence?",
+                "options": ["Its sentiment", "Its topic"],
+                "correct": ["Its sentiment"],
+            }
+        ],
         attention_fail_limit=1,
         attention_action=Study.AttentionAction.EXCLUDE,
         filter_rule=Study.FilterRule.ABSOLUTE,

@@ -86,9 +86,9 @@ def test_a_study_that_ran_fills_every_field_of_the_standards(run_study):
     statement = build_statement(study=run_study)
     data = statement_datasheet(statement)
     jsonschema.validate(data, SCHEMA)
-    # Not collected only where this study collected nothing: the integrity signals, until they exist.
+    # Not collected only where this study collected nothing.
     missing = {f["key"] for f in data["fields"] if f["status"] != "filled"}
-    assert missing <= {"integrity"}, missing
+    assert missing <= {"comprehension_check"}, missing  # the study asked for none
     assert all(f["heds"] or f["acl_checklist"] for f in data["fields"])  # every section is mapped (heds.py)
     for qid in HEDS_QUESTIONS:
         assert data["heds"][qid]["fields"], qid
