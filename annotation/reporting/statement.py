@@ -347,7 +347,10 @@ def pay_facts(study: Study, table: Table) -> str:
         f"{c.shots}-shot {c.median_effective_hourly if c.median_effective_hourly is not None else '–'}"
         for c in condition_pay(study=study)
     )
-    text = f"Pay: {posted}."
+    text = (
+        f"Pay: {posted}. Paid time runs from the moment the worker took the slot (agreeing to the consent text, "
+        "or pressing Start) to their last answer, or to an exclusion during the work, never to a later verdict."
+    )
     if median is not None:
         text += (
             f" Median effective hourly pay {Decimal(median).quantize(Decimal('0.01'))} {study.currency}"
