@@ -20,6 +20,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,17 @@ MAX_REQUESTS = 5000  # per simulated worker: a loop that never ends fails instea
 
 class RehearsalError(Exception):
     """The rehearsal could not run (not a failed invariant: those are in the report)."""
+
+
+def _run_coroutine(make: Callable[[], Any]) -> Any:
+    """Run ``make()``'s coroutine to the end. Where an event loop already runs in this thread (a caller that
+    is itself asynchronous, or Playwright's synchronous API in the same process), on a thread of its own."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(make())
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(lambda: asyncio.run(make())).result()
 
 
 @dataclass
@@ -427,7 +439,7 @@ class Rehearsal:
             self.scratch.start_server()
             self.log(f"server on 127.0.0.1:{self.scratch.port}; the crowd starts")
             crowd_started = time.perf_counter()
-            asyncio.run(self.crowd_run())
+            _run_coroutine(self.crowd_run)
             crowd_seconds = time.perf_counter() - crowd_started
             self.scratch.stop_server()
             self.log(f"the crowd is done ({crowd_seconds:.1f} s); Prolific operations against the stand-in")
