@@ -5,10 +5,10 @@ string ("Positive", "102", "entailment", "1", "true"); CHID's label is the index
 candidate ("0".."6") and the item's own seven idioms are its ``choices``. Pairs (OCNLI, BUSTM) and
 text + keywords (CSL, TNEWS) are two-part contexts; CLUEWSC's two spans are ``marks`` of its text.
 
-The worker texts (title, description, instructions) are English, the platform's default language, with
+The worker texts (title, description, instructions, segment titles) are English, the platform's default language, with
 their Simplified Chinese in ``Task.translations["zh-hans"]`` (tasks_app.texts), so a study set to zh-hans
 shows them in Chinese and the admin edits them under "Texts in 简体中文". The question stored with each
-example, the segment titles and the labels' names are Chinese, like the data they belong to.
+example and the labels' names are Chinese, like the data they belong to.
 """
 
 from __future__ import annotations
@@ -43,9 +43,17 @@ class Chinese:
     worker_title: str
     description: str
     instructions: str
+    segment_titles: tuple[str, ...] = ()
 
-    def as_translation(self) -> dict[str, str]:
-        return {"worker_title": self.worker_title, "description": self.description, "instructions": self.instructions}
+    def as_translation(self) -> dict[str, object]:
+        texts: dict[str, object] = {
+            "worker_title": self.worker_title,
+            "description": self.description,
+            "instructions": self.instructions,
+        }
+        if self.segment_titles:
+            texts["segment_titles"] = list(self.segment_titles)
+        return texts
 
 
 @dataclass(frozen=True)
@@ -224,7 +232,7 @@ TASKS: tuple[FewClueTask, ...] = (
         headline_and_keywords,
         label_file="label_index2en2zh.json",
         label_name_field="label_desc",
-        segment_titles=("新闻标题", "关键词"),
+        segment_titles=("Headline", "Keywords"),
         instructions=(
             "There are 15 categories, such as finance, sports or entertainment. Decide by what the headline is about; "
             "the keywords may help, and may be missing."
@@ -233,6 +241,7 @@ TASKS: tuple[FewClueTask, ...] = (
             "新闻标题的类别",
             "阅读一条新闻标题（以及给出的关键词），选出这条新闻所属的类别。",
             "共有 15 个类别，例如财经、体育、娱乐。请根据标题的内容判断；关键词可作参考，也可能没有。",
+            segment_titles=("新闻标题", "关键词"),
         ),
     ),
     FewClueTask(
@@ -265,7 +274,7 @@ TASKS: tuple[FewClueTask, ...] = (
         "第二句与第一句是什么关系？",
         text_pair("sentence1", "sentence2"),
         labels=_fixed(("entailment", "蕴含"), ("neutral", "中立"), ("contradiction", "矛盾")),
-        segment_titles=("第一句", "第二句"),
+        segment_titles=("First sentence", "Second sentence"),
         instructions=(
             "Entailment (蕴含): if the first sentence is true, the second is true too. "
             "Neutral (中立): the second may or may not be true. "
@@ -275,6 +284,7 @@ TASKS: tuple[FewClueTask, ...] = (
             "两句话的关系",
             "阅读两句话，假定第一句为真，判断第二句是一定为真、可能为真，还是不可能为真。",
             "蕴含：如果第一句为真，第二句也一定为真。中立：第二句可能为真，也可能为假。矛盾：如果第一句为真，第二句就不可能为真。",
+            segment_titles=("第一句", "第二句"),
         ),
     ),
     FewClueTask(
@@ -288,7 +298,7 @@ TASKS: tuple[FewClueTask, ...] = (
         "这两句话的意思相同吗？",
         text_pair("sentence1", "sentence2"),
         labels=_fixed(("1", "意思相同"), ("0", "意思不同")),
-        segment_titles=("第一句", "第二句"),
+        segment_titles=("First sentence", "Second sentence"),
         instructions=(
             "Same meaning: both ask for or say the same thing, even in other words. Different meaning: they ask for or "
             "say different things."
@@ -297,6 +307,7 @@ TASKS: tuple[FewClueTask, ...] = (
             "两句话的意思是否相同",
             "阅读两句简短的话（例如用户对语音助手说的话），判断它们的意思是否相同。",
             "意思相同：两句话询问或表达的是同一件事，即使措辞不同。意思不同：两句话询问或表达的内容不同。",
+            segment_titles=("第一句", "第二句"),
         ),
     ),
     FewClueTask(
@@ -310,7 +321,7 @@ TASKS: tuple[FewClueTask, ...] = (
         "这些关键词都是这篇摘要的真实关键词吗？",
         abstract_and_keywords,
         labels=_fixed(("1", "是真实关键词"), ("0", "不全是真实关键词")),
-        segment_titles=("摘要", "关键词"),
+        segment_titles=("Abstract", "Keywords"),
         instructions=(
             "Some lists hold a keyword that was made up. Answer that they are real keywords only if every keyword in "
             "the list is one the authors chose for this paper."
@@ -319,6 +330,7 @@ TASKS: tuple[FewClueTask, ...] = (
             "论文摘要的关键词",
             "阅读一篇学术论文的摘要和一组关键词，判断这些关键词是否都是这篇论文真实的关键词。",
             "有些关键词列表中混入了编造的关键词。只有当列表中的每个关键词都是作者为这篇论文选定的关键词时，才选“是真实关键词”。",
+            segment_titles=("摘要", "关键词"),
         ),
     ),
     FewClueTask(

@@ -97,7 +97,7 @@ def _walk(open_as, study: Study, language: str) -> dict[str, list[str]]:
             assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth"), (name, width)
             assert page.evaluate(OVERFLOWING) == [], (name, width)
             if language != "en":
-                shot(page, f"i18n-chinese-{name}-{width}")
+                shot(page, f"i18n-chinese-{study.task.slug}-{name}-{width}")
         seen[name] = page.evaluate(VISIBLE_TEXT)
         assert page.js_errors == [], name
 
@@ -131,9 +131,10 @@ def _walk(open_as, study: Study, language: str) -> dict[str, list[str]]:
     return seen
 
 
-def test_every_page_of_a_fewclue_study_in_chinese_differs_from_english_and_fits(open_as, db):
+@pytest.mark.parametrize("folder", ["eprstmt", "ocnli"])  # one text; a pair under its segment titles
+def test_every_page_of_a_fewclue_study_in_chinese_differs_from_english_and_fits(open_as, db, folder):
     import_fixture()
-    task = Task.objects.get(slug="fewclue-eprstmt")
+    task = Task.objects.get(slug=f"fewclue-{folder}")
     english_study, chinese_study = _study(task, "en"), _study(task, "zh-hans")
     english = _walk(open_as, english_study, "en")
     chinese = _walk(open_as, chinese_study, "zh-hans")
@@ -151,5 +152,7 @@ def test_every_page_of_a_fewclue_study_in_chinese_differs_from_english_and_fits(
         ]
         assert same == [], name
     assert CONSENT["zh-hans"] in chinese["entry-consent"]
-    assert "商品评论的情感" in chinese["start"]  # the task's title in Chinese (Task.translations)
+    assert task.translations["zh-hans"]["worker_title"] in chinese["start"]  # the task's own Chinese title
     assert any("正确" in node or "错误" in node for node in chinese["reveal"])
+    for title in task.translations["zh-hans"].get("segment_titles", []):  # a pair's titles in Chinese
+        assert title in chinese["training-item"]
