@@ -1,4 +1,4 @@
-"""FewCLUE studies are in Chinese by default: their items are, and so are the tasks' translated texts."""
+"""Chinese for who reads it: FewCLUE studies by default (their items are Chinese), a Chinese browser too."""
 
 from io import StringIO
 
@@ -27,3 +27,14 @@ def test_an_unknown_language_is_refused_before_any_study_is_made():
     with pytest.raises(CommandError, match="--language: Unknown language 'zh'.*'zh-hans'"):
         _create("--language", "zh")
     assert not Study.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("browser", "expected"),
+    [("zh-CN,zh;q=0.9", "zh-hans"), ("zh-SG", "zh-hans"), ("zh-Hans", "zh-hans"), ("zh", "zh-hans")],
+)
+def test_a_chinese_browser_gets_the_chinese_pages_of_a_study_that_follows_it(browser, expected):
+    from django.test import Client
+
+    page = Client().get("/work/", HTTP_ACCEPT_LANGUAGE=browser)
+    assert page["Content-Language"] == expected and f'<html lang="{expected}">' in page.content.decode()
