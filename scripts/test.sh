@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # One command: install what the tests need (venv, requirements, Debian's
-# Chromium for the browser tests when missing) and run the whole suite.
+# Chromium and a CJK font for the browser tests when missing) and run the whole suite.
 # Extra arguments go to pytest. Exit 5 (no tests collected) counts as failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh requirements-dev.txt
-if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1; then
+# A CJK font too: without one the Chinese worker pages render as boxes, and their widths are not real.
+if { [ ! -x /usr/bin/chromium ] || ! fc-list :lang=zh 2>/dev/null | grep -q .; } && command -v apt-get >/dev/null 2>&1; then
     SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
-    $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
+    $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium chromium-driver fonts-noto-cjk >/dev/null
 fi
 # pdflatex compiles the dashboard's LaTeX export in a test (booktabs: the recommended set).
 if ! command -v pdflatex >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then

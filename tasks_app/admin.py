@@ -101,7 +101,8 @@ class TaskForm(forms.ModelForm):
     """The task, and its worker-facing texts per language (``Task.translations``) as one field per text.
 
     The translation fields are named ``<code>__description``, ``<code>__instructions``,
-    ``<code>__question_types`` (lines ``CODE | Name``) and ``<code>__label<i>__definition`` / ``__example``
+    ``<code>__question_types`` (lines ``CODE | Name``), ``<code>__segment_titles`` (one title a line) and
+    ``<code>__label<i>__definition`` / ``__example``
     for the task's saved labels (a label added in the same save gets its fields on the next edit).
     Empty fields are left out: the worker then reads the task's own text.
     """
@@ -137,6 +138,14 @@ class TaskForm(forms.ModelForm):
                 help_text="One per line: CODE | Name, for the codes above.",
                 initial="\n".join(f"{c} | {n}" for c, n in (own.get("question_types") or {}).items()),
             )
+            titles = own.get("segment_titles")
+            self.fields[f"{code}__segment_titles"] = forms.CharField(
+                required=False,
+                widget=forms.Textarea(attrs={"rows": 2, "cols": 90}),
+                label=f"Segment titles ({language})",
+                help_text="One per line, in the order of the segment titles above.",
+                initial="\n".join(t for t in titles if isinstance(t, str)) if isinstance(titles, list) else "",
+            )
             labels = own.get("labels") or {}
             for i, name in enumerate(self.label_names):
                 for part in LABEL_FIELDS:
@@ -152,7 +161,7 @@ class TaskForm(forms.ModelForm):
         label_count = task.labels.count() if task is not None and task.pk else 0
         fieldsets = []
         for code, language in translated_languages():
-            names = [*(f"{code}__{name}" for name in TEXT_FIELDS), f"{code}__question_types"]
+            names = [*(f"{code}__{name}" for name in TEXT_FIELDS), f"{code}__question_types", f"{code}__segment_titles"]
             names += [f"{code}__label{i}__{part}" for i in range(label_count) for part in LABEL_FIELDS]
             description = (
                 f"The texts a worker of a study in {language} reads; an empty one shows the task's own text. "
@@ -182,6 +191,11 @@ class TaskForm(forms.ModelForm):
                 types[qt_code] = name
             if types:
                 texts["question_types"] = types
+            titles = [line.strip() for line in (data.get(f"{code}__segment_titles") or "").splitlines()]
+            while titles and not titles[-1]:
+                titles.pop()
+            if titles:
+                texts["segment_titles"] = titles
             labels: dict[str, dict[str, str]] = {}
             for i, label in enumerate(self.label_names):
                 own = {

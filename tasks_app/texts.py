@@ -6,7 +6,8 @@ names, each label's ``definition`` and ``example``) are its default texts.
 
     {"de": {"description": "...", "instructions": "...",
             "question_types": {"PER": "Person"},
-            "labels": {"positive": {"definition": "...", "example": "..."}}}}
+            "labels": {"positive": {"definition": "...", "example": "..."}},
+            "segment_titles": ["Überschrift", "Schlagwörter"]}}
 
 ``texts_for(task, language)`` returns the texts a worker sees, each one
 translated where the translation has it and the default otherwise.
@@ -55,6 +56,7 @@ class TaskTexts:
     instructions: str
     worker_title: str = ""  # the neutral title (Task.worker_title); "" when the task has none
     question_types: dict[str, str] = field(default_factory=dict)  # code -> name
+    segment_titles: list[str] = field(default_factory=list)  # the title of each part of a list context
     labels: dict[str, LabelHelp] = field(default_factory=dict)  # label word -> help pop-up
 
 
@@ -76,6 +78,16 @@ def question_type_names(task: Task, language: str | None) -> dict[str, str]:
     }
 
 
+def segment_titles(task: Task, language: str | None) -> list[str]:
+    """The task's titles of a list context's parts in ``language``, each falling back to the task's own; no
+    query."""
+    own = [t if isinstance(t, str) else "" for t in task.segment_titles or []]
+    given = _translation(task, language).get("segment_titles")
+    given = given if isinstance(given, list) else []
+    size = max(len(own), len(given))
+    return [_text(given[i] if i < len(given) else None) or (own[i] if i < len(own) else "") for i in range(size)]
+
+
 def texts_for(task: Task, language: str | None, labels: Iterable[Label] | None = None) -> TaskTexts:
     """The task's texts in ``language``, each falling back to the default text. ``labels``: the task's labels
     if the caller has them, ``()`` when the label help is not needed (no query); else ``task.labels.all()``."""
@@ -94,6 +106,7 @@ def texts_for(task: Task, language: str | None, labels: Iterable[Label] | None =
         instructions=_text(translation.get("instructions")) or task.instructions,
         worker_title=_text(translation.get("worker_title")) or task.worker_title,
         question_types=question_type_names(task, language),
+        segment_titles=segment_titles(task, language),
         labels=help_texts,
     )
 
@@ -130,7 +143,8 @@ def validate_translations(
     for code, texts in (top or {}).items():
         if code not in languages:
             continue
-        entry = _check_keys(texts, f"{code}", (*TEXT_FIELDS, "question_types", "labels"), "field", errors)
+        known = (*TEXT_FIELDS, "question_types", "labels", "segment_titles")
+        entry = _check_keys(texts, f"{code}", known, "field", errors)
         for name, text in (entry or {}).items():
             if name in TEXT_FIELDS:
                 _check_text(text, f"{code}.{name}", errors)
@@ -138,6 +152,13 @@ def validate_translations(
             types = _check_keys(entry["question_types"], f"{code}.question_types", question_type_codes, "code", errors)
             for qt, name in (types or {}).items():
                 _check_text(name, f"{code}.question_types.{qt}", errors)
+        if entry and "segment_titles" in entry:
+            titles = entry["segment_titles"]
+            if not isinstance(titles, list):
+                errors.append(f"{code}.segment_titles must be a list of titles; got {type(titles).__name__}.")
+            else:
+                for i, title in enumerate(titles):
+                    _check_text(title, f"{code}.segment_titles[{i}]", errors)
         if entry and "labels" in entry:
             labels = entry["labels"]
             if label_names is not None:

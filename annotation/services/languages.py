@@ -1,6 +1,6 @@
 """Which language a worker sees: the study's, or their browser's among the shipped languages.
 
-The worker UI ships in ``settings.LANGUAGES`` (English and German). A study's
+The worker UI ships in ``settings.LANGUAGES`` (English, German, Simplified Chinese). A study's
 ``language`` is either a fixed code from that list or ``""`` (follow the
 worker: Django's choice from the language cookie, then ``Accept-Language``,
 then ``LANGUAGE_CODE``). Every worker-facing view activates the language of

@@ -32,6 +32,7 @@ from django.utils.translation import gettext as _
 from annotation.models import Participation, Response, Study
 from annotation.services import attention, offsets, study_texts
 from tasks_app.models import Example, Task
+from tasks_app.texts import segment_titles as task_segment_titles
 from tasks_app.texts import texts_for
 
 # Seconds per item before a study has its own figures (the CLUES tasks, then per kind).
@@ -138,11 +139,12 @@ def item_marks(example: Example) -> list[dict]:
     return sorted(marks, key=lambda m: m["start"])
 
 
-def segment_titles(task: Task, example: Example) -> list[str]:
-    """The title above each part of a list context: the task's own, else "Sentence 1", "Sentence 2", ..."""
+def segment_titles(task: Task, example: Example, language: str | None = None) -> list[str]:
+    """The title above each part of a list context: the task's own in ``language`` (tasks_app.texts), else
+    "Sentence 1", "Sentence 2", ..."""
     if not isinstance(example.context, list):
         return []
-    own = [t for t in task.segment_titles or [] if isinstance(t, str)]
+    own = task_segment_titles(task, language)
     return [
         own[i] if i < len(own) and own[i].strip() else _("Sentence %(number)s") % {"number": i + 1}
         for i in range(len(example.context))

@@ -63,7 +63,7 @@ def item_payload(participation: Participation, response: Response) -> dict:
         "context": example.context,
         "context_kind": "pair" if example.is_sentence_pair else "text",
         # Shown as the data has them (services.presentation): never gold, never Example.extra.
-        "segment_titles": presentation.segment_titles(task, example),
+        "segment_titles": presentation.segment_titles(task, example, get_language()),
         "marks": presentation.item_marks(example),
         "options": presentation.item_options(example),
         "answer_kind": "label" if task.is_classification else "spans",

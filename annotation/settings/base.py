@@ -248,7 +248,7 @@ AUTH_PASSWORD_VALIDATORS = [
 # The worker UI ships in these languages (docs/studies.md, Languages); a study picks one or follows the
 # worker's browser among them. The catalogs are locale/<code>/LC_MESSAGES/django(js).po, compiled .mo beside.
 LANGUAGE_CODE = "en"
-LANGUAGES = [("en", "English"), ("de", "Deutsch")]
+LANGUAGES = [("en", "English"), ("de", "Deutsch"), ("zh-hans", "简体中文")]
 LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True

@@ -313,3 +313,18 @@ def test_the_same_item_under_another_id_is_a_warning_and_kept_as_its_own_example
     out = run(copy, "--task", "ocnli", "--details")
     assert "ocnli/test_public.json:4" in out and "duplicate_content" in out and "the same item as line 1" in out
     assert ExampleSet.objects.get(task__slug="fewclue-ocnli", name="test_public").items.count() == 4
+
+
+def test_every_task_has_its_worker_texts_in_english_and_in_chinese():
+    from tasks_app.texts import texts_for
+
+    run(FEWCLUE_FIXTURE)
+    for folder in FOLDERS:
+        task = Task.objects.get(slug=f"fewclue-{folder}")
+        english, chinese = texts_for(task, "en", labels=()), texts_for(task, "zh-hans", labels=())
+        assert english.worker_title.isascii() and english.description.isascii(), folder  # the default: English
+        assert english.instructions, folder
+        for name in ("worker_title", "description", "instructions"):
+            text = getattr(chinese, name)
+            assert text != getattr(english, name) and not text.isascii() and "占位" not in text, (folder, name)
+        task.full_clean()  # valid Task.translations

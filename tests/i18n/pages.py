@@ -1,7 +1,7 @@
 """Every worker-facing page, rendered in a given language: the list the translation test walks.
 
 A page is a function ``(language) -> Rendered``; ``PAGES`` names them. A page of a study gets the language
-from the study (and sends the *other* language as the browser's, to show the study wins); a page outside
+from the study (and sends another language as the browser's, to show the study wins); a page outside
 a study gets it from ``Accept-Language``; the handler pages Django renders without a request are rendered
 under ``translation.override``. ``PENDING`` lists the pages whose templates are not translated yet (their
 test is a strict xfail: it fails once they are, to be moved out of the list).
@@ -44,7 +44,8 @@ WORKER_TEMPLATES = sorted(
         "home.html",
     ]
 )
-SHIPPED = ("en", "de")
+SHIPPED = ("en", "de", "zh-hans")
+TRANSLATED = SHIPPED[1:]  # every language but the default, English
 
 
 @dataclass
@@ -70,7 +71,8 @@ def recording_templates() -> Iterator[set[str]]:
 
 
 def _other(language: str) -> str:
-    return "en" if language == "de" else "de"
+    """A browser language that is not the study's."""
+    return "de" if language == "en" else "en"
 
 
 def _fetch(client: Client, url: str, *, browser: str, method: str = "get", **extra) -> Rendered:
@@ -87,7 +89,8 @@ def _task_names(study: Study) -> set[str]:
 # --- Fixtures shared by the pages ----------------------------------------------------------------------
 
 
-GERMAN_TASK_TEXTS = {
+TASK_TEXTS = {}  # language -> Task.translations entry, filled below
+TASK_TEXTS["de"] = GERMAN_TASK_TEXTS = {
     "description": "Entscheiden Sie, ob der Satz positiv oder negativ ist.",
     "instructions": "Wählen Sie die passende Kategorie.",
     "labels": {
@@ -95,12 +98,20 @@ GERMAN_TASK_TEXTS = {
         "negative": {"definition": "Der Satz ist negativ.", "example": "Ein langweiliger Film."},
     },
 }
+TASK_TEXTS["zh-hans"] = {
+    "description": "判断这句话是正面的还是负面的。",
+    "instructions": "请选择合适的类别。",
+    "labels": {
+        "positive": {"definition": "这句话是正面的。", "example": "一部精彩的电影。"},
+        "negative": {"definition": "这句话是负面的。", "example": "一部无聊的电影。"},
+    },
+}
 
 
 def _task() -> Task:
-    """A small classification task whose texts are given in German too (Task.translations)."""
+    """A small classification task whose texts are given in every other language too (Task.translations)."""
     task = make_classification_task(slug=f"t{Task.objects.count()}", n_test=2, n_train=10)
-    task.translations = {"de": GERMAN_TASK_TEXTS}
+    task.translations = TASK_TEXTS
     task.save(update_fields=["translations"])
     return task
 
@@ -251,12 +262,21 @@ def worker_excluded(language: str) -> Rendered:
     return _worker_page(_participation(language, State.EXCLUDED), language)
 
 
-GERMAN_STUDY_TEXTS = {
+STUDY_TEXTS = {}  # language -> Study.translations entry
+STUDY_TEXTS["de"] = GERMAN_STUDY_TEXTS = {
     "worker_title": "Stimmung von Filmkritiken",
     "consent_text": "Wir speichern Ihre Antworten anonym. Sie können jederzeit aufhören.",
     "survey": {
         "age": {"label": "Wie alt sind Sie?"},
         "native": {"label": "Ist Englisch Ihre Muttersprache?", "options": ["Ja", "Nein"]},
+    },
+}
+STUDY_TEXTS["zh-hans"] = {
+    "worker_title": "影评情感",
+    "consent_text": "我们以匿名方式保存您的答案。您可以随时停止。",
+    "survey": {
+        "age": {"label": "您的年龄是？"},
+        "native": {"label": "英语是您的母语吗？", "options": ["是", "否"]},
     },
 }
 SURVEY = [
@@ -266,9 +286,9 @@ SURVEY = [
 
 
 def _study_with_texts(participation: Participation, language: str, **fields) -> Participation:
-    """The participation's study with a consent text, a survey and their German (Study.translations)."""
+    """The participation's study with a consent text, a survey and their translations (Study.translations)."""
     fields.setdefault("worker_title", "Movie review sentiment")
-    Study.objects.filter(pk=participation.study_id).update(translations={"de": GERMAN_STUDY_TEXTS}, **fields)
+    Study.objects.filter(pk=participation.study_id).update(translations=STUDY_TEXTS, **fields)
     participation.refresh_from_db()
     return participation
 
@@ -404,7 +424,8 @@ PENDING: set[str] = set()
 
 # --- Visible text -----------------------------------------------------------------------------------------
 
-# Text nodes that read the same in English and German: numbers, punctuation, keys, paths and codes, names.
+# Text nodes that read the same in English and another language: numbers, punctuation, keys, paths and
+# codes, names.
 SAME_IN_EVERY_LANGUAGE = {
     "Q W E R T",
     "Esc",
@@ -454,13 +475,14 @@ def visible_text(html: str) -> tuple[list[str], str | None]:
     return parser.nodes, parser.lang
 
 
-def untranslated(english: Rendered, german: Rendered) -> list[str]:
-    """Text nodes of the German page that are the English page's too, short of names, numbers and codes."""
+def untranslated(english: Rendered, other: Rendered) -> list[str]:
+    """Text nodes of the other language's page that are the English page's too, short of names, numbers and
+    codes."""
     english_nodes = set(visible_text(english.html)[0])
-    names = english.names | german.names
+    names = english.names | other.names
     return [
         node
-        for node in visible_text(german.html)[0]
+        for node in visible_text(other.html)[0]
         if node in english_nodes and node not in names and node not in SAME_IN_EVERY_LANGUAGE
         if not _NEUTRAL.match(node)
     ]

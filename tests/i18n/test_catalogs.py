@@ -9,12 +9,18 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.utils.translation import to_locale
 
 from tests.i18n import pofile
 
 LOCALE = Path(settings.LOCALE_PATHS[0])
 TRANSLATED = [code for code, _ in settings.LANGUAGES if code != settings.LANGUAGE_CODE]
-CATALOGS = [LOCALE / code / "LC_MESSAGES" / f"{domain}.po" for code in TRANSLATED for domain in ("django", "djangojs")]
+# Django looks for a language's catalog under its locale name: zh-hans -> locale/zh_Hans/.
+CATALOGS = [
+    LOCALE / to_locale(code) / "LC_MESSAGES" / f"{domain}.po"
+    for code in TRANSLATED
+    for domain in ("django", "djangojs")
+]
 
 
 @pytest.mark.parametrize("po", CATALOGS, ids=lambda p: f"{p.parent.parent.name}/{p.name}")

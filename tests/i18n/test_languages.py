@@ -58,7 +58,7 @@ def test_an_unknown_study_language_is_a_clear_400_and_stores_nothing(admin_clien
     )
     assert response.status_code == 400
     message = response.json()["fields"]["language"][0]
-    assert "Unknown language 'fr'" in message and "'en', 'de'" in message
+    assert "Unknown language 'fr'" in message and "'en', 'de', 'zh-hans'" in message
     assert not Study.objects.exists()
 
 

@@ -47,7 +47,7 @@ def _json(client, method, url, body):
     ("translations", "message"),
     [
         ("text", "Translations must be an object; got str."),
-        ({"fr": {"consent_text": "x"}}, "Translations: unknown language fr (known: en, de)."),
+        ({"fr": {"consent_text": "x"}}, "Translations: unknown language fr (known: en, de, zh-hans)."),
         ({"de": {"consent": "x"}}, "de: unknown field consent"),
         ({"de": {"consent_text": 3}}, "de.consent_text must be text; got int."),
         ({"de": {"survey": {"gender": {"label": "x"}}}}, "de.survey: unknown question gender (known: age, native)."),

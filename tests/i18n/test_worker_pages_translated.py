@@ -1,7 +1,7 @@
-"""Every worker page in every shipped language: no English text node left on the German page.
+"""Every worker page in every shipped language: no English text node left on a German or Chinese page.
 
-The pages are tests/i18n/pages.py's list; a German page fails on any visible text node it shares with the
-English rendering of the same page, other than names, numbers and codes (``pages.untranslated``).
+The pages are tests/i18n/pages.py's list; a translated page fails on any visible text node it shares with
+the English rendering of the same page, other than names, numbers and codes (``pages.untranslated``).
 """
 
 import json
@@ -19,20 +19,21 @@ pytestmark = pytest.mark.django_db
 State = Participation.State
 
 
-def test_the_shipped_languages_are_english_and_german():
+def test_the_shipped_languages_are_english_german_and_simplified_chinese():
     assert [code for code, _ in settings.LANGUAGES] == list(pages.SHIPPED)
 
 
+@pytest.mark.parametrize("language", pages.TRANSLATED)
 @pytest.mark.parametrize("name", sorted(pages.PAGES))
-def test_the_worker_page_has_no_untranslated_text_in_german(name):
+def test_the_worker_page_has_no_untranslated_text(name, language):
     if name in pages.PENDING:
         pytest.xfail("its templates are translated in the second pass (tests/i18n/pages.py, PENDING)")
     page = pages.PAGES[name]
-    english, german = page("en"), page("de")
+    english, translated = page("en"), page(language)
     assert english.templates, "the page rendered no template"
-    assert visible_lang(english) == "en" and visible_lang(german) == "de"
-    assert pages.untranslated(english, german) == []
-    assert german.templates == english.templates
+    assert visible_lang(english) == "en" and visible_lang(translated) == language
+    assert pages.untranslated(english, translated) == []
+    assert translated.templates == english.templates
 
 
 @pytest.mark.parametrize("name", sorted(pages.PENDING))
@@ -68,7 +69,7 @@ def _api_details(language: str) -> dict[str, str]:
 
     task = make_classification_task(slug=f"api{language}", n_test=2, n_train=10)
     participation = make_participation(task, state=State.TEST, language=language)
-    other = "en" if language == "de" else "de"
+    other = "de" if language == "en" else "en"
     client = _session_client(participation, other)
     details = {}
     details["no_session"] = Client(HTTP_ACCEPT_LANGUAGE=language).get("/api/session/current/").json()["detail"]
@@ -85,10 +86,14 @@ def _api_details(language: str) -> dict[str, str]:
     return details
 
 
-def test_the_session_api_tells_the_worker_in_the_study_language():
-    english, german = _api_details("en"), _api_details("de")
-    assert english.keys() == german.keys()
-    same = {code: german[code] for code in german if german[code] == english[code]}
+@pytest.mark.parametrize("language", pages.TRANSLATED)
+def test_the_session_api_tells_the_worker_in_the_study_language(language):
+    english, translated = _api_details("en"), _api_details(language)
+    assert english.keys() == translated.keys()
+    same = {code: translated[code] for code in translated if translated[code] == english[code]}
     assert same == {}
-    assert german["not_your_item"] == "Diese Aufgabe ist Ihnen nicht zugewiesen."
+    assert translated["not_your_item"] == NOT_YOUR_ITEM[language]
     assert english["not_your_item"] == "This item is not assigned to you."
+
+
+NOT_YOUR_ITEM = {"de": "Diese Aufgabe ist Ihnen nicht zugewiesen.", "zh-hans": "这道题没有分配给您。"}

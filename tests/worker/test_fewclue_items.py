@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from annotation.models import Response
+from annotation.models import Response, Study
 from tasks_app.models import Example, Label
 from tests.worker.fewclue import fewclue_participation
 from tests.worker.test_gold_never_leaks import FORBIDDEN_KEYS, keys_of
@@ -93,11 +93,19 @@ def test_marks_that_do_not_point_at_their_text_are_not_sent(worker):
 
 
 @pytest.mark.parametrize(
-    ("folder", "titles"),
-    [("tnews", ["新闻标题", "关键词"]), ("csl", ["摘要", "关键词"]), ("ocnli", ["第一句", "第二句"])],
+    ("folder", "language", "titles"),
+    [
+        ("tnews", "zh-hans", ["新闻标题", "关键词"]),
+        ("csl", "zh-hans", ["摘要", "关键词"]),
+        ("ocnli", "zh-hans", ["第一句", "第二句"]),
+        ("tnews", "en", ["Headline", "Keywords"]),
+        ("ocnli", "en", ["First sentence", "Second sentence"]),
+    ],
 )
-def test_a_two_part_item_is_sent_as_its_parts_with_the_tasks_titles(worker, folder, titles):
+def test_a_two_part_item_is_sent_as_its_parts_with_the_tasks_titles(worker, folder, language, titles):
+    """The titles in the study's language: the task's own (English), or Task.translations (Chinese)."""
     p = fewclue_participation(folder)
+    Study.objects.filter(pk=p.condition.study_id).update(language=language)
     response = worker(p).get(API + "current/")
     item = response.json()["item"]
     assert item["context_kind"] == "pair" and len(item["context"]) == 2

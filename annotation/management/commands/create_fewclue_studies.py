@@ -4,7 +4,8 @@ One study per FewCLUE task present in the catalog (slug ``fewclue-<folder>-<prot
 condition of three workers who train on N items drawn from the development set (the paper: its
 ``dev_few_all``) or the training set (the README: ``train_few_all``), then all answer one sample of K
 test items; both drawn with one seed and recorded (docs/studies.md, "FewCLUE studies"). Drafts, as
-``create_clues_studies`` makes them; idempotent: an existing study is left as it is.
+``create_clues_studies`` makes them; idempotent: an existing study is left as it is. The worker pages
+are in Simplified Chinese (``--language zh-hans``), as the items are; ``--language ""`` follows the browser.
 """
 
 from typing import Any
@@ -13,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Study
+from annotation.protocol import languages
 from annotation.services import samples, studies
 from tasks_app.importing.fewclue.tasks import TASKS
 from tasks_app.models import Task
@@ -22,6 +24,9 @@ PROTOCOLS = {
     "paper": (Study.Protocol.FEWCLUE_PAPER, "dev_few_all"),
     "readme": (Study.Protocol.FEWCLUE_README, "train_few_all"),
 }
+
+
+CHINESE = "zh-hans"
 
 
 def fewclue_slug(folder: str, protocol: str) -> str:
@@ -47,6 +52,11 @@ class Command(BaseCommand):
             "--tasks", nargs="+", metavar="FOLDER", help="Only these tasks (folder names, e.g. eprstmt chid)."
         )
         parser.add_argument("--open", action="store_true", help="Open the studies right away.")
+        parser.add_argument(
+            "--language",
+            default=CHINESE,
+            help='The worker pages\' language (default: zh-hans, as the items are; "" follows the browser).',
+        )
 
     def handle(
         self,
@@ -58,8 +68,13 @@ class Command(BaseCommand):
         workers: int,
         tasks: list[str] | None,
         open: bool,
+        language: str = CHINESE,
         **options: Any,
     ) -> None:
+        try:
+            languages.validate_language(language)
+        except ValidationError as exc:
+            raise CommandError(f"--language: {exc.messages[0]}") from None
         known = [t.folder for t in TASKS]
         unknown = sorted(set(tasks or ()) - set(known))
         if unknown:
@@ -89,6 +104,7 @@ class Command(BaseCommand):
                         name=f"FewCLUE {task.name} ({protocol}): {training_items} of {source}, {test_sample} test",
                         workers_per_condition=workers,
                         open_now=open,
+                        language=language,
                     )
                     verb = "created"
                 elif open and study.status == Study.Status.DRAFT:

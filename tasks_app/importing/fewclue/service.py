@@ -21,6 +21,7 @@ from tasks_app.importing.service import ImportResult, finish_import
 from tasks_app.models import Label, Task
 from tasks_app.paper import FEWCLUE_LABEL_COUNTS, FEWCLUE_TEST_SET_SIZES
 
+CHINESE = "zh-hans"
 PAPER = "FewCLUE (Xu et al., 2021; public test sizes and label counts as issue 32 gives them)"
 
 
@@ -57,7 +58,10 @@ def _install_task(definition: FewClueTask, labels: list[LabelDef]) -> Task:
             "name": definition.name,
             "kind": Task.Kind.CLASSIFICATION,
             "description": definition.description,
+            "instructions": definition.instructions,
             "worker_title": definition.worker_title,
+            # The worker texts in Chinese, for studies set to zh-hans (docs/studies.md, Languages).
+            "translations": {CHINESE: definition.chinese.as_translation()} if definition.chinese else {},
             "segment_titles": list(definition.segment_titles),
             "display_order": 200 + [t.folder for t in TASKS].index(definition.folder),
         },

@@ -4,6 +4,11 @@ Every task is a classification task. A label's name is the value of the line's l
 string ("Positive", "102", "entailment", "1", "true"); CHID's label is the index of the right
 candidate ("0".."6") and the item's own seven idioms are its ``choices``. Pairs (OCNLI, BUSTM) and
 text + keywords (CSL, TNEWS) are two-part contexts; CLUEWSC's two spans are ``marks`` of its text.
+
+The worker texts (title, description, instructions, segment titles) are English, the platform's default language, with
+their Simplified Chinese in ``Task.translations["zh-hans"]`` (tasks_app.texts), so a study set to zh-hans
+shows them in Chinese and the admin edits them under "Texts in 简体中文". The question stored with each
+example and the labels' names are Chinese, like the data they belong to.
 """
 
 from __future__ import annotations
@@ -32,12 +37,32 @@ class Converted:
 
 
 @dataclass(frozen=True)
+class Chinese:
+    """A task's worker texts in Simplified Chinese (its ``Task.translations["zh-hans"]``)."""
+
+    worker_title: str
+    description: str
+    instructions: str
+    segment_titles: tuple[str, ...] = ()
+
+    def as_translation(self) -> dict[str, object]:
+        texts: dict[str, object] = {
+            "worker_title": self.worker_title,
+            "description": self.description,
+            "instructions": self.instructions,
+        }
+        if self.segment_titles:
+            texts["segment_titles"] = list(self.segment_titles)
+        return texts
+
+
+@dataclass(frozen=True)
 class FewClueTask:
     folder: str  # the folder in datasets/
     name: str
     worker_title: str  # neutral: never the dataset's name
-    description: str  # a placeholder for the worker texts (Chinese)
-    question: str  # stored as each example's question
+    description: str  # what the worker does (English; ``chinese`` has it in Chinese)
+    question: str  # stored as each example's question (Chinese, as the items are)
     convert: Callable[[dict, FewClueTask], Converted]
     labels: tuple[LabelDef, ...] = ()  # fixed labels; empty when they come from label_file
     label_file: str = ""
@@ -45,6 +70,8 @@ class FewClueTask:
     label_field: str = "label"
     label_name_field: str = ""  # a field naming the label, checked against the label file
     segment_titles: tuple[str, ...] = ()  # the worker page's title of each part of a two-part context
+    instructions: str = ""  # shown beside each item (English)
+    chinese: Chinese | None = None  # the worker texts in Chinese
 
     @property
     def slug(self) -> str:
@@ -164,90 +191,185 @@ TASKS: tuple[FewClueTask, ...] = (
         "eprstmt",
         "EPRSTMT",
         "Product review sentiment",
-        "判断一条电商评论是正面还是负面。（占位文字）",
+        "Read a customer's review of a product bought online and decide whether it is positive or negative.",
         "这条评论是正面还是负面？",
         single_text("sentence"),
         labels=_fixed(("Positive", "正面"), ("Negative", "负面")),
+        instructions=(
+            "Positive: the customer is satisfied overall (praise, a recommendation). Negative: the customer is "
+            "dissatisfied overall (complaints, problems, regret). Judge the review as a whole."
+        ),
+        chinese=Chinese(
+            "商品评论的情感",
+            "阅读一条网购商品的用户评论，判断评论的态度是正面还是负面。",
+            "正面：用户总体上感到满意（称赞、推荐）。负面：用户总体上不满意（抱怨、遇到问题、后悔购买）。请根据整条评论的总体态度判断。",
+        ),
     ),
     FewClueTask(
         "csldcp",
         "CSLDCP",
         "Discipline of a scientific abstract",
-        "判断一篇论文摘要所属的学科。（占位文字）",
+        "Read the abstract of a Chinese scientific paper and choose the academic discipline it belongs to.",
         "这篇摘要属于哪个学科？",
         single_text("content"),
         label_file="labels_all.txt",
+        instructions=(
+            "There are 67 disciplines. Type part of a discipline's name to find it in the list, then choose the one "
+            "that fits the abstract best."
+        ),
+        chinese=Chinese(
+            "论文摘要的学科",
+            "阅读一篇中文学术论文的摘要，选出它所属的学科。",
+            "共有 67 个学科。输入学科名称的一部分即可在列表中查找，然后选出与摘要最相符的学科。",
+        ),
     ),
     FewClueTask(
         "tnews",
         "TNEWS",
         "News headline topic",
-        "判断一条新闻标题（及其关键词）的类别。（占位文字）",
+        "Read a news headline (and its keywords, where given) and choose the category of the news.",
         "这条新闻属于哪个类别？",
         headline_and_keywords,
         label_file="label_index2en2zh.json",
         label_name_field="label_desc",
-        segment_titles=("新闻标题", "关键词"),
+        segment_titles=("Headline", "Keywords"),
+        instructions=(
+            "There are 15 categories, such as finance, sports or entertainment. Decide by what the headline is about; "
+            "the keywords may help, and may be missing."
+        ),
+        chinese=Chinese(
+            "新闻标题的类别",
+            "阅读一条新闻标题（以及给出的关键词），选出这条新闻所属的类别。",
+            "共有 15 个类别，例如财经、体育、娱乐。请根据标题的内容判断；关键词可作参考，也可能没有。",
+            segment_titles=("新闻标题", "关键词"),
+        ),
     ),
     FewClueTask(
         "iflytek",
         "IFLYTEK",
         "App description category",
-        "判断一段应用描述所属的类别。（占位文字）",
+        "Read the description of a mobile app and choose the category the app belongs to.",
         "这个应用属于哪个类别？",
         single_text("sentence"),
         label_file="label_id2des_desc2short.py",
         label_name_field="label_des",
+        instructions=(
+            "There are 119 categories. Type part of a category's name (in Chinese, or its short name) to find it, then "
+            "choose the one that fits the app best."
+        ),
+        chinese=Chinese(
+            "应用介绍的类别",
+            "阅读一段手机应用的介绍，选出这个应用所属的类别。",
+            "共有 119 个类别。输入类别名称（中文名或简称）的一部分即可查找，然后选出最符合这个应用的类别。",
+        ),
     ),
     FewClueTask(
         "ocnli",
         "OCNLI",
         "Do two sentences agree",
-        "判断第二句话与第一句话的关系：蕴含、中立或矛盾。（占位文字）",
+        (
+            "Read two sentences and decide, taking the first as true, whether the second must be true, may be true, or "
+            "cannot be true."
+        ),
         "第二句与第一句是什么关系？",
         text_pair("sentence1", "sentence2"),
         labels=_fixed(("entailment", "蕴含"), ("neutral", "中立"), ("contradiction", "矛盾")),
-        segment_titles=("第一句", "第二句"),
+        segment_titles=("First sentence", "Second sentence"),
+        instructions=(
+            "Entailment (蕴含): if the first sentence is true, the second is true too. "
+            "Neutral (中立): the second may or may not be true. "
+            "Contradiction (矛盾): if the first is true, the second cannot be."
+        ),
+        chinese=Chinese(
+            "两句话的关系",
+            "阅读两句话，假定第一句为真，判断第二句是一定为真、可能为真，还是不可能为真。",
+            "蕴含：如果第一句为真，第二句也一定为真。中立：第二句可能为真，也可能为假。矛盾：如果第一句为真，第二句就不可能为真。",
+            segment_titles=("第一句", "第二句"),
+        ),
     ),
     FewClueTask(
         "bustm",
         "BUSTM",
         "Do two short texts mean the same",
-        "判断两句话的意思是否相同。（占位文字）",
+        (
+            "Read two short texts, such as what a user might say to a voice assistant, and decide whether they mean "
+            "the same."
+        ),
         "这两句话的意思相同吗？",
         text_pair("sentence1", "sentence2"),
         labels=_fixed(("1", "意思相同"), ("0", "意思不同")),
-        segment_titles=("第一句", "第二句"),
+        segment_titles=("First sentence", "Second sentence"),
+        instructions=(
+            "Same meaning: both ask for or say the same thing, even in other words. Different meaning: they ask for or "
+            "say different things."
+        ),
+        chinese=Chinese(
+            "两句话的意思是否相同",
+            "阅读两句简短的话（例如用户对语音助手说的话），判断它们的意思是否相同。",
+            "意思相同：两句话询问或表达的是同一件事，即使措辞不同。意思不同：两句话询问或表达的内容不同。",
+            segment_titles=("第一句", "第二句"),
+        ),
     ),
     FewClueTask(
         "csl",
         "CSL",
         "Keywords of a scientific abstract",
-        "判断这些关键词是否都是这篇摘要的真实关键词。（占位文字）",
+        (
+            "Read the abstract of a scientific paper and a list of keywords, and decide whether all of them are the "
+            "paper's real keywords."
+        ),
         "这些关键词都是这篇摘要的真实关键词吗？",
         abstract_and_keywords,
         labels=_fixed(("1", "是真实关键词"), ("0", "不全是真实关键词")),
-        segment_titles=("摘要", "关键词"),
+        segment_titles=("Abstract", "Keywords"),
+        instructions=(
+            "Some lists hold a keyword that was made up. Answer that they are real keywords only if every keyword in "
+            "the list is one the authors chose for this paper."
+        ),
+        chinese=Chinese(
+            "论文摘要的关键词",
+            "阅读一篇学术论文的摘要和一组关键词，判断这些关键词是否都是这篇论文真实的关键词。",
+            "有些关键词列表中混入了编造的关键词。只有当列表中的每个关键词都是作者为这篇论文选定的关键词时，才选“是真实关键词”。",
+            segment_titles=("摘要", "关键词"),
+        ),
     ),
     FewClueTask(
         "chid",
         "CHID",
         "Idiom in context",
-        "从七个候选成语中选出最适合填入空白处的一个。（占位文字）",
+        "Read a passage with one blank and choose, among its seven candidate idioms, the one that fits the blank best.",
         "哪个成语最适合填入 #idiom# 处？",
         idiom_choice,
         labels=_fixed(*((str(i), f"第 {i + 1} 个候选成语") for i in range(CHID_CANDIDATES))),
         label_field="answer",
+        instructions=(
+            "The blank is marked in the text. Each passage has its own seven idioms; exactly one of them fits."
+        ),
+        chinese=Chinese(
+            "在语境中选成语",
+            "阅读一段有一处空白的文字，从七个候选成语中选出最适合填入空白处的一个。",
+            "空白处已在文中标出。每段文字都有各自的七个候选成语，其中只有一个合适。",
+        ),
     ),
     FewClueTask(
         "cluewsc",
         "CLUEWSC",
         "What a pronoun refers to",
-        "判断句中标出的代词（第二处）是否指代标出的名词（第一处）。（占位文字）",
+        "Read a text in which a noun and a pronoun are marked, and decide whether the pronoun refers to the noun.",
         "标出的代词指的是标出的名词吗？",
         marked_spans,
         labels=_fixed(("true", "是"), ("false", "否")),
         id_field="idx",
+        instructions=(
+            "Span 1 marks the noun, span 2 the pronoun. Answer yes if the pronoun (span 2) means the same person or "
+            "thing as the noun (span 1)."
+        ),
+        chinese=Chinese(
+            "代词的指代",
+            "阅读一段标出了一个名词和一个代词的文字，判断这个代词是否指代这个名词。",
+            "片段 1 标出的是名词，片段 2 标出的是代词。"
+            "如果代词（片段 2）与名词（片段 1）指的是同一个人或事物，请选“是”。",
+        ),
     ),
 )
 

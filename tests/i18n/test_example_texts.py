@@ -1,0 +1,29 @@
+"""The example consent and survey texts of docs/examples/ in each language: valid and saying what they must."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from annotation.protocol.survey import validate_definition
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
+
+
+def test_the_chinese_consent_text_says_what_the_page_records_and_what_it_does_not():
+    chinese = (EXAMPLES / "consent.zh-hans.md").read_text(encoding="utf-8")
+    # The same integrity signals as consent.en.md (tests/worker/test_integrity.py checks en and de).
+    for phrase in ("可见的时长", "转到后台或失去焦点", "文字被复制的次数", "从不记录复制的内容"):
+        assert phrase in chinese
+    assert "我们**不会**记录您按了哪些键、剪贴板里的内容、您的鼠标移动" in chinese
+    assert "“**我同意并愿意参加**”" in chinese  # the consent page's own button text
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("survey.*.json")), ids=lambda p: p.name)
+def test_every_example_survey_is_a_valid_survey_definition(path):
+    validate_definition(json.loads(path.read_text(encoding="utf-8")))
+
+
+def test_there_is_a_chinese_example_survey():
+    questions = json.loads((EXAMPLES / "survey.zh-hans.json").read_text(encoding="utf-8"))
+    assert all(not q["label"].isascii() for q in questions)
