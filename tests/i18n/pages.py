@@ -316,6 +316,9 @@ COMPREHENSION = {
             "correct": ["Eine Kategorie"],
         }
     ],
+    "zh-hans": [
+        {"key": "what", "label": "您要选择什么？", "options": ["一个类别", "一种颜色"], "correct": ["一个类别"]}
+    ],
 }
 
 
