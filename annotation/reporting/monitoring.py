@@ -17,7 +17,7 @@ from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from annotation.models import AttentionDecision, FilterDecision, Participation, Study
-from annotation.services import slots
+from annotation.services import languages, slots
 
 State = Participation.State
 
@@ -177,7 +177,24 @@ def finished(study: Study, now: datetime) -> list[Notice]:
     return []
 
 
+def missing_texts(study: Study, now: datetime) -> list[Notice]:
+    """Task texts a worker would read in English on a page in another language (services.languages)."""
+    missing = languages.missing_task_texts(study)
+    if not missing or study.status == Study.Status.CLOSED:
+        return []
+    shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
+    return [
+        Notice(
+            "warn",
+            "missing-texts",
+            f"{len(missing)} task text(s) missing, which workers read in English instead: {shown}. "
+            "Add them on the task's admin page (Texts in …).",
+        )
+    ]
+
+
 WARNING_SOURCES: list[Callable[[Study, datetime], list[Notice]]] = [
+    missing_texts,
     stuck_slots,
     screened_out,
     attention_flags,

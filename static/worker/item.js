@@ -210,10 +210,10 @@
       var input = el("input", { type: "radio", name: "label", value: label.name, id: "label-" + label.key });
       input.addEventListener("change", function () { self.label = label.name; self.hideMessage(); });
       var help = el("button", { type: "button", class: "help-link", text: gettext("Help"),
-                                "aria-label": interpolate(gettext("Help: %(label)s"), { label: label.name }, true) });
+                                "aria-label": interpolate(gettext("Help: %(label)s"), { label: label.text || label.name }, true) });
       help.addEventListener("click", function () { self.openHelp(label); });
       group.appendChild(el("div", { class: "label-choice", "data-label": label.name }, [
-        el("label", { for: "label-" + label.key }, [input, el("kbd", { text: label.key }), el("span", { class: "label-name", text: label.name })]),
+        el("label", { for: "label-" + label.key }, [input, el("kbd", { text: label.key }), el("span", { class: "label-name", text: label.text || label.name })]),
         help,
       ]));
     });
@@ -237,7 +237,7 @@
       label = labels.filter(function (l) { return l.name === chosen; })[0] || labels[0];
     }
     if (!label) return;
-    $("help-title").textContent = label.name;
+    $("help-title").textContent = label.text || label.name;
     $("help-definition").textContent = label.definition;
     $("help-example").textContent = label.example;
     var dialog = $("help-dialog");

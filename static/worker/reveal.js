@@ -72,9 +72,12 @@
   // Labels: the gold card green, a wrong choice red, each with its tag on a row of its own under the name
   // (beside it, the tags squeezed "contradiction" to a letter a line).
   ItemPage.prototype.revealLabels = function (rv, box) {
-    var gold = rv.gold.answers;
-    box.appendChild(el("p", {}, [document.createTextNode(gettext("Your answer:") + " "), el("strong", { class: "yours", text: rv.your_answer.label })]));
-    box.appendChild(el("p", {}, [document.createTextNode(gettext("Correct answer:") + " "), el("strong", { class: "gold", text: gold.join(", ") || gettext("(none)") })]));
+    var gold = rv.gold.answers, shown = {};
+    // The words on the badges in the page's language; the answers themselves are the labels' own names.
+    this.session.task.labels.forEach(function (l) { shown[l.name] = l.text || l.name; });
+    function word(name) { return shown[name] || name; }
+    box.appendChild(el("p", {}, [document.createTextNode(gettext("Your answer:") + " "), el("strong", { class: "yours", text: word(rv.your_answer.label) })]));
+    box.appendChild(el("p", {}, [document.createTextNode(gettext("Correct answer:") + " "), el("strong", { class: "gold", text: gold.map(word).join(", ") || gettext("(none)") })]));
     document.querySelectorAll(".label-choice").forEach(function (c) {
       var name = c.dataset.label;
       c.classList.toggle("is-gold", gold.indexOf(name) >= 0);
