@@ -44,7 +44,7 @@ def test_the_pages_read_at_a_glance_on_a_phone(open_as, staff_session, running):
     phone = {"width": 390, "height": 844}
     index = open_as(None, path="/dashboard/", cookies=staff_session, viewport=phone, touch=True)
     card = index.locator(".study-card").first
-    assert card.locator(".cond").count() == 2 and card.locator(".badge").inner_text() == "Open"
+    assert card.locator(".cond").count() == 2 and card.locator(".badge[data-status]").inner_text() == "Open"
     assert index.evaluate(FITS)  # wide tables scroll inside their cards; the page itself does not
     shot(index, "dashboard-index-phone")
     study = open_as(None, path="/dashboard/study/running/", cookies=staff_session, viewport=phone, touch=True)
