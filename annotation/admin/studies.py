@@ -25,6 +25,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from annotation.admin.prolific import ProlificStudyActions
+from annotation.admin.widgets import OutcomeCodesWidget, SurveyField
 from annotation.models import (
     AttentionCheck,
     AttentionDecision,
@@ -134,10 +135,13 @@ class StudyForm(forms.ModelForm):
         help_text="Each few-shot condition uses the split's training set of that size. Fixed once workers have joined.",
     )
 
+    survey = SurveyField()  # lines, not JSON (annotation.admin.widgets)
+
     class Meta:
         model = Study
         # Status changes go through the status actions (services.studies.change_status), never this form.
         fields = ["slug", "task", "split_number", *studies.EDITABLE_FIELDS]
+        widgets = {"outcome_codes": OutcomeCodesWidget()}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -322,7 +326,7 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
                 ]
             },
         ),
-        ("Cohorts", {"fields": ["cohorts", "past_participants"]}),
+        ("Cohorts", {"fields": ["cohorts", "past_participants"], "classes": ["collapse"]}),
         (
             "Protocol",
             {
@@ -334,10 +338,11 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
                     "filter_threshold",
                     "filter_reference",
                     "filter_group_timeout_minutes",
-                ]
+                ],
+                "classes": ["collapse"],
             },
         ),
-        ("Attention checks", {"fields": ["attention_fail_limit", "attention_action"]}),
+        ("Attention checks", {"fields": ["attention_fail_limit", "attention_action"], "classes": ["collapse"]}),
         (
             "Pay and completion",
             {
@@ -347,13 +352,20 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
                     *[f for f in ("base_reward",) if f in studies.EDITABLE_FIELDS],
                     "outcome_codes",
                     "outcome_table",
-                ]
+                ],
+                "classes": ["collapse"],
             },
         ),
-        ("What workers see", {"fields": ["worker_title", "worker_description", "consent_required", "consent_text"]}),
+        (
+            "What workers see",
+            {
+                "fields": ["worker_title", "worker_description", "consent_required", "consent_text"],
+                "classes": ["collapse"],
+            },
+        ),
         # Study.translations: a JSON textarea of the documented shape (annotation.services.study_texts).
         ("Texts in other languages", {"fields": ["translations"], "classes": ["collapse"]}),
-        ("Survey", {"fields": ["survey", "survey_placement"]}),
+        ("Survey", {"fields": ["survey", "survey_placement"], "classes": ["collapse"]}),
     ]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Study]:
@@ -610,14 +622,14 @@ class StudyAdmin(ProlificStudyActions, admin.ModelAdmin):
             try:
                 study = studies.change_status(study=study, to_status=to_status, **options)
             except ValidationError as exc:
-                self.message_user(request, f"{study.slug}: {_error_text(exc)}", messages.ERROR)
+                self.message_user(request, f"“{study.name}”: {_error_text(exc)}", messages.ERROR)
             else:
                 closes = (
                     f" Workers already in may finish until {closing.format_deadline(study.closes_at)}."
                     if (to_status == Study.Status.CLOSED and study.closes_at)
                     else ""
                 )
-                self.message_user(request, f"{study.slug} is now {to_status}.{closes}", messages.SUCCESS)
+                self.message_user(request, f"“{study.name}” is now {to_status}.{closes}", messages.SUCCESS)
 
     @admin.action(description="Open the selected studies")
     def open_studies(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:

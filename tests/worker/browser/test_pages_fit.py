@@ -21,13 +21,15 @@ VIEWPORTS = {"desktop": {"width": 1366, "height": 768}, "phone": {"width": 390, 
 # A function (the CSP forbids eval): every visible element whose content is wider than its box.
 OVERFLOWING = """() => {
   const out = [];
-  if (document.documentElement.scrollWidth > window.innerWidth + 1) out.push("page " + document.documentElement.scrollWidth);
+  const page = document.documentElement.scrollWidth;
+  if (page > window.innerWidth + 1) out.push("page " + page);
   for (const node of document.querySelectorAll("body *")) {
     const style = getComputedStyle(node);
     if (style.display === "none" || style.visibility === "hidden" || !node.getClientRects().length) continue;
     if (["auto", "scroll"].includes(style.overflowX) || node.tagName === "INPUT") continue;
     if (node.scrollWidth > node.clientWidth + 1 && node.clientWidth > 0) {
-      out.push(node.tagName.toLowerCase() + "#" + node.id + "." + node.className + " " + node.scrollWidth + ">" + node.clientWidth);
+      const name = node.tagName.toLowerCase() + "#" + node.id + "." + node.className;
+      out.push(name + " " + node.scrollWidth + ">" + node.clientWidth);
     }
     const box = node.getBoundingClientRect();
     if (box.right > window.innerWidth + 1 && box.width > 0) out.push("off-screen " + node.tagName + "#" + node.id);
