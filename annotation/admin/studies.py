@@ -142,6 +142,10 @@ class StudyForm(forms.ModelForm):
         # Status changes go through the status actions (services.studies.change_status), never this form.
         fields = ["slug", "task", "split_number", *studies.EDITABLE_FIELDS]
         widgets = {"outcome_codes": OutcomeCodesWidget()}
+        help_texts = {
+            "outcome_codes": "Per outcome, the code the worker gets and an optional return URL; a code left "
+            "empty is generated when the study is saved (annotation.services.outcomes)."
+        }
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

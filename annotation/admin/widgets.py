@@ -41,9 +41,9 @@ class OutcomeCodesWidget(forms.Widget):
         rows = format_html_join(
             "",
             '<tr><th scope="row">{}<br><span class="help">{}</span></th>'
-            '<td><input type="text" name="{}__{}__code" value="{}" maxlength="64" class="vTextField outcome-code" '
+            '<td><input type="text" name="{}__{}__code" value="{}" maxlength="64" size="12" class="outcome-code" '
             'aria-label="{} code"></td>'
-            '<td><input type="url" name="{}__{}__url" value="{}" maxlength="500" class="vURLField" '
+            '<td><input type="url" name="{}__{}__url" value="{}" maxlength="500" size="40" class="outcome-url" '
             'aria-label="{} return URL"></td></tr>',
             (
                 (

@@ -126,3 +126,55 @@ def test_the_finish_page_reads_well_and_copies_the_code(open_as, demo):
     _fits(page, "finish")
     page.set_viewport_size(VIEWPORTS["phone"])
     _fits(page, "finish phone")
+
+
+def _entry_study(slug, language, consent_text=""):
+    from annotation.models import Study
+    from annotation.services import studies
+
+    task = Task.objects.get(slug="mnli")
+    study = studies.study_create(
+        task=task,
+        slug=slug,
+        split_number=1,
+        shots=[0],
+        language=language,
+        consent_required=bool(consent_text),
+        consent_text=consent_text,
+    )
+    studies.change_status(study=study, to_status=Study.Status.OPEN)
+    return study
+
+
+@pytest.mark.parametrize("viewport", ["desktop", "phone"])
+@pytest.mark.parametrize("language", ["en", "de"])
+def test_the_entry_links_start_and_consent_pages_fit(open_as, demo, language, viewport):
+    from pathlib import Path
+
+    consent = (Path(__file__).resolve().parents[3] / "docs" / "examples" / f"consent.{language}.md").read_text()
+    plain = _entry_study(f"plain-{language}", language)
+    page = open_as(None, path=f"/join/{plain.slug}/?worker_id=w-{viewport}", viewport=VIEWPORTS[viewport])
+    assert _in_first_screen(page, "#study-facts h2") and _in_first_screen(page, "#entry-start")
+    _fits(page, f"entry start {language} {viewport}")
+    asked = _entry_study(f"asked-{language}", language, consent_text=consent)
+    page = open_as(None, path=f"/join/{asked.slug}/?worker_id=w-{viewport}", viewport=VIEWPORTS[viewport])
+    assert _in_first_screen(page, "#study-facts h2") and page.evaluate("() => window.scrollY") == 0
+    page.locator("#consent-agree").wait_for()
+    _fits(page, f"consent {language} {viewport}")
+    shot(page, f"fit-consent-{language}-{viewport}")
+
+
+@pytest.mark.parametrize("language", ["en", "de"])
+def test_the_test_and_finish_pages_fit_in_each_language(open_as, demo, language):
+    task = Task.objects.get(slug="mnli")
+    p = make_participation(task, state=State.TEST, language=language)
+    for viewport in ("desktop", "phone"):
+        page = open_as(p, viewport=VIEWPORTS[viewport])
+        wait_for_item(page, 0)
+        _fits(page, f"test {language} {viewport}")
+        shot(page, f"fit-test-{language}-{viewport}")
+    done = make_participation(task, state=State.COMPLETED, language=language)
+    for viewport in ("desktop", "phone"):
+        page = open_as(done, viewport=VIEWPORTS[viewport])
+        page.locator("#completion-code").wait_for()
+        _fits(page, f"finish {language} {viewport}")
