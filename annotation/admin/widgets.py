@@ -9,6 +9,7 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
 
 from annotation.protocol.outcomes import Outcome
 
@@ -28,7 +29,8 @@ class OutcomeCodesWidget(forms.Widget):
     Posted as ``<name>__<outcome>__code`` and ``__url``; an empty code is left out, so the study generates
     one on save (``annotation.protocol.outcomes.with_defaults``)."""
 
-    def format_value(self, value: Any) -> dict:
+    @staticmethod
+    def _codes(value: Any) -> dict:
         if isinstance(value, str):
             try:
                 value = json.loads(value or "{}")
@@ -36,8 +38,8 @@ class OutcomeCodesWidget(forms.Widget):
                 return {}
         return value if isinstance(value, dict) else {}
 
-    def render(self, name: str, value: Any, attrs: dict | None = None, renderer: Any = None) -> str:
-        codes = self.format_value(value)
+    def render(self, name: str, value: Any, attrs: dict | None = None, renderer: Any = None) -> SafeString:
+        codes = self._codes(value)
         rows = format_html_join(
             "",
             '<tr><th scope="row">{}<br><span class="help">{}</span></th>'
