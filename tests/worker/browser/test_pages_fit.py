@@ -178,3 +178,22 @@ def test_the_test_and_finish_pages_fit_in_each_language(open_as, demo, language)
         page = open_as(done, viewport=VIEWPORTS[viewport])
         page.locator("#completion-code").wait_for()
         _fits(page, f"finish {language} {viewport}")
+
+
+def test_an_item_answered_in_another_tab_says_so(open_as, demo):
+    task = Task.objects.get(slug="mnli")
+    p = make_participation(task, state=State.TEST)
+    first, second = open_as(p), open_as(p)
+    for page in (first, second):
+        wait_for_item(page, 0)
+    first.keyboard.press("1")
+    first.keyboard.press("e")
+    first.keyboard.press("Enter")
+    wait_for_item(first, 1)
+    second.keyboard.press("2")
+    second.keyboard.press("r")
+    second.keyboard.press("Enter")
+    message = second.locator("#message")
+    message.filter(has_text="already answered").wait_for()
+    assert "another tab" in message.inner_text()
+    assert second.locator("#label-1").is_checked()  # the answer that stands, not this tab's
