@@ -197,3 +197,14 @@ def test_an_item_answered_in_another_tab_says_so(open_as, demo):
     message.filter(has_text="already answered").wait_for()
     assert "another tab" in message.inner_text()
     assert second.locator("#label-1").is_checked()  # the answer that stands, not this tab's
+
+
+@pytest.mark.parametrize("slug", ["conll03", "squad2", "record"])
+def test_a_german_span_task_page_fits_with_its_shortcuts(open_as, demo, slug):
+    task = Task.objects.get(slug=slug)
+    p = make_participation(task, state=State.TEST, language="de")
+    for viewport in ("desktop", "phone"):
+        page = open_as(p, viewport=VIEWPORTS[viewport])
+        wait_for_item(page, 0)
+        _fits(page, f"{slug} de {viewport}")
+    shot(page, f"fit-{slug}-de-phone")
