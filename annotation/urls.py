@@ -14,7 +14,9 @@ reached (annotation.unavailable).
 """
 
 from django.contrib import admin
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from annotation.locale import javascript_catalog
@@ -33,6 +35,8 @@ urlpatterns = [
     path("hooks/prolific/", prolific_hooks.receive, name="prolific-hooks"),
     path("jsi18n/<str:language>/", javascript_catalog, name="jsi18n"),
     path("", home, name="home"),
+    # Browsers ask for /favicon.ico on pages without a <link rel="icon"> (the admin, a JSON response).
+    path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True), name="favicon"),
     path("", include("annotation.urls_entry")),
 ]
 

@@ -135,8 +135,11 @@ class TaskForm(forms.ModelForm):
                 required=False,
                 widget=forms.Textarea(attrs={"rows": 3, "cols": 90}),
                 label=f"Question type names ({language})",
-                help_text="One per line: CODE | Name, for the codes above.",
-                initial="\n".join(f"{c} | {n}" for c, n in (own.get("question_types") or {}).items()),
+                help_text="One per line: CODE | Name | Question (the question optional), for the codes above.",
+                initial="\n".join(
+                    " | ".join(filter(None, (c, n, (own.get("questions") or {}).get(c, ""))))
+                    for c, n in (own.get("question_types") or {}).items()
+                ),
             )
             titles = own.get("segment_titles")
             self.fields[f"{code}__segment_titles"] = forms.CharField(
@@ -180,15 +183,19 @@ class TaskForm(forms.ModelForm):
                 if (data.get(f"{code}__{name}") or "").strip():
                     texts[name] = data[f"{code}__{name}"].strip()
             types: dict[str, str] = {}
+            questions: dict[str, str] = {}
             for number, line in enumerate((data.get(f"{code}__question_types") or "").splitlines(), start=1):
                 if not line.strip():
                     continue
-                qt_code, sep, name = (part.strip() for part in line.partition("|"))
+                qt_code, sep, rest = (part.strip() for part in line.partition("|"))
+                name, _, question = (part.strip() for part in rest.partition("|"))
                 if not sep or not qt_code or not name:
                     raise forms.ValidationError(
                         f"Question type names ({code}), line {number}: write CODE | Name, not {line.strip()!r}."
                     )
                 types[qt_code] = name
+                if question:
+                    questions[qt_code] = question
             if types:
                 texts["question_types"] = types
             titles = [line.strip() for line in (data.get(f"{code}__segment_titles") or "").splitlines()]
@@ -196,6 +203,8 @@ class TaskForm(forms.ModelForm):
                 titles.pop()
             if titles:
                 texts["segment_titles"] = titles
+            if questions:
+                texts["questions"] = questions
             labels: dict[str, dict[str, str]] = {}
             for i, label in enumerate(self.label_names):
                 own = {

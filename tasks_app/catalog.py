@@ -6,7 +6,8 @@ installed. ``overwrite=True`` resets the catalog fields (not examples) to the
 text below. Label *names* are part of the data contract (gold answers use
 them), so a missing label is always added back.
 
-The data migration ``0002_clues_tasks`` installed these tasks from its own
+The German texts live in ``catalog_de`` (``0010_clues_german_texts`` installed a frozen copy of them and
+of SQuAD's instructions). The data migration ``0002_clues_tasks`` installed these tasks from its own
 frozen copy of the definitions, so editing them here changes what the
 commands install from now on (``import_clues``, ``overwrite=True``), never
 what ``migrate`` does.
@@ -17,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
+from tasks_app.catalog_de import GERMAN
 from tasks_app.models import Label, Task
 
 NER_QUESTION_TYPES = [
@@ -56,6 +58,13 @@ class TaskDefinition:
     worker_title: str = ""
     worker_question: str = ""
 
+
+SQUAD_INSTRUCTIONS = (
+    "Select the part of the paragraph that answers the question. An answer is often accepted in several "
+    'wordings, a shorter and a longer one (e.g. "1794 and 1802" and "between 1794 and 1802"): for full '
+    "credit, select each wording (selections may overlap), and each answer if there are several. Some "
+    "questions have no answer in the paragraph: then answer that there is none rather than guessing."
+)
 
 CLUES_TASKS: tuple[TaskDefinition, ...] = (
     TaskDefinition(
@@ -172,14 +181,11 @@ CLUES_TASKS: tuple[TaskDefinition, ...] = (
         folder="SQuAD-v2",
         prefix="squad-v2",
         description=(
-            "Each item is a paragraph from Wikipedia and a question about it. Mark the shortest part of the "
-            "paragraph that answers the question, or say that the paragraph does not answer it."
+            "Each item is a paragraph from Wikipedia and a question about it. Mark the part of the paragraph "
+            "that answers the question, or say that the paragraph does not answer it."
         ),
-        instructions=(
-            "Select the span of the paragraph that answers the question; if several parts of it answer it, "
-            "select each. Some questions have no answer in the paragraph: then answer that there is none "
-            "rather than guessing."
-        ),
+        # As S1 scores it: the gold set is every wording the annotators gave, so full credit needs each.
+        instructions=SQUAD_INSTRUCTIONS,
         # The paper's SQuAD page (its Fig. 3) takes zero, one or more answers, as NER does; a single span
         # could not reach full credit where the gold lists several texts.
         multiple_spans=True,
@@ -233,6 +239,7 @@ def install_clues_tasks(*, overwrite: bool = False, slugs: Collection[str] | Non
             continue
         values = {name: getattr(definition, name) for name in _TASK_FIELDS}
         values["question_types"] = [dict(qt) for qt in definition.question_types]
+        values["translations"] = {"de": GERMAN[definition.slug]}
         task = Task.objects.filter(slug=definition.slug).first()
         if task is None:
             task = Task.objects.create(slug=definition.slug, **values)
@@ -240,6 +247,9 @@ def install_clues_tasks(*, overwrite: bool = False, slugs: Collection[str] | Non
             for name, value in values.items():
                 setattr(task, name, value)
             task.save()
+        elif not (task.translations or {}).get("de"):  # a language missing is added, as a missing label is
+            task.translations = {**(task.translations or {}), "de": GERMAN[definition.slug]}
+            task.save(update_fields=["translations"])
         _install_labels(task, definition, overwrite=overwrite)
         installed.append(task)
     return installed

@@ -4,9 +4,9 @@ A task's own fields (``description``, ``instructions``, the question types'
 names, each label's ``definition`` and ``example``) are its default texts.
 ``Task.translations`` gives them per language, any of them, e.g.::
 
-    {"de": {"description": "...", "instructions": "...",
-            "question_types": {"PER": "Person"},
-            "labels": {"positive": {"definition": "...", "example": "..."}},
+    {"de": {"description": "...", "instructions": "...", "worker_question": "...",
+            "question_types": {"PER": "Person"}, "questions": {"PER": "Markieren Sie ..."},
+            "labels": {"positive": {"name": "positiv", "definition": "...", "example": "..."}},
             "segment_titles": ["Überschrift", "Schlagwörter"]}}
 
 ``texts_for(task, language)`` returns the texts a worker sees, each one
@@ -36,8 +36,9 @@ if TYPE_CHECKING:
     from tasks_app.models import Label, Task
 
 # Task fields whose text a translation may replace (each is also the key in a language's object).
-TEXT_FIELDS = ("worker_title", "description", "instructions")
-LABEL_FIELDS = ("definition", "example")
+TEXT_FIELDS = ("worker_title", "worker_question", "description", "instructions")
+# A label's "name" is the word on its badge; the label's own name stays the answer stored (the data contract).
+LABEL_FIELDS = ("name", "definition", "example")
 MAX_TEXT_LENGTH = 20_000
 
 
@@ -45,6 +46,7 @@ MAX_TEXT_LENGTH = 20_000
 class LabelHelp:
     definition: str
     example: str
+    text: str = ""  # the word on the label's badge in this language ("" : the label's own name)
 
 
 @dataclass(frozen=True)
@@ -55,8 +57,10 @@ class TaskTexts:
     description: str
     instructions: str
     worker_title: str = ""  # the neutral title (Task.worker_title); "" when the task has none
+    worker_question: str = ""  # the question shown instead of the examples' own; "" when the task has none
     question_types: dict[str, str] = field(default_factory=dict)  # code -> name
     segment_titles: list[str] = field(default_factory=list)  # the title of each part of a list context
+    questions: dict[str, str] = field(default_factory=dict)  # code -> the question type's question, translated
     labels: dict[str, LabelHelp] = field(default_factory=dict)  # label word -> help pop-up
 
 
@@ -99,16 +103,54 @@ def texts_for(task: Task, language: str | None, labels: Iterable[Label] | None =
         help_texts[label.name] = LabelHelp(
             definition=_text(own.get("definition")) or label.definition,
             example=_text(own.get("example")) or label.example,
+            text=_text(own.get("name")) or label.name,
         )
     return TaskTexts(
         language=language or "",
         description=_text(translation.get("description")) or task.description,
         instructions=_text(translation.get("instructions")) or task.instructions,
         worker_title=_text(translation.get("worker_title")) or task.worker_title,
+        worker_question=_text(translation.get("worker_question")) or task.worker_question,
         question_types=question_type_names(task, language),
         segment_titles=segment_titles(task, language),
+        questions=question_texts(task, language),
         labels=help_texts,
     )
+
+
+def question_texts(task: Task, language: str | None) -> dict[str, str]:
+    """The question types' questions translated into ``language`` (code -> question); only those it has."""
+    own = _translation(task, language).get("questions") or {}
+    return {code: text for code, text in own.items() if _text(text)}
+
+
+def missing_texts(task: Task, language: str, labels: Iterable[Label] | None = None) -> list[str]:
+    """The places (``de.labels.neutral.definition``) of the task's worker-facing texts that ``language`` lacks.
+
+    A text the task does not have (an empty definition, no worker question) is not missing. A task whose
+    own texts are already in ``language`` (the default language) lacks nothing."""
+    if not language or language == settings.LANGUAGE_CODE.split("-")[0]:
+        return []
+    own = _translation(task, language)
+    # A classification's examples ask one template question ("positive or negative?"): it needs one too.
+    needed = [
+        name for name in TEXT_FIELDS if getattr(task, name) or (name == "worker_question" and task.is_classification)
+    ]
+    missing = [f"{language}.{name}" for name in needed if not _text(own.get(name))]
+    given_types, given_questions = own.get("question_types") or {}, own.get("questions") or {}
+    for qt in task.question_types or []:
+        code = qt.get("code", "")
+        if qt.get("name") and not _text(given_types.get(code)):
+            missing.append(f"{language}.question_types.{code}")
+        if qt.get("question") and not _text(given_questions.get(code)):
+            missing.append(f"{language}.questions.{code}")
+    given_labels = own.get("labels") or {}
+    for label in task.labels.all() if labels is None else labels:
+        mine = given_labels.get(label.name) or {}
+        for part in LABEL_FIELDS:
+            if (part == "name" or getattr(label, part)) and not _text(mine.get(part)):
+                missing.append(f"{language}.labels.{label.name}.{part}")
+    return missing
 
 
 def _check_text(value: object, where: str, errors: list[str]) -> None:
@@ -143,7 +185,7 @@ def validate_translations(
     for code, texts in (top or {}).items():
         if code not in languages:
             continue
-        known = (*TEXT_FIELDS, "question_types", "labels", "segment_titles")
+        known = (*TEXT_FIELDS, "question_types", "questions", "labels", "segment_titles")
         entry = _check_keys(texts, f"{code}", known, "field", errors)
         for name, text in (entry or {}).items():
             if name in TEXT_FIELDS:
@@ -159,6 +201,10 @@ def validate_translations(
             else:
                 for i, title in enumerate(titles):
                     _check_text(title, f"{code}.segment_titles[{i}]", errors)
+        if entry and "questions" in entry:
+            questions = _check_keys(entry["questions"], f"{code}.questions", question_type_codes, "code", errors)
+            for qt, text in (questions or {}).items():
+                _check_text(text, f"{code}.questions.{qt}", errors)
         if entry and "labels" in entry:
             labels = entry["labels"]
             if label_names is not None:

@@ -97,7 +97,7 @@ class StudyAdmin(StudyPages, ProlificStudyActions, admin.ModelAdmin):
                 ]
             },
         ),
-        ("Cohorts", {"fields": ["cohorts", "past_participants"]}),
+        ("Cohorts", {"fields": ["cohorts", "past_participants"], "classes": ["collapse"]}),
         (
             "Protocol",
             {
@@ -111,10 +111,11 @@ class StudyAdmin(StudyPages, ProlificStudyActions, admin.ModelAdmin):
                     "filter_threshold",
                     "filter_reference",
                     "filter_group_timeout_minutes",
-                ]
+                ],
+                "classes": ["collapse"],
             },
         ),
-        ("Attention checks", {"fields": ["attention_fail_limit", "attention_action"]}),
+        ("Attention checks", {"fields": ["attention_fail_limit", "attention_action"], "classes": ["collapse"]}),
         (
             "Integrity rule",
             {
@@ -124,7 +125,8 @@ class StudyAdmin(StudyPages, ProlificStudyActions, admin.ModelAdmin):
                     "integrity_max_hidden_share",
                     "integrity_hidden_seconds",
                     "integrity_action",
-                ]
+                ],
+                "classes": ["collapse"],
             },
         ),
         (
@@ -138,15 +140,22 @@ class StudyAdmin(StudyPages, ProlificStudyActions, admin.ModelAdmin):
                     *[f for f in ("base_reward",) if f in studies.EDITABLE_FIELDS],
                     "outcome_codes",
                     "outcome_table",
-                ]
+                ],
+                "classes": ["collapse"],
             },
         ),
-        ("What workers see", {"fields": ["worker_title", "worker_description", "consent_required", "consent_text"]}),
+        (
+            "What workers see",
+            {
+                "fields": ["worker_title", "worker_description", "consent_required", "consent_text"],
+                "classes": ["collapse"],
+            },
+        ),
         # Study.translations: a JSON textarea of the documented shape (annotation.services.study_texts).
         ("Texts in other languages", {"fields": ["translations"], "classes": ["collapse"]}),
-        ("Survey", {"fields": ["survey", "survey_placement"]}),
-        ("Ethics review", {"fields": ["ethics_review", "ethics_board", "ethics_reference"]}),
-        ("Comprehension check", {"fields": ["comprehension"]}),
+        ("Survey", {"fields": ["survey", "survey_placement"], "classes": ["collapse"]}),
+        ("Ethics review", {"fields": ["ethics_review", "ethics_board", "ethics_reference"], "classes": ["collapse"]}),
+        ("Comprehension check", {"fields": ["comprehension"], "classes": ["collapse"]}),
     ]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Study]:
@@ -288,9 +297,9 @@ class StudyAdmin(StudyPages, ProlificStudyActions, admin.ModelAdmin):
                 wanted = [p for p in attention.definitions.positions_every(study, every) if p not in taken]
                 made = attention.definitions.generate(study=study, positions=wanted)
             except attention.definitions.AttentionCheckError as exc:
-                self.message_user(request, f"{study.slug}: {exc.message}", messages.ERROR)
+                self.message_user(request, f"“{study.name}”: {exc.message}", messages.ERROR)
             else:
-                self.message_user(request, f"{study.slug}: added {len(made)} attention check(s).", messages.SUCCESS)
+                self.message_user(request, f"“{study.name}”: added {len(made)} attention check(s).", messages.SUCCESS)
 
     def save_model(self, request: HttpRequest, obj: Study, form: forms.ModelForm[Study], change: bool) -> None:
         if change:  # never write back the status read with the form: actions and the API change it

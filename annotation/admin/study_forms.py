@@ -12,6 +12,7 @@ from django import forms
 from django.contrib.admin.helpers import ActionForm
 from django.core.exceptions import ValidationError
 
+from annotation.admin.widgets import OutcomeCodesWidget, SurveyField
 from annotation.models import AttentionCheck, Study
 from annotation.protocol.languages import study_language_choices
 from annotation.services import attention, closing, studies
@@ -51,6 +52,8 @@ GRACE_FIELD = forms.IntegerField(required=False, min_value=0, max_value=closing.
 
 
 class StudyForm(forms.ModelForm):
+    survey = SurveyField()  # lines, not JSON (annotation.admin.widgets)
+
     condition_shots = forms.TypedMultipleChoiceField(
         label="Conditions",
         choices=SHOT_CHOICES,
@@ -64,6 +67,11 @@ class StudyForm(forms.ModelForm):
         model = Study
         # Status changes go through the status actions (services.studies.change_status), never this form.
         fields = ["slug", "task", "split_number", *studies.EDITABLE_FIELDS]
+        widgets = {"outcome_codes": OutcomeCodesWidget()}
+        help_texts = {
+            "outcome_codes": "Per outcome, the code the worker gets and an optional return URL; a code left "
+            "empty is generated when the study is saved (annotation.services.outcomes)."
+        }
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -143,14 +143,14 @@ class StudyPages(admin.ModelAdmin):
             try:
                 study = studies.change_status(study=study, to_status=to_status, **options)
             except ValidationError as exc:
-                self.message_user(request, f"{study.slug}: {_error_text(exc)}", messages.ERROR)
+                self.message_user(request, f"“{study.name}”: {_error_text(exc)}", messages.ERROR)
             else:
                 closes = (
                     f" Workers already in may finish until {closing.format_deadline(study.closes_at)}."
                     if (to_status == Study.Status.CLOSED and study.closes_at)
                     else ""
                 )
-                self.message_user(request, f"{study.slug} is now {to_status}.{closes}", messages.SUCCESS)
+                self.message_user(request, f"“{study.name}” is now {to_status}.{closes}", messages.SUCCESS)
 
     @admin.action(description="Open the selected studies")
     def open_studies(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:

@@ -17,7 +17,7 @@ from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from annotation.models import AttentionDecision, FilterDecision, IntegrityDecision, Participation, Study
-from annotation.services import slots
+from annotation.services import languages, slots
 
 State = Participation.State
 
@@ -64,6 +64,7 @@ class Notice:
     level: str
     kind: str
     text: str
+    count: int = 0  # the workers (or texts) it is about: what the overview's needs-attention badge adds up
 
     def as_dict(self) -> dict[str, str]:
         return asdict(self)
@@ -108,6 +109,7 @@ def stuck_slots(study: Study, now: datetime) -> list[Notice]:
                 "stuck",
                 f"{counts['overdue']} slot(s) held past the {_minutes(study.abandon_after_minutes)} timeout: "
                 "the periodic release has not run (is Celery beat running?).",
+                counts["overdue"],
             )
         )
     idle = counts["idle"] - counts["overdue"]
@@ -118,6 +120,7 @@ def stuck_slots(study: Study, now: datetime) -> list[Notice]:
                 "idle",
                 f"{idle} worker(s) idle for over {_minutes(study.abandon_after_minutes * IDLE_SHARE)}; "
                 f"their slots are released after {_minutes(study.abandon_after_minutes)}.",
+                idle,
             )
         )
     return notices
@@ -140,6 +143,7 @@ def screened_out(study: Study, now: datetime) -> list[Notice]:
             "excluded",
             f"{failed} worker(s) excluded by the training filter; review them in the admin "
             "(Participations, filter decisions) and readmit any with a logged reason.",
+            failed,
         )
     ]
 
@@ -166,11 +170,17 @@ def attention_flags(study: Study, now: datetime) -> list[Notice]:
                 "attention-review",
                 f"{counts['review']} worker(s) flagged for review by the attention checks: decide in the admin "
                 "(Participations) whether to keep or exclude them.",
+                counts["review"],
             )
         )
     if counts["excluded"]:
         notices.append(
-            Notice("info", "attention-excluded", f"{counts['excluded']} worker(s) excluded by the attention checks.")
+            Notice(
+                "info",
+                "attention-excluded",
+                f"{counts['excluded']} worker(s) excluded by the attention checks.",
+                counts["excluded"],
+            )
         )
     return notices
 
@@ -202,7 +212,25 @@ def finished(study: Study, now: datetime) -> list[Notice]:
     return []
 
 
+def missing_texts(study: Study, now: datetime) -> list[Notice]:
+    """Task texts a worker would read in English on a page in another language (services.languages)."""
+    missing = languages.missing_task_texts(study)
+    if not missing or study.status == Study.Status.CLOSED:
+        return []
+    shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
+    return [
+        Notice(
+            "warn",
+            "missing-texts",
+            f"{len(missing)} task text(s) missing, which workers read in English instead: {shown}. "
+            "Add them on the task's admin page (Texts in …).",
+            len(missing),
+        )
+    ]
+
+
 WARNING_SOURCES: list[Callable[[Study, datetime], list[Notice]]] = [
+    missing_texts,
     stuck_slots,
     screened_out,
     attention_flags,
@@ -217,6 +245,15 @@ def notices(study: Study, *, now: datetime | None = None) -> list[Notice]:
     return sorted(found, key=lambda n: n.level != "warn")  # warnings first, in source order
 
 
+# What a researcher must act on: slots held past the timeout, flags to decide, exclusions, missing texts.
+ATTENTION_KINDS = frozenset({"stuck", "excluded", "attention-review", "attention-excluded", "missing-texts"})
+
+
+def needs_attention(found: Iterable[Notice]) -> int:
+    """How many things of a study's notices need a researcher (the overview's badge; 0: none)."""
+    return sum(n.count for n in found if n.kind in ATTENTION_KINDS)
+
+
 def live_payload(studies: list[Study], *, with_notices: bool = True) -> dict[str, Any]:
     """What the dashboard polls: per study its status, conditions' progress and notices."""
     rows = progress(studies)
@@ -228,8 +265,10 @@ def live_payload(studies: list[Study], *, with_notices: bool = True) -> dict[str
                 "status": s.status,
                 "status_display": s.get_status_display(),
                 "conditions": [c.as_dict() for c in rows[s.pk]],
-                "notices": [n.as_dict() for n in notices(s)] if with_notices else [],
+                "notices": [n.as_dict() for n in found],
+                "needs_attention": needs_attention(found),
             }
             for s in studies
+            for found in [notices(s) if with_notices else []]
         ],
     }

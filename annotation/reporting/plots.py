@@ -128,7 +128,7 @@ def _caption(ax: Axes, table: Table) -> None:
         xytext=(0, -36),
         textcoords="offset points",
         va="top",
-        fontsize=7,
+        fontsize=9,  # read at the dashboard's width, not squeezed below the body text
         color="0.3",
     )
 
@@ -145,12 +145,12 @@ def task_plot(table: Table, task_index: int, fmt: str = "png", header: dict[str,
     if xs:
         ax.errorbar(xs, ys, yerr=errs, marker="o", capsize=4, color="C0", label="humans")
         for x, n in zip(xs, ns, strict=True):  # annotators behind each point, along the bottom of the axes
-            ax.text(x, 3, f"n={n}", ha="center", va="bottom", fontsize=7, color="0.3")
+            ax.text(x, 3, f"n={n}", ha="center", va="bottom", fontsize=8, color="0.3")
     else:
         _no_data(ax)
     _draw_models(ax, table, task_index)
     if _model_series(table, task_index):
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     _decorate(ax, table, f"{task.name}: S1 by shots")
     _caption(ax, table)
     return _render(fig, fmt, header)
@@ -176,7 +176,7 @@ def all_tasks_plot(table: Table, fmt: str = "png", header: dict[str, Any] | None
             )
     _decorate(ax, table, "Human S1 by number of shots")
     if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+        ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     else:
         _no_data(ax)
     _caption(ax, table)

@@ -18,6 +18,7 @@ from django.utils import translation
 
 from annotation.models import Study
 from annotation.protocol.languages import shipped
+from tasks_app.texts import missing_texts
 
 
 def browser_language(request: HttpRequest) -> str:
@@ -53,3 +54,13 @@ def remember_for_study(response: HttpResponse, study: Study) -> None:
         )
     else:
         response.delete_cookie(settings.LANGUAGE_COOKIE_NAME, samesite=settings.SESSION_COOKIE_SAMESITE)
+
+
+def missing_task_texts(study: Study) -> list[str]:
+    """The task texts a worker of a study in a fixed language would read in the default language instead
+    (``de.labels.neutral.definition``, ...). Opening the study refuses these (services.studies.change_status);
+    the dashboard warns of them for a study opened before (reporting.monitoring). A study that follows the
+    browser lacks none: a worker reads the texts the task has, in English where it has no others."""
+    if study.language not in shipped():
+        return []
+    return missing_texts(study.task, study.language, list(study.task.labels.all()))

@@ -87,7 +87,7 @@ def worker_task(study: Study, task: Task | None = None, *, language: str | None 
     )
 
 
-def question_for(task: Task, example: Example) -> str:
+def question_for(task: Task, example: Example, language: str | None = None) -> str:
     """The question text the worker sees for ``example``: the task's override, else the example's own.
 
     Span tasks whose examples ask different questions (a NER entity type, a reading question) keep theirs
@@ -95,7 +95,9 @@ def question_for(task: Task, example: Example) -> str:
     the check is answered by."""
     if example.source_id.startswith(attention.definitions.SOURCE_PREFIX):
         return example.question
-    return task.worker_question or example.question
+    texts = texts_for(task, language, labels=())
+    # A question type's question is a template (NER's "List all the people names ..."): its translation.
+    return texts.worker_question or texts.questions.get(example.question_type) or example.question
 
 
 def item_options(example: Example) -> list[dict]:

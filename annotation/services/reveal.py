@@ -42,15 +42,39 @@ def unit_of(task: Task) -> str:
     return "name" if task.group == Task.Group.NER else "answer"
 
 
+def wordings(gold_answers: list[str]) -> list[list[str]]:
+    """The gold's answers, each as its wordings: strings that nest ("1794 and 1802" in "between 1794 and
+    1802") are one answer in several wordings. S1 counts each wording (the gold set is every distinct
+    string), so the page names them as wordings of one answer, each needed for full credit."""
+    groups: list[list[str]] = []
+    for text in sorted(scoring.answer_set(gold_answers), key=lambda t: (len(t), t)):
+        joined = [g for g in groups if any(text in other or other in text for other in g)]
+        merged = [text, *(w for g in joined for w in g)]
+        groups = [g for g in groups if g not in joined] + [sorted(merged, key=lambda t: (len(t), t))]
+    order = {text: i for i, text in enumerate(gold_answers)}
+    return sorted(groups, key=lambda g: min(order.get(t, 0) for t in g))
+
+
 def feedback(response: Response, gold_answers: list[str], unit: str) -> dict:
     """The counts behind the worker's words ("3 of 4 names right"), as S1 compares them: answer sets, not
-    normalised, the empty string no answer. ``found`` = the worker's answers in the gold."""
+    normalised, the empty string no answer. ``found`` = the worker's answers in the gold. Where an answer
+    has several wordings (reading comprehension), ``gold``/``found`` count answers and ``wordings`` /
+    ``wordings_found`` the strings S1 compares."""
     if unit == "label":
         yours = scoring.answer_set([response.label] if response.label else [])
     else:
         yours = scoring.answer_set(response.answer)
     gold = scoring.answer_set(gold_answers)
-    return {"unit": unit, "gold": len(gold), "yours": len(yours), "found": len(yours & gold)}
+    counts = {"unit": unit, "gold": len(gold), "yours": len(yours), "found": len(yours & gold)}
+    groups = wordings(gold_answers) if unit == "answer" else []
+    if groups and len(groups) < len(gold):
+        counts.update(
+            gold=len(groups),
+            found=sum(1 for g in groups if yours & set(g)),
+            wordings=len(gold),
+            wordings_found=len(yours & gold),
+        )
+    return counts
 
 
 def reveal_payload(response: Response, spans: list[AnswerSpan] | None = None) -> dict:
@@ -77,6 +101,7 @@ def reveal_payload(response: Response, spans: list[AnswerSpan] | None = None) ->
             "answers": gold_answers,
             # What each gold label says on this item (a CHID item's idiom); the labels themselves elsewhere.
             "texts": [option_text(example, a) for a in gold_answers],
+            "wordings": wordings(gold_answers),
             "spans": gold_spans,
             "empty": not gold_answers,
         },

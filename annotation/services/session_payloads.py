@@ -36,7 +36,7 @@ def task_payload(participation: Participation) -> dict:
     shown = presentation.worker_task(participation.study, task, language=get_language())
     texts = texts_for(task, get_language(), labels=task.labels.all())
     labels = [
-        {"name": name, "definition": help.definition, "example": help.example, "key": str(i + 1)}
+        {"name": name, "text": help.text, "definition": help.definition, "example": help.example, "key": str(i + 1)}
         for i, (name, help) in enumerate(texts.labels.items())
     ]
     return {
@@ -57,7 +57,7 @@ def item_payload(participation: Participation, response: Response) -> dict:
         "item": response.pk,
         "phase": response.phase,
         "position": response.position,
-        "question": presentation.question_for(task, example),
+        "question": presentation.question_for(task, example, get_language()),
         "question_type": example.question_type,
         "question_type_name": question_types.get(example.question_type, ""),
         "context": example.context,

@@ -25,7 +25,7 @@ from django.utils.text import slugify
 
 from annotation.models import Condition, Participation, Study
 from annotation.protocol.outcomes import with_defaults
-from annotation.services import closing, preview, samples, slots
+from annotation.services import closing, languages, preview, samples, slots
 from tasks_app.models import Example, ExampleSet, Task, TrainingSplit
 
 STANDARD_SHOTS = (0, 10, 20, 30)
@@ -438,6 +438,7 @@ def change_status(*, study: Study, to_status: str, grace_minutes: int | None = N
             if locked.test_sample_size is None:  # a sampled study's items were checked when they were drawn
                 _training_sets(task=locked.task, split_number=locked.split_number, shots=shots)
             _check_task_has_test_set(locked.task)
+            _check_task_texts(locked)
         changes: dict[str, Any] = {"status": to_status}
         if to_status == Study.Status.CLOSED:
             changes["closes_at"] = timezone.now() + timedelta(minutes=grace_minutes or 0)
@@ -445,6 +446,19 @@ def change_status(*, study: Study, to_status: str, grace_minutes: int | None = N
     for field, value in changes.items():
         setattr(study, field, value)
     return study
+
+
+def _check_task_texts(study: Study) -> None:
+    """A study in a fixed language opens only when its workers read the task in that language throughout."""
+    missing = languages.missing_task_texts(study)
+    if missing:
+        shown = ", ".join(missing[:12]) + (f" and {len(missing) - 12} more" if len(missing) > 12 else "")
+        raise ValidationError(
+            {
+                "status": f"The task {study.task.slug!r} lacks texts in {study.language!r}, so workers would read "
+                f"English there: {shown}. Add them in the admin (the task's page, Texts in …) and open again."
+            }
+        )
 
 
 def _checked_grace(grace_minutes: Any) -> int:

@@ -47,7 +47,7 @@ from annotation.reporting.exports import (
     provenance_json,
     provenance_sidecar_name,
 )
-from annotation.reporting.monitoring import live_payload, notices, progress
+from annotation.reporting.monitoring import live_payload, needs_attention, notices, progress
 from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.pay import condition_pay
 from annotation.reporting.plots import PLOT_FORMATS, all_tasks_plot, task_plot
@@ -114,6 +114,17 @@ def _query(studies_raw: str, options: MetricOptions) -> str:
     return query
 
 
+def _overview(studies: list[Study], rows: dict) -> list[dict]:
+    """The study cards, those that need attention first (most first), the others in their order."""
+    cards = []
+    for study in studies:
+        found = notices(study)
+        cards.append(
+            {"study": study, "conditions": rows[study.pk], "notices": found, "attention": needs_attention(found)}
+        )
+    return sorted(cards, key=lambda card: -card["attention"])
+
+
 @staff_member_required
 def index(request: HttpRequest) -> HttpResponse:
     try:
@@ -128,7 +139,7 @@ def index(request: HttpRequest) -> HttpResponse:
         "dashboard/index.html",
         {
             "studies": studies,
-            "overview": [{"study": s, "conditions": rows[s.pk], "notices": notices(s)} for s in studies],
+            "overview": _overview(studies, rows),
             "live_url": f"{reverse('dashboard:live')}?studies={raw}",
             "live_seconds": LIVE_SECONDS,
             "studies_value": raw,

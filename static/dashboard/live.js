@@ -60,6 +60,11 @@
         badge.className = "badge status-" + s.status;
       });
       updateNotices(s.slug, s.notices);
+      document.querySelectorAll('[data-attention="' + s.slug + '"]').forEach(function (badge) {
+        var n = s.needs_attention || 0;
+        setText(badge, n + (n === 1 ? " needs attention" : " need attention"));
+        badge.hidden = n === 0;
+      });
     });
     if (stamp) setText(stamp, "Live · updated " + new Date().toLocaleTimeString());
   }

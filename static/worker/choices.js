@@ -21,8 +21,10 @@
       return item.options.map(function (o) { return { name: o.name, key: o.key, text: o.text, gloss: "", help: null }; });
     }
     return task.labels.map(function (l) {
-      var short = l.definition && l.definition !== l.name && l.definition.length <= GLOSS_MAX ? l.definition : "";
-      return { name: l.name, key: l.key, text: l.name, gloss: short, help: l };
+      // The badge's word in the page's language (l.text); the answer stays the label's own name.
+      var word = l.text || l.name;
+      var short = l.definition && l.definition !== word && l.definition.length <= GLOSS_MAX ? l.definition : "";
+      return { name: l.name, key: l.key, text: word, gloss: short, help: l };
     });
   };
 

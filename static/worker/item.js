@@ -237,7 +237,7 @@
       label = this.helpFor(this.label) || (this.label ? null : helps[0]);
     }
     if (!label) return;
-    $("help-title").textContent = label.name;
+    $("help-title").textContent = label.text || label.name;
     $("help-definition").textContent = label.definition;
     $("help-example").textContent = label.example;
     var dialog = $("help-dialog");
@@ -349,6 +349,16 @@
     if (say) this.hideMessage();
   };
 
+  // Whether the stored answer is the one this page sent (the same label, skip or span texts, and confidence).
+  function sameAnswer(body, answer) {
+    if (!answer || (body.confidence || null) !== (answer.confidence || null)) return false;
+    if (body.label !== undefined) return answer.label === body.label;
+    if (body.no_answer) return answer.status === "no_answer";
+    if (!body.spans) return answer.status === "skipped";
+    var sent = body.spans.map(function (sp) { return sp.text; }).sort().join("\n");
+    return sent === (answer.spans || []).map(function (sp) { return sp.text; }).sort().join("\n");
+  }
+
   ItemPage.prototype.send = function (url, body) {
     var self = this;
     this.setBusy(true);
@@ -358,7 +368,10 @@
     }).then(function (res) {
       self.setBusy(false);
       if (res.ok) return self.afterLock(res.data);
-      if (res.status === 409 && res.data.error === "already_locked") return self.showLocked(res.data.answer);
+      if (res.status === 409 && res.data.error === "already_locked") {
+        // A retry whose first attempt got through stores this very answer: only another answer is news.
+        return self.showLocked(res.data.answer, null, !sameAnswer(body, res.data.answer));
+      }
       // The study has closed and its grace period is over: the page shows the completion code.
       if (res.status === 409 && res.data.error === "study_closed") { window.location.assign(self.urls.home); return; }
       self.showMessage(res.data.detail || gettext("The answer could not be saved."));
@@ -385,8 +398,9 @@
     this.load();
   };
 
-  // Show the locked answer in the inputs, disabled; in training, the reveal beside it.
-  ItemPage.prototype.showLocked = function (answer, reveal) {
+  // Show the locked answer in the inputs, disabled; in training, the reveal beside it. ``elsewhere``: the
+  // server refused this tab's answer because another tab (or an earlier click) had locked one: say so.
+  ItemPage.prototype.showLocked = function (answer, reveal, elsewhere) {
     var self = this;
     this.locked = true;
     this.cursor = null;
@@ -414,6 +428,9 @@
       box.className = "reveal locked-note";
       box.textContent = answer.status === "skipped" ? gettext("You skipped this item.")
                                                     : gettext("Your answer to this item is saved and cannot be changed.");
+    }
+    if (elsewhere) {
+      this.showMessage(gettext("This item was already answered, probably in another tab or window. The answer shown is the one saved there; this page's answer was not saved."));
     }
     $("next-button").focus();
   };

@@ -24,7 +24,13 @@
       ? ngettext("%(found)s of %(gold)s name right.", "%(found)s of %(gold)s names right.", f.gold)
       : ngettext("%(found)s of %(gold)s answer right.", "%(found)s of %(gold)s answers right.", f.gold);
     var text = interpolate(words, { found: f.found, gold: f.gold }, true);
-    var extra = f.yours - f.found;
+    var matched = f.wordings === undefined ? f.found : f.wordings_found;
+    if (f.wordings !== undefined) {
+      // Nested gold strings are one answer in several wordings; the score counts each wording.
+      text += " " + interpolate(gettext("The correct answer is accepted in %(n)s wordings (a shorter and a longer one); full credit needs each of them marked, and you marked %(m)s."),
+                                { n: f.wordings, m: f.wordings_found }, true);
+    }
+    var extra = f.yours - matched;
     if (extra > 0) {
       text += " " + interpolate(ngettext("%(n)s of your selections is not in the correct answer.",
                                          "%(n)s of your selections are not in the correct answer.", extra), { n: extra }, true);
@@ -38,7 +44,9 @@
     box.hidden = false;
     box.className = "reveal verdict-" + String(rv.verdict).replace(" ", "-");
     var mark = rv.verdict === "correct" ? gettext("\u2713 Correct") : rv.verdict === "incorrect" ? gettext("\u2717 Incorrect") : gettext("\u25d0 Partly correct");
-    var score = rv.score === null || rv.score === undefined ? null : el("span", {
+    // The figure is for staff trying the study (the preview); workers read the words.
+    var staff = !!document.getElementById("preview-banner");
+    var score = !staff || rv.score === null || rv.score === undefined ? null : el("span", {
       class: "score",
       title: gettext("S1 is the item's score in the study's results: 1 for a full match, 0 for none."),
       text: interpolate(gettext("S1 %(score)s"), { score: rv.score.toFixed(2) }, true),
@@ -62,7 +70,11 @@
     theirs.paint(rv.gold.spans.map(function (sp) { return { s: sp.utf16_start, e: sp.utf16_end }; }), "gold");
     var glist = el("ul", { class: "answer-strings" });
     if (rv.gold.empty) glist.appendChild(el("li", { text: gettext("No answer: the text does not contain one.") }));
-    rv.gold.answers.forEach(function (a) { glist.appendChild(el("li", { text: a })); });
+    (rv.gold.wordings || rv.gold.answers.map(function (a) { return [a]; })).forEach(function (w) {
+      glist.appendChild(el("li", { text: w.length > 1
+        ? interpolate(gettext("%(wordings)s (one answer, each wording counts)"), { wordings: w.join(" / ") }, true)
+        : w[0] }));
+    });
     golds.appendChild(glist);
     grid.appendChild(yours);
     grid.appendChild(golds);

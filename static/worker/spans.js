@@ -41,7 +41,9 @@
     var add = el("button", { type: "button", class: "btn btn-small", id: "add-span" },
                  [document.createTextNode(gettext("Add selection") + " "), el("kbd", { text: "A" })]);
     add.addEventListener("click", function (e) { self.addKeyboardSelection(); if (e.detail) add.blur(); });
-    var hint = item.multiple_spans
+    var hint = item.overlapping_spans
+      ? gettext("Select each answer in the text, and each wording of it: a shorter and a longer wording of the same answer both count, so selections may overlap.")
+      : item.multiple_spans
       ? gettext("Select every answer in the text. Two selections side by side stay two answers unless you merge them.")
       : gettext("Select the answer in the text (one span).");
     var coarse = window.matchMedia && window.matchMedia("(pointer: coarse)").matches;

@@ -95,7 +95,7 @@
   function initStart(root) {
     var button = $("start-button");
     button.disabled = false;  // rendered disabled: a click before this script ran would do nothing
-    button.focus();
+    button.focus({ preventScroll: true });  // the page stays at its top: the facts first
     button.addEventListener("click", function () {
       button.disabled = true;
       var msg = $("start-error");
@@ -110,7 +110,22 @@
     });
   }
 
+  // The completion code to the clipboard (shown only where the browser offers one: https or localhost).
+  function initCopy() {
+    var button = $("copy-code"), code = $("completion-code");
+    if (!button || !code || !navigator.clipboard) return;
+    button.hidden = false;
+    button.addEventListener("click", function () {
+      navigator.clipboard.writeText(code.textContent.trim()).then(function () {
+        $("copy-status").textContent = gettext("Copied.");
+      }, function () {
+        $("copy-status").textContent = gettext("Copying failed: select the code and copy it yourself.");
+      });
+    });
+  }
+
   function initFinish() {
+    initCopy();
     var form = $("completion-form");
     if (form && form.dataset.autosubmit) window.setTimeout(function () { form.submit(); }, 1500);
   }

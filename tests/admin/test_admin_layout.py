@@ -64,3 +64,21 @@ def test_a_draft_studys_page_has_an_open_button_that_opens_it(open_as, staff_ses
     assert Study.objects.get(pk=study.pk).status == Study.Status.OPEN
     assert page.get_by_role("button", name="Pause").count() == 1
     assert page.get_by_role("button", name="Open the study").count() == 0
+
+
+def test_the_study_page_folds_its_sections_and_links_the_dashboard(open_as, staff_session):
+    task = make_classification_task(slug="adm-sst2", n_test=2, n_train=10)
+    study = studies.study_create(task=task, slug="adm-sst2", split_number=1, shots=[0, 10], name="My SST-2 pilot")
+    page = open_as(
+        None,
+        path=f"/admin/annotation/study/{study.pk}/change/",
+        cookies=staff_session,
+        viewport={"width": 1366, "height": 768},
+    )
+    page.locator("#study-dashboard-link").wait_for()
+    height = page.evaluate("() => document.documentElement.scrollHeight")
+    assert height < 2600, height  # was 4,579 px with every section open and the JSON fields
+    page.locator("summary", has_text="Pay and completion").click()
+    page.locator("#id_outcome_codes").wait_for()
+    _fits(page, "study page")
+    shot(page, "admin-study-page")

@@ -44,7 +44,7 @@ def test_the_pages_read_at_a_glance_on_a_phone(open_as, staff_session, running):
     phone = {"width": 390, "height": 844}
     index = open_as(None, path="/dashboard/", cookies=staff_session, viewport=phone, touch=True)
     card = index.locator(".study-card").first
-    assert card.locator(".cond").count() == 2 and card.locator(".badge").inner_text() == "Open"
+    assert card.locator(".cond").count() == 2 and card.locator(".badge[data-status]").inner_text() == "Open"
     assert index.evaluate(FITS)  # wide tables scroll inside their cards; the page itself does not
     shot(index, "dashboard-index-phone")
     study = open_as(None, path="/dashboard/study/running/", cookies=staff_session, viewport=phone, touch=True)
@@ -59,3 +59,27 @@ def test_the_index_on_a_laptop(open_as, staff_session, running):
     page.locator("img.plot").evaluate("img => img.complete || new Promise(r => img.onload = r)")
     assert page.evaluate(FITS)
     shot(page, "dashboard-index-desktop")
+
+
+def test_the_six_task_table_is_whole_at_1366_and_a_study_needing_attention_comes_first(open_as, staff_session, running):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from tasks_app.catalog import install_clues_tasks
+
+    for task in install_clues_tasks():
+        make_study(task, shots=(0,), slug=f"six-{task.slug}", name=f"{task.name}, split 1", status="open")
+    stale = timezone.now() - timedelta(hours=3)
+    Participation.objects.filter(study=running, state=State.TEST).update(last_activity_at=stale)
+    for viewport in ({"width": 1366, "height": 768}, {"width": 390, "height": 844}):
+        page = open_as(None, path="/dashboard/", cookies=staff_session, viewport=viewport)
+        page.locator("img.plot").evaluate("img => img.complete || new Promise(r => img.onload = r)")
+        first = page.locator(".study-card").first
+        assert first.locator("h2").inner_text() == "Movie reviews, split 1"  # needs attention: first
+        assert first.locator(".badge-attention").inner_text() == "1 needs attention"
+        assert page.evaluate(FITS)
+        if viewport["width"] == 1366:
+            scroll = page.locator(".table-and-plot .scroll")
+            assert scroll.evaluate("(box) => box.scrollWidth <= box.clientWidth + 1")  # no column cut off
+            shot(page, "dashboard-overview-attention")

@@ -7,7 +7,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from annotation.models import FilterDecision, Participation
-from annotation.reporting.monitoring import live_payload, notices, progress
+from annotation.reporting.monitoring import live_payload, needs_attention, notices, progress
 from tests.reporting.builders import add_annotator, gold_answers, make_study
 
 pytestmark = pytest.mark.django_db
@@ -83,3 +83,21 @@ def test_agreement_says_why_it_is_missing_instead_of_a_dash(staff, study):
     page = staff.get("/dashboard/study/glance/").content.decode()
     assert "Fleiss’ κ: needs two or more completed annotators" in page
     assert "(fleiss_kappa)" not in page
+
+
+def test_the_overview_puts_a_study_needing_attention_first_with_its_count(staff, study, sst2):
+    calm = make_study(sst2, shots=(0,), slug="calm", status="open", abandon_after_minutes=60)
+    add_annotator(calm, 0, answers=gold_answers(sst2), worker_id="calm-1")
+    out = study.participations.get(worker__external_id="out")
+    at = timezone.now()
+    FilterDecision.objects.create(
+        participation=out, rule="absolute", threshold=0.5, reason="r", at=at, training_s1=0.2, passed=False
+    )
+    at_work = study.participations.get(worker__external_id="at-work")
+    Participation.objects.filter(pk=at_work.pk).update(last_activity_at=at - timedelta(minutes=61))
+    assert needs_attention(notices(study)) == 2 and needs_attention(notices(calm)) == 0
+    page = staff.get("/dashboard/?studies=calm,glance").content.decode()
+    assert page.index('data-attention="glance"') < page.index('data-attention="calm"')  # sorted: attention first
+    assert "2 need attention</span>" in page
+    feed = staff.get("/dashboard/live.json?studies=calm,glance").json()
+    assert {s["slug"]: s["needs_attention"] for s in feed["studies"]} == {"glance": 2, "calm": 0}

@@ -5,6 +5,8 @@ import json
 import pytest
 
 from annotation.models import Participation, Response
+from annotation.services.reveal import wordings
+from tasks_app.models import Task
 from tests.factories import make_classification_task
 from tests.worker.conftest import make_participation, make_task_with_items
 
@@ -62,3 +64,32 @@ def test_a_label_task_counts_whether_the_label_matched(db, worker):
     wrong = "negative" if gold == "positive" else "positive"
     body = submit(client, {"item": item["item"], "confidence": 2, "label": wrong})
     assert body["reveal"]["feedback"] == {"unit": "label", "gold": 1, "yours": 1, "found": 0}
+
+
+def test_nested_gold_strings_are_one_answer_in_several_wordings():
+    assert wordings(["between 1794 and 1802", "1794 and 1802", "the canal"]) == [
+        ["1794 and 1802", "between 1794 and 1802"],
+        ["the canal"],
+    ]
+
+
+def test_the_reveal_counts_a_reading_answer_once_and_its_wordings_as_s1_does(db, worker):
+    text = "The canal was dug between 1794 and 1802 ."
+    task = make_task_with_items(
+        slug="reading", test=[("x .", [])], train=[(text, ["between 1794 and 1802", "1794 and 1802"])]
+    )
+    Task.objects.filter(pk=task.pk).update(group=Task.Group.MRC, overlapping_spans=True)  # SQuAD's settings
+    client = worker(make_participation(task, shots=10, state=State.TRAINING))
+    item = current(client)
+    body = submit(client, {"item": item["item"], "confidence": 3, "spans": spans_of(item["context"], "1794 and 1802")})
+    # One answer found, in one of its two wordings: S1 (every wording a gold string) stays 2/3.
+    assert body["reveal"]["feedback"] == {
+        "unit": "answer",
+        "gold": 1,
+        "yours": 1,
+        "found": 1,
+        "wordings": 2,
+        "wordings_found": 1,
+    }
+    assert body["reveal"]["gold"]["wordings"] == [["1794 and 1802", "between 1794 and 1802"]]
+    assert round(body["reveal"]["score"], 2) == 0.67

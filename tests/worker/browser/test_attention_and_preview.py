@@ -86,6 +86,7 @@ def test_a_staff_preview_trains_with_reveals_reaches_the_test_and_restarts(open_
         if position == 0:
             shot(page, "preview-training-reveal")
             assert page.locator("#preview-banner").is_visible()
+            assert page.locator("#reveal .score").inner_text().startswith("S1 ")  # the figure, for staff
         page.keyboard.press("Enter")
     wait_for_item(page, 0)
     assert page.locator("#question").inner_text().startswith("To show you are reading")  # the check, item 1

@@ -1,0 +1,210 @@
+"""The worker pages at 1366 x 768 and 390 x 844, in English and German: the start page's first screen shows
+"At a glance" and the Start button, nothing is cut off or overflows, and a German page has no English.
+
+Measured, not eyeballed: an element overflows when its content is wider than its box (``scrollWidth`` >
+``clientWidth``) where it does not scroll on purpose, and the page when it is wider than the window.
+"""
+
+import pytest
+
+from annotation.models import Participation
+from tasks_app.demo import import_demo_data
+from tasks_app.models import Task
+from tests.worker.browser.conftest import shot
+from tests.worker.browser.test_worker_flow import wait_for_item
+from tests.worker.conftest import make_participation
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+State = Participation.State
+VIEWPORTS = {"desktop": {"width": 1366, "height": 768}, "phone": {"width": 390, "height": 844}}
+
+# A function (the CSP forbids eval): every visible element whose content is wider than its box.
+OVERFLOWING = """() => {
+  const out = [];
+  const page = document.documentElement.scrollWidth;
+  if (page > window.innerWidth + 1) out.push("page " + page);
+  for (const node of document.querySelectorAll("body *")) {
+    const style = getComputedStyle(node);
+    if (style.display === "none" || style.visibility === "hidden" || !node.getClientRects().length) continue;
+    if (["auto", "scroll"].includes(style.overflowX) || node.tagName === "INPUT") continue;
+    if (node.scrollWidth > node.clientWidth + 1 && node.clientWidth > 0) {
+      const name = node.tagName.toLowerCase() + "#" + node.id + "." + node.className;
+      out.push(name + " " + node.scrollWidth + ">" + node.clientWidth);
+    }
+    const box = node.getBoundingClientRect();
+    if (box.right > window.innerWidth + 1 && box.width > 0) out.push("off-screen " + node.tagName + "#" + node.id);
+  }
+  return out;
+}"""
+
+VISIBLE_LINES = """() => document.body.innerText.split("\\n").map((s) => s.trim()).filter((s) => s)"""
+
+
+def _in_first_screen(page, selector):
+    box = page.locator(selector).first.bounding_box()
+    height = page.viewport_size["height"]
+    return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= height
+
+
+def _fits(page, what):
+    assert page.evaluate(OVERFLOWING) == [], what
+
+
+def _start_page(open_as, language, viewport, touch=False):
+    task = Task.objects.get(slug="mnli")
+    p = make_participation(task, shots=10, state=State.CLAIMED, language=language)
+    page = open_as(p, viewport=VIEWPORTS[viewport], touch=touch)
+    page.wait_for_function("() => !document.getElementById('start-button').disabled")
+    return p, page
+
+
+@pytest.fixture
+def demo(db):
+    import_demo_data()
+
+
+@pytest.mark.parametrize("viewport", ["desktop", "phone"])
+@pytest.mark.parametrize("language", ["en", "de"])
+def test_the_start_page_opens_at_its_top_with_the_facts_and_the_start_button(open_as, demo, language, viewport):
+    _p, page = _start_page(open_as, language, viewport, touch=viewport == "phone")
+    assert page.evaluate("() => window.scrollY") == 0
+    assert _in_first_screen(page, "#study-facts h2") and _in_first_screen(page, "#start-button")
+    assert page.evaluate("() => document.activeElement.id") == "start-button"  # still the Enter key's target
+    _fits(page, f"start {language} {viewport}")
+    if viewport == "phone":
+        assert "keyboard" not in page.locator("main").inner_text().lower()
+        assert "tastatur" not in page.locator("main").inner_text().lower()
+    shot(page, f"fit-start-{language}-{viewport}")
+
+
+@pytest.mark.parametrize("viewport", ["desktop", "phone"])
+@pytest.mark.parametrize("language", ["en", "de"])
+def test_training_reveal_and_test_pages_fit(open_as, demo, language, viewport):
+    p, page = _start_page(open_as, language, viewport)
+    page.locator("#start-button").click()
+    wait_for_item(page, 0)
+    _fits(page, f"training {language} {viewport}")
+    page.keyboard.press("1")
+    page.keyboard.press("e")
+    page.keyboard.press("Enter")
+    page.locator("#reveal .verdict").wait_for()
+    assert page.locator("#reveal .score").count() == 0  # words only for workers
+    _fits(page, f"reveal {language} {viewport}")
+    shot(page, f"fit-reveal-{language}-{viewport}")
+
+
+def test_a_german_page_shows_no_english_but_the_items_own_text(open_as, demo):
+    """The same start and item pages rendered in both languages share no visible line but names and numbers."""
+    lines = {}
+    for language in ("en", "de"):
+        _p, page = _start_page(open_as, language, "desktop")
+        start = page.evaluate(VISIBLE_LINES)
+        page.locator("#start-button").click()
+        wait_for_item(page, 0)
+        context = page.locator("#context-wrap").inner_text()
+        keys = set(page.locator("kbd").all_inner_texts()) | {"Q W E R T"}  # key names, as on the keyboard
+        item = [line for line in page.evaluate(VISIBLE_LINES) if line not in context and line not in keys]
+        lines[language] = (start, item)
+    for index, page_name in enumerate(("start", "item")):
+        common = set(lines["en"][index]) & set(lines["de"][index])
+        # Numbers, keys and the study's neutral marks are the same in every language.
+        words = {line for line in common if any(ch.isalpha() for ch in line) and len(line) > 3}
+        assert words == set(), f"English left on the German {page_name} page: {sorted(words)}"
+
+
+def test_the_finish_page_reads_well_and_copies_the_code(open_as, demo):
+    task = Task.objects.get(slug="mnli")
+    p = make_participation(task, state=State.COMPLETED)
+    page = open_as(p, viewport=VIEWPORTS["desktop"])
+    page.locator("#completion-code").wait_for()
+    text = page.locator("main").inner_text()
+    assert "You have finished the task “How do two sentences relate?”, and your answers are saved." in text
+    assert "?." not in text
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.locator("#copy-code").click()
+    page.locator("#copy-status").filter(has_text="Copied.").wait_for()
+    _fits(page, "finish")
+    page.set_viewport_size(VIEWPORTS["phone"])
+    _fits(page, "finish phone")
+
+
+def _entry_study(slug, language, consent_text=""):
+    from annotation.models import Study
+    from annotation.services import studies
+
+    task = Task.objects.get(slug="mnli")
+    study = studies.study_create(
+        task=task,
+        slug=slug,
+        split_number=1,
+        shots=[0],
+        language=language,
+        consent_required=bool(consent_text),
+        consent_text=consent_text,
+    )
+    studies.change_status(study=study, to_status=Study.Status.OPEN)
+    return study
+
+
+@pytest.mark.parametrize("viewport", ["desktop", "phone"])
+@pytest.mark.parametrize("language", ["en", "de"])
+def test_the_entry_links_start_and_consent_pages_fit(open_as, demo, language, viewport):
+    from pathlib import Path
+
+    consent = (Path(__file__).resolve().parents[3] / "docs" / "examples" / f"consent.{language}.md").read_text()
+    plain = _entry_study(f"plain-{language}", language)
+    page = open_as(None, path=f"/join/{plain.slug}/?worker_id=w-{viewport}", viewport=VIEWPORTS[viewport])
+    assert _in_first_screen(page, "#study-facts h2") and _in_first_screen(page, "#entry-start")
+    _fits(page, f"entry start {language} {viewport}")
+    asked = _entry_study(f"asked-{language}", language, consent_text=consent)
+    page = open_as(None, path=f"/join/{asked.slug}/?worker_id=w-{viewport}", viewport=VIEWPORTS[viewport])
+    assert _in_first_screen(page, "#study-facts h2") and page.evaluate("() => window.scrollY") == 0
+    page.locator("#consent-agree").wait_for()
+    _fits(page, f"consent {language} {viewport}")
+    shot(page, f"fit-consent-{language}-{viewport}")
+
+
+@pytest.mark.parametrize("language", ["en", "de"])
+def test_the_test_and_finish_pages_fit_in_each_language(open_as, demo, language):
+    task = Task.objects.get(slug="mnli")
+    p = make_participation(task, state=State.TEST, language=language)
+    for viewport in ("desktop", "phone"):
+        page = open_as(p, viewport=VIEWPORTS[viewport])
+        wait_for_item(page, 0)
+        _fits(page, f"test {language} {viewport}")
+        shot(page, f"fit-test-{language}-{viewport}")
+    done = make_participation(task, state=State.COMPLETED, language=language)
+    for viewport in ("desktop", "phone"):
+        page = open_as(done, viewport=VIEWPORTS[viewport])
+        page.locator("#completion-code").wait_for()
+        _fits(page, f"finish {language} {viewport}")
+
+
+def test_an_item_answered_in_another_tab_says_so(open_as, demo):
+    task = Task.objects.get(slug="mnli")
+    p = make_participation(task, state=State.TEST)
+    first, second = open_as(p), open_as(p)
+    for page in (first, second):
+        wait_for_item(page, 0)
+    first.keyboard.press("1")
+    first.keyboard.press("e")
+    first.keyboard.press("Enter")
+    wait_for_item(first, 1)
+    second.keyboard.press("2")
+    second.keyboard.press("r")
+    second.keyboard.press("Enter")
+    message = second.locator("#message")
+    message.filter(has_text="already answered").wait_for()
+    assert "another tab" in message.inner_text()
+    assert second.locator("#label-1").is_checked()  # the answer that stands, not this tab's
+
+
+@pytest.mark.parametrize("slug", ["conll03", "squad2", "record"])
+def test_a_german_span_task_page_fits_with_its_shortcuts(open_as, demo, slug):
+    task = Task.objects.get(slug=slug)
+    p = make_participation(task, state=State.TEST, language="de")
+    for viewport in ("desktop", "phone"):
+        page = open_as(p, viewport=VIEWPORTS[viewport])
+        wait_for_item(page, 0)
+        _fits(page, f"{slug} de {viewport}")
+    shot(page, f"fit-{slug}-de-phone")
