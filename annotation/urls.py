@@ -13,6 +13,8 @@
 reached (annotation.unavailable).
 """
 
+from typing import Any
+
 from django.contrib import admin
 from django.templatetags.static import static
 from django.urls import include, path
@@ -22,6 +24,15 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from annotation.locale import javascript_catalog
 from annotation.views import prolific_hooks
 from annotation.views.home import home
+
+
+class FaviconRedirect(RedirectView):
+    """The icon's URL is looked up per request: with the manifest storage it exists only after collectstatic,
+    which an import of the URLs must not need."""
+
+    def get_redirect_url(self, *args: Any, **kwargs: Any) -> str | None:
+        return static("favicon.svg")
+
 
 urlpatterns = [
     # First: URLs resolve by trying patterns in order, and these are a crowd worker's every request.
@@ -36,7 +47,7 @@ urlpatterns = [
     path("jsi18n/<str:language>/", javascript_catalog, name="jsi18n"),
     path("", home, name="home"),
     # Browsers ask for /favicon.ico on pages without a <link rel="icon"> (the admin, a JSON response).
-    path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True), name="favicon"),
+    path("favicon.ico", FaviconRedirect.as_view(permanent=True), name="favicon"),
     path("", include("annotation.urls_entry")),
 ]
 

@@ -17,6 +17,7 @@ from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from annotation.models import AttentionDecision, FilterDecision, IntegrityDecision, Participation, Study
+from annotation.reporting.statement_design import plural
 from annotation.services import languages, slots
 
 State = Participation.State
@@ -118,7 +119,7 @@ def stuck_slots(study: Study, now: datetime) -> list[Notice]:
             Notice(
                 "info",
                 "idle",
-                f"{idle} worker(s) idle for over {_minutes(study.abandon_after_minutes * IDLE_SHARE)}; "
+                f"{plural(idle, 'worker')} idle for over {_minutes(study.abandon_after_minutes * IDLE_SHARE)}; "
                 f"their slots are released after {_minutes(study.abandon_after_minutes)}.",
                 idle,
             )
@@ -141,7 +142,7 @@ def screened_out(study: Study, now: datetime) -> list[Notice]:
         Notice(
             "warn",
             "excluded",
-            f"{failed} worker(s) excluded by the training filter; review them in the admin "
+            f"{plural(failed, 'worker')} excluded by the training filter; review them in the admin "
             "(Participations, filter decisions) and readmit any with a logged reason.",
             failed,
         )
@@ -168,7 +169,7 @@ def attention_flags(study: Study, now: datetime) -> list[Notice]:
             Notice(
                 "warn",
                 "attention-review",
-                f"{counts['review']} worker(s) flagged for review by the attention checks: decide in the admin "
+                f"{plural(counts['review'], 'worker')} flagged for review by the attention checks: decide in the admin "
                 "(Participations) whether to keep or exclude them.",
                 counts["review"],
             )
@@ -178,7 +179,7 @@ def attention_flags(study: Study, now: datetime) -> list[Notice]:
             Notice(
                 "info",
                 "attention-excluded",
-                f"{counts['excluded']} worker(s) excluded by the attention checks.",
+                f"{plural(counts['excluded'], 'worker')} excluded by the attention checks.",
                 counts["excluded"],
             )
         )
@@ -194,13 +195,15 @@ def integrity_flags(study: Study, now: datetime) -> list[Notice]:
             Notice(
                 "warn",
                 "integrity-review",
-                f"{counts['review']} worker(s) flagged for review by the integrity rule (copies, fast answers, "
+                f"{plural(counts['review'], 'worker')} flagged for review by the integrity rule (copies, fast answers, "
                 "time away): see Integrity signals, and decide in the admin (Participations).",
             )
         )
     if counts["excluded"]:
         notices.append(
-            Notice("info", "integrity-excluded", f"{counts['excluded']} worker(s) excluded by the integrity rule.")
+            Notice(
+                "info", "integrity-excluded", f"{plural(counts['excluded'], 'worker')} excluded by the integrity rule."
+            )
         )
     return notices
 

@@ -303,6 +303,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "StudyStatusEnum": "annotation.models.study.Study.Status",
         "ParticipationStateEnum": "annotation.models.participation.Participation.State",
+        # attention_action and integrity_action share one choice set: review or exclude.
+        "RuleActionEnum": "annotation.models.study.Study.AttentionAction",
     },
 }
 

@@ -53,7 +53,7 @@ def test_workers_excluded_by_the_filter_are_a_warning_until_readmitted(study):
     out = study.participations.get(worker__external_id="out")
     decision = {"participation": out, "rule": "absolute", "threshold": 0.5, "reason": "r", "at": timezone.now()}
     FilterDecision.objects.create(training_s1=0.2, passed=False, **decision)
-    assert any(n.kind == "excluded" and n.text.startswith("1 worker(s)") for n in notices(study))
+    assert any(n.kind == "excluded" and n.text.startswith("1 worker excluded") for n in notices(study))
     FilterDecision.objects.create(training_s1=0.2, passed=True, is_override=True, **decision)
     assert not any(n.kind == "excluded" for n in notices(study))
 

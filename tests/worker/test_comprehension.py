@@ -146,7 +146,7 @@ def test_failing_twice_screens_out_with_the_code_frees_the_slot_and_pays_to_the_
     assert seconds == (events[State.EXCLUDED] - events[State.CLAIMED]).total_seconds()
     assert pay.pay_lines(study=study, participations=[p])[p.pk].amount == Decimal("0.50")
     facts = comprehension_facts(study)
-    assert "Of 1 worker(s) who took it, 0 passed at the first attempt, 0 at the second and 1 were screened out" in facts
+    assert "Of 1 worker who took it, 0 passed at the first attempt, 0 at the second and 1 was screened out" in facts
 
 
 def test_a_study_without_a_check_asks_none(sst_task, worker):
