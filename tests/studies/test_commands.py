@@ -118,3 +118,16 @@ def test_load_demo_refuses_a_database_with_annotated_real_data_and_touches_nothi
         _run("load_demo")
     assert Response.objects.filter(participation=p).count() == answered
     assert not Study.objects.filter(slug__startswith="demo-").exists()
+
+
+def test_configure_study_sets_the_posted_reward_and_refuses_a_non_amount():
+    task = make_classification_task()
+    study = Study.objects.create(task=task, slug="posted", name="Posted", split_number=1)
+    assert study.base_reward is None  # not set: no bonus is computed (annotation.services.pay)
+    _run("configure_study", "posted", "--posted-reward", "1.50")
+    study.refresh_from_db()
+    assert str(study.base_reward) == "1.50"
+    with pytest.raises(CommandError, match="--posted-reward takes an amount"):
+        _run("configure_study", "posted", "--posted-reward", "a lot")
+    study.refresh_from_db()
+    assert str(study.base_reward) == "1.50"  # nothing changed

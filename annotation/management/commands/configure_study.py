@@ -4,6 +4,7 @@ manage.py configure_study sst2-split1 --consent-file consent.md
 manage.py configure_study sst2-split1 --survey-file survey.json --survey-placement before_training
 manage.py configure_study sst2-split1 --comprehension-file check.json   # '[]' for none
 manage.py configure_study sst2-split1 --code declined=NOCONSENT --code completed=C0DE1234
+manage.py configure_study sst2-split1 --posted-reward 1.50      # the reward posted on the platform
 manage.py configure_study sst2-split1 --title "Movie review sentiment" --no-consent
 manage.py configure_study sst2-split1 --show          # print the settings and the outcome codes as JSON
 
@@ -14,6 +15,7 @@ malformed survey, comprehension check or code is refused with the reason and not
 from __future__ import annotations
 
 import json
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +39,10 @@ SHOWN = (
 
 
 class Command(BaseCommand):
-    help = "Set a study's consent text, survey, comprehension check, outcome codes and title (or --show them)."
+    help = (
+        "Set a study's consent text, survey, comprehension check, outcome codes, posted reward and title "
+        "(or --show them)."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("study", help="The study's slug.")
@@ -54,6 +59,11 @@ class Command(BaseCommand):
             default=[],
             metavar="OUTCOME=CODE[,URL]",
             help=f"An outcome's code and optional Prolific URL; outcomes: {', '.join(o.value for o in Outcome)}.",
+        )
+        parser.add_argument(
+            "--posted-reward",
+            help="The reward posted on the platform per participant (the bonus tops it up to the hourly rate; "
+            "0 only if none was posted).",
         )
         parser.add_argument("--title", help="The neutral title workers see.")
         parser.add_argument("--description", help="The description workers see.")
@@ -105,6 +115,13 @@ class Command(BaseCommand):
                 code, _, url = value.partition(",")
                 codes[outcome.strip()] = {"code": code.strip(), "url": url.strip()}
             changes["outcome_codes"] = codes
+        if options["posted_reward"] is not None:
+            try:
+                changes["base_reward"] = Decimal(options["posted_reward"])
+            except InvalidOperation:
+                raise CommandError(
+                    f"--posted-reward takes an amount, e.g. 1.50; got {options['posted_reward']!r}."
+                ) from None
         if options["title"] is not None:
             changes["worker_title"] = options["title"]
         if options["description"] is not None:

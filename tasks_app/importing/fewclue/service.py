@@ -61,7 +61,7 @@ def _install_task(definition: FewClueTask, labels: list[LabelDef]) -> Task:
             "instructions": definition.instructions,
             "worker_title": definition.worker_title,
             # The worker texts in Chinese, for studies set to zh-hans (docs/studies.md, Languages).
-            "translations": {CHINESE: definition.chinese.as_translation()} if definition.chinese else {},
+            "translations": {CHINESE: _chinese_texts(definition, labels)} if definition.chinese else {},
             "segment_titles": list(definition.segment_titles),
             "display_order": 200 + [t.folder for t in TASKS].index(definition.folder),
         },
@@ -73,6 +73,20 @@ def _install_task(definition: FewClueTask, labels: list[LabelDef]) -> Task:
         if label.name not in existing
     )
     return task
+
+
+def _chinese_texts(definition: FewClueTask, labels: list[LabelDef]) -> dict[str, object]:
+    """The task's worker texts for a study in Chinese: the translated texts, and what is Chinese already in
+    the data (the examples' question, each label's Chinese name), so that a zh-hans study lacks none."""
+    assert definition.chinese is not None
+    texts = definition.chinese.as_translation()
+    texts["worker_question"] = definition.question
+    texts["labels"] = {
+        label.name: {"name": label.definition[:300], "definition": label.definition[:300]}
+        for label in labels
+        if label.definition
+    }
+    return texts
 
 
 def _compare_with_paper(plan: TaskPlan) -> list[Finding]:
