@@ -104,6 +104,12 @@ class Policy:
             return Answer({"label": label}, frozenset([label]))
         context = item["context"]
         spans = self._gold_spans(context, gold, item["multiple_spans"]) if right else self._wrong_spans(context, gold)
+        if not spans and not item.get("empty_answer_allowed", True):
+            # The page offers no "No answer" (ReCoRD): a wrong guess is a wrong word, and with none, a skip.
+            words = [m.span() for m in WORD.finditer(context) if context[m.start() : m.end()] not in gold]
+            if not words:
+                return Answer({}, frozenset(), skipped=True)
+            spans = [self.rng.choice(words)]
         if not spans:
             return Answer({"no_answer": True}, frozenset())
         body = {"spans": [{"start": s, "end": e, "text": context[s:e]} for s, e in spans]}
