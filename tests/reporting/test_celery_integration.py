@@ -32,7 +32,7 @@ def test_the_worker_runs_an_export_job_to_done_and_a_bad_one_to_failed(celery_wo
     job = export_job_create(kind="table-markdown", study_refs=[study.slug])  # queued on commit (autocommit here)
     done = _wait_for_end(job.pk)
     assert done.status == ExportJob.Status.DONE, done.error
-    assert "| 0 | 100.0 ± 0.0 |" in done.file.read().decode()
+    assert "| 0 | 100.0 ± 0.0 [" in done.file.read().decode()  # the 95% interval follows (on by default)
 
     broken = ExportJob.objects.create(kind="table-csv", params={"studies": [study.pk + 1000]})
     from annotation.reporting.celery_tasks import run_export
@@ -97,7 +97,7 @@ def test_a_job_whose_worker_is_killed_mid_export_is_finished_by_the_next_worker(
 
     assert done.status == ExportJob.Status.DONE, f"{done.error}\n{celery_processes.log(worker)}"
     assert done.attempts == 2 and done.error == ""
-    assert "| 0 | 100.0 ± 0.0 |" in done.file.read().decode()
+    assert "| 0 | 100.0 ± 0.0 [" in done.file.read().decode()  # the 95% interval follows (on by default)
     assert not ExportJob.objects.filter(status=ExportJob.Status.RUNNING).exists()
     assert worker.poll() is None and beat.poll() is None
 
