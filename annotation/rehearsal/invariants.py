@@ -370,12 +370,15 @@ def statement_counts(study: Study, facts: dict[str, Any]) -> tuple[bool, str]:
         expect("Consent", rf"\({_NUMBER} agreed, {_NUMBER} declined", (agreed, declined), "agreed/declined")
     excluded = [p for p in everyone if p.state == State.EXCLUDED]
     filtered = sum(1 for p in excluded if p.exclusion_kind == Participation.ExclusionKind.TRAINING_FILTER)
-    expect(
-        "Training and filter",
-        rf"Excluded: {_WORKERS} in all \({_NUMBER} failed the training filter\)",
-        (len(excluded), filtered),
-        "excluded/failed the filter",
-    )
+    if excluded:
+        expect(
+            "Training and filter",
+            rf"Excluded: {_WORKERS} in all \({_NUMBER} failed the training filter\)",
+            (len(excluded), filtered),
+            "excluded/failed the filter",
+        )
+    else:
+        expect("Training and filter", r"(No) worker was excluded", (0,), "no exclusion")
     abandoned = sum(1 for p in everyone if p.state == State.ABANDONED)
     expect("Abandonment", rf"{_WORKERS} abandoned", (abandoned,), "abandoned")
     if AttentionCheck.objects.filter(study=study).exists():
