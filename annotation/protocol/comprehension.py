@@ -21,11 +21,12 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
+from annotation.protocol.survey import key_errors
+
 MAX_ATTEMPTS = 2
 MAX_QUESTIONS = 10
 MAX_OPTIONS = 10
 MAX_LABEL = 300
-KEY_MAX = 40
 QUESTION_FIELDS = {"key", "label", "options", "correct", "multiple"}
 
 
@@ -37,13 +38,7 @@ def _question_errors(i: int, q: Any, seen: set[str]) -> list[str]:
     extra = sorted(set(q) - QUESTION_FIELDS)
     if extra:
         errors.append(f"{where}: unknown field(s) {', '.join(extra)}.")
-    key = q.get("key")
-    if not isinstance(key, str) or not key.isidentifier() or len(key) > KEY_MAX:
-        errors.append(f"{where}: key must be a short identifier (letters, digits, _), got {key!r}.")
-    elif key in seen:
-        errors.append(f"{where}: the key {key!r} is used twice.")
-    else:
-        seen.add(key)
+    errors += key_errors(where, q.get("key"), seen)
     label = q.get("label")
     if not isinstance(label, str) or not label.strip() or len(label) > MAX_LABEL:
         errors.append(f"{where}: label is the question's text (1 to {MAX_LABEL} characters).")

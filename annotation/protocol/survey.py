@@ -26,6 +26,16 @@ def is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
+def key_errors(where: str, key: Any, seen: set[str]) -> list[str]:
+    """A question's key: a short identifier, unique in its list (``seen`` collects the keys so far)."""
+    if not isinstance(key, str) or not key.isidentifier() or len(key) > KEY_MAX:
+        return [f"{where}: key must be a short identifier (letters, digits, _), got {key!r}."]
+    if key in seen:
+        return [f"{where}: the key {key!r} is used twice."]
+    seen.add(key)
+    return []
+
+
 def _question_errors(i: int, q: Any, seen: set[str]) -> list[str]:
     where = f"Question {i + 1}"
     if not isinstance(q, Mapping):
@@ -34,13 +44,7 @@ def _question_errors(i: int, q: Any, seen: set[str]) -> list[str]:
     extra = sorted(set(q) - QUESTION_FIELDS)
     if extra:
         errors.append(f"{where}: unknown field(s) {', '.join(extra)}.")
-    key = q.get("key")
-    if not isinstance(key, str) or not key.isidentifier() or len(key) > KEY_MAX:
-        errors.append(f"{where}: key must be a short identifier (letters, digits, _), got {key!r}.")
-    elif key in seen:
-        errors.append(f"{where}: the key {key!r} is used twice.")
-    else:
-        seen.add(key)
+    errors += key_errors(where, q.get("key"), seen)
     kind = q.get("type")
     if kind not in TYPES:
         errors.append(f"{where}: type must be one of {', '.join(TYPES)}, got {kind!r}.")
