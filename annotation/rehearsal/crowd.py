@@ -161,7 +161,9 @@ class Outcome:
     worker_id: str
     study: str
     kind: str  # the role: normal, fails_training, abandons (bench); the rehearsal's behaviours
-    state: str = ""  # the state the server reported last: completed, excluded, abandoning, refused, declined
+    # the state the server reported last: completed, excluded, abandoning, refused, declined; left_step
+    # when a verdict ended the step while the worker was answering (the end page then gives the code)
+    state: str = ""
     refused: int = 0  # entry refusal status, if any
     test: dict[int, tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict)  # item -> (answer, gold)
     training: dict[int, tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict)
@@ -398,12 +400,18 @@ class SimulatedWorker:
             answer = policy.answer(item, labels, gold)
         confidence = self.rng.randint(1, 5)
         if answer.skipped:
-            body = await self._api(
-                "skip", "POST", "/api/session/skip/", {"item": item["item"], "confidence": confidence}
-            )
+            kind, path, payload = "skip", "/api/session/skip/", {"item": item["item"], "confidence": confidence}
         else:
+            kind, path = "submit", "/api/session/submit/"
             payload = {"item": item["item"], "confidence": confidence, **answer.body}
-            body = await self._api("submit", "POST", "/api/session/submit/", payload)
+        body = await self._api(kind, "POST", path, payload, ok=(200, 409))
+        if body.get("error") == "not_in_step":
+            # A verdict (the group's training filter, an admin) ended the step while the worker
+            # was on this item: the answer is refused, and the page, reloaded, shows the end page.
+            self.outcome.state = "left_step"
+            return None
+        if "error" in body:
+            raise ProtocolError(f"POST {path} answered 409: {body}")
         if key in self.checks:
             record = self.outcome.checks
         else:

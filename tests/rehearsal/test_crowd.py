@@ -1,6 +1,11 @@
 """The simulated crowd's reading of pages and items (the whole walk is in test_rehearse_study)."""
 
-from annotation.rehearsal.crowd import form_fields, read_instruction
+import asyncio
+import json
+import random
+
+from annotation.rehearsal.client import Recorder, Reply
+from annotation.rehearsal.crowd import SimulatedWorker, form_fields, read_instruction
 
 START_PAGE = """<main>
 <form method="post" action="/join/s/?PROLIFIC_PID=p1&amp;STUDY_ID=S" class="consent-form" id="entry-form">
@@ -32,3 +37,45 @@ def test_an_attention_check_is_answered_from_what_it_asks():
 def test_a_check_whose_instruction_is_not_shown_cannot_be_read():
     shown = _item("What is the relationship between these sentences?", ["This item checks reading.", "Fine."])
     assert read_instruction(shown, ["entailment", "neutral", "contradiction"]) is None
+
+
+class _Browser:
+    """A browser whose server excludes the worker while they answer their first test item."""
+
+    def __init__(self):
+        self.excluded = False
+        self.sent: list[tuple[str, str]] = []
+
+    async def request(self, kind, method, path, body=None, accept="text/html", form=None):
+        self.sent.append((method, path))
+        if kind == "entry":
+            return Reply(302, {"location": "/work/"}, b"")
+        if self.excluded:
+            return Reply(200, {}, b'<main class="page-excluded"><code id="completion-code">SCREENED</code></main>')
+        return Reply(200, {}, b'<main id="item-main" data-current="1"></main>')
+
+    async def api(self, kind, method, path, body=None):
+        self.sent.append((method, path))
+        if method == "GET":
+            item = {"item": 1, "phase": "test", "context": "Fine.", "question": "Sentiment?", "answer_kind": "label"}
+            session = {"state": "test", "item": item, "task": {"labels": [{"name": "positive"}]}}
+            return Reply(200, {}, json.dumps(session).encode())
+        self.excluded = True  # the group's verdict lands before this answer does
+        return Reply(409, {}, json.dumps({"error": "not_in_step", "detail": "There is no step."}).encode())
+
+    def close(self):
+        pass
+
+
+def test_a_worker_excluded_mid_test_reads_the_end_page_instead_of_failing():
+    browser = _Browser()
+    worker = SimulatedWorker(
+        port=0, recorder=Recorder(), study="s", worker_id="w1", kind="normal", gold={}, rng=random.Random(1),
+        p_gold=1.0, p_skip=0.0, p_reload=0.0, abandon_after=0, max_requests=50, load_static=False,
+        browser=browser, entry_path="/preview/x/",
+    )  # fmt: skip
+    outcome = asyncio.run(worker.run())
+    assert outcome.errors == []
+    assert outcome.state == "left_step" and outcome.code == "SCREENED"
+    assert outcome.test == {}  # the refused answer is not counted as given
+    assert browser.sent[-1] == ("GET", "/work/")
