@@ -20,6 +20,7 @@ from typing import Any
 
 from annotation.models import ModelRun
 from annotation.reporting.options import ReportError
+from tasks_app.importing.reading import json_lines
 from tasks_app.models import Example, ExampleSet, Task
 from tasks_app.scoring import mean, s1
 
@@ -52,7 +53,7 @@ def parse_predictions(text: str | bytes) -> dict[str, list[str]]:
         if isinstance(raw, dict) and not any(k in raw for k in ("id", *_ANSWER_KEYS)):
             return _validate_pairs(raw.items())
     pairs = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in json_lines(text):  # an answer may hold a raw U+2028: not splitlines()
         if not line.strip():
             continue
         try:

@@ -149,14 +149,15 @@ def exclude(
     participation: Participation,
     *,
     reason: str,
-    kind: str = Participation.ExclusionKind.ADMIN,
+    kind: str,
     actor: User | None = None,
     at: datetime | None = None,
 ) -> ParticipationEvent:
     """Take the worker out of the study (training filter or an admin). Their slot reopens, and they get
     a completion code all the same: an excluded worker is paid for the time spent, which on the
     platforms means submitting with a code (MTurk cannot even pay a bonus on an unsubmitted assignment).
-    ``kind`` says why (``Participation.ExclusionKind``)."""
+    ``kind`` says why (``Participation.ExclusionKind``); every caller names it, so no verdict is
+    recorded as an admin's by default."""
     event = transition(participation, to_state=State.EXCLUDED, reason=reason, actor=actor, at=at, exclusion_kind=kind)
     give_completion_code(participation)
     return event

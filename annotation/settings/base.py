@@ -3,10 +3,10 @@
 This is what development and the one-command demo run (``manage.py``'s
 default): with ``DEBUG=1`` and no other variable the app uses an SQLite file in
 the project folder and runs Celery tasks eagerly in-process. Everything that
-differs between a laptop and a deployment comes from the environment (README
-"Configuration"); ``production`` adds the hardening that only makes sense
-behind HTTPS, ``test`` and ``bench`` adjust this for the test suite and the
-replay benchmark.
+differs between a laptop and a deployment comes from the environment
+(docs/deployment.md, "Configuration"); ``production`` adds the hardening that
+only makes sense behind HTTPS, ``test`` and ``bench`` adjust this for the test
+suite and the replay benchmark.
 """
 
 import re

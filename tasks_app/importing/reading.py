@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,14 @@ def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def json_lines(text: str) -> Iterator[tuple[int, str]]:
+    r"""A JSON-lines text's lines, numbered from 1. A line ends at "\n" only (a "\r" before it is dropped):
+    ``str.splitlines()`` also ends one at U+2028, U+2029 and U+0085, which JSON allows raw inside a
+    string (IFLYTEK's texts hold U+2028), and would cut such a record in two."""
+    for number, line in enumerate(text.split("\n"), start=1):
+        yield number, line.removesuffix("\r")
+
+
 def read_jsonl(path: Path, *, task: str, display: str) -> tuple[list[SourceLine], list[Finding]]:
     """Parse one file. ``display`` is the name used in findings (e.g. ``SST-2/sst_test.jsonl``)."""
     findings: list[Finding] = []
@@ -60,7 +69,7 @@ def read_jsonl(path: Path, *, task: str, display: str) -> tuple[list[SourceLine]
         return [], [Finding(task, display, None, "empty_file", "the file holds no lines")]
     records = []
     repeats: dict[str, int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in json_lines(text):
         if not line.strip():
             continue
         record, problems = parse_line(line, task=task, file=display, line=number)

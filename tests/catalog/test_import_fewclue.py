@@ -10,6 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import IntegrityError, transaction
 
+from tasks_app.importing.fewclue.labels import read_label_file
 from tasks_app.importing.fewclue.planning import SET_NAMES
 from tasks_app.models import Example, ExampleSet, Label, Task
 from tests.conftest import FEWCLUE_FIXTURE
@@ -110,6 +111,22 @@ def test_each_task_is_represented_as_documented():
 def test_a_line_separator_inside_a_text_does_not_split_the_line():
     run(FEWCLUE_FIXTURE)
     assert "\u2028" in example("iflytek", source_id="107").context
+
+
+def test_a_line_separator_inside_a_tnews_label_does_not_split_its_line(tmp_path):
+    rows = [
+        {"label": "100", "label_desc": "news\u2028story", "label_zh": "故事"},
+        {"label": "102", "label_desc": "news_culture", "label_zh": "文化"},
+    ]
+    (tmp_path / "label_index2en2zh.json").write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\r\n" for r in rows), encoding="utf-8"
+    )
+    labels, findings = read_label_file("tnews", tmp_path, "label_index2en2zh.json")
+    assert findings == []
+    assert [(lb.name, lb.definition) for lb in labels] == [
+        ("100", "故事（news\u2028story）"),
+        ("102", "文化（news_culture）"),
+    ]
 
 
 def test_an_id_used_twice_for_two_items_is_a_warning_and_both_are_kept():

@@ -35,6 +35,20 @@ def topic_rows(n, start=0):
     ]
 
 
+LABELS = "sport,weather,music"
+
+
+def test_a_raw_line_separator_in_a_context_imports_as_one_record_with_the_character_kept(tmp_path):
+    rows = topic_rows(3)
+    rows[1]["context"] = "Headline one\u2028continued on the next line, about the weather."
+    path = write_jsonl(tmp_path / "topics_test.jsonl", rows)
+    assert "\u2028" in path.read_text(encoding="utf-8")  # raw in the file, as json.dumps leaves it
+    run(str(path), "--task", "topics", "--name", "Topics", "--kind", "classification", "--labels", LABELS)
+    examples = Example.objects.filter(task__slug="topics")
+    assert examples.count() == 3
+    assert examples.get(source_id="t1").context == "Headline one\u2028continued on the next line, about the weather."
+
+
 def test_a_new_classification_task_with_training_splits(tmp_path):
     write_jsonl(tmp_path / "topics_test.jsonl", topic_rows(5))
     train = topic_rows(6, start=100)

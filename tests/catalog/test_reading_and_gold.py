@@ -78,6 +78,24 @@ def test_a_content_repeated_within_one_file_stays_as_many_examples(tmp_path):
     assert len({r.content_key for r in records}) == 1
 
 
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x85"])
+def test_a_unicode_line_break_inside_a_string_does_not_split_the_record(tmp_path, separator):
+    """JSON allows U+2028, U+2029 and U+0085 raw inside a string; str.splitlines() would end a line there."""
+    rows = [
+        {"id": 1, "context": f"first part{separator}second part", "question": "q", "answer": ["positive"]},
+        {"id": 2, "context": "plain", "question": "q", "answer": ["negative"]},
+    ]
+    path = tmp_path / "sst_test.jsonl"
+    path.write_text("\r\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\r\n", encoding="utf-8")
+    assert separator in path.read_text(encoding="utf-8")  # raw, not escaped
+    records, findings = read_jsonl(path, task="t", display="sst_test.jsonl")
+    assert findings == []
+    assert [(r.line, r.source_id, r.context) for r in records] == [
+        (1, "1", f"first part{separator}second part"),
+        (2, "2", "plain"),
+    ]
+
+
 def test_locate_finds_every_occurrence_on_word_boundaries():
     context = "Alan met Alan and Alana in Alanville ."
     assert locate(context, "Alan") == [(0, 4), (9, 13)]

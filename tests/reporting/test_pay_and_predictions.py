@@ -109,6 +109,12 @@ def test_jsonl_predictions_are_accepted(sst2):
     assert model_run_score(run).s1 == 1.0
 
 
+def test_a_line_separator_inside_a_jsonl_prediction_does_not_split_its_line():
+    content = json.dumps({"id": "q1", "answer": ["Eastgate\u2028Hospital"]}, ensure_ascii=False) + "\r\n"
+    content += json.dumps({"id": "q2", "answer": []}) + "\r\n"
+    assert parse_predictions(content.encode()) == {"q1": ["Eastgate\u2028Hospital"], "q2": []}
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [

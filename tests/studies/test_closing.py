@@ -94,6 +94,7 @@ def test_close_out_excludes_started_workers_with_a_code_and_abandons_unstarted_o
     states = {p.worker.external_id: p for p in Participation.objects.select_related("worker")}
     assert states["a"].state == State.ABANDONED and not states["a"].completion_code
     assert states["b"].state == State.EXCLUDED and states["b"].completion_code
+    assert states["b"].exclusion_kind == "closed"
     assert states["c"].state == State.COMPLETED
     assert states["b"].events.last().reason == closing.CLOSED_REASON
     assert states["a"].events.last().reason == closing.CLOSED_BEFORE_START_REASON

@@ -196,7 +196,7 @@ def test_an_excluded_mturk_worker_reopening_the_link_sees_the_kind_page_with_the
     _join(client, study, **params)
     participation = Participation.objects.get()
     lifecycle.begin(participation)
-    lifecycle.exclude(participation, reason="failed training filter")
+    lifecycle.exclude(participation, reason="failed training filter", kind=Participation.ExclusionKind.TRAINING_FILTER)
     client.logout()  # a new browser
     before = _rows()
     response = _open(client, study, **params)
@@ -213,7 +213,7 @@ def test_an_excluded_prolific_worker_is_given_the_way_back_to_prolific_with_the_
     _join(client, study, PROLIFIC_PID="pp1", STUDY_ID="s", SESSION_ID="x")
     participation = Participation.objects.get()
     lifecycle.begin(participation)
-    lifecycle.exclude(participation, reason="failed training filter")
+    lifecycle.exclude(participation, reason="failed training filter", kind=Participation.ExclusionKind.TRAINING_FILTER)
     html = client.get("/work/").content.decode()
     assert "CC7" in html and 'href="https://app.prolific.com/submissions/complete?cc=CC7"' in html
 

@@ -11,6 +11,7 @@ from tests.studies.conftest import inhouse
 
 pytestmark = pytest.mark.django_db
 State = Participation.State
+Kind = Participation.ExclusionKind
 
 
 def test_every_outcome_gets_a_generated_code_kept_for_the_study_s_life(make_study):
@@ -77,9 +78,9 @@ def test_the_outcome_of_each_way_a_participation_ends(make_study):
     for p in (done, screened, attention, closed):
         lifecycle.begin(p)
     lifecycle.finish_test(done)
-    lifecycle.exclude(screened, reason="failed training filter")
-    lifecycle.exclude(attention, reason="attention checks: 2 of 3 failed")
-    lifecycle.exclude(closed, reason=closing.CLOSED_REASON)
+    lifecycle.exclude(screened, reason="failed training filter", kind=Kind.TRAINING_FILTER)
+    lifecycle.exclude(attention, reason="attention checks: 2 of 3 failed", kind=Kind.ATTENTION)
+    lifecycle.exclude(closed, reason=closing.CLOSED_REASON, kind=Kind.CLOSED)
     lifecycle.transition(declined, to_state=State.DECLINED, reason="declined the consent text")
     got = {p.worker.external_id: outcomes.outcome_for(p) for p in (done, screened, attention, closed, declined)}
     assert got == {
@@ -93,6 +94,20 @@ def test_the_outcome_of_each_way_a_participation_ends(make_study):
     assert done.completion_code == codes["completed"]["code"]
     assert screened.completion_code == codes["screened_out"]["code"]
     assert attention.completion_code == codes["attention_failed"]["code"]
+
+
+def test_an_admin_exclusion_tells_its_outcome_by_the_reason(make_study):
+    """An admin's exclusion (or one recorded before exclusion_kind existed) has no kind that tells the
+    outcome: the event's reason does."""
+    study = make_study(shots=[0], workers=3)
+    screened, attention, closed = (_joined(study, f"a{i}") for i in range(3))
+    for p in (screened, attention, closed):
+        lifecycle.begin(p)
+    lifecycle.exclude(screened, reason="not a careful worker", kind=Kind.ADMIN)
+    lifecycle.exclude(attention, reason="attention checks: 2 of 3 failed", kind=Kind.ADMIN)
+    lifecycle.exclude(closed, reason=closing.CLOSED_REASON, kind=Kind.ADMIN)
+    got = {p.worker.external_id: outcomes.outcome_for(p) for p in (screened, attention, closed)}
+    assert got == {"a0": Outcome.SCREENED_OUT, "a1": Outcome.ATTENTION_FAILED, "a2": Outcome.COMPLETED}
 
 
 def test_a_full_study_shows_its_full_code_and_a_prolific_worker_the_way_back(client, make_study):

@@ -134,6 +134,7 @@ def test_the_last_training_item_runs_the_training_filter(sst_task):
     assert result.state == State.EXCLUDED
     p.refresh_from_db()
     assert p.state == State.EXCLUDED and p.filter_decisions.get().passed is False
+    assert p.exclusion_kind == "training_filter"  # the absolute rule's verdict, not an admin's
 
 
 def test_passing_training_moves_on_to_the_test_step(sst_task):

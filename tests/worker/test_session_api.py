@@ -507,7 +507,9 @@ def test_an_excluded_worker_gets_the_completion_code_through_the_api_too(sst_tas
     from annotation.services import lifecycle
 
     p = make_participation(sst_task, shots=10, state=State.TRAINING)
-    lifecycle.exclude(p, reason="training S1 below the study's minimum")
+    lifecycle.exclude(
+        p, reason="training S1 below the study's minimum", kind=Participation.ExclusionKind.TRAINING_FILTER
+    )
     session = worker(p).get(API + "current/").json()
     assert session["state"] == "excluded" and session["item"] is None
     p.refresh_from_db()

@@ -10,6 +10,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from annotation.management.commands._study_designs import Wanted, ensure_studies
 from annotation.models import Study
 from annotation.protocol import languages
 from annotation.services import studies
@@ -64,39 +65,26 @@ class Command(BaseCommand):
             languages.validate_language(language)
         except ValidationError as exc:
             raise CommandError(f"--language: {exc.messages[0]}") from None
-        problems, ready = [], 0
-        for definition in CLUES_TASKS:
-            task = Task.objects.filter(slug=definition.slug).first()
-            slug = clues_slug(definition.slug, split)
-            try:
-                if task is None:
-                    raise ValidationError(f"task {definition.slug} is not in the catalog")
-                study = Study.objects.filter(slug=slug).first()
-                if study is None:
-                    study = studies.create_standard_design(
-                        task=task,
-                        split_number=split,
-                        slug=slug,
-                        workers_per_condition=workers,
-                        open_now=open,
-                        name=f"CLUES {task.name}, split {split}",
-                        filter_rule=filter_rule,
-                        filter_threshold=filter_threshold,
-                        filter_reference=filter_reference,
-                        language=language,
-                    )
-                    verb = "created"
-                else:
-                    verb = "exists"
-                    if open and study.status == Study.Status.DRAFT:
-                        studies.change_status(study=study, to_status=Study.Status.OPEN)
-                        verb = "exists, opened"
-            except ValidationError as exc:
-                problems.append(f"{definition.slug}: {'; '.join(exc.messages)}")
-                continue
-            ready += 1
-            self.stdout.write(f"{slug}: {verb} ({study.status}) -> /join/{slug}/")
-        for problem in problems:
-            self.stderr.write(f"skipped {problem}")
-        if not ready:
-            raise CommandError("No CLUES study could be created: import the tasks first (import_clues).")
+
+        def create(task: Task, slug: str) -> Study:
+            return studies.create_standard_design(
+                task=task,
+                split_number=split,
+                slug=slug,
+                workers_per_condition=workers,
+                open_now=open,
+                name=f"CLUES {task.name}, split {split}",
+                filter_rule=filter_rule,
+                filter_threshold=filter_threshold,
+                filter_reference=filter_reference,
+                language=language,
+            )
+
+        wanted = [Wanted(d.slug, d.slug, clues_slug(d.slug, split)) for d in CLUES_TASKS]
+        ensure_studies(
+            self,
+            wanted,
+            create,
+            open_now=open,
+            none_ready="No CLUES study could be created: import the tasks first (import_clues).",
+        )

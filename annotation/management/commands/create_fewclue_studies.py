@@ -13,6 +13,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from annotation.management.commands._study_designs import Wanted, ensure_studies
 from annotation.models import Study
 from annotation.protocol import languages
 from annotation.services import samples, studies
@@ -81,42 +82,29 @@ class Command(BaseCommand):
             raise CommandError(f"--tasks: unknown {unknown}; FewCLUE's tasks are {known}")
         seed = samples.new_seed() if seed is None else seed
         study_protocol, source = PROTOCOLS[protocol]
-        problems, ready = [], 0
-        for definition in TASKS:
-            if tasks and definition.folder not in tasks:
-                continue
-            slug = fewclue_slug(definition.folder, protocol)
-            try:
-                task = Task.objects.filter(slug=definition.slug).first()
-                if task is None:
-                    raise ValidationError(f"task {definition.slug} is not in the catalog")
-                study = Study.objects.filter(slug=slug).first()
-                verb = "exists"
-                if study is None:
-                    study = studies.create_sampled_design(
-                        task=task,
-                        protocol=study_protocol,
-                        training_set_name=source,
-                        training_items=training_items,
-                        test_sample_size=test_sample,
-                        seed=seed,
-                        slug=slug,
-                        name=f"FewCLUE {task.name} ({protocol}): {training_items} of {source}, {test_sample} test",
-                        workers_per_condition=workers,
-                        open_now=open,
-                        language=language,
-                    )
-                    verb = "created"
-                elif open and study.status == Study.Status.DRAFT:
-                    studies.change_status(study=study, to_status=Study.Status.OPEN)
-                    verb = "exists, opened"
-            except ValidationError as exc:
-                problems.append(f"{definition.folder}: {'; '.join(exc.messages)}")
-                continue
-            ready += 1
-            self.stdout.write(f"{slug}: {verb} ({study.status}) -> /join/{slug}/")
-        for problem in problems:
-            self.stderr.write(f"skipped {problem}")
-        if not ready:
-            raise CommandError("No FewCLUE study could be created: import the tasks first (import_fewclue).")
+
+        def create(task: Task, slug: str) -> Study:
+            return studies.create_sampled_design(
+                task=task,
+                protocol=study_protocol,
+                training_set_name=source,
+                training_items=training_items,
+                test_sample_size=test_sample,
+                seed=seed,
+                slug=slug,
+                name=f"FewCLUE {task.name} ({protocol}): {training_items} of {source}, {test_sample} test",
+                workers_per_condition=workers,
+                open_now=open,
+                language=language,
+            )
+
+        chosen = [d for d in TASKS if not tasks or d.folder in tasks]
+        wanted = [Wanted(d.folder, d.slug, fewclue_slug(d.folder, protocol)) for d in chosen]
+        ensure_studies(
+            self,
+            wanted,
+            create,
+            open_now=open,
+            none_ready="No FewCLUE study could be created: import the tasks first (import_fewclue).",
+        )
         self.stdout.write(f"seed {seed}: training items from {source}, {test_sample} test items per condition")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tasks_app.importing.findings import Finding
+from tasks_app.importing.reading import json_lines
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ class _LabelFileError(Exception):
 def _tnews_labels(text: str) -> list[LabelDef]:
     """One JSON object a line: {"label": "100", "label_desc": "news_story", "label_zh": "故事"}."""
     labels = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in json_lines(text):
         if not line.strip():
             continue
         try:

@@ -18,7 +18,7 @@ from tasks_app.importing.fewclue.labels import LabelDef, read_label_file
 from tasks_app.importing.fewclue.tasks import FewClueTask, LineProblem
 from tasks_app.importing.findings import Finding
 from tasks_app.importing.planning import SetPlan, TaskPlan
-from tasks_app.importing.reading import canonical_json, sha256
+from tasks_app.importing.reading import canonical_json, json_lines, sha256
 from tasks_app.importing.validation import TaskSpec
 
 TEST_SET = "test_public"
@@ -101,8 +101,7 @@ def _read_file(
     first_line: dict[str, tuple[int, str]] = {}  # id -> (line, content key)
     repeats: Counter[str] = Counter()
     first_of_content: dict[str, int] = {}
-    # Lines end at "\n" only: str.splitlines() would also split at U+2028, which IFLYTEK's texts hold.
-    for number, line in enumerate(text.split("\n"), start=1):
+    for number, line in json_lines(text):  # not splitlines(): IFLYTEK's texts hold U+2028
         if not line.strip():
             continue
         try:

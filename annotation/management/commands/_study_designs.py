@@ -1,0 +1,62 @@
+"""What create_clues_studies and create_fewclue_studies share: one study a task, made or found, and the report.
+
+Each command says which studies it wants and how one is made; this finds the task and the study, makes
+the study if it is missing (or opens a draft with ``--open``), writes one line a study, then one
+``skipped`` line a task that could not have one, and fails if no study is there at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.models import Study
+from annotation.services import studies
+from tasks_app.models import Task
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """One study a command wants: its task's name in a "skipped" line, its task's slug, its own slug."""
+
+    label: str
+    task_slug: str
+    slug: str
+
+
+def ensure_studies(
+    command: BaseCommand,
+    wanted: Iterable[Wanted],
+    create: Callable[[Task, str], Study],
+    *,
+    open_now: bool,
+    none_ready: str,
+) -> None:
+    """Find each wanted study, or make it with ``create(task, slug)``, and report it;
+    ``CommandError(none_ready)`` when no study is there at all."""
+    problems, ready = [], 0
+    for want in wanted:
+        try:
+            task = Task.objects.filter(slug=want.task_slug).first()
+            if task is None:
+                raise ValidationError(f"task {want.task_slug} is not in the catalog")
+            study = Study.objects.filter(slug=want.slug).first()
+            if study is None:
+                study, verb = create(task, want.slug), "created"
+            else:
+                verb = "exists"
+                if open_now and study.status == Study.Status.DRAFT:
+                    studies.change_status(study=study, to_status=Study.Status.OPEN)
+                    verb = "exists, opened"
+        except ValidationError as exc:
+            problems.append(f"{want.label}: {'; '.join(exc.messages)}")
+            continue
+        ready += 1
+        command.stdout.write(f"{want.slug}: {verb} ({study.status}) -> /join/{want.slug}/")
+    for problem in problems:
+        command.stderr.write(f"skipped {problem}")
+    if not ready:
+        raise CommandError(none_ready)
