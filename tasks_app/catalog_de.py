@@ -30,12 +30,12 @@ GERMAN: dict[str, dict] = {
             "positive": {
                 "name": "positiv",
                 "definition": "Der Text lobt den Film oder drückt Freude an ihm aus.",
-                "example": "a warm, funny story that stayed with me for days",
+                "example": "eine warmherzige, witzige Geschichte, die mich noch tagelang begleitet hat",
             },
             "negative": {
                 "name": "negativ",
                 "definition": "Der Text kritisiert den Film oder drückt Enttäuschung aus.",
-                "example": "two hours of tired jokes and wooden acting",
+                "example": "zwei Stunden abgestandene Witze und hölzernes Schauspiel",
             },
         },
     },

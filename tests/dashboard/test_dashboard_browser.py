@@ -9,6 +9,23 @@ from tests.worker.browser.conftest import shot
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 State = Participation.State
 FITS = "() => document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+# Nothing cut off or overflowing, measured: every visible element whose content is wider than its box (a card
+# that would scroll sideways too), and every one past the window's right edge; only the wide tables scroll, in
+# their .scroll box, on purpose.
+OVERFLOWING = """() => {
+  const out = [];
+  for (const node of document.querySelectorAll("body *")) {
+    const style = getComputedStyle(node);
+    if (style.display === "none" || style.visibility === "hidden" || !node.getClientRects().length) continue;
+    if (node.closest(".scroll") || ["INPUT", "SELECT"].includes(node.tagName)) continue;
+    if (node.scrollWidth > node.clientWidth + 1 && node.clientWidth > 0) {
+      out.push(node.tagName + "." + node.getAttribute("class") + " " + node.scrollWidth + ">" + node.clientWidth);
+    }
+    const box = node.getBoundingClientRect();
+    if (box.right > window.innerWidth + 1 && box.width > 0) out.push("off-screen " + node.tagName);
+  }
+  return out;
+}"""
 
 
 @pytest.fixture
@@ -72,6 +89,8 @@ def test_the_six_task_table_is_whole_at_1366_and_a_study_needing_attention_comes
         make_study(task, shots=(0,), slug=f"six-{task.slug}", name=f"{task.name}, split 1", status="open")
     stale = timezone.now() - timedelta(hours=3)
     Participation.objects.filter(study=running, state=State.TEST).update(last_activity_at=stale)
+    done = make_study(running.task, shots=(10,), slug="done", name="Done, split 1", workers_per_condition=1)
+    add_annotator(done, 10, answers=gold_answers(running.task), worker_id="done-1")  # "10-shot ✓": the widest
     for viewport in ({"width": 1366, "height": 768}, {"width": 390, "height": 844}):
         page = open_as(None, path="/dashboard/", cookies=staff_session, viewport=viewport)
         page.locator("img.plot").evaluate("img => img.complete || new Promise(r => img.onload = r)")
@@ -79,6 +98,8 @@ def test_the_six_task_table_is_whole_at_1366_and_a_study_needing_attention_comes
         assert first.locator("h2").inner_text() == "Movie reviews, split 1"  # needs attention: first
         assert first.locator(".badge-attention").inner_text() == "1 needs attention"
         assert page.evaluate(FITS)
+        overflowing = page.evaluate(OVERFLOWING)
+        assert overflowing == [], f"cut off or overflowing at {viewport['width']}: {overflowing}"
         if viewport["width"] == 1366:
             scroll = page.locator(".table-and-plot .scroll")
             assert scroll.evaluate("(box) => box.scrollWidth <= box.clientWidth + 1")  # no column cut off

@@ -32,6 +32,7 @@ def test_every_clues_task_has_every_worker_text_in_german():
         assert german.worker_title != english.worker_title
         for name, help_text in german.labels.items():
             assert help_text.text != name and help_text.definition != english.labels[name].definition
+            assert help_text.example != english.labels[name].example, (task.slug, name)  # an example is a text too
 
 
 def test_the_german_question_replaces_the_template_question_never_the_items_own():
@@ -58,6 +59,26 @@ def test_a_missing_german_text_is_added_back_and_an_edited_one_kept():
     install_clues_tasks(slugs=[task.slug])
     task.refresh_from_db()
     assert task.translations["de"]["description"] == "Von einer Forscherin geändert."
+
+
+def test_the_migration_puts_sst2s_german_examples_in_german_and_keeps_an_edited_one():
+    import importlib
+
+    from django.apps import apps
+
+    migration = importlib.import_module("tasks_app.migrations.0011_sst2_german_examples")
+    task = next(t for t in _clues_tasks() if t.slug == "sst2")
+    labels = task.translations["de"]["labels"]
+    labels["positive"]["example"] = "a warm, funny story that stayed with me for days"  # as 0010 left it
+    labels["negative"]["example"] = "Von einer Forscherin geändert."
+    task.save()
+    migration.forward(apps, None)
+    task.refresh_from_db()
+    examples = {name: label["example"] for name, label in task.translations["de"]["labels"].items()}
+    assert examples == {
+        "positive": "eine warmherzige, witzige Geschichte, die mich noch tagelang begleitet hat",
+        "negative": "Von einer Forscherin geändert.",
+    }
 
 
 def _draft(task, language):

@@ -7,7 +7,7 @@ Measured, not eyeballed: an element overflows when its content is wider than its
 
 import pytest
 
-from annotation.models import Participation
+from annotation.models import Participation, Study
 from tasks_app.demo import import_demo_data
 from tasks_app.models import Task
 from tests.worker.browser.conftest import shot
@@ -37,7 +37,22 @@ OVERFLOWING = """() => {
   return out;
 }"""
 
-VISIBLE_LINES = """() => document.body.innerText.split("\\n").map((s) => s.trim()).filter((s) => s)"""
+# What a worker reads or hears, finer than a line: each visible text node (a translated frame around an
+# untranslated part stays a line of its own here: "Your answer: " beside the label), and the words the page
+# shows or says in attributes (a placeholder, a tooltip, a screen reader's label).
+VISIBLE_TEXTS = """() => {
+  const out = document.body.innerText.split("\\n");
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const parent = node.parentElement;
+    if (parent && parent.checkVisibility({ visibilityProperty: true })) out.push(node.textContent);
+  }
+  for (const node of document.querySelectorAll("body [placeholder], body [title], body [aria-label], body [alt]")) {
+    if (!node.checkVisibility({ visibilityProperty: true })) continue;
+    for (const name of ["placeholder", "title", "aria-label", "alt"]) out.push(node.getAttribute(name) || "");
+  }
+  return out.map((s) => s.replace(/\\s+/g, " ").trim()).filter((s) => s);
+}"""
 
 
 def _in_first_screen(page, selector):
@@ -93,23 +108,156 @@ def test_training_reveal_and_test_pages_fit(open_as, demo, language, viewport):
     shot(page, f"fit-reveal-{language}-{viewport}")
 
 
-def test_a_german_page_shows_no_english_but_the_items_own_text(open_as, demo):
-    """The same start and item pages rendered in both languages share no visible line but names and numbers."""
-    lines = {}
-    for language in ("en", "de"):
-        _p, page = _start_page(open_as, language, "desktop")
-        start = page.evaluate(VISIBLE_LINES)
-        page.locator("#start-button").click()
+def _item_lines(page, own_question=False):
+    """The item page's visible texts less the item's own text and the key names, as on the keyboard.
+
+    ``own_question``: the question is the item's own too (SQuAD, ReCoRD: each item asks its own, in the
+    data's language), not the task's question (MNLI's, a NER type's template), which is translated."""
+    context = " ".join(page.locator("#context-wrap").inner_text().split())
+    if own_question:
+        context += " " + " ".join(page.locator("#question").inner_text().split())
+    keys = set(page.locator("kbd").all_inner_texts()) | {"Q W E R T"}
+    return [text for text in page.evaluate(VISIBLE_TEXTS) if text not in context and text not in keys]
+
+
+def _page_lines(page, *own):
+    """The page's visible texts less ``own``: the texts that are the same in every language (a code)."""
+    return [text for text in page.evaluate(VISIBLE_TEXTS) if text not in own]
+
+
+def _consent_text(language):
+    """The researcher's own consent text, in the study's language (docs/examples has both)."""
+    from pathlib import Path
+
+    return (Path(__file__).resolve().parents[3] / "docs" / "examples" / f"consent.{language}.md").read_text()
+
+
+def _lines_of_start(open_as, language):
+    _p, page = _start_page(open_as, language, "desktop")
+    return _page_lines(page)
+
+
+def _lines_of_training_item(open_as, language):
+    _p, page = _start_page(open_as, language, "desktop")
+    page.locator("#start-button").click()
+    wait_for_item(page, 0)
+    return _item_lines(page)
+
+
+def _lines_of_reveal(open_as, language):
+    _p, page = _start_page(open_as, language, "desktop")
+    page.locator("#start-button").click()
+    wait_for_item(page, 0)
+    page.keyboard.press("1")
+    page.keyboard.press("e")
+    page.keyboard.press("Enter")
+    page.locator("#reveal .verdict").wait_for()
+    return _item_lines(page)
+
+
+def _lines_of_span_reveal(slug, own_question=False):
+    """A span task's reveal after "no answer" (N): its columns, lists and counts come from reveal.js."""
+
+    def lines(open_as, language):
+        p = make_participation(Task.objects.get(slug=slug), shots=10, state=State.TRAINING, language=language)
+        page = open_as(p, viewport=VIEWPORTS["desktop"])
         wait_for_item(page, 0)
-        context = page.locator("#context-wrap").inner_text()
-        keys = set(page.locator("kbd").all_inner_texts()) | {"Q W E R T"}  # key names, as on the keyboard
-        item = [line for line in page.evaluate(VISIBLE_LINES) if line not in context and line not in keys]
-        lines[language] = (start, item)
-    for index, page_name in enumerate(("start", "item")):
-        common = set(lines["en"][index]) & set(lines["de"][index])
-        # Numbers, keys and the study's neutral marks are the same in every language.
-        words = {line for line in common if any(ch.isalpha() for ch in line) and len(line) > 3}
-        assert words == set(), f"English left on the German {page_name} page: {sorted(words)}"
+        page.keyboard.press("n")
+        page.keyboard.press("e")
+        page.keyboard.press("Enter")
+        page.locator("#reveal .verdict").wait_for()
+        return _item_lines(page, own_question=own_question)
+
+    return lines
+
+
+def _lines_of_label_help(open_as, language):
+    """The help of the chosen label (H): its definition and example, the task's texts in the page's language."""
+    p = make_participation(Task.objects.get(slug="sst2"), shots=10, state=State.TRAINING, language=language)
+    page = open_as(p, viewport=VIEWPORTS["desktop"])
+    wait_for_item(page, 0)
+    page.keyboard.press("1")
+    page.keyboard.press("h")
+    page.locator("#help-dialog[open] #help-definition").wait_for()
+    return _item_lines(page)
+
+
+def _lines_of_test_item(open_as, language):
+    p = make_participation(Task.objects.get(slug="mnli"), state=State.TEST, language=language)
+    page = open_as(p, viewport=VIEWPORTS["desktop"])
+    wait_for_item(page, 0)
+    return _item_lines(page)
+
+
+def _lines_of_phone_span_item(open_as, language):
+    """A NER item on a touch phone, the second one: the task description folded, the touch hints shown."""
+    p = make_participation(Task.objects.get(slug="conll03"), state=State.TEST, language=language)
+    page = open_as(p, viewport=VIEWPORTS["phone"], touch=True)
+    wait_for_item(page, 0)
+    page.keyboard.press("n")
+    page.keyboard.press("e")
+    page.keyboard.press("Enter")
+    wait_for_item(page, 1)
+    return _item_lines(page)
+
+
+def _lines_of_entry_consent(open_as, language):
+    study = _entry_study(f"asked-{language}", language, consent_text=_consent_text(language))
+    page = open_as(None, path=f"/join/{study.slug}/?worker_id=w-{language}", viewport=VIEWPORTS["desktop"])
+    page.locator("#consent-agree").wait_for()
+    return _page_lines(page)
+
+
+def _lines_of_work_consent(open_as, language):
+    """The consent page under /work/: a worker who holds a slot but has not answered the consent text yet."""
+    task = Task.objects.get(slug="mnli")
+    p = make_participation(task, language=language, consent_required=True, consent_text=_consent_text(language))
+    page = open_as(p, viewport=VIEWPORTS["desktop"])
+    page.locator("#consent-agree").wait_for()
+    return _page_lines(page)
+
+
+def _lines_of_end(state, selector, **study):
+    def lines(open_as, language):
+        p = make_participation(Task.objects.get(slug="mnli"), state=state, language=language, **study)
+        page = open_as(p, viewport=VIEWPORTS["desktop"])
+        page.locator(selector).wait_for()
+        codes = page.locator(".completion-code").all_inner_texts()  # the platform's code: the same in each
+        return _page_lines(page, *codes)
+
+    return lines
+
+
+GERMAN_PAGES = {
+    "start": _lines_of_start,
+    "training item": _lines_of_training_item,
+    "reveal": _lines_of_reveal,
+    "NER reveal": _lines_of_span_reveal("conll03"),
+    "reading reveal": _lines_of_span_reveal("squad2", own_question=True),
+    "label help": _lines_of_label_help,
+    "test item": _lines_of_test_item,
+    "phone NER item": _lines_of_phone_span_item,
+    "entry consent": _lines_of_entry_consent,
+    "consent": _lines_of_work_consent,
+    "finish": _lines_of_end(State.COMPLETED, "#completion-code"),
+    "excluded": _lines_of_end(State.EXCLUDED, "main h1"),
+    "declined": _lines_of_end(State.DECLINED, "main h1"),
+    "abandoned": _lines_of_end(State.ABANDONED, "main h1"),
+    "closed": _lines_of_end(State.TEST, ".page-closed", status=Study.Status.CLOSED),  # closed before the end
+}
+
+
+@pytest.mark.parametrize("page_name", list(GERMAN_PAGES))
+def test_a_german_page_shows_no_english_but_the_items_own_text(open_as, demo, page_name):
+    """The same page rendered in both languages shares no visible text (a line, a text node, a placeholder, a
+    tooltip or a screen reader's label) but names, numbers, key names, a code and the item's own text: a text
+    in both, with letters and longer than 3 characters, is English left on the German page."""
+    lines = {language: GERMAN_PAGES[page_name](open_as, language) for language in ("en", "de")}
+    assert lines["en"] and lines["de"], f"the {page_name} page shows no text"
+    common = set(lines["en"]) & set(lines["de"])
+    # Numbers, keys and the study's neutral marks are the same in every language.
+    words = {line for line in common if any(ch.isalpha() for ch in line) and len(line) > 3}
+    assert words == set(), f"English left on the German {page_name} page: {sorted(words)}"
 
 
 def test_the_finish_page_reads_well_and_copies_the_code(open_as, demo):
@@ -129,7 +277,6 @@ def test_the_finish_page_reads_well_and_copies_the_code(open_as, demo):
 
 
 def _entry_study(slug, language, consent_text=""):
-    from annotation.models import Study
     from annotation.services import studies
 
     task = Task.objects.get(slug="mnli")
