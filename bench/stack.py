@@ -94,6 +94,9 @@ class Stack:
     processes: dict[str, subprocess.Popen] = field(default_factory=dict)
     database_created: bool = False
     ready_path: str = "/bench/noop/"  # answered 200 once gunicorn serves requests
+    # The checkout whose code the servers and commands run (another commit's worktree for a before/after);
+    # its Python modules must run on this .venv's packages.
+    code: Path = REPO
 
     @property
     def database_url(self) -> str:
@@ -146,7 +149,7 @@ class Stack:
 
     def manage(self, *args: str) -> None:
         subprocess.run(
-            [PYTHON, "manage.py", *args], cwd=REPO, env=self.environment(), check=True, stdout=subprocess.DEVNULL
+            [PYTHON, "manage.py", *args], cwd=self.code, env=self.environment(), check=True, stdout=subprocess.DEVNULL
         )
 
     # --- servers -----------------------------------------------------------------
@@ -154,7 +157,7 @@ class Stack:
     def _spawn(self, name: str, command: list[str]) -> subprocess.Popen:
         log = open(self.log_dir / f"{name}.log", "wb")  # noqa: SIM115 - the child keeps it
         process = subprocess.Popen(
-            command, cwd=REPO, env=self.environment(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            command, cwd=self.code, env=self.environment(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
         self.processes[name] = process
         return process
