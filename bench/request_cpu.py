@@ -42,9 +42,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from annotation.rehearsal.client import Browser, Recorder  # noqa: E402
-from bench.peers import TARGETS, OurServer  # noqa: E402
-from bench.stack import descendants  # noqa: E402
+from annotation.rehearsal.client import Browser, Recorder
+from bench.peers import TARGETS, OurServer
+from bench.stack import descendants
 
 REPO = Path(__file__).resolve().parent.parent
 KINDS = ("start", "current", "submit", "skip")

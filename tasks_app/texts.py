@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -92,7 +92,18 @@ def segment_titles(task: Task, language: str | None) -> list[str]:
     return [_text(given[i] if i < len(given) else None) or (own[i] if i < len(own) else "") for i in range(size)]
 
 
-def texts_for(task: Task, language: str | None, labels: Iterable[Label] | None = None) -> TaskTexts:
+class LabelLike(Protocol):
+    """What the texts read of a label: a Label, or the worker's read of one (``worker_sql.LabelText``)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def definition(self) -> str: ...
+    @property
+    def example(self) -> str: ...
+
+
+def texts_for(task: Task, language: str | None, labels: Iterable[LabelLike] | None = None) -> TaskTexts:
     """The task's texts in ``language``, each falling back to the default text. ``labels``: the task's labels
     if the caller has them, ``()`` when the label help is not needed (no query); else ``task.labels.all()``."""
     translation = _translation(task, language)

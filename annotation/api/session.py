@@ -28,6 +28,7 @@ leaves the server through ``reveal`` and the training-step submit response.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.db import transaction
@@ -72,7 +73,7 @@ from annotation.services import (
 from annotation.services.answers import InvalidAnswer, NotInStep, NotYourItem
 from annotation.services.session_payloads import locked_body, session_body
 from annotation.services.steps import Progress
-from annotation.services.worker_sql import StepHead
+from annotation.services.worker_sql import LabelText, StepHead
 
 TAGS = ["worker session"]
 
@@ -80,9 +81,11 @@ TAGS = ["worker session"]
 # --- The session's GET: the writes it may owe, then the payload (services.session_payloads) ---
 
 
-def session_payload(participation: Participation, known: StepHead | None = None) -> dict:
+def session_payload(
+    participation: Participation, known: StepHead | None = None, labels: Iterable[LabelText] | None = None
+) -> dict:
     """The session's JSON; ``known`` is the step as the request read it, if nothing was written since
-    (the activity touch writes only the participation's own row)."""
+    (the activity touch writes only the participation's own row); ``labels`` the task's, as it read them."""
     # A GET: each write below happens only when due, and takes the SQLite write turn only then.
     if participation.state in Participation.ACTIVE_STATES and lifecycle.touch_due(participation, timezone.now()):
         with sqlite_queue.write_turn():
@@ -101,7 +104,7 @@ def session_payload(participation: Participation, known: StepHead | None = None)
         progress = steps.progress_at(item, head.size)
     else:
         progress = steps.progress(participation=participation)
-    return session_body(participation, progress=progress, item=item)
+    return session_body(participation, progress=progress, item=item, labels=labels)
 
 
 def _mark_shown(item: Response) -> None:
@@ -131,7 +134,7 @@ class CurrentView(WorkerSessionView):
             closing.check_can_work(self.participation)
         except closing.StudyClosed:
             known = None  # closed out: the payload tells its state and, if they had started, the code
-        return JSONResponse(session_payload(self.participation, known=known))
+        return JSONResponse(session_payload(self.participation, known=known, labels=self.session.labels))
 
 
 class StartView(WorkerSessionView):
@@ -162,7 +165,7 @@ class StartView(WorkerSessionView):
             raise NotInStep(
                 "not_in_step", gettext("There is no step to work on now (%(state)s).") % {"state": participation.state}
             )
-        return JSONResponse(session_payload(participation, known=known))
+        return JSONResponse(session_payload(participation, known=known, labels=self.session.labels))
 
 
 class SubmitView(WorkerSessionView):
@@ -232,7 +235,7 @@ class ItemView(WorkerSessionView):
                 raise answers.NotCurrentItem("not_current_item", gettext("This is not your current item."))
             _mark_shown(response)
         progress = steps.phase_progress(participation=participation, phase=response.phase)
-        return JSONResponse(session_body(participation, progress=progress, item=response))
+        return JSONResponse(session_body(participation, progress=progress, item=response, labels=self.session.labels))
 
 
 class RevealView(WorkerSessionView):
@@ -304,7 +307,7 @@ class ConsentView(WorkerSessionView):
             consent.agree(participation, shown_hash=shown, language=get_language())
         else:
             consent.decline(participation)
-        return JSONResponse(session_payload(participation))
+        return JSONResponse(session_payload(participation, labels=self.session.labels))
 
 
 class SurveyView(WorkerSessionView):
@@ -326,7 +329,7 @@ class SurveyView(WorkerSessionView):
         if comprehension.due(participation):
             raise NotInStep("comprehension_required", "pass the comprehension check first (POST comprehension)")
         survey.submit(participation=participation, answers=data.get("answers"))
-        return JSONResponse(session_payload(participation))
+        return JSONResponse(session_payload(participation, labels=self.session.labels))
 
 
 class ComprehensionView(WorkerSessionView):
@@ -351,4 +354,4 @@ class ComprehensionView(WorkerSessionView):
             raise NotInStep("consent_required", "agree to the consent text first (POST consent)")
         result = comprehension.submit(participation=participation, answers=data.get("answers"))
         attempt = {"number": result.number, "passed": result.passed, "wrong": result.wrong}
-        return JSONResponse({**session_payload(participation), "attempt_result": attempt})
+        return JSONResponse({**session_payload(participation, labels=self.session.labels), "attempt_result": attempt})

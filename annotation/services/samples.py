@@ -46,12 +46,17 @@ def test_set(task_id: int) -> ExampleSet | None:
     return ExampleSet.objects.filter(task_id=task_id, role=ExampleSet.Role.TEST).first()
 
 
-def test_ids(condition: Condition, *, task_id: int) -> list[int]:
-    """The condition's test items in the test set's order: its sample, or the whole test set."""
+def test_set_id(task_id: int) -> int | None:
+    return ExampleSet.objects.filter(task_id=task_id, role=ExampleSet.Role.TEST).values_list("pk", flat=True).first()
+
+
+def test_ids(condition: Condition, *, task_id: int, set_id: int | None = None) -> list[int]:
+    """The condition's test items in the test set's order: its sample, or the whole test set (``set_id``,
+    the test set's id, when the caller has read it)."""
     if condition.test_sample:
         return list(condition.test_sample)
-    found = test_set(task_id)
-    return set_ids(found.pk) if found else []
+    found = set_id if set_id is not None else test_set_id(task_id)
+    return set_ids(found) if found is not None else []
 
 
 def training_ids(condition: Condition) -> list[int]:

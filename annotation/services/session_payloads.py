@@ -8,6 +8,7 @@ and the worker pages (annotation.views.worker) build their answers with them.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.utils.translation import get_language
@@ -26,15 +27,16 @@ from annotation.services import (
 )
 from annotation.services.entry import completion_target
 from annotation.services.steps import Progress
-from tasks_app.texts import question_type_names, texts_for
+from tasks_app.texts import LabelLike, question_type_names, texts_for
 
 
-def task_payload(participation: Participation) -> dict:
+def task_payload(participation: Participation, known_labels: Iterable[LabelLike] | None = None) -> dict:
     """The task as workers see it: a neutral title, never the dataset's name or slug (services.presentation),
-    its texts in the request's language (tasks_app.texts)."""
+    its texts in the request's language (tasks_app.texts). ``known_labels``: the task's labels if the request
+    has read them (``WorkerState.labels``), else they are read here."""
     task = participation.task
     shown = presentation.worker_task(participation.study, task, language=get_language())
-    texts = texts_for(task, get_language(), labels=task.labels.all())
+    texts = texts_for(task, get_language(), labels=task.labels.all() if known_labels is None else known_labels)
     labels = [
         {"name": name, "text": help.text, "definition": help.definition, "example": help.example, "key": str(i + 1)}
         for i, (name, help) in enumerate(texts.labels.items())
@@ -146,13 +148,20 @@ def pending_payload(participation: Participation) -> dict[str, Any]:
     return {"pending": pending, **bodies}
 
 
-def session_body(participation: Participation, *, progress: Progress | None, item: Response | None) -> dict:
+def session_body(
+    participation: Participation,
+    *,
+    progress: Progress | None,
+    item: Response | None,
+    labels: Iterable[LabelLike] | None = None,
+) -> dict:
     """The session's JSON: state, task, progress, the item (the current one, or the one asked for), the
-    completion code, the deadline and what is pending. It reads only: the API's GET writes first."""
+    completion code, the deadline and what is pending. It reads only: the API's GET writes first.
+    ``labels`` as for ``task_payload``."""
     return {
         "state": participation.state,
         "shots": participation.condition.shots,
-        "task": task_payload(participation),
+        "task": task_payload(participation, labels),
         "progress": progress.as_dict() if progress else None,
         "item": item_payload(participation, item) if item is not None else None,
         "completion": completion_payload(participation),

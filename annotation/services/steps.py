@@ -78,9 +78,10 @@ def read_worker_state(participation_id: int) -> WorkerState | None:
 
 def _test_example_ids(participation: Participation) -> list[int]:
     """The condition's test items (its sample, or the whole test set), in the study's order."""
-    if samples.test_set(participation.task_id) is None:
+    set_id = samples.test_set_id(participation.task_id)
+    if set_id is None:
         raise StepUnavailable(gettext("task %(task)s has no test set") % {"task": participation.task_id})
-    ids = samples.test_ids(participation.condition, task_id=participation.task_id)
+    ids = samples.test_ids(participation.condition, task_id=participation.task_id, set_id=set_id)
     if participation.study.test_order == Study.TestOrder.SHUFFLED:
         seed = _ensure_test_seed(participation)
         random.Random(seed).shuffle(ids)
@@ -120,19 +121,7 @@ def lay_out(*, participation: Participation, phase: str) -> int:
         )
     if not items:
         raise StepUnavailable(gettext("the %(step)s step has no items") % {"step": phase})
-    Response.all_objects.bulk_create(
-        [
-            Response(
-                participation=participation,
-                example_id=example_id,
-                attention_check_id=check_id,
-                phase=phase,
-                position=position,
-            )
-            for position, (example_id, check_id) in enumerate(items)
-        ],
-        ignore_conflicts=True,
-    )
+    worker_sql.insert_pending_rows(participation.pk, phase, items)
     return len(items)
 
 

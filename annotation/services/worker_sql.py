@@ -49,12 +49,25 @@ class StepHead:
 
 
 @dataclass(frozen=True)
+class LabelText:
+    """A task's label as the worker's texts use it (``tasks_app.texts.texts_for`` takes these or Labels)."""
+
+    name: str
+    definition: str
+    example: str
+
+
+@dataclass(frozen=True)
 class WorkerState:
     """What a worker request starts from, read in one statement by ``worker_state``."""
 
     participation: Participation  # with its condition (and the condition's study), study, task and worker
-    label_names: frozenset[str]  # the task's label words (none for a span task)
+    labels: tuple[LabelText, ...]  # the task's labels in their order (none for a span task)
     step: StepHead | None  # the step the participation's state works in; None outside training and test
+
+    @property
+    def label_names(self) -> frozenset[str]:
+        return frozenset(label.name for label in self.labels)
 
 
 class _Columns(Generic[_M]):
@@ -155,12 +168,17 @@ def _worker_statement(phase_of_state: tuple[tuple[str, str], ...]) -> tuple[str,
     )
     cases = " ".join(f"WHEN '{state}' THEN '{phase}'" for state, phase in phase_of_state)
     phase = f"(SELECT CASE q.state {cases} END FROM {Participation._meta.db_table} q WHERE q.id = %s)"
-    label_names = "json_agg" if connection.vendor == "postgresql" else "json_group_array"
+    # The labels as JSON, each [position, name, definition, example] (put in order by the caller: SQLite
+    # before 3.44 cannot order an aggregate).
+    if connection.vendor == "postgresql":
+        labels = "json_agg(json_build_array(l.position, l.name, l.definition, l.example))"
+    else:
+        labels = "json_group_array(json_array(l.position, l.name, l.definition, l.example))"
     # The pending rows are a derived table joined to the participation row (SQLite has no LATERAL), so
     # its rows repeat the participation's columns; outside a step it is empty and the LEFT JOIN gives NULLs.
     sql = (
         f"SELECT {columns.sql},"
-        f' (SELECT {label_names}(l."name") FROM {Label._meta.db_table} l WHERE l.task_id = t.id),'
+        f" (SELECT {labels} FROM {Label._meta.db_table} l WHERE l.task_id = t.id),"
         f" x.* FROM {Participation._meta.db_table} p"
         f" JOIN {Condition._meta.db_table} c ON c.id = p.condition_id"
         f" JOIN {Study._meta.db_table} s ON s.id = p.study_id"
@@ -192,14 +210,15 @@ def worker_state(pk: int, phase_of_state: Mapping[str, str]) -> WorkerState | No
     condition.study = study
     participation.condition, participation.study = condition, study
     participation.task, participation.worker = task, worker
-    names = rows[0][start]  # JSON text on SQLite, already decoded on PostgreSQL
-    label_names = frozenset(json.loads(names) if isinstance(names, str) else names or ())
+    found = rows[0][start]  # JSON text on SQLite, already decoded on PostgreSQL
+    found = json.loads(found) if isinstance(found, str) else found or ()
+    labels = tuple(LabelText(name, definition, example) for _, name, definition, example in sorted(found))
     phase = phase_of_state.get(participation.state)
     step = None
     if phase is not None:
         # Without a pending row there is one row whose pending-row columns are NULL.
         step = _step_head(phase, [row for row in rows if row[start + 1] is not None], start + 1)
-    return WorkerState(participation=participation, label_names=label_names, step=step)
+    return WorkerState(participation=participation, labels=labels, step=step)
 
 
 @cache
@@ -318,6 +337,42 @@ def mark_response_shown(pk: int, at: datetime) -> bool:
     with connection.cursor() as cursor:
         cursor.execute(sql, [*_prepared_values(Response, changes), pk])
         return cursor.rowcount == 1
+
+
+# Rows per INSERT when a step is laid out: at 22 parameters a row, below SQLite's limit of 32,766
+# parameters and PostgreSQL's 65,535.
+LAY_OUT_BATCH = 1000
+_LAID_OUT = ("participation", "example", "attention_check", "phase", "position")  # what differs per row
+
+
+@cache
+def _lay_out_fields() -> tuple[list[models.Field[Any, Any]], str]:
+    """The columns of a new pending row (the varying ones first, then every other field's default), and the
+    INSERT's head."""
+    fields = [_column_field(Response, name) for name in _LAID_OUT]
+    fields += [f for f in Response._meta.concrete_fields if f.attname != "id" and f not in fields]
+    columns = ", ".join(f'"{f.column}"' for f in fields)
+    return fields, f"INSERT INTO {Response._meta.db_table} ({columns}) VALUES "
+
+
+def insert_pending_rows(participation_id: int, phase: str, items: Sequence[tuple[int, int | None]]) -> None:
+    """Lay out a step: one pending row per (example, attention check) at positions 0..n-1, with every other
+    column at its field's default; rows that exist already (a racing request's) are left as they are.
+
+    What ``bulk_create(ignore_conflicts=True)`` would write, without a model instance per row: laying out
+    a whole test set that way cost more Python than anything else a worker does.
+    """
+    fields, head = _lay_out_fields()
+    defaults = [f.get_db_prep_save(f.get_default(), connection) for f in fields[len(_LAID_OUT) :]]
+    placeholders = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    with connection.cursor() as cursor:
+        for start in range(0, len(items), LAY_OUT_BATCH):
+            batch = items[start : start + LAY_OUT_BATCH]
+            params: list[Any] = []
+            for position, (example_id, check_id) in enumerate(batch, start):
+                params += (participation_id, example_id, check_id, phase, position, *defaults)
+            sql = head + ", ".join([placeholders] * len(batch)) + " ON CONFLICT DO NOTHING"
+            cursor.execute(sql, params)
 
 
 def insert_spans(spans: list[AnswerSpan]) -> None:

@@ -31,7 +31,7 @@ def submit_queries(*, spans: bool) -> int:
     return 6 if spans else 5
 
 
-CURRENT_QUERIES = 2  # the participation with its pending row, the labels (for the help pop-ups)
+CURRENT_QUERIES = 1  # the participation with its pending rows and the task's labels (for the help pop-ups)
 
 
 def _in_test_step(task) -> Client:

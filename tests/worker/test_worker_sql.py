@@ -67,6 +67,10 @@ def test_the_participation_comes_with_its_current_and_next_item_and_the_tasks_la
         assert fields(item) == fields(other) and fields(item.example) == fields(other.example)
     assert step.size == expected.size == Response.objects.filter(participation=p).count()
     assert state.label_names == set(sst_task.labels.values_list("name", flat=True)) and state.label_names
+    # The labels in their order, with the texts the help pop-ups show.
+    assert [(x.name, x.definition, x.example) for x in state.labels] == list(
+        sst_task.labels.order_by("position", "name").values_list("name", "definition", "example")
+    )
     assert read(make_participation(ner_task, state=State.TEST).pk).label_names == frozenset()
 
 
