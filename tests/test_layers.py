@@ -61,6 +61,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "annotation.wsgi",
             # Helpers of the HTTP layer: they read requests, write responses or wrap views.
             "annotation.middleware",
+            "annotation.session_api_middleware",
             "annotation.unavailable",
             "annotation.locale",
             "annotation.csp",

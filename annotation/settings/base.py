@@ -56,11 +56,12 @@ MIDDLEWARE = [
     "annotation.middleware.RefuseUnusableURLs",  # NUL or non-UTF-8 in the URL: 400 before any view
     "annotation.sqlite_queue.SQLiteWriteQueueMiddleware",  # SQLite file databases only: writers take turns
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    # The session API does without these three (annotation.session_api_middleware); every page runs them.
+    "annotation.session_api_middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "annotation.session_api_middleware.AuthenticationMiddleware",
+    "annotation.session_api_middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # innermost: a database that cannot be reached answers 503 (JSON under /api/), not a 500
     "annotation.unavailable.DatabaseUnavailableMiddleware",
