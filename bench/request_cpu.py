@@ -18,7 +18,8 @@ workers enter through the entry link and load the session (not measured), a warm
 measured), and the measured phases in order: ``start`` (one per worker: lays out the test step),
 ``current`` (GET the session), ``submit`` (one span on the current item; the reply carries the next)
 and ``skip``. ``--concurrency`` clients send them, each waiting for its answer. Every request must
-answer 200.
+answer 200. Last, ``refused``: the same GET without a worker cookie, which every layer but the
+database serves before answering 403; no worker request can cost less.
 
 The client runs on the same cores, but its CPU is not counted. Prints one JSON object: per round the
 raw figures, and per database, checkout and kind the median over rounds of server CPU ms per request,
@@ -48,6 +49,7 @@ from bench.stack import descendants
 
 REPO = Path(__file__).resolve().parent.parent
 KINDS = ("start", "current", "submit", "skip")
+REPORTED = (*KINDS, "refused")
 NAMES = ("Alice Berger", "Tomas Ruiz", "Mei Lin", "Omar Haddad", "Ingrid Solberg", "Kofi Mensah")
 QUESTION = "List all the people names in the context"
 SLUG = "cpu"
@@ -199,9 +201,29 @@ async def drive(server: OurServer, args: argparse.Namespace) -> dict:
             "database_cpu_ms": None if server.sqlite else round(database * 1000 / count, 3),
             "wall_ms": round(wall * 1000 / count, 3),
         }
-    for worker in entered:
+    # The door: the same GET without a worker cookie, refused (403) before any database work. What every
+    # request costs whatever it does (gunicorn, Django's handler and middleware, DRF, the error's JSON).
+    strangers = [Worker(Browser(server.port, recorder)) for _ in range(args.concurrency)]
+    count = args.requests
+    gunicorn0, wall0 = cpu_seconds(pids), time.perf_counter()
+    await asyncio.gather(*(refused(stranger, count // len(strangers)) for stranger in strangers))
+    sent = count // len(strangers) * len(strangers)
+    results["refused"] = {
+        "requests": sent,
+        "server_cpu_ms": round((cpu_seconds(pids) - gunicorn0) * 1000 / sent, 3),
+        "database_cpu_ms": None,
+        "wall_ms": round((time.perf_counter() - wall0) * 1000 / sent, 3),
+    }
+    for worker in entered + strangers:
         worker.browser.close()
     return results
+
+
+async def refused(stranger: Worker, count: int) -> None:
+    for _ in range(count):
+        reply = await stranger.browser.api("refused", "GET", "/api/session/current/")
+        if reply.status != 403:
+            raise RuntimeError(f"a request without a worker cookie answered {reply.status}")
 
 
 def measure(name: str, code: Path, db: str, args: argparse.Namespace, scratch: Path) -> dict:
@@ -258,7 +280,7 @@ def commit_of(code: Path) -> str:
 def summarize(runs: list[dict], names: list[str], dbs: list[str]) -> dict:
     table: dict = {}
     for db in dbs:
-        for kind in KINDS:
+        for kind in REPORTED:
             row = {}
             for name in names:
                 values = [r["kinds"][kind]["server_cpu_ms"] for r in runs if r["db"] == db and r["code"] == name]
