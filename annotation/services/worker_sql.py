@@ -27,7 +27,8 @@ from datetime import datetime
 from functools import cache
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from django.db import connection, models
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models
+from django.db.backends.base.base import BaseDatabaseWrapper
 
 from annotation.models import AnswerSpan, Condition, Participation, Response, Study, Worker
 from tasks_app.models import Example, Label, Task
@@ -89,14 +90,17 @@ class _Columns(Generic[_M]):
             if converters:
                 self.converters.append((i, converters, column))
 
-    def build(self, row: Sequence[Any], start: int) -> tuple[_M, int]:
-        """The instance made of ``row[start:]``, and where the next model's columns begin."""
+    def build(self, row: Sequence[Any], start: int, db: BaseDatabaseWrapper) -> tuple[_M, int]:
+        """The instance made of ``row[start:]`` as read on ``db``, and where the next model's columns begin."""
         end = start + len(self.field_names)
         values = list(row[start:end])
         for i, converters, column in self.converters:
-            for convert in converters:
-                values[i] = convert(values[i], column, connection)
-        return self.model.from_db(connection.alias, self.field_names, values), end
+            value = values[i]
+            if value is not None:  # no converter changes a NULL (nor does the ORM call them on one)
+                for convert in converters:
+                    value = convert(value, column, db)
+                values[i] = value
+        return self.model.from_db(db.alias, self.field_names, values), end
 
 
 # --- Reads ------------------------------------------------------------------------------
@@ -127,14 +131,14 @@ def _pending_select(phase: str) -> str:
     )
 
 
-def _step_head(phase: str, rows: Sequence[Sequence[Any]], start: int) -> StepHead:
+def _step_head(phase: str, rows: Sequence[Sequence[Any]], start: int, db: BaseDatabaseWrapper) -> StepHead:
     """The step's head made of ``rows`` (at most PENDING_ROWS), whose pending-row columns begin at ``start``."""
     response_columns, example_columns = _pending_columns()
     items: list[Response] = []
     size: int | None = None
     for row in rows:
-        response, end = response_columns.build(row, start)
-        response.example, end = example_columns.build(row, end)
+        response, end = response_columns.build(row, start, db)
+        response.example, end = example_columns.build(row, end, db)
         items.append(response)
         size = row[end]
     current, following = [*items, None, None][:2]
@@ -202,11 +206,12 @@ def worker_state(pk: int, phase_of_state: Mapping[str, str]) -> WorkerState | No
         rows = cursor.fetchall()
     if not rows:
         return None
-    participation, start = columns.participation.build(rows[0], 0)
-    condition, start = columns.condition.build(rows[0], start)
-    study, start = columns.study.build(rows[0], start)
-    task, start = columns.task.build(rows[0], start)
-    worker, start = columns.worker.build(rows[0], start)
+    db = connections[DEFAULT_DB_ALIAS]  # the connection itself, not the per-attribute proxy
+    participation, start = columns.participation.build(rows[0], 0, db)
+    condition, start = columns.condition.build(rows[0], start, db)
+    study, start = columns.study.build(rows[0], start, db)
+    task, start = columns.task.build(rows[0], start, db)
+    worker, start = columns.worker.build(rows[0], start, db)
     condition.study = study
     participation.condition, participation.study = condition, study
     participation.task, participation.worker = task, worker
@@ -217,7 +222,7 @@ def worker_state(pk: int, phase_of_state: Mapping[str, str]) -> WorkerState | No
     step = None
     if phase is not None:
         # Without a pending row there is one row whose pending-row columns are NULL.
-        step = _step_head(phase, [row for row in rows if row[start + 1] is not None], start + 1)
+        step = _step_head(phase, [row for row in rows if row[start + 1] is not None], start + 1, db)
     return WorkerState(participation=participation, labels=labels, step=step)
 
 
@@ -230,7 +235,7 @@ def step_head(participation_id: int, phase: str) -> StepHead:
     """The first pending items of a participation's step, read now."""
     with connection.cursor() as cursor:
         cursor.execute(_step_statement(), [participation_id, phase])
-        return _step_head(phase, cursor.fetchall(), 0)
+        return _step_head(phase, cursor.fetchall(), 0, connections[DEFAULT_DB_ALIAS])
 
 
 # --- Writes -----------------------------------------------------------------------------
@@ -339,40 +344,55 @@ def mark_response_shown(pk: int, at: datetime) -> bool:
         return cursor.rowcount == 1
 
 
-# Rows per INSERT when a step is laid out: at 22 parameters a row, below SQLite's limit of 32,766
-# parameters and PostgreSQL's 65,535.
-LAY_OUT_BATCH = 1000
-_LAID_OUT = ("participation", "example", "attention_check", "phase", "position")  # what differs per row
-
-
 @cache
-def _lay_out_fields() -> tuple[list[models.Field[Any, Any]], str]:
-    """The columns of a new pending row (the varying ones first, then every other field's default), and the
-    INSERT's head."""
-    fields = [_column_field(Response, name) for name in _LAID_OUT]
-    fields += [f for f in Response._meta.concrete_fields if f.attname != "id" and f not in fields]
-    columns = ", ".join(f'"{f.column}"' for f in fields)
-    return fields, f"INSERT INTO {Response._meta.db_table} ({columns}) VALUES "
+def _lay_out_statement(vendor: str) -> tuple[str, tuple[models.Field[Any, Any], ...]]:
+    """The INSERT that lays out a step, and the fields whose defaults it takes as parameters.
+
+    The rows come from three lists, one parameter each: arrays on PostgreSQL, a JSON array of
+    [example, check, position] on SQLite. A field whose default is NULL is left out (its column is
+    NULL in a new row), so no untyped NULL parameter meets a typed column.
+    """
+    varying = {_column_field(Response, name) for name in ("participation", "phase", "example", "attention_check")}
+    varying.add(_column_field(Response, "position"))
+    defaults = tuple(
+        f
+        for f in Response._meta.concrete_fields
+        if f.attname != "id" and f not in varying and f.get_default() is not None
+    )
+    columns = ["participation", "phase", "example", "attention_check", "position"]
+    names = ", ".join(f'"{_column_field(Response, name).column}"' for name in columns)
+    names += "".join(f', "{f.column}"' for f in defaults)
+    constants = ", %s" * len(defaults)
+    if vendor == "postgresql":
+        rows = "unnest(%s::bigint[], %s::bigint[], %s::integer[]) AS u (example, check_id, position)"
+    else:  # SQLite: WHERE true tells its parser that ON CONFLICT belongs to the INSERT
+        rows = (
+            "(SELECT json_extract(value, '$[0]') AS example, json_extract(value, '$[1]') AS check_id,"
+            " json_extract(value, '$[2]') AS position FROM json_each(%s)) AS u WHERE true"
+        )
+    sql = (
+        f"INSERT INTO {Response._meta.db_table} ({names})"
+        f" SELECT %s, %s, u.example, u.check_id, u.position{constants} FROM {rows} ON CONFLICT DO NOTHING"
+    )
+    return sql, defaults
 
 
 def insert_pending_rows(participation_id: int, phase: str, items: Sequence[tuple[int, int | None]]) -> None:
     """Lay out a step: one pending row per (example, attention check) at positions 0..n-1, with every other
     column at its field's default; rows that exist already (a racing request's) are left as they are.
 
-    What ``bulk_create(ignore_conflicts=True)`` would write, without a model instance per row: laying out
-    a whole test set that way cost more Python than anything else a worker does.
+    What ``bulk_create(ignore_conflicts=True)`` would write, in one statement with a handful of parameters
+    and without a model instance per row: laying out a whole test set that way cost more Python than
+    anything else a worker does.
     """
-    fields, head = _lay_out_fields()
-    defaults = [f.get_db_prep_save(f.get_default(), connection) for f in fields[len(_LAID_OUT) :]]
-    placeholders = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    sql, fields = _lay_out_statement(connection.vendor)
+    defaults = [f.get_db_prep_save(f.get_default(), connection) for f in fields]
+    if connection.vendor == "postgresql":
+        rows: list[Any] = [[e for e, _ in items], [c for _, c in items], list(range(len(items)))]
+    else:
+        rows = [json.dumps([[e, c, position] for position, (e, c) in enumerate(items)])]
     with connection.cursor() as cursor:
-        for start in range(0, len(items), LAY_OUT_BATCH):
-            batch = items[start : start + LAY_OUT_BATCH]
-            params: list[Any] = []
-            for position, (example_id, check_id) in enumerate(batch, start):
-                params += (participation_id, example_id, check_id, phase, position, *defaults)
-            sql = head + ", ".join([placeholders] * len(batch)) + " ON CONFLICT DO NOTHING"
-            cursor.execute(sql, params)
+        cursor.execute(sql, [participation_id, phase, *defaults, *rows])  # in the order of the placeholders
 
 
 def insert_spans(spans: list[AnswerSpan]) -> None:
