@@ -5,7 +5,9 @@
 
 What a crowd worker's request costs the server, measured as the operating system counts it rather
 than by a clock: for each server, the user + system CPU seconds of its gunicorn processes (every
-thread, from /proc/<pid>/stat) before and after a phase of N requests of one kind, divided by N.
+thread, from /proc/<pid>/stat) before and after a phase of N requests of one kind, divided by N; the
+user part (the interpreter: Python and the C it calls) and the system part (the kernel: sockets, locks,
+the SQLite file) are also given apart.
 The database server's CPU (PostgreSQL's processes, reaped ones included through the postmaster's
 children's times) is reported beside it; an SQLite server's database work is in its own process.
 
@@ -65,15 +67,15 @@ studies.change_status(study=study, to_status=Study.Status.OPEN)
 """
 
 
-def cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU seconds of these processes (all their threads, live and ended)."""
-    total = 0
+def cpu_seconds(pids: list[int]) -> tuple[float, float]:
+    """(user, system) CPU seconds of these processes (all their threads, live and ended)."""
+    user = system = 0
     for pid in pids:
         with contextlib.suppress(OSError, IndexError, ValueError):
             with open(f"/proc/{pid}/stat") as f:
                 fields = f.read().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
-    return total / TICK
+            user, system = user + int(fields[11]), system + int(fields[12])  # utime, stime (stat's 14th, 15th)
+    return user / TICK, system / TICK
 
 
 def postgres_cpu_seconds() -> float:
@@ -191,32 +193,35 @@ async def drive(server: OurServer, args: argparse.Namespace) -> dict:
     results = {}
     for kind in KINDS:
         count = len(measured) if kind == "start" else args.requests
-        gunicorn0, database0, wall0 = cpu_seconds(pids), postgres_cpu_seconds(), time.perf_counter()
+        (user0, system0), database0, wall0 = cpu_seconds(pids), postgres_cpu_seconds(), time.perf_counter()
         await phase(measured, kind, count, args.concurrency)
         wall = time.perf_counter() - wall0
-        gunicorn, database = cpu_seconds(pids) - gunicorn0, postgres_cpu_seconds() - database0
-        results[kind] = {
-            "requests": count,
-            "server_cpu_ms": round(gunicorn * 1000 / count, 3),
-            "database_cpu_ms": None if server.sqlite else round(database * 1000 / count, 3),
-            "wall_ms": round(wall * 1000 / count, 3),
-        }
+        (user, system), database = cpu_seconds(pids), postgres_cpu_seconds() - database0
+        results[kind] = per_request(count, user - user0, system - system0, wall, None if server.sqlite else database)
     # The door: the same GET without a worker cookie, refused (403) before any database work. What every
     # request costs whatever it does (gunicorn, Django's handler and middleware, DRF, the error's JSON).
     strangers = [Worker(Browser(server.port, recorder)) for _ in range(args.concurrency)]
     count = args.requests
-    gunicorn0, wall0 = cpu_seconds(pids), time.perf_counter()
+    (user0, system0), wall0 = cpu_seconds(pids), time.perf_counter()
     await asyncio.gather(*(refused(stranger, count // len(strangers)) for stranger in strangers))
     sent = count // len(strangers) * len(strangers)
-    results["refused"] = {
-        "requests": sent,
-        "server_cpu_ms": round((cpu_seconds(pids) - gunicorn0) * 1000 / sent, 3),
-        "database_cpu_ms": None,
-        "wall_ms": round((time.perf_counter() - wall0) * 1000 / sent, 3),
-    }
+    user, system = cpu_seconds(pids)
+    results["refused"] = per_request(sent, user - user0, system - system0, time.perf_counter() - wall0, None)
     for worker in entered + strangers:
         worker.browser.close()
     return results
+
+
+def per_request(count: int, user: float, system: float, wall: float, database: float | None) -> dict:
+    """Milliseconds per request: the server's CPU (user + system, and each), the database's, the client's wait."""
+    return {
+        "requests": count,
+        "server_cpu_ms": round((user + system) * 1000 / count, 3),
+        "server_user_ms": round(user * 1000 / count, 3),
+        "server_system_ms": round(system * 1000 / count, 3),
+        "database_cpu_ms": None if database is None else round(database * 1000 / count, 3),
+        "wall_ms": round(wall * 1000 / count, 3),
+    }
 
 
 async def refused(stranger: Worker, count: int) -> None:
@@ -277,13 +282,13 @@ def commit_of(code: Path) -> str:
     return reply.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
 
 
-def summarize(runs: list[dict], names: list[str], dbs: list[str]) -> dict:
+def summarize(runs: list[dict], names: list[str], dbs: list[str], metric: str = "server_cpu_ms") -> dict:
     table: dict = {}
     for db in dbs:
         for kind in REPORTED:
             row = {}
             for name in names:
-                values = [r["kinds"][kind]["server_cpu_ms"] for r in runs if r["db"] == db and r["code"] == name]
+                values = [r["kinds"][kind][metric] for r in runs if r["db"] == db and r["code"] == name]
                 row[name] = round(statistics.median(values), 3) if values else None
             first = row[names[0]]
             for name in names[1:]:
@@ -346,6 +351,7 @@ def main(argv: list[str] | None = None) -> int:
         "codes": {name: {"dir": str(code), "commit": commit_of(code)} for name, code in args.codes},
         "settings": {k: getattr(args, k) for k in ("workers", "requests", "items", "concurrency", "rounds")},
         "median_server_cpu_ms": summarize(runs, names, args.dbs),
+        "median_server_user_ms": summarize(runs, names, args.dbs, "server_user_ms"),
         "runs": runs,
     }
     text = json.dumps(report, indent=2)
