@@ -3,6 +3,7 @@
 import asyncio
 import json
 import random
+from concurrent.futures import ThreadPoolExecutor
 
 from annotation.rehearsal.client import Recorder, Reply
 from annotation.rehearsal.crowd import SimulatedWorker, form_fields, read_instruction
@@ -74,7 +75,8 @@ def test_a_worker_excluded_mid_test_reads_the_end_page_instead_of_failing():
         p_gold=1.0, p_skip=0.0, p_reload=0.0, abandon_after=0, max_requests=50, load_static=False,
         browser=browser, entry_path="/preview/x/",
     )  # fmt: skip
-    outcome = asyncio.run(worker.run())
+    with ThreadPoolExecutor(max_workers=1) as pool:  # a thread of its own: the browser tests leave a loop running
+        outcome = pool.submit(asyncio.run, worker.run()).result()
     assert outcome.errors == []
     assert outcome.state == "left_step" and outcome.code == "SCREENED"
     assert outcome.test == {}  # the refused answer is not counted as given
