@@ -161,6 +161,18 @@ def prepare_database(server: OurServer) -> None:
     connections.close_all()
 
 
+def write_span_task(path: Path, *, items: int, slug: str) -> None:
+    """A span task's test set as unified-format JSONL: ``items`` sentences, each opening with a person's
+    name, which is its gold answer."""
+    with open(path, "w", encoding="utf-8") as f:
+        for i in range(items):
+            name = NAMES[i % len(NAMES)]
+            context = f"{name} met officials of Norcom in Lisbon on day {i} of the visit."
+            answer = [{"text": name, "answer_start": 0}]
+            f.write(json.dumps({"id": f"{slug}-{i}", "context": context, "question": QUESTION, "answer": answer}))
+            f.write("\n")
+
+
 def create_study(server: OurServer, *, items: int, sessions: int) -> str:
     """A span task of ``items`` sentences (the gold: the person's name that opens each) and an open
     0-shot study with a slot for every session; its slug."""
@@ -174,13 +186,7 @@ def create_study(server: OurServer, *, items: int, sessions: int) -> str:
     slug = "openloop"
     with tempfile.TemporaryDirectory(prefix="openloop-") as folder:
         path = Path(folder) / f"{slug}_test.jsonl"
-        with open(path, "w", encoding="utf-8") as f:
-            for i in range(items):
-                name = NAMES[i % len(NAMES)]
-                context = f"{name} met officials of Norcom in Lisbon on day {i} of the visit."
-                answer = [{"text": name, "answer_start": 0}]
-                f.write(json.dumps({"id": f"{slug}-{i}", "context": context, "question": QUESTION, "answer": answer}))
-                f.write("\n")
+        write_span_task(path, items=items, slug=slug)
         with open(os.devnull, "w") as quiet:
             call_command(
                 "import_tasks",

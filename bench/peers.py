@@ -204,6 +204,10 @@ class OurServer(Stack):
     def start(self) -> None:
         self.scratch.mkdir(parents=True, exist_ok=True)
         self.prepare()
+        self.start_servers()
+
+    def start_servers(self) -> None:
+        """gunicorn, and on PostgreSQL the Celery worker too, once the database is prepared."""
         if not self.sqlite:
             from celery import Celery
 

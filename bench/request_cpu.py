@@ -46,14 +46,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from annotation.rehearsal.client import Browser, Recorder
+from bench.openloop import QUESTION, write_span_task
 from bench.peers import TARGETS, OurServer
 from bench.stack import descendants
 
 REPO = Path(__file__).resolve().parent.parent
 KINDS = ("start", "current", "submit", "skip")
 REPORTED = (*KINDS, "refused")
-NAMES = ("Alice Berger", "Tomas Ruiz", "Mei Lin", "Omar Haddad", "Ingrid Solberg", "Kofi Mensah")
-QUESTION = "List all the people names in the context"
 SLUG = "cpu"
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -102,16 +101,6 @@ def _is_postgres(pid: int) -> bool:
             return f.read().strip() == "postgres"
     except OSError:
         return False
-
-
-def write_task(path: Path, items: int) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        for i in range(items):
-            name = NAMES[i % len(NAMES)]
-            context = f"{name} met officials of Norcom in Lisbon on day {i} of the visit."
-            answer = [{"text": name, "answer_start": 0}]
-            f.write(json.dumps({"id": f"{SLUG}-{i}", "context": context, "question": QUESTION, "answer": answer}))
-            f.write("\n")
 
 
 class Worker:
@@ -246,7 +235,7 @@ def measure(name: str, code: Path, db: str, args: argparse.Namespace, scratch: P
         server.scratch.mkdir(parents=True, exist_ok=True)
         server.prepare()
         path = scratch / f"{SLUG}_test.jsonl"
-        write_task(path, args.items)
+        write_span_task(path, items=args.items, slug=SLUG)
         server.manage(
             "import_tasks",
             str(path),
@@ -263,14 +252,7 @@ def measure(name: str, code: Path, db: str, args: argparse.Namespace, scratch: P
         )
         n = args.workers + args.warmup_workers + 5
         server.manage("shell", "-c", CREATE_STUDY.format(slug=SLUG, n=n))
-        if not server.sqlite:
-            from celery import Celery
-
-            server.start_celery()
-            server.start_gunicorn()
-            server.wait_for_celery(Celery("cpu", broker=server.broker_url, backend=server.broker_url), timeout=60)
-        else:
-            server.start_gunicorn()
+        server.start_servers()
         return asyncio.run(drive(server, args))
     finally:
         server.stop()
