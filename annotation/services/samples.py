@@ -14,6 +14,7 @@ import secrets
 from collections.abc import Sequence
 
 from django.core.exceptions import ValidationError
+from django.db.models import QuerySet
 
 from annotation.models import Condition
 from tasks_app.models import ExampleSet, ExampleSetItem
@@ -42,12 +43,16 @@ def set_ids(example_set_id: int) -> list[int]:
     )
 
 
+def _test_sets(task_id: int) -> QuerySet[ExampleSet]:
+    return ExampleSet.objects.filter(task_id=task_id, role=ExampleSet.Role.TEST)
+
+
 def test_set(task_id: int) -> ExampleSet | None:
-    return ExampleSet.objects.filter(task_id=task_id, role=ExampleSet.Role.TEST).first()
+    return _test_sets(task_id).first()
 
 
 def test_set_id(task_id: int) -> int | None:
-    return ExampleSet.objects.filter(task_id=task_id, role=ExampleSet.Role.TEST).values_list("pk", flat=True).first()
+    return _test_sets(task_id).values_list("pk", flat=True).first()
 
 
 def test_ids(condition: Condition, *, task_id: int, set_id: int | None = None) -> list[int]:

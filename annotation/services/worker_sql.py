@@ -352,16 +352,14 @@ def _lay_out_statement(vendor: str) -> tuple[str, tuple[models.Field[Any, Any], 
     [example, check, position] on SQLite. A field whose default is NULL is left out (its column is
     NULL in a new row), so no untyped NULL parameter meets a typed column.
     """
-    varying = {_column_field(Response, name) for name in ("participation", "phase", "example", "attention_check")}
-    varying.add(_column_field(Response, "position"))
+    varying = [_column_field(Response, name) for name in ("participation", "phase", "example", "attention_check")]
+    varying.append(_column_field(Response, "position"))
     defaults = tuple(
         f
         for f in Response._meta.concrete_fields
         if f.attname != "id" and f not in varying and f.get_default() is not None
     )
-    columns = ["participation", "phase", "example", "attention_check", "position"]
-    names = ", ".join(f'"{_column_field(Response, name).column}"' for name in columns)
-    names += "".join(f', "{f.column}"' for f in defaults)
+    names = ", ".join(f'"{f.column}"' for f in (*varying, *defaults))
     constants = ", %s" * len(defaults)
     if vendor == "postgresql":
         rows = "unnest(%s::bigint[], %s::bigint[], %s::integer[]) AS u (example, check_id, position)"
