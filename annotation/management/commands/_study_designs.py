@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Study
+from annotation.protocol import languages
 from annotation.services import studies
 from tasks_app.models import Task
 
@@ -25,6 +26,14 @@ class Wanted:
     label: str
     task_slug: str
     slug: str
+
+
+def check_language(language: str) -> None:
+    """The ``--language`` option: a language the worker pages are shipped in (or empty), else CommandError."""
+    try:
+        languages.validate_language(language)
+    except ValidationError as exc:
+        raise CommandError(f"--language: {exc.messages[0]}") from None
 
 
 def ensure_studies(

@@ -7,12 +7,10 @@ One standard-design study per CLUES task present in the catalog (slug
 
 from typing import Any
 
-from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandParser
 
-from annotation.management.commands._study_designs import Wanted, ensure_studies
+from annotation.management.commands._study_designs import Wanted, check_language, ensure_studies
 from annotation.models import Study
-from annotation.protocol import languages
 from annotation.services import studies
 from tasks_app.catalog import CLUES_TASKS
 from tasks_app.models import Task
@@ -61,10 +59,7 @@ class Command(BaseCommand):
         language: str = "",
         **options: Any,
     ) -> None:
-        try:
-            languages.validate_language(language)
-        except ValidationError as exc:
-            raise CommandError(f"--language: {exc.messages[0]}") from None
+        check_language(language)
 
         def create(task: Task, slug: str) -> Study:
             return studies.create_standard_design(

@@ -10,12 +10,10 @@ are in Simplified Chinese (``--language zh-hans``), as the items are; ``--langua
 
 from typing import Any
 
-from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation.management.commands._study_designs import Wanted, ensure_studies
+from annotation.management.commands._study_designs import Wanted, check_language, ensure_studies
 from annotation.models import Study
-from annotation.protocol import languages
 from annotation.services import samples, studies
 from tasks_app.importing.fewclue.tasks import TASKS
 from tasks_app.models import Task
@@ -72,10 +70,7 @@ class Command(BaseCommand):
         language: str = CHINESE,
         **options: Any,
     ) -> None:
-        try:
-            languages.validate_language(language)
-        except ValidationError as exc:
-            raise CommandError(f"--language: {exc.messages[0]}") from None
+        check_language(language)
         known = [t.folder for t in TASKS]
         unknown = sorted(set(tasks or ()) - set(known))
         if unknown:
