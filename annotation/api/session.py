@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.middleware.csrf import get_token
 from django.utils import timezone
@@ -128,7 +129,10 @@ class CurrentView(WorkerSessionView):
         responses={200: SESSION, 403: ERROR},
     )
     def get(self, request: Request) -> JSONResponse:
-        get_token(self.http_request)  # sets the csrftoken cookie for scripted clients
+        if settings.CSRF_COOKIE_NAME not in request.COOKIES:
+            # Sets the csrftoken cookie for scripted clients. A browser that sends it keeps it: minting a
+            # masked token (and a Set-Cookie) on every poll of the session would only renew its expiry.
+            get_token(self.http_request)
         known = self.session.step
         try:
             closing.check_can_work(self.participation)

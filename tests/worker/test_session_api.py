@@ -111,6 +111,20 @@ def test_unsafe_requests_need_the_csrf_token_which_current_hands_out(sst_worker)
     assert accepted.status_code == 200 and accepted.json()["state"] == "test"
 
 
+def test_current_sets_the_csrf_cookie_once_and_replaces_a_broken_one(sst_worker):
+    p, _ = sst_worker
+    client = login(Client(enforce_csrf_checks=True), p)
+    first = client.get(API + "current/")
+    token = first.cookies["csrftoken"].value
+    again = client.get(API + "current/")
+    assert again.status_code == 200 and "csrftoken" not in again.cookies  # the browser keeps the one it has
+    accepted = client.post(API + "start/", data="{}", content_type="application/json", HTTP_X_CSRFTOKEN=token)
+    assert accepted.status_code == 200
+    client.cookies["csrftoken"] = "not-a-token"
+    renewed = client.get(API + "current/")
+    assert len(renewed.cookies["csrftoken"].value) == len(token)
+
+
 @pytest.mark.parametrize("method", ["put", "patch", "delete"])
 def test_there_is_no_route_that_changes_or_deletes_an_answer(ner_worker, method):
     p, client = ner_worker
