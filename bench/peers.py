@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/peers.py                                 # the harness's default counts, one repeat
     .venv/bin/python bench/peers.py --rounds 1 --n-seq 100 --n-next 20 --n-conc 200 --repeats 1   # smoke test
+    .venv/bin/python bench/peers.py --code before=../wt/before --code after=. --ours sqlite,postgres --rounds 2
 
 What it does, all on 127.0.0.1:
 1. In a scratch folder (``--scratch``, default $TMPDIR/human-perf-peers, kept: an install found there
@@ -20,6 +21,10 @@ What it does, all on 127.0.0.1:
    us-SQLite, doccano (``--ours`` picks which of ours). Each of our runs is paired with the
    doccano run right after it; the table gives, per phase, the medians over rounds and the
    median of the paired ratios (our per_s / doccano's per_s, our p99 / doccano's p99).
+   With ``--code NAME=DIR`` (repeatable) our servers run each checkout's code (another commit's worktree
+   on this .venv), each paired with a doccano run of its own in the same order: a before/after in one run.
+   Each submission phase's CPU is counted from /proc (``PhaseCPU``): the harness client's, the server's,
+   PostgreSQL's, per submission, and the rate that CPU alone would allow on this machine.
 5. Writes every harness JSON line (with ``bench_target`` and ``bench_round`` added) to
    ``bench/results/peers-<time>.jsonl`` (gitignored) and stops everything it started, also on
    Ctrl-C or SIGTERM. Every harness run has a time limit, and so has the whole run
@@ -32,12 +37,14 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from dataclasses import dataclass, field
@@ -46,7 +53,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.ports import free_port
-from bench.stack import Stack
+from bench.stack import Stack, cpu_seconds, descendants, postgres_cpu_seconds
 
 REPO = Path(__file__).resolve().parent.parent
 HARNESS = REPO.parent / "shared" / "peers"
@@ -219,7 +226,7 @@ class OurServer(Stack):
 
     @property
     def queue(self) -> str:
-        return f"peers-{os.getpid()}"  # our own Celery queue (on Stack's Redis database)
+        return f"peers-{self.database}"  # each server's own Celery queue (on Stack's Redis database)
 
     @property
     def base_url(self) -> str:
@@ -303,19 +310,90 @@ def harness_command(args, client: Path, peer: str, base_url: str, pids: list[str
     return command
 
 
-def run_harness(command: list[str], *, env: dict, timeout: float) -> dict:
-    """One harness run: its JSON line (progress goes through to our stderr)."""
-    process = subprocess.Popen(
-        command, env=env, stdout=subprocess.PIPE, stderr=None, cwd=command[1].rsplit("/", 1)[0], start_new_session=True
-    )
-    try:
-        out, _ = process.communicate(timeout=timeout)
-    except BaseException:
-        _kill_group(process, grace=5)
-        raise
-    if process.returncode != 0:
-        raise RuntimeError(f"the harness exited {process.returncode}")
-    return json.loads(out.decode().strip().splitlines()[-1])
+def run_harness(command: list[str], *, env: dict, timeout: float, server_roots: list[int]) -> dict:
+    """One harness run: its JSON line, with the CPU of each submission phase added (``PhaseCPU``).
+
+    Its progress goes through to our stderr, read line by line to time the phases' CPU."""
+    with tempfile.TemporaryFile() as out:
+        process = subprocess.Popen(
+            command,
+            env=env,
+            stdout=out,
+            stderr=subprocess.PIPE,
+            cwd=command[1].rsplit("/", 1)[0],
+            start_new_session=True,
+        )
+        meter = PhaseCPU(process.pid, server_roots)
+        reader = threading.Thread(target=meter.follow, args=(process.stderr,), daemon=True)
+        reader.start()
+        try:
+            process.wait(timeout=timeout)
+        except BaseException:
+            _kill_group(process, grace=5)
+            raise
+        reader.join(timeout=10)
+        if process.returncode != 0:
+            raise RuntimeError(f"the harness exited {process.returncode}")
+        out.seek(0)
+        result = json.loads(out.read().decode().strip().splitlines()[-1])
+    meter.add_to(result)
+    return result
+
+
+class PhaseCPU:
+    """The CPU seconds each submission phase of a harness run costs: the harness itself (the client, every
+    thread; not the commands it runs), the server's processes (every process under the roots given) and
+    PostgreSQL's (all on the machine; an SQLite server's database work is in its own processes).
+
+    Sampled from /proc when the harness's progress line says a phase starts (``[peer rN] (a) sequential
+    xN``) and when it gives the phase's figure (``[peer rN]     -> ...``), which it prints right after.
+    Per submission, and the rate that CPU alone allows: one request at a time (sequential), the client's
+    and the server's CPU add up on every request's path; with many in flight (concurrent), at best every
+    core is busy all the time.
+    """
+
+    START = re.compile(r"\[\S+ r(\d+)\] \((?:a|b)\) (sequential|concurrent) x(\d+)")
+    END = re.compile(r"\[\S+ r\d+\]\s+-> ")
+
+    def __init__(self, client_pid: int, server_roots: list[int]):
+        self.client_pid = client_pid
+        self.server_roots = server_roots
+        self.started: tuple[int, str, int, list[int], tuple[float, float, float]] | None = None
+        self.phases: dict[tuple[int, str], dict[str, float]] = {}
+
+    def _sample(self, pids: list[int]) -> tuple[float, float, float]:
+        return sum(cpu_seconds([self.client_pid])), sum(cpu_seconds(pids)), postgres_cpu_seconds()
+
+    def follow(self, stream) -> None:
+        for raw in stream:
+            line = raw.decode(errors="replace")
+            sys.stderr.write(line)
+            if started := self.START.search(line):
+                pids = [pid for root in self.server_roots for pid in descendants(root)]
+                self.started = (int(started[1]), started[2], int(started[3]), pids, self._sample(pids))
+            elif self.started and self.END.search(line):
+                repeat, phase, count, pids, before = self.started
+                client, server, database = (b - a for a, b in zip(before, self._sample(pids), strict=True))
+                self.phases[(repeat, phase)] = self.per_submission(phase, count, client, server, database)
+                self.started = None
+
+    @staticmethod
+    def per_submission(phase: str, count: int, client: float, server: float, database: float) -> dict[str, float]:
+        total = (client + server + database) * 1000 / max(count, 1)
+        cores = 1 if phase == "sequential" else os.cpu_count() or 1
+        return {
+            "client_cpu_ms": round(client * 1000 / max(count, 1), 3),
+            "server_cpu_ms": round(server * 1000 / max(count, 1), 3),
+            "database_cpu_ms": round(database * 1000 / max(count, 1), 3),
+            "server_database_cpu_ms": round((server + database) * 1000 / max(count, 1), 3),
+            "cpu_ms": round(total, 3),
+            "cpu_ceiling_per_s": round(cores * 1000 / total, 1) if total else 0.0,
+        }
+
+    def add_to(self, result: dict) -> None:
+        for (repeat, phase), figures in self.phases.items():
+            if repeat <= len(result["runs"]) and isinstance(result["runs"][repeat - 1].get(phase), dict):
+                result["runs"][repeat - 1][phase].update(figures)
 
 
 # --- the table -------------------------------------------------------------------------------------
@@ -329,6 +407,12 @@ METRICS = [
     ("(a) sequential p99 ms", "sequential", "p99_ms", False),
     ("(b) concurrent per_s", "concurrent", "per_s", True),
     ("(b) concurrent p99 ms", "concurrent", "p99_ms", False),
+    ("(a) client CPU ms per submission", "sequential", "client_cpu_ms", False),
+    ("(a) server + database CPU ms", "sequential", "server_database_cpu_ms", False),
+    ("(a) rate the CPU allows per_s", "sequential", "cpu_ceiling_per_s", True),
+    ("(b) client CPU ms per submission", "concurrent", "client_cpu_ms", False),
+    ("(b) server + database CPU ms", "concurrent", "server_database_cpu_ms", False),
+    ("(b) rate the CPU allows per_s", "concurrent", "cpu_ceiling_per_s", True),
     ("(d) export A wall s", "export_seq_project", "wall_s", False),
     ("(d) export B wall s", "export_conc_project", "wall_s", False),
 ]
@@ -396,6 +480,13 @@ def summary_json(pairs: dict[str, list[tuple[dict, dict]]], doccano_runs: list[d
     return {"phases": phases}
 
 
+def commit_of(code: Path) -> str:
+    """The checkout's commit, with ``+changes`` when tracked files differ from it."""
+    reply = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=code, capture_output=True, text=True)
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=code, capture_output=True)
+    return reply.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
+
+
 def host_info() -> dict:
     lines = Path("/proc/cpuinfo").read_text().splitlines()
     model = next((line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")), "")
@@ -422,6 +513,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument(
         "--ours", default="postgres,sqlite,sqlite-before", help=f"our servers, some of {', '.join(TARGETS)}"
     )
+    parser.add_argument(
+        "--code",
+        action="append",
+        metavar="NAME=DIR",
+        help="a checkout whose servers to run (repeatable, e.g. before=../wt/before after=.; default this one)",
+    )
     parser.add_argument("--settings", default=None, help=f"our Django settings module (default {SETTINGS_MODULE})")
     parser.add_argument("--harness", type=Path, default=HARNESS, help="folder of bench_peers.py (not copied here)")
     parser.add_argument(
@@ -441,6 +538,13 @@ def parse_args(argv=None) -> argparse.Namespace:
         problems.append(f"--ours takes some of {', '.join(TARGETS)}, comma separated")
     if args.rounds < 1 or min(args.n_seq, args.n_conc, args.threads, args.repeats) < 1 or args.n_next < 0:
         problems.append("--rounds, --n-seq, --n-conc, --threads and --repeats must be >= 1, --n-next >= 0")
+    args.codes = []
+    for spec in args.code or [f"this={REPO}"]:
+        name, _, folder = spec.partition("=")
+        path = Path(folder or name).resolve()
+        if not (path / "manage.py").is_file() or not (path / "bench" / "peers_adapter.py").is_file():
+            problems.append(f"--code {spec}: no manage.py and bench/peers_adapter.py in {path}")
+        args.codes.append((name if folder else path.name, path))
     if not (args.harness / "bench_peers.py").is_file():
         problems.append(f"no bench_peers.py in {args.harness} (give --harness)")
     if problems:
@@ -481,9 +585,7 @@ def main(argv=None) -> int:
             timeout=args.install_timeout,
             log_file=scratch / "doccano-pip.log",
         )
-        commit = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
-        ).stdout.strip()
+        commits = {name: commit_of(code) for name, code in args.codes}
 
         log(f"starting doccano (home {work / 'doccano-home'})")
         doccano = Doccano(python=doccano_python, home=work / "doccano-home")
@@ -498,19 +600,23 @@ def main(argv=None) -> int:
         )
 
         ours: dict[str, OurServer] = {}
-        for target in args.ours:
-            log(f"starting our {target} server ({SETTINGS_MODULE})")
-            server = OurServer(
-                database=f"peers_bench_{os.getpid()}",
-                sqlite=target.startswith("sqlite"),
-                scratch=work / f"ours-{target}",
-                log_dir=work / f"ours-{target}" / "logs",
-                **TARGETS[target],
-            )
-            server.log_dir.mkdir(parents=True, exist_ok=True)
-            servers.append(server)
-            server.start()
-            ours[target] = server
+        for name, code in args.codes:
+            for target in args.ours:
+                key = target if len(args.codes) == 1 else f"{target}@{name}"
+                log(f"starting our {key} server ({SETTINGS_MODULE}, {code})")
+                server = OurServer(
+                    database=f"peers_bench_{os.getpid()}_{len(ours)}",
+                    sqlite=target.startswith("sqlite"),
+                    scratch=work / f"ours-{len(ours)}",
+                    log_dir=work / f"ours-{len(ours)}" / "logs",
+                    code=code,
+                    **TARGETS[target],
+                )
+                server.log_dir.mkdir(parents=True, exist_ok=True)
+                servers.append(server)
+                server.start()
+                ours[key] = server
+        code_names = {key: name for name, _ in args.codes for key in ours if key.endswith(f"@{name}")}
 
         per_run = args.repeats * 7 * args.phase_timeout + 180  # 7 bounded phases per repeat, and start-up
         pairs: dict[str, list[tuple[dict, dict]]] = {t: [] for t in ours}
@@ -527,13 +633,18 @@ def main(argv=None) -> int:
                         args, client, "doccano", doccano.base_url, doccano.server_pids(), doccano_label
                     )
                     env = doccano.environment()
+                    roots = [process.pid for process in doccano.processes.values()]
                 else:
                     server = ours[target]
+                    commit = commits[code_names.get(target, args.codes[0][0])]
                     label = f"human-perf {commit} {target} {SETTINGS_MODULE}"
                     command = harness_command(args, client, "human-perf", server.base_url, server.server_pids(), label)
+                    # the adapter of the checkout measured: its set-up runs that checkout's manage.py
+                    command[command.index(str(ADAPTER))] = str(server.code / "bench" / "peers_adapter.py")
                     env = {**server.environment(), "HUMAN_PERF_PYTHON": sys.executable}
+                    roots = [process.pid for process in server.processes.values()]
                 log(f"round {round_number}: {target}")
-                result = run_harness(command, env=env, timeout=min(per_run, remaining))
+                result = run_harness(command, env=env, timeout=min(per_run, remaining), server_roots=roots)
                 result["bench_target"] = "doccano" if target == "doccano" else f"us-{target}"
                 result["bench_round"] = round_number
                 with open(results_path, "a", encoding="utf-8") as f:
@@ -549,14 +660,14 @@ def main(argv=None) -> int:
                     waiting = (target, result)
         params = f"--n-seq {args.n_seq} --n-next {args.n_next} --n-conc {args.n_conc} --threads {args.threads}"
         print(
-            f"\nPeer harness, {args.rounds} round(s), {params} --repeats {args.repeats}; commit {commit}",
+            f"\nPeer harness, {args.rounds} round(s), {params} --repeats {args.repeats}; commits {commits}",
             file=sys.stderr,
         )
         print("medians over rounds; ratios paired with the next doccano run\n", file=sys.stderr)
         print(table(pairs, doccano_runs), file=sys.stderr)
         print(f"\nraw JSON lines: {results_path}", file=sys.stderr)
         summary = summary_json(pairs, doccano_runs)
-        summary.update(commit=commit, parameters=params + f" --repeats {args.repeats}", rounds=args.rounds)
+        summary.update(commits=commits, parameters=params + f" --repeats {args.repeats}", rounds=args.rounds)
         summary["host"] = host_info()
         text = json.dumps(summary, indent=1)
         if args.output:

@@ -33,34 +33,16 @@ class RssSampler(threading.Thread):
         self.join(timeout=2)
 
 
-def _ticks(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return int(fields[11]) + int(fields[12])  # utime + stime
-    except (OSError, IndexError, ValueError):
-        return 0
-
-
 def cpu_seconds(stack) -> dict[str, float]:
     """CPU time so far of the harness itself, each server, and every postgres process on the machine."""
-    from bench.stack import descendants
+    from bench.stack import cpu_seconds as processes_cpu
+    from bench.stack import descendants, postgres_cpu_seconds
 
-    hz = os.sysconf("SC_CLK_TCK")
     usage = os.times()
     result = {"client (this process)": usage.user + usage.system}
     for name, process in stack.processes.items():
-        result[name] = sum(_ticks(pid) for pid in descendants(process.pid)) / hz
-    postgres = 0
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/comm") as f:
-                    if f.read().startswith("postgres"):
-                        postgres += _ticks(int(entry))
-            except OSError:
-                continue
-    result["postgres (all backends)"] = postgres / hz
+        result[name] = sum(processes_cpu(descendants(process.pid)))
+    result["postgres (all backends)"] = postgres_cpu_seconds()
     return result
 
 

@@ -20,8 +20,11 @@ workers enter through the entry link and load the session (not measured), a warm
 measured), and the measured phases in order: ``start`` (one per worker: lays out the test step),
 ``current`` (GET the session), ``submit`` (one span on the current item; the reply carries the next)
 and ``skip``. ``--concurrency`` clients send them, each waiting for its answer. Every request must
-answer 200. Last, ``refused``: the same GET without a worker cookie, which every layer but the
-database serves before answering 403; no worker request can cost less.
+answer 200. Last, the floors under them: ``refused``, the same GET without a worker cookie, which
+every layer but the database serves before answering 403 (no session API request can cost less);
+``redirect``, GET /favicon.ico, a redirect through Django's handler and every middleware with neither
+DRF nor the database (None for a checkout without that route); and ``bare``, after the server has
+stopped, the same gunicorn (workers, threads) serving bench/bare_wsgi.py, which does nothing.
 
 The client runs on the same cores, but its CPU is not counted. Prints one JSON object: per round the
 raw figures, and per database, checkout and kind the median over rounds of server CPU ms per request,
@@ -36,6 +39,7 @@ import contextlib
 import json
 import os
 import platform
+import signal
 import statistics
 import subprocess
 import sys
@@ -47,14 +51,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from annotation.rehearsal.client import Browser, Recorder
 from bench.openloop import QUESTION, write_span_task
-from bench.peers import TARGETS, OurServer
-from bench.stack import descendants
+from bench.peers import TARGETS, OurServer, commit_of, wait_http
+from bench.ports import free_port
+from bench.stack import cpu_seconds, descendants, postgres_cpu_seconds
 
 REPO = Path(__file__).resolve().parent.parent
 KINDS = ("start", "current", "submit", "skip")
-REPORTED = (*KINDS, "refused")
+REPORTED = (*KINDS, "refused", "redirect", "bare")
 SLUG = "cpu"
-TICK = os.sysconf("SC_CLK_TCK")
 
 # Run by ``manage.py shell`` in the checkout measured: the study is created with that code's services.
 CREATE_STUDY = """
@@ -64,43 +68,6 @@ from tasks_app.models import Task
 study = studies.study_create(task=Task.objects.get(slug={slug!r}), slug={slug!r}, shots=[0], workers_per_condition={n})
 studies.change_status(study=study, to_status=Study.Status.OPEN)
 """
-
-
-def cpu_seconds(pids: list[int]) -> tuple[float, float]:
-    """(user, system) CPU seconds of these processes (all their threads, live and ended)."""
-    user = system = 0
-    for pid in pids:
-        with contextlib.suppress(OSError, IndexError, ValueError):
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            user, system = user + int(fields[11]), system + int(fields[12])  # utime, stime (stat's 14th, 15th)
-    return user / TICK, system / TICK
-
-
-def postgres_cpu_seconds() -> float:
-    """CPU seconds of every PostgreSQL process, plus the children the postmaster has reaped."""
-    total = 0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        with contextlib.suppress(OSError, IndexError, ValueError):
-            with open(f"/proc/{entry}/comm") as f:
-                if f.read().strip() != "postgres":
-                    continue
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
-            if fields[1] == "1" or not _is_postgres(int(fields[1])):  # the postmaster: its reaped children too
-                total += int(fields[13]) + int(fields[14])
-    return total / TICK
-
-
-def _is_postgres(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/comm") as f:
-            return f.read().strip() == "postgres"
-    except OSError:
-        return False
 
 
 class Worker:
@@ -164,7 +131,7 @@ async def phase(workers: list[Worker], kind: str, count: int, concurrency: int) 
     await asyncio.gather(*(client(share, n) for share, n in zip(shares, counts, strict=True)))
 
 
-async def drive(server: OurServer, args: argparse.Namespace) -> dict:
+async def drive(server: OurServer, args: argparse.Namespace, label: str) -> dict:
     recorder = Recorder()
     total = args.workers + args.warmup_workers
     entered: list[Worker] = []
@@ -182,23 +149,86 @@ async def drive(server: OurServer, args: argparse.Namespace) -> dict:
     results = {}
     for kind in KINDS:
         count = len(measured) if kind == "start" else args.requests
+        profiler = start_profiler(args, server, label, kind)
         (user0, system0), database0, wall0 = cpu_seconds(pids), postgres_cpu_seconds(), time.perf_counter()
         await phase(measured, kind, count, args.concurrency)
         wall = time.perf_counter() - wall0
+        stop_profiler(profiler)
         (user, system), database = cpu_seconds(pids), postgres_cpu_seconds() - database0
         results[kind] = per_request(count, user - user0, system - system0, wall, None if server.sqlite else database)
-    # The door: the same GET without a worker cookie, refused (403) before any database work. What every
-    # request costs whatever it does (gunicorn, Django's handler and middleware, DRF, the error's JSON).
-    strangers = [Worker(Browser(server.port, recorder)) for _ in range(args.concurrency)]
-    count = args.requests
-    (user0, system0), wall0 = cpu_seconds(pids), time.perf_counter()
-    await asyncio.gather(*(refused(stranger, count // len(strangers)) for stranger in strangers))
-    sent = count // len(strangers) * len(strangers)
-    user, system = cpu_seconds(pids)
-    results["refused"] = per_request(sent, user - user0, system - system0, time.perf_counter() - wall0, None)
-    for worker in entered + strangers:
+    for worker in entered:
         worker.browser.close()
+    # The door: the same GET without a worker cookie, refused (403) before any database work. What every
+    # session API request costs whatever it does (gunicorn, Django's handler and middleware, DRF, the error).
+    profiler = start_profiler(args, server, label, "refused")
+    results["refused"] = await strangers(server.port, pids, "/api/session/current/", 403, args)
+    stop_profiler(profiler)
+    # Django's floor: a redirect through every middleware, with no DRF and no database (None in a checkout
+    # without the route).
+    results["redirect"] = await strangers(server.port, pids, "/favicon.ico", 301, args)
     return results
+
+
+async def strangers(port: int, pids: list[int], path: str, status: int, args: argparse.Namespace) -> dict | None:
+    """The server's CPU per GET of ``path`` without cookies, from --concurrency clients; None if a reply is
+    not ``status``."""
+    clients = [Browser(port, Recorder()) for _ in range(args.concurrency)]
+    try:
+        first = await clients[0].request("probe", "GET", path)
+        if first.status != status:
+            return None
+        count = args.requests // len(clients)
+
+        async def client(browser: Browser) -> None:
+            for _ in range(count):
+                reply = await browser.request("stranger", "GET", path)
+                if reply.status != status:
+                    raise RuntimeError(f"GET {path} answered {reply.status}, not {status}")
+
+        (user0, system0), wall0 = cpu_seconds(pids), time.perf_counter()
+        await asyncio.gather(*(client(browser) for browser in clients))
+        user, system = cpu_seconds(pids)
+        return per_request(count * len(clients), user - user0, system - system0, time.perf_counter() - wall0, None)
+    finally:
+        for browser in clients:
+            browser.close()
+
+
+def bare_gunicorn(server: OurServer, args: argparse.Namespace) -> dict | None:
+    """gunicorn's own floor: the same workers and threads serving bench/bare_wsgi.py, which does nothing."""
+    port = free_port()
+    command = [sys.executable, "-m", "gunicorn", "bench.bare_wsgi:application", "--bind", f"127.0.0.1:{port}"]
+    command += ["--worker-class", "gthread", "--workers", str(server.gunicorn_workers)]
+    command += ["--threads", str(server.gunicorn_threads), "--keep-alive", "120", "--backlog", "512"]
+    env = {**os.environ, "GUNICORN_CMD_ARGS": f"--control-socket {server.scratch / 'bare.ctl'}"}
+    process = subprocess.Popen(
+        command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    try:
+        wait_http(f"http://127.0.0.1:{port}/", timeout=60, process=process, what="the bare gunicorn")
+        return asyncio.run(strangers(port, descendants(process.pid), "/api/session/current/", 200, args))
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def start_profiler(args: argparse.Namespace, server: OurServer, label: str, kind: str) -> subprocess.Popen | None:
+    """With --profile: py-spy samples the gunicorn processes during this phase (its own CPU is not counted)."""
+    if not args.profile:
+        return None
+    args.profile.mkdir(parents=True, exist_ok=True)
+    out = args.profile / f"{label}-{kind}.txt"
+    command = [args.py_spy, "record", "--pid", str(server.processes["gunicorn"].pid), "--subprocesses"]
+    command += ["--format", "raw", "--rate", "250", "--nonblocking", "--gil", "--output", str(out)]
+    profiler = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(1)  # py-spy attaches before the phase starts
+    return profiler
+
+
+def stop_profiler(profiler: subprocess.Popen | None) -> None:
+    if profiler is not None:
+        profiler.send_signal(signal.SIGINT)  # py-spy writes its samples on an interrupt
+        profiler.wait(timeout=60)
 
 
 def per_request(count: int, user: float, system: float, wall: float, database: float | None) -> dict:
@@ -211,13 +241,6 @@ def per_request(count: int, user: float, system: float, wall: float, database: f
         "database_cpu_ms": None if database is None else round(database * 1000 / count, 3),
         "wall_ms": round(wall * 1000 / count, 3),
     }
-
-
-async def refused(stranger: Worker, count: int) -> None:
-    for _ in range(count):
-        reply = await stranger.browser.api("refused", "GET", "/api/session/current/")
-        if reply.status != 403:
-            raise RuntimeError(f"a request without a worker cookie answered {reply.status}")
 
 
 def measure(name: str, code: Path, db: str, args: argparse.Namespace, scratch: Path) -> dict:
@@ -253,15 +276,11 @@ def measure(name: str, code: Path, db: str, args: argparse.Namespace, scratch: P
         n = args.workers + args.warmup_workers + 5
         server.manage("shell", "-c", CREATE_STUDY.format(slug=SLUG, n=n))
         server.start_servers()
-        return asyncio.run(drive(server, args))
+        kinds = asyncio.run(drive(server, args, f"{db}-{name}"))
     finally:
         server.stop()
-
-
-def commit_of(code: Path) -> str:
-    reply = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=code, capture_output=True, text=True)
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=code, capture_output=True)
-    return reply.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
+    kinds["bare"] = bare_gunicorn(server, args)
+    return kinds
 
 
 def summarize(runs: list[dict], names: list[str], dbs: list[str], metric: str = "server_cpu_ms") -> dict:
@@ -270,7 +289,8 @@ def summarize(runs: list[dict], names: list[str], dbs: list[str], metric: str = 
         for kind in REPORTED:
             row = {}
             for name in names:
-                values = [r["kinds"][kind][metric] for r in runs if r["db"] == db and r["code"] == name]
+                figures = [r["kinds"][kind] for r in runs if r["db"] == db and r["code"] == name]
+                values = [f[metric] for f in figures if f is not None]
                 row[name] = round(statistics.median(values), 3) if values else None
             first = row[names[0]]
             for name in names[1:]:
@@ -292,6 +312,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--warmup-workers", type=int, default=20)
     parser.add_argument("--warmup-requests", type=int, default=100)
     parser.add_argument("--output", type=Path)
+    parser.add_argument("--profile", type=Path, metavar="DIR", help="py-spy's samples of each phase (raw stacks)")
+    parser.add_argument("--py-spy", default="py-spy", help="the py-spy executable for --profile")
     args = parser.parse_args(argv)
     codes = args.code or [f"this={REPO}"]
     args.codes = []
@@ -323,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"[cpu] round {round_number} {db} {name} ({code})", file=sys.stderr, flush=True)
                     kinds = measure(name, code, db, args, Path(folder))
                 runs.append({"round": round_number, "db": db, "code": name, "kinds": kinds})
-                line = ", ".join(f"{k} {v['server_cpu_ms']:.2f}" for k, v in kinds.items())
+                line = ", ".join(f"{k} {v['server_cpu_ms']:.2f}" for k, v in kinds.items() if v)
                 print(f"[cpu]   server CPU ms per request: {line}", file=sys.stderr, flush=True)
     names = [name for name, _ in args.codes]
     report = {

@@ -71,6 +71,46 @@ def descendants(pid: int) -> list[int]:
     return result
 
 
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pids: list[int]) -> tuple[float, float]:
+    """(user, system) CPU seconds of these processes (all their threads, live and ended)."""
+    user = system = 0
+    for pid in pids:
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            user, system = user + int(fields[11]), system + int(fields[12])  # utime, stime (stat's 14th, 15th)
+    return user / TICK, system / TICK
+
+
+def postgres_cpu_seconds() -> float:
+    """CPU seconds of every PostgreSQL process on the machine, plus the children the postmaster has reaped."""
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            with open(f"/proc/{entry}/comm") as f:
+                if f.read().strip() != "postgres":
+                    continue
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+            if fields[1] == "1" or not _is_postgres(int(fields[1])):  # the postmaster: its reaped children too
+                total += int(fields[13]) + int(fields[14])
+    return total / TICK
+
+
+def _is_postgres(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip() == "postgres"
+    except OSError:
+        return False
+
+
 def status_kb(pid: int, key: str) -> int:
     try:
         with open(f"/proc/{pid}/status") as f:
