@@ -164,12 +164,13 @@ class Report:
             "",
             "## The simulated crowd",
             "",
-            "| worker | behaviour | accuracy | outcome | code |",
-            "|---|---|---:|---|---|",
+            "| worker | behaviour | accuracy | last seen by the worker | in the database | code |",
+            "|---|---|---:|---|---|---|",
         ]
         for w in self.crowd:
-            outcome = w["state"] + (f" ({w['refused']}: {w['page_title']})" if w["refused"] else "")
-            lines.append(f"| {w['worker_id']} | {w['behaviour']} | {w['p_gold']:.2f} | {outcome} | {w['code']} |")
+            seen = w["state"] + (f" ({w['refused']}: {w['page_title']})" if w["refused"] else "")
+            end = w.get("end_state") or "-"  # none: the worker never took a slot
+            lines.append(f"| {w['worker_id']} | {w['behaviour']} | {w['p_gold']:.2f} | {seen} | {end} | {w['code']} |")
         lines += ["", "## Prolific (the stand-in)", ""]
         for name, run in self.prolific.items():
             counts = run.get("counts") or {}

@@ -32,7 +32,7 @@ from annotation.rehearsal import scratch as scratch_db
 from annotation.rehearsal.client import Browser, Recorder
 from annotation.rehearsal.crowd import Key, Outcome, ProtocolError, SimulatedWorker, item_key, staff_login
 from annotation.rehearsal.report import Report
-from annotation.rehearsal.steps import GUARD
+from annotation.rehearsal.steps import GUARD, end_state_key
 from annotation.services.prolific.standin import TOKEN, StandIn
 from tasks_app.models import Example
 
@@ -462,7 +462,10 @@ class Rehearsal:
             path = db.directory / "facts.json"
             path.write_text(json.dumps(facts, default=str), encoding="utf-8")
             self.log("checking the invariants")
-            results = self.scratch.step("check", self.study.slug, "--facts", str(path))
+            checked = self.scratch.step("check", self.study.slug, "--facts", str(path))
+            results = checked["invariants"]
+            for worker in facts["crowd"]:
+                worker["end_state"] = checked["end_states"].get(end_state_key(worker["study"], worker["worker_id"]))
         finally:
             self.scratch.stop_server()
             self.standin.stop()

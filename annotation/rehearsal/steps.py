@@ -18,7 +18,7 @@ from django.core.management import call_command
 from django.db import connection, transaction
 from django.utils import timezone
 
-from annotation.models import Study
+from annotation.models import Participation, Study
 from annotation.services import abandonment, studies
 from tasks_app.models import Task
 
@@ -124,8 +124,18 @@ def prolific(*, slug: str) -> dict[str, Any]:
     return reports
 
 
-def check(*, slug: str, facts: dict[str, Any]) -> list[dict[str, Any]]:
+def check(*, slug: str, facts: dict[str, Any]) -> dict[str, Any]:
+    """Every invariant's result, and each participation's state as the database ends it, by
+    ``end_state_key`` (a worker's last page can say less: it may never have loaded the end page)."""
     from annotation.rehearsal import invariants
 
     study = Study.objects.select_related("task").get(slug=slug)
-    return [result.as_dict() for result in invariants.check_all(study=study, facts=facts)]
+    results = [result.as_dict() for result in invariants.check_all(study=study, facts=facts)]
+    ends = Participation.objects.filter(study__task=study.task).values_list(
+        "study__slug", "worker__external_id", "state"
+    )
+    return {"invariants": results, "end_states": {end_state_key(s, w): state for s, w, state in ends}}
+
+
+def end_state_key(study: str, worker_id: str) -> str:
+    return f"{study} {worker_id}"

@@ -73,6 +73,11 @@ def test_the_demo_study_rehearsed_end_to_end_keeps_every_invariant(tmp_path):
     assert "nobody paid twice" in names and "no server error" in names and len(names) >= 12
     behaviours = {w["behaviour"] for w in report["crowd"]}
     assert {"skipper", "leaves", "returns", "returns (back)", "fails_attention", "declines"} <= behaviours
+    # Beside the last page each worker saw, the state the database ended their participation in: the worker
+    # who left and came back completed; a staff preview and a refused entry hold no participation.
+    ends = {w["behaviour"]: w["end_state"] for w in report["crowd"]}
+    assert ends["returns"] == "completed" and ends["leaves"] == "abandoned"
+    assert ends["fails_attention"] == "excluded" and ends["declines"] is None and ends["staff_preview"] is None
     assert {"fails_training", "second_condition", "late"} <= behaviours
     assert report["latency"]["all"]["requests"] > 50 and report["latency"]["all"]["p99_ms"] > 0
     # The demo study has no pilot of its own yet: the plan says how to get one (annotation.reporting.planning).
