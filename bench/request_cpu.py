@@ -51,8 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from annotation.rehearsal.client import Browser, Recorder
 from bench.openloop import QUESTION, write_span_task
-from bench.peers import TARGETS, OurServer, commit_of, wait_http
-from bench.ports import free_port
+from bench.peers import TARGETS, OurServer, commit_of
 from bench.stack import cpu_seconds, descendants, postgres_cpu_seconds
 
 REPO = Path(__file__).resolve().parent.parent
@@ -195,21 +194,14 @@ async def strangers(port: int, pids: list[int], path: str, status: int, args: ar
 
 
 def bare_gunicorn(server: OurServer, args: argparse.Namespace) -> dict | None:
-    """gunicorn's own floor: the same workers and threads serving bench/bare_wsgi.py, which does nothing."""
-    port = free_port()
-    command = [sys.executable, "-m", "gunicorn", "bench.bare_wsgi:application", "--bind", f"127.0.0.1:{port}"]
-    command += ["--worker-class", "gthread", "--workers", str(server.gunicorn_workers)]
-    command += ["--threads", str(server.gunicorn_threads), "--keep-alive", "120", "--backlog", "512"]
-    env = {**os.environ, "GUNICORN_CMD_ARGS": f"--control-socket {server.scratch / 'bare.ctl'}"}
-    process = subprocess.Popen(
-        command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
-    )
+    """gunicorn's own floor: the server's gunicorn (workers, threads), serving bench/bare_wsgi.py instead,
+    which does nothing."""
     try:
-        wait_http(f"http://127.0.0.1:{port}/", timeout=60, process=process, what="the bare gunicorn")
-        return asyncio.run(strangers(port, descendants(process.pid), "/api/session/current/", 200, args))
+        server.start_gunicorn(app="bench.bare_wsgi:application")
+        pids = descendants(server.processes["gunicorn"].pid)
+        return asyncio.run(strangers(server.port, pids, "/api/session/current/", 200, args))
     finally:
-        process.terminate()
-        process.wait(timeout=30)
+        server.stop()
 
 
 def start_profiler(args: argparse.Namespace, server: OurServer, label: str, kind: str) -> subprocess.Popen | None:

@@ -224,17 +224,20 @@ class Stack:
             ],
         )
 
-    def start_gunicorn(self) -> None:
+    def start_gunicorn(self, app: str = "annotation.wsgi:application") -> None:
+        """gunicorn serving ``app`` (a module of this repository, whatever checkout ``code`` names)."""
         # gthread keeps browsers' connections alive (the sync worker closes each one); a few
         # processes with a few threads each overlap the database round trips on 2 cores.
         threads = ["--threads", str(self.gunicorn_threads), "--keep-alive", "120"]
+        where = [] if app.startswith("annotation.") else ["--pythonpath", str(REPO)]  # bench/ of this checkout
         self._spawn(
             "gunicorn",
             [
                 PYTHON,
                 "-m",
                 "gunicorn",
-                "annotation.wsgi:application",
+                app,
+                *where,
                 "--bind",
                 f"127.0.0.1:{self.port}",
                 "--worker-class",
