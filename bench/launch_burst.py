@@ -41,7 +41,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.client import Browser, Recorder  # noqa: E402
+from annotation.rehearsal.client import Browser, Recorder  # noqa: E402
 from bench.openloop import create_study, host, make_server, prepare_database, span_of  # noqa: E402
 from bench.stats import latency_summary  # noqa: E402
 
