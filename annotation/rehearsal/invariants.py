@@ -424,7 +424,11 @@ def rules_catch_who_they_should(study: Study, facts: dict[str, Any]) -> tuple[bo
             elif study.attention_fail_limit and row.failed >= study.attention_fail_limit and not row.decision:
                 problems.append(f"{w['worker_id']} failed {row.failed} check(s) and has no verdict")
             else:
-                notes.append(f"the check failer failed {row.failed} ({row.decision or 'no rule'})")
+                # The rule's word beside the limit it applied: "passed" after five failures reads as a
+                # bug unless the report says the study set no limit.
+                limit = study.attention_fail_limit
+                rule = f"limit {limit}" if limit else "no fail limit"
+                notes.append(f"the check failer failed {row.failed} ({rule}: {row.decision or 'no decision yet'})")
         elif row.failed:
             problems.append(f"{w['worker_id']} ({w['behaviour']}) read the checks and still failed {row.failed}")
     for w in _crowd(facts, "fails_training"):

@@ -69,7 +69,7 @@ def test_the_demo_study_rehearsed_end_to_end_keeps_every_invariant(tmp_path):
     assert report["passed"] and not failed, failed
     names = {i["name"] for i in report["invariants"]}
     caught = next(i["detail"] for i in report["invariants"] if i["name"].startswith("attention checks and"))
-    assert "the check failer failed 1 (excluded)" in caught and "the filter failer was excluded" in caught
+    assert "the check failer failed 1 (limit 1: excluded)" in caught and "the filter failer was excluded" in caught
     assert "nobody paid twice" in names and "no server error" in names and len(names) >= 12
     behaviours = {w["behaviour"] for w in report["crowd"]}
     assert {"skipper", "leaves", "returns", "returns (back)", "fails_attention", "declines"} <= behaviours
