@@ -63,6 +63,9 @@
       if (self.skipArmed && !$("skip-button").contains(e.target)) self.cancelSkip(true);
     }, true);
     this.bindSpans();
+    this.fitScale();
+    window.addEventListener("resize", function () { self.fitScale(); });
+    if (document.fonts) document.fonts.ready.then(function () { self.fitScale(); });
     ["keydown", "pointerdown", "pointermove", "scroll", "touchstart"].forEach(function (t) {
       window.addEventListener(t, function () { self.lastInput = Date.now(); }, { passive: true });
     });
@@ -243,6 +246,17 @@
     var dialog = $("help-dialog");
     if (dialog.showModal) dialog.showModal(); else dialog.setAttribute("open", "");
     $("help-close").focus();
+  };
+
+  // The confidence words in five columns, or one point a row where a word does not fit its column.
+  ItemPage.prototype.fitScale = function () {
+    var scale = document.querySelector("#confidence .scale");
+    if (!scale) return;
+    scale.classList.remove("stacked");
+    var tooWide = Array.prototype.some.call(scale.querySelectorAll(".scale-point"), function (point) {
+      return point.scrollWidth > point.clientWidth + 1;
+    });
+    scale.classList.toggle("stacked", tooWide);
   };
 
   ItemPage.prototype.confidence = function () {

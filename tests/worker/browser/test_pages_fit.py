@@ -55,6 +55,14 @@ VISIBLE_TEXTS = """() => {
 }"""
 
 
+# How many lines each confidence word of the scale takes (the line boxes of its text).
+SCALE_LINES = """() => [...document.querySelectorAll(".scale-text")].map((node) => {
+  const range = document.createRange();
+  range.selectNodeContents(node);
+  return [node.textContent, new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size];
+})"""
+
+
 def _in_first_screen(page, selector):
     box = page.locator(selector).first.bounding_box()
     height = page.viewport_size["height"]
@@ -319,6 +327,13 @@ def test_the_test_and_finish_pages_fit_in_each_language(open_as, demo, language)
         page = open_as(p, viewport=VIEWPORTS[viewport])
         wait_for_item(page, 0)
         _fits(page, f"test {language} {viewport}")
+        # The confidence scale keeps its five columns while its words fit them (_fits: no word overflows);
+        # German words are too long on a phone, and it lists one point a row, each on one line.
+        stacked = page.locator("#confidence .scale.stacked").count() == 1
+        assert stacked == (language == "de" and viewport == "phone")
+        if stacked:
+            lines = page.evaluate(SCALE_LINES)
+            assert len(lines) == 5 and all(n == 1 for _, n in lines), lines
         shot(page, f"fit-test-{language}-{viewport}")
     done = make_participation(task, state=State.COMPLETED, language=language)
     for viewport in ("desktop", "phone"):
