@@ -30,8 +30,6 @@ import json
 import os
 import random
 import re
-import shutil
-import signal
 import sys
 import tempfile
 import time
@@ -42,7 +40,15 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from annotation.rehearsal.client import Browser, Recorder  # noqa: E402
-from bench.openloop import create_study, host, make_server, prepare_database, span_of  # noqa: E402
+from bench.openloop import (  # noqa: E402
+    add_server_options,
+    create_study,
+    host,
+    make_server,
+    parse_server_options,
+    run_on_server,
+    span_of,
+)
 from bench.stats import latency_summary  # noqa: E402
 
 CONSENT_TEXT = "You will label a few sentences. Your answers are kept without your name."
@@ -51,22 +57,16 @@ TEXT_HASH = re.compile(rb'name="text_hash" value="([0-9a-f]{64})"')
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--db", choices=["postgres", "sqlite"], default="sqlite")
+    add_server_options(parser, db="sqlite")
     parser.add_argument("--arrivals", type=int, default=300, help="participants who open the link")
     parser.add_argument("--window", type=float, default=10.0, help="seconds over which they arrive")
     parser.add_argument("--consenting", type=int, default=200, help="of them, how many agree to the consent text")
     parser.add_argument("--slots", type=int, default=100, help="the design's slots (one 0-shot condition)")
     parser.add_argument("--think", type=float, default=2.0, help="mean think time before consenting and submitting")
-    parser.add_argument("--gunicorn-workers", type=int, default=None, help="default 4 (PostgreSQL), 1 (SQLite)")
-    parser.add_argument("--gunicorn-threads", type=int, default=None, help="default 4 (PostgreSQL), 16 (SQLite)")
-    parser.add_argument("--conn-max-age", type=int, default=600, help="DB_CONN_MAX_AGE")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=600.0, help="the whole run's limit in seconds")
     parser.add_argument("--output", type=Path, default=None, help="also write the JSON to this file")
-    args = parser.parse_args(argv)
-    sqlite = args.db == "sqlite"
-    args.gunicorn_workers = args.gunicorn_workers or (1 if sqlite else 4)  # as docs/performance.md recommends
-    args.gunicorn_threads = args.gunicorn_threads or (16 if sqlite else 4)
+    args = parse_server_options(parser, argv)
     if not 1 <= args.arrivals <= 2000 or not 0 <= args.consenting <= args.arrivals or args.slots < 1:
         parser.error("--arrivals must be 1..2000, --consenting 0..arrivals and --slots >= 1")
     if args.window <= 0 or args.think < 0:
@@ -208,33 +208,9 @@ def main(argv: list[str] | None = None) -> int:
     server = make_server(args, scratch)
     server.database = f"bench_launch_{os.getpid()}"
     info: dict = {"host": host(), "db": args.db}
-
-    def on_signal(signum, frame):
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGALRM, on_signal)
-    signal.alarm(int(args.timeout))  # the whole run's bound
-    try:
-        prepare_database(server)
-        server.start_gunicorn()
-        if not server.sqlite:
-            from celery import Celery
-
-            server.start_celery()
-            broker = server.broker_url
-            server.wait_for_celery(Celery("launch", broker=broker, backend=broker), timeout=60)
-        figures = asyncio.run(measure(server, args))
-    except KeyboardInterrupt:
-        print(f"interrupted or --timeout reached: stopped the server (logs in {scratch})", file=sys.stderr)
+    figures = run_on_server(server, scratch, args.timeout, lambda: asyncio.run(measure(server, args)))
+    if figures is None:
         return 130
-    except BaseException:
-        print(f"failed: the server's logs are in {scratch}", file=sys.stderr)
-        raise
-    finally:
-        signal.alarm(0)
-        server.stop()
-    shutil.rmtree(scratch, ignore_errors=True)
     info["host"]["loadavg_end"] = os.getloadavg()[0]
     info["server"] = {"gunicorn": f"gthread {args.gunicorn_workers} x {args.gunicorn_threads}"}
     text = json.dumps({**info, **figures}, indent=1)

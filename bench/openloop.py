@@ -44,8 +44,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -53,6 +55,8 @@ sys.path.insert(0, str(REPO))
 from annotation.rehearsal.client import Browser, Recorder  # noqa: E402
 from bench.peers import OurServer  # noqa: E402
 from bench.stats import latency_summary, percentile  # noqa: E402
+
+_T = TypeVar("_T")
 
 SETTINGS = "annotation.settings.bench"  # production plus the reference endpoints
 AUTO_FRACTIONS = (0.02, 0.04, 0.06, 0.08, 0.1, 0.125, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
@@ -75,9 +79,26 @@ def parse_mix(text: str) -> dict[str, float]:
     return {kind: mix.get(kind, 0.0) / total for kind in KINDS}
 
 
+def add_server_options(parser: argparse.ArgumentParser, *, db: str) -> None:
+    """The server's options, shared with bench/launch_burst.py (``parse_server_options`` fills the defaults)."""
+    parser.add_argument("--db", choices=["postgres", "sqlite"], default=db)
+    parser.add_argument("--gunicorn-workers", type=int, default=None, help="default 4 (PostgreSQL), 1 (SQLite)")
+    parser.add_argument("--gunicorn-threads", type=int, default=None, help="default 4 (PostgreSQL), 16 (SQLite)")
+    parser.add_argument("--conn-max-age", type=int, default=600, help="DB_CONN_MAX_AGE")
+
+
+def parse_server_options(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """The parsed arguments, gunicorn's processes and threads as docs/performance.md recommends unless given."""
+    args = parser.parse_args(argv)
+    sqlite = args.db == "sqlite"
+    args.gunicorn_workers = args.gunicorn_workers or (1 if sqlite else 4)
+    args.gunicorn_threads = args.gunicorn_threads or (16 if sqlite else 4)
+    return args
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--db", choices=["postgres", "sqlite"], default="postgres")
+    add_server_options(parser, db="postgres")
     parser.add_argument("--rates", default="auto", help="arrivals/s, comma separated, or auto (fractions of the floor)")
     parser.add_argument("--duration", type=float, default=10.0, help="seconds of recorded arrivals per rate")
     parser.add_argument("--warmup", type=float, default=2.0, help="seconds of unrecorded arrivals before each rate")
@@ -89,16 +110,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--stop-p99-ms", type=float, default=1000.0, help="stop going up once a rate's p99 exceeds it")
     parser.add_argument("--floor-connections", type=int, default=16, help="closed-loop connections on the one write")
     parser.add_argument("--floor-seconds", type=float, default=5.0, help="seconds per floor round")
-    parser.add_argument("--gunicorn-workers", type=int, default=None, help="default 4 (PostgreSQL), 1 (SQLite)")
-    parser.add_argument("--gunicorn-threads", type=int, default=None, help="default 4 (PostgreSQL), 16 (SQLite)")
-    parser.add_argument("--conn-max-age", type=int, default=600, help="DB_CONN_MAX_AGE")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=900.0, help="the whole run's limit in seconds")
     parser.add_argument("--output", type=Path, default=None, help="also write the JSON to this file")
-    args = parser.parse_args(argv)
-    sqlite = args.db == "sqlite"
-    args.gunicorn_workers = args.gunicorn_workers or (1 if sqlite else 4)  # as docs/performance.md recommends
-    args.gunicorn_threads = args.gunicorn_threads or (16 if sqlite else 4)
+    args = parse_server_options(parser, argv)
     problems = []
     try:
         args.mix = parse_mix(args.mix)
@@ -523,18 +538,17 @@ async def measure(server: OurServer, args: argparse.Namespace, info: dict) -> di
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
-    scratch = Path(tempfile.mkdtemp(prefix="bench-openloop-"))
-    server = make_server(args, scratch)
-    info: dict = {"host": host(), "db": args.db}
+def run_on_server(server: OurServer, scratch: Path, timeout: float, work: Callable[[], _T]) -> _T | None:
+    """Set up the database, start the server (gunicorn; Celery too on PostgreSQL), do ``work`` against it
+    and stop it, all within ``timeout`` seconds; None if interrupted or out of time. The server's logs in
+    ``scratch`` are kept where it failed, deleted otherwise. Shared with bench/launch_burst.py."""
 
     def on_signal(signum, frame):
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGALRM, on_signal)
-    signal.alarm(int(args.timeout))  # the whole run's bound
+    signal.alarm(int(timeout))  # the whole run's bound
     try:
         prepare_database(server)
         server.start_gunicorn()
@@ -542,11 +556,11 @@ def main(argv: list[str] | None = None) -> int:
             from celery import Celery
 
             server.start_celery()
-            server.wait_for_celery(Celery("openloop", broker=server.broker_url, backend=server.broker_url), timeout=60)
-        figures = asyncio.run(measure(server, args, info))
+            server.wait_for_celery(Celery("bench", broker=server.broker_url, backend=server.broker_url), timeout=60)
+        result = work()
     except KeyboardInterrupt:
         print(f"interrupted or --timeout reached: stopped the server (logs in {scratch})", file=sys.stderr)
-        return 130
+        return None
     except BaseException:
         print(f"failed: the server's logs are in {scratch}", file=sys.stderr)
         raise
@@ -554,6 +568,17 @@ def main(argv: list[str] | None = None) -> int:
         signal.alarm(0)
         server.stop()
     shutil.rmtree(scratch, ignore_errors=True)
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    scratch = Path(tempfile.mkdtemp(prefix="bench-openloop-"))
+    server = make_server(args, scratch)
+    info: dict = {"host": host(), "db": args.db}
+    figures = run_on_server(server, scratch, args.timeout, lambda: asyncio.run(measure(server, args, info)))
+    if figures is None:
+        return 130
     settings = {
         "settings": SETTINGS,
         "gunicorn": f"gthread {args.gunicorn_workers} x {args.gunicorn_threads}",
