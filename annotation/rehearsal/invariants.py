@@ -414,6 +414,7 @@ def rules_catch_who_they_should(study: Study, facts: dict[str, Any]) -> tuple[bo
         else {}
     )
     by_worker = {p.worker.external_id: p for p in _participations(study)}
+    limit = study.attention_fail_limit
     for w in facts["crowd"]:
         row = rows.get(w["worker_id"])
         if row is None or w["study"] != study.slug or not w.get("checks_answered"):
@@ -421,12 +422,11 @@ def rules_catch_who_they_should(study: Study, facts: dict[str, Any]) -> tuple[bo
         if w["behaviour"] == "fails_attention":
             if not row.failed:
                 problems.append(f"{w['worker_id']} answered every check wrong, yet failed none")
-            elif study.attention_fail_limit and row.failed >= study.attention_fail_limit and not row.decision:
+            elif limit and row.failed >= limit and not row.decision:
                 problems.append(f"{w['worker_id']} failed {row.failed} check(s) and has no verdict")
             else:
                 # The rule's word beside the limit it applied: "passed" after five failures reads as a
                 # bug unless the report says the study set no limit.
-                limit = study.attention_fail_limit
                 rule = f"limit {limit}" if limit else "no fail limit"
                 notes.append(f"the check failer failed {row.failed} ({rule}: {row.decision or 'no decision yet'})")
         elif row.failed:
