@@ -10,4 +10,4 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation.settings.production"
 
 app = Celery("annotation")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(["annotation", "annotation.reporting", "tasks_app"], related_name="celery_tasks")
+app.autodiscover_tasks(["annotation.background", "annotation.reporting", "tasks_app"], related_name="celery_tasks")

@@ -5,12 +5,12 @@
 - /work/          the worker's pages (annotation.urls_worker)
 - /dashboard/     admins' progress and results (annotation.urls_dashboard)
 - /hooks/prolific/ Prolific's signed webhooks (annotation.views.prolific_hooks)
-- /jsi18n/<code>/ Django's JavaScript translation catalog for the worker pages (annotation.locale)
+- /jsi18n/<code>/ Django's JavaScript translation catalog for the worker pages (annotation.web.locale)
 - /api/session/   the worker's session API (annotation.api.session_urls), first: every worker request
 - /api/           the rest of the JSON API, described at /api/schema/ (annotation.api.urls)
 
 ``handler500`` answers 503 instead when the error is a database that cannot be
-reached (annotation.unavailable).
+reached (annotation.web.unavailable).
 """
 
 from typing import Any
@@ -21,9 +21,9 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from annotation.locale import javascript_catalog
 from annotation.views import prolific_hooks
 from annotation.views.home import home
+from annotation.web.locale import javascript_catalog
 
 
 class FaviconRedirect(RedirectView):
@@ -51,4 +51,4 @@ urlpatterns = [
     path("", include("annotation.urls_entry")),
 ]
 
-handler500 = "annotation.unavailable.server_error"  # a database that is away: 503, not a 500
+handler500 = "annotation.web.unavailable.server_error"  # a database that is away: 503, not a 500

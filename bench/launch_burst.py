@@ -80,7 +80,7 @@ def prepare_study(server, slots: int) -> tuple[str, str]:
 
     from annotation.models import Study
     from annotation.protocol.outcomes import Outcome
-    from annotation.services import outcomes
+    from annotation.services.state import outcomes
 
     # create_study gives ``sessions + 10`` slots: ask for ten fewer.
     slug = create_study(server, items=20, sessions=slots - 10)

@@ -18,7 +18,7 @@ arrival's INTENDED send time to the last byte of the reply, so a server (or clie
 behind is charged for the wait (no coordinated omission); ``client_lag_p99_ms`` says how late the
 client itself sent, a check that the client was not the bottleneck.
 
-The reference is ``/bench/write/<row>/`` (annotation/bench.py): the cheapest durable write on the
+The reference is ``/bench/write/<row>/`` (annotation/settings/bench_server.py): the cheapest durable write on the
 same stack, driven closed-loop by ``--floor-connections`` connections for ``--floor-seconds``,
 just before and just after the rates (their pooled rate is the floor). ``--rates auto`` (the
 default) takes fractions of the first floor round, so every rate is also stated as a fraction of
@@ -168,7 +168,7 @@ def prepare_database(server: OurServer) -> None:
     from django.core.management import call_command
     from django.db import connections
 
-    from annotation.bench import create_floor_table
+    from annotation.settings.bench_server import create_floor_table
 
     call_command("migrate", verbosity=0)
     create_floor_table()
@@ -195,7 +195,7 @@ def create_study(server: OurServer, *, items: int, sessions: int) -> str:
     from django.db import connection, connections
 
     from annotation.models import Study
-    from annotation.services import studies
+    from annotation.services.studies import studies
     from tasks_app.models import Task
 
     slug = "openloop"

@@ -62,7 +62,7 @@ def main() -> int:
         from django.test import Client
 
         from annotation.models import Study
-        from annotation.services import studies
+        from annotation.services.studies import studies
         from tasks_app.importing.service import import_clues
         from tasks_app.models import Task
 

@@ -127,12 +127,12 @@ def set_up(stack: Stack, args: argparse.Namespace) -> dict:
     from django.core.management import call_command
 
     from annotation.models import Study
-    from annotation.services import studies
+    from annotation.services.studies import studies
     from tasks_app.importing.service import import_clues
     from tasks_app.models import ExampleSet, ExampleSetItem
 
     call_command("migrate", verbosity=0)
-    from annotation.bench import create_floor_table
+    from annotation.settings.bench_server import create_floor_table
 
     create_floor_table()
     call_command("collectstatic", verbosity=0, interactive=False)

@@ -62,7 +62,7 @@ SLUG = "cpu"
 # Run by ``manage.py shell`` in the checkout measured: the study is created with that code's services.
 CREATE_STUDY = """
 from annotation.models import Study
-from annotation.services import studies
+from annotation.services.studies import studies
 from tasks_app.models import Task
 study = studies.study_create(task=Task.objects.get(slug={slug!r}), slug={slug!r}, shots=[0], workers_per_condition={n})
 studies.change_status(study=study, to_status=Study.Status.OPEN)

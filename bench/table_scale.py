@@ -71,7 +71,7 @@ def generate(*, annotations: int, workers: int, seed: int) -> dict:
     from django.utils import timezone
 
     from annotation.models import Condition, Participation, ParticipationEvent, Study, Worker
-    from annotation.services import studies
+    from annotation.services.studies import studies
     from tasks_app.models import Example, ExampleSet, ExampleSetItem, Task, TrainingSplit
 
     rng = random.Random(seed)

@@ -20,7 +20,7 @@ neutral title) is one more name in ``TEXT_FIELDS`` and ``TaskTexts``, and
 ``texts_for`` reads it like ``instructions``; the admin's TaskForm picks it up
 from ``TEXT_FIELDS``. A study's texts (its title, consent text, survey) are
 translated the same way in ``Study.translations``
-(annotation.services.study_texts).
+(annotation.services.texts.study_texts).
 """
 
 from __future__ import annotations

@@ -86,7 +86,7 @@ def open_as(browser, live_server):
     the page without a worker session. ``cookies`` adds more (e.g. an admin's session). Every page is
     watched for Content-Security-Policy violations, and any makes the test fail at teardown.
     """
-    from annotation import worker_cookie
+    from annotation.web import worker_cookie
 
     contexts = []
     pages = []

@@ -4,7 +4,7 @@ the link (agree to the consent text, or Start), and that claims the slot (annota
 from urllib.parse import urlencode
 
 from annotation.models import Study
-from annotation.services import consent
+from annotation.services.admission import consent
 
 
 def choice_for(study: Study | None) -> str:

@@ -11,7 +11,7 @@ import factory
 from django.utils import timezone
 
 from annotation.models import Condition, Participation, Response, Study, Worker
-from annotation.services import studies
+from annotation.services.studies import studies
 from tasks_app.models import Example, ExampleSet, ExampleSetItem, Label, Task, TrainingSplit
 
 

@@ -1,4 +1,4 @@
-"""The Content-Security-Policy header (annotation.csp) is on every kind of response, strict unless a view widens it."""
+"""The Content-Security-Policy header (annotation.web.csp) is on every kind of response, strict unless widened."""
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -6,7 +6,7 @@ from django.http import HttpResponse
 from django.test import RequestFactory
 from django.views import defaults
 
-from annotation.csp import ContentSecurityPolicyMiddleware, csp_exempt, csp_update
+from annotation.web.csp import ContentSecurityPolicyMiddleware, csp_exempt, csp_update
 from tests.entry_link import take_part
 from tests.factories import make_classification_task
 from tests.worker.conftest import login, make_participation

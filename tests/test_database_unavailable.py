@@ -15,9 +15,9 @@ from django.db import InterfaceError, OperationalError
 from django.db.utils import ConnectionHandler
 from django.test import Client, RequestFactory
 
-from annotation import db_errors
 from annotation.api.errors import exception_handler
-from annotation.unavailable import DatabaseUnavailableMiddleware, server_error
+from annotation.db import errors as db_errors
+from annotation.web.unavailable import DatabaseUnavailableMiddleware, server_error
 
 
 def django_error(cause: Exception, kind=OperationalError) -> Exception:

@@ -32,9 +32,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         (
             "annotation.protocol",  # the protocol's vocabulary: states, outcome kinds, validators
             "annotation.errors",  # ServiceError, the base of every service's refusal
-            "annotation.env",  # strict environment parsing (the settings read it)
-            "annotation.logformat",  # the JSON log format (named in LOGGING)
-            "annotation.db_errors",  # which database errors mean "the database is away"
+            "annotation.settings.env",  # strict environment parsing (the settings read it)
+            "annotation.settings.logformat",  # the JSON log format (named in LOGGING)
+            "annotation.db.errors",  # which database errors mean "the database is away"
             "annotation.celery",  # the Celery app (annotation/__init__ imports it)
         ),
     ),
@@ -53,27 +53,38 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "annotation.urls_dashboard",
             "annotation.urls_entry",
             "annotation.urls_worker",
-            "annotation.celery_tasks",
+            "annotation.background",  # the Celery tasks of the study machinery: each calls one service
             "annotation.reporting.celery_tasks",
             "annotation.settings",
             "annotation.apps",
             "annotation.asgi",
             "annotation.wsgi",
-            # Helpers of the HTTP layer: they read requests, write responses or wrap views.
-            "annotation.middleware",
-            "annotation.session_api_middleware",
-            "annotation.unavailable",
-            "annotation.locale",
-            "annotation.csp",
-            "annotation.worker_cookie",
-            "annotation.sqlite_queue",
-            "annotation.request_cycles",
-            "annotation.bench",
+            "annotation.web",  # the HTTP layer's helpers: they read requests, write responses or wrap views
+            "annotation.db.sqlite_queue",  # one writer at a time on SQLite, around each request
         ),
     ),
 ]
 # The package's own __init__ (it loads the Celery app) sits in the base layer.
-EXACT = {"annotation": "base"}
+EXACT = {"annotation": "base", "annotation.db": "base"}
+
+# Inside the services layer, each capability is a sub-package of annotation.services (jobs.py, the
+# background-job machinery, is one by itself). A capability may import those named here, never
+# another; the table has no circle, so neither can the imports. Kept as docs/development.md's
+# "Capabilities" table says, and in each sub-package's docstring.
+CAPABILITIES: dict[str, tuple[str, ...]] = {
+    "state": (),  # the bottom: participation states, slots, outcomes and codes, platform parameters
+    "texts": (),  # a study's worker-facing texts and the language a worker sees
+    "money": (),  # the pay rule
+    "jobs": (),  # background jobs: claim, heartbeat, progress, recovery
+    "verdicts": ("state",),
+    "admission": ("state", "texts"),
+    "session": ("state", "texts", "verdicts", "admission"),
+    "studies": ("state", "texts", "admission", "session"),
+    "prolific": ("state", "money", "admission", "jobs"),
+}
+# At most this many modules directly under annotation/: its face (__init__, apps, asgi, celery,
+# the urls modules, wsgi) and the base error; everything else lives in a package.
+TOP_LEVEL_MODULES = 11
 
 # Known arrows that other changes remove; each is checked to still exist, so it is deleted with them.
 ALLOWED: dict[tuple[str, str], str] = {}
@@ -233,6 +244,83 @@ def _write(root: Path, module: str, source: str) -> None:
             break
         (parent / "__init__.py").touch()
     path.write_text(source)
+
+
+def capability_of(module: str) -> str | None:
+    """The capability of a module under annotation.services (None for the package itself and outside)."""
+    parts = module.split(".")
+    if parts[:2] != ["annotation", "services"] or len(parts) < 3:
+        return None
+    return parts[2]
+
+
+def capability_violations(found: list[tuple[str, str, int, bool]], table: dict[str, tuple[str, ...]]) -> list[str]:
+    wrong = []
+    for importer, imported, line, _ in found:
+        low, high = capability_of(importer), capability_of(imported)
+        if low is None or high is None or low == high:
+            continue
+        if low not in table or high not in table[low]:
+            wrong.append(f"{importer} (line {line}, capability {low}) imports {imported} (capability {high})")
+    return wrong
+
+
+def capability_circles(found: list[tuple[str, str, int, bool]]) -> list[list[str]]:
+    """Circles between capabilities: the import graph collapsed to one node per capability."""
+    collapsed = []
+    for importer, imported, line, typing_only in found:
+        low, high = capability_of(importer), capability_of(imported)
+        if low and high and low != high:
+            collapsed.append((f"annotation.services.{low}", f"annotation.services.{high}", line, typing_only))
+    return circles(collapsed)
+
+
+def test_every_service_module_is_in_a_capability_of_the_table():
+    modules = find_modules(ROOT)
+    services = [m for m in modules if m.startswith("annotation.services.")]
+    assert services
+    loose = [
+        m
+        for m in services
+        if m.count(".") == 2 and modules[m].name != "__init__.py" and m != "annotation.services.jobs"
+    ]
+    assert not loose, f"a module directly under annotation/services/ belongs in a capability's package: {loose}"
+    unknown = sorted({capability_of(m) for m in services} - set(CAPABILITIES))
+    assert not unknown, f"add these capabilities to CAPABILITIES (and docs/development.md): {unknown}"
+
+
+def test_a_capability_imports_only_what_the_table_allows(found):
+    assert not capability_violations(found, CAPABILITIES), "\n".join(capability_violations(found, CAPABILITIES))
+
+
+def test_there_is_no_circle_between_capabilities(found):
+    assert not capability_circles(found), capability_circles(found)
+    table = [(f"c.{a}", f"c.{b}", 0, False) for a, callees in CAPABILITIES.items() for b in callees]
+    assert not circles(table), "the allowed-calls table itself has a circle"
+
+
+def test_the_package_keeps_only_its_face_at_the_top():
+    top = sorted(p.name for p in (ROOT / "annotation").glob("*.py"))
+    assert len(top) <= TOP_LEVEL_MODULES, top
+
+
+def test_the_capability_check_finds_a_forbidden_call_and_a_circle(tmp_path):
+    _write(tmp_path, "annotation.services.state.lifecycle", "from annotation.services.prolific import places\n")
+    _write(tmp_path, "annotation.services.prolific.places", "from annotation.services.state import slots\n")
+    _write(tmp_path, "annotation.services.state.slots", "")
+    _write(
+        tmp_path, "annotation.services.verdicts.rule", "def f():\n    from annotation.services.session import steps\n"
+    )
+    _write(tmp_path, "annotation.services.session.steps", "from annotation.services.verdicts import rule\n")
+    found = imports(tmp_path, find_modules(tmp_path))
+    wrong = capability_violations(found, CAPABILITIES)
+    assert len(wrong) == 2, wrong
+    assert any("annotation.services.state.lifecycle (line 1, capability state)" in w and "prolific" in w for w in wrong)
+    assert any("capability verdicts" in w and "annotation.services.session.steps" in w for w in wrong)
+    assert sorted(map(tuple, capability_circles(found))) == [
+        ("annotation.services.prolific", "annotation.services.state"),
+        ("annotation.services.session", "annotation.services.verdicts"),
+    ]
 
 
 def test_the_check_sees_deferred_typing_and_relative_imports_going_up(tmp_path):

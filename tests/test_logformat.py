@@ -4,7 +4,7 @@ import json
 import logging
 import sys
 
-from annotation.logformat import JsonFormatter
+from annotation.settings.logformat import JsonFormatter
 
 
 def _record(message: str, *args, exc_info=None) -> logging.LogRecord:

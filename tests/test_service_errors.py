@@ -5,21 +5,14 @@ import sys
 
 from annotation.api.errors import exception_handler
 from annotation.errors import ServiceError
+from annotation.protocol import offsets
 from annotation.reporting.options import ReportError
-from annotation.services import (
-    answers,
-    attention,
-    closing,
-    consent,
-    lifecycle,
-    offsets,
-    platforms,
-    preview,
-    reveal,
-    steps,
-    survey,
-)
+from annotation.services.admission import closing, consent, survey
 from annotation.services.prolific import operations
+from annotation.services.session import answers, reveal, steps
+from annotation.services.state import lifecycle, platforms
+from annotation.services.studies import preview
+from annotation.services.verdicts import attention
 
 # Every refusal a service raises, with the code and status the API answers (those the tests of each route
 # pin too). Codes set per instance (AnswerError, ConsentError) show the class's status.

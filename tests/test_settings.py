@@ -221,7 +221,10 @@ def test_only_the_bench_settings_install_the_benchmark_code():
         result = _print(env, expression, module=module)
         assert result.stdout.strip() == "annotation.urls []", (module, result.stderr)
     bench = _print(PRODUCTION_ENV, expression, module=BENCH)
-    assert bench.stdout.strip() == "annotation.bench ['annotation.bench.QueryCountMiddleware']", bench.stderr
+    assert (
+        bench.stdout.strip()
+        == "annotation.settings.bench_server ['annotation.settings.bench_server.QueryCountMiddleware']"
+    ), bench.stderr
     assert run_settings({**PRODUCTION_ENV, "DEBUG": "1"}, module=BENCH).returncode != 0  # production's checks hold
 
 

@@ -108,7 +108,7 @@ def test_writing_requests_take_turns_on_a_sqlite_file_and_reads_never_wait(setti
     from django.db import connection
     from django.test import RequestFactory
 
-    from annotation.sqlite_queue import SQLiteWriteQueueMiddleware, queues_writes
+    from annotation.db.sqlite_queue import SQLiteWriteQueueMiddleware, queues_writes
 
     if connection.vendor == "sqlite":
         assert not queues_writes()  # the suite's in-memory database: nothing to queue

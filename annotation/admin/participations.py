@@ -1,7 +1,7 @@
 """Admin for workers and participations: blocking a worker, and the training filter's overrides.
 
-Each change goes through the services (annotation.services.blocklist and
-annotation.services.overrides), with a logged reason; a participation's
+Each change goes through the services (annotation.services.admission.blocklist and
+annotation.services.verdicts.overrides), with a logged reason; a participation's
 history (events, filter and attention decisions, survey answers) is read-only.
 """
 
@@ -27,7 +27,9 @@ from annotation.models import (
     SurveyResponse,
     Worker,
 )
-from annotation.services import blocklist, lifecycle, overrides
+from annotation.services.admission import blocklist
+from annotation.services.state import lifecycle
+from annotation.services.verdicts import overrides
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations

@@ -22,7 +22,9 @@ from annotation.admin.prolific import ProlificStudyActions
 from annotation.admin.study_forms import AttentionCheckForm, AttentionCheckFormSet, StudyActionForm, StudyForm
 from annotation.admin.study_views import StudyPages
 from annotation.models import AttentionCheck, Condition, Study
-from annotation.services import attention, outcomes, slots, studies
+from annotation.services.state import outcomes, slots
+from annotation.services.studies import studies
+from annotation.services.verdicts import attention
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
@@ -151,7 +153,7 @@ class StudyAdmin(StudyPages, ProlificStudyActions, admin.ModelAdmin):
                 "classes": ["collapse"],
             },
         ),
-        # Study.translations: a JSON textarea of the documented shape (annotation.services.study_texts).
+        # Study.translations: a JSON textarea of the documented shape (annotation.services.texts.study_texts).
         ("Texts in other languages", {"fields": ["translations"], "classes": ["collapse"]}),
         ("Survey", {"fields": ["survey", "survey_placement"], "classes": ["collapse"]}),
         ("Ethics review", {"fields": ["ethics_review", "ethics_board", "ethics_reference"], "classes": ["collapse"]}),

@@ -1,7 +1,7 @@
 """The study admin's forms: the study itself, its attention checks, the standard design, the action bar.
 
-Each checks what the services would refuse (annotation.services.studies and
-annotation.services.attention) so that the page shows the reason beside the field.
+Each checks what the services would refuse (annotation.services.studies.studies and
+annotation.services.verdicts.attention) so that the page shows the reason beside the field.
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from django.core.exceptions import ValidationError
 from annotation.admin.widgets import OutcomeCodesWidget, SurveyField
 from annotation.models import AttentionCheck, Study
 from annotation.protocol.languages import study_language_choices
-from annotation.services import attention, closing, studies
+from annotation.services.admission import closing
+from annotation.services.studies import studies
+from annotation.services.verdicts import attention
 from tasks_app.models import ExampleSet, Task
 
 SHOT_CHOICES = [(s, f"{s}-shot") for s in studies.STANDARD_SHOTS]
@@ -65,12 +67,12 @@ class StudyForm(forms.ModelForm):
 
     class Meta:
         model = Study
-        # Status changes go through the status actions (services.studies.change_status), never this form.
+        # Status changes go through the status actions (services.studies.studies.change_status), never this form.
         fields = ["slug", "task", "split_number", *studies.EDITABLE_FIELDS]
         widgets = {"outcome_codes": OutcomeCodesWidget()}
         help_texts = {
             "outcome_codes": "Per outcome, the code the worker gets and an optional return URL; a code left "
-            "empty is generated when the study is saved (annotation.services.outcomes)."
+            "empty is generated when the study is saved (annotation.services.state.outcomes)."
         }
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -143,7 +145,7 @@ class StudyForm(forms.ModelForm):
 
 
 class AttentionCheckForm(forms.ModelForm):
-    """A researcher's check, validated by annotation.services.attention (the span must be in the text, the
+    """A researcher's check, validated by annotation.services.verdicts.attention (the span must be in the text, the
     label one of the task's, the position within the test set)."""
 
     expected_spans = forms.JSONField(

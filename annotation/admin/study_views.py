@@ -2,7 +2,7 @@
 
 The standard design form, the past participants' files (a blocklist for each
 platform), the Open / Pause / Close buttons of a study's page and the list's
-actions that do the same, all through annotation.services.studies; and the
+actions that do the same, all through annotation.services.studies.studies; and the
 links and buttons the study's page shows.
 """
 
@@ -21,7 +21,9 @@ from django.urls import URLPattern, path, reverse
 
 from annotation.admin.study_forms import GRACE_FIELD, StandardDesignForm
 from annotation.models import Study
-from annotation.services import blocklist, closing, platforms, preview, studies
+from annotation.services.admission import blocklist, closing
+from annotation.services.state import platforms
+from annotation.services.studies import preview, studies
 from tasks_app.models import Task
 
 

@@ -1,6 +1,6 @@
 """The admins' API for attention checks: /api/attention-checks/ and the per-worker report.
 
-Thin, as the rest of the admins' API: serializers check shapes, ``annotation.services.attention`` checks
+Thin, as the rest of the admins' API: serializers check shapes, ``annotation.services.verdicts.attention`` checks
 the rules (the span in the text, the label among the task's, the position within the test set) and a
 refused definition is a 400 that names the field and stores nothing.
 """
@@ -21,7 +21,7 @@ from rest_framework.response import Response
 
 from annotation.api.errors import ErrorResponsesSchema, ErrorSerializer
 from annotation.models import AttentionCheck, Study
-from annotation.services import attention
+from annotation.services.verdicts import attention
 
 INT_MAX = 2147483647
 

@@ -12,9 +12,9 @@ input...) answers its own ``code`` and ``status``, and any ``extra`` keys it car
 DRF's exceptions map to these codes, whatever message they carry; a view that
 raises one with a code of its own (``PermissionDenied(code="csrf_failed")``,
 a permission class's ``code``) keeps that code. A database that cannot be
-reached (``annotation.db_errors``) is 503 ``database_unavailable`` with
+reached (``annotation.db.errors``) is 503 ``database_unavailable`` with
 ``Retry-After``; failures outside DRF's views get the same answer from
-``annotation.unavailable``.
+``annotation.web.unavailable``.
 
 Wiring: ``exception_handler`` is the project-wide DRF handler
 (``REST_FRAMEWORK["EXCEPTION_HANDLER"]``); the worker's session API calls it
@@ -39,8 +39,8 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import set_rollback
 
-from annotation import db_errors
 from annotation.api.parsers import TooLarge
+from annotation.db import errors as db_errors
 from annotation.errors import ServiceError
 
 # Checked in order; the first match names the code. Clients rely on these: change none.

@@ -1,6 +1,6 @@
 """The worker's session as JSON: what the worker page does, scripted clients can do.
 
-Authentication is the worker's signed cookie (annotation.worker_cookie, checked by the
+Authentication is the worker's signed cookie (annotation.web.worker_cookie, checked by the
 views' base, annotation.api.worker_auth): the entry link's form (``POST /join/<slug>/?worker_id=...``
 with ``choice=start``, or ``agree``) sets it to the worker's participation, and every route here acts
 on that participation only. Without it, every route answers 403 ``no_session``. Unsafe methods
@@ -17,7 +17,7 @@ item, already locked, not in a step, ``study_closed``); a refused request
 stores nothing. ``study_closed``: the study was closed and the grace period
 it gave the workers already in (``closes_at`` in the session) is over; start,
 submit and skip are refused, and the participation is closed out
-(annotation.services.closing): ``GET current`` then carries its state and,
+(annotation.services.admission.closing): ``GET current`` then carries its state and,
 for a worker who had started, the completion code. A
 repeated submission answers 409 ``already_locked`` with the stored ``answer``.
 There is no route that updates or deletes an answer.
@@ -40,7 +40,6 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response as JSONResponse
 
-from annotation import sqlite_queue
 from annotation.api.session_schema import (
     COMPREHENSION,
     CONSENT,
@@ -58,28 +57,21 @@ from annotation.api.session_schema import (
     SURVEY,
 )
 from annotation.api.worker_auth import WorkerSessionView
+from annotation.db import sqlite_queue
 from annotation.models import Participation, Response
-from annotation.services import (
-    answers,
-    closing,
-    comprehension,
-    consent,
-    lifecycle,
-    reveal,
-    step_end,
-    steps,
-    survey,
-    timing,
-)
-from annotation.services.answers import InvalidAnswer, NotInStep, NotYourItem
-from annotation.services.session_payloads import locked_body, session_body
-from annotation.services.steps import Progress
-from annotation.services.worker_sql import LabelText, StepHead
+from annotation.services.admission import closing, comprehension, consent, survey
+from annotation.services.session import answers, reveal, steps, timing
+from annotation.services.session.answers import InvalidAnswer, NotInStep, NotYourItem
+from annotation.services.session.session_payloads import locked_body, session_body
+from annotation.services.session.steps import Progress
+from annotation.services.session.worker_sql import LabelText, StepHead
+from annotation.services.state import lifecycle
+from annotation.services.verdicts import step_end
 
 TAGS = ["worker session"]
 
 
-# --- The session's GET: the writes it may owe, then the payload (services.session_payloads) ---
+# --- The session's GET: the writes it may owe, then the payload (services.session.session_payloads) ---
 
 
 def session_payload(

@@ -10,7 +10,7 @@ from drf_spectacular.utils import OpenApiResponse, inline_serializer
 from rest_framework import serializers
 
 from annotation.api.errors import ErrorSerializer
-from annotation.services import signals, timing
+from annotation.services.session import signals, timing
 
 ERROR = ErrorSerializer  # the API's one error shape (component Error)
 SPAN = inline_serializer(
@@ -197,7 +197,7 @@ COMPLETION = _obj(
         "fields": serializers.DictField(child=serializers.CharField()),
         "outcome": serializers.ChoiceField(
             ["completed", "screened_out", "attention_failed", "declined"],
-            help_text="Which of the study's codes this is (annotation.services.outcomes).",
+            help_text="Which of the study's codes this is (annotation.services.state.outcomes).",
         ),
     },
     allow_null=True,

@@ -46,7 +46,10 @@ from annotation.models import (
     Worker,
 )
 from annotation.protocol.languages import study_language_choices
-from annotation.services import blocklist, closing, lifecycle, overrides, slots, studies
+from annotation.services.admission import blocklist, closing
+from annotation.services.state import lifecycle, slots
+from annotation.services.studies import studies
+from annotation.services.verdicts import overrides
 from tasks_app.models import Task
 
 if TYPE_CHECKING:
@@ -144,7 +147,7 @@ class StudySerializer(serializers.ModelSerializer[Study]):
             "updated_at",
         ]
         # The protocol and the test sample are set by the design that creates the study
-        # (services.studies.create_sampled_design), never changed afterwards.
+        # (services.studies.studies.create_sampled_design), never changed afterwards.
         read_only_fields = ["status", "protocol", "test_sample_size", "closes_at", "created_at", "updated_at"]
         extra_kwargs = {
             "workers_per_condition": {"max_value": SMALL_MAX},

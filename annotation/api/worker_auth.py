@@ -1,7 +1,7 @@
 """The session API's door: the worker cookie's participation, the CSRF check, and the base of every view.
 
 Every route under /api/session/ is a WorkerSessionView: it reads the participation
-the worker cookie names (annotation.worker_cookie.load_worker_state) in one
+the worker cookie names (annotation.web.worker_cookie.load_worker_state) in one
 statement, refuses unsafe methods without the CSRF token, answers JSON whatever
 ``Accept`` says, and never lets a worker's answers be cached.
 """
@@ -29,10 +29,11 @@ from rest_framework.views import APIView
 from annotation.api import errors
 from annotation.api.parsers import SessionJSONParser
 from annotation.models import Participation
-from annotation.services import closing, languages
-from annotation.services.answers import AnswerError, InvalidAnswer
-from annotation.services.worker_sql import WorkerState
-from annotation.worker_cookie import load_worker_state
+from annotation.services.admission import closing
+from annotation.services.session.answers import AnswerError, InvalidAnswer
+from annotation.services.session.worker_sql import WorkerState
+from annotation.services.texts import languages
+from annotation.web.worker_cookie import load_worker_state
 
 logger = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ class AttentionCheck(models.Model):
     the page and the session API need nothing of their own. What the row points at is ``example``, an
     Example of the study's task that belongs to this check alone (``source_id`` ``attention-check:...``,
     in no example set, so never in a training or test set nor in the test set's hash), holding the
-    check's text and its expected answer as gold. ``annotation.services.attention`` creates and
+    check's text and its expected answer as gold. ``annotation.services.verdicts.attention`` creates and
     validates both; never write them by hand.
     """
 

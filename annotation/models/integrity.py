@@ -1,4 +1,4 @@
-"""The integrity rule's verdict on a worker (services.integrity), kept with its figures as AttentionDecision is."""
+"""The integrity rule's verdict on a worker (services.verdicts.integrity), kept with its figures."""
 
 from django.conf import settings
 from django.db import models

@@ -16,7 +16,7 @@ class Worker(models.Model):
         PROLIFIC = "prolific", "Prolific"
         MTURK = "mturk", "Mechanical Turk"
         INHOUSE = "inhouse", "In-house"
-        PREVIEW = "preview", "Staff preview"  # one per staff user: their previews (annotation.services.preview)
+        PREVIEW = "preview", "Staff preview"  # one per staff user: their previews (annotation.services.studies.preview)
 
     platform = models.CharField(max_length=10, choices=Platform.choices)
     external_id = models.CharField(max_length=128)
@@ -72,14 +72,14 @@ class Participation(models.Model):
       at most once, ever, whatever the condition, study or final state.
     - ``participation_one_active_per_slot``: each of a condition's N slot
       numbers holds at most one participation in ``HOLDING_STATES`` (active
-      or completed); ``annotation.services.slots`` chooses the number below N
+      or completed); ``annotation.services.state.slots`` chooses the number below N
       under row locks on the study and its conditions.
     """
 
     State = ParticipationState
     ExclusionKind = ExclusionKind
 
-    # The states that hold a slot: the partial unique index below and annotation.services.slots both
+    # The states that hold a slot: the partial unique index below and annotation.services.state.slots both
     # use this tuple. ACTIVE_STATES are the holders still at work (what the abandonment sweep releases).
     HOLDING_STATES = _HOLDING_STATES
     ACTIVE_STATES = (State.CLAIMED, State.TRAINING, State.TEST)
@@ -223,7 +223,7 @@ class FilterDecision(models.Model):
 
 
 class SurveyResponse(models.Model):
-    """A worker's answers to the study's survey at one placement (annotation.services.survey)."""
+    """A worker's answers to the study's survey at one placement (annotation.services.admission.survey)."""
 
     participation = models.ForeignKey(Participation, on_delete=models.CASCADE, related_name="survey_responses")
     placement = models.CharField(max_length=20, choices=Study.SurveyPlacement.choices)
@@ -241,7 +241,7 @@ class SurveyResponse(models.Model):
 
 
 class ComprehensionAttempt(models.Model):
-    """One attempt at the study's comprehension check (annotation.services.comprehension): at most two."""
+    """One attempt at the study's comprehension check (annotation.services.admission.comprehension): at most two."""
 
     participation = models.ForeignKey(Participation, on_delete=models.CASCADE, related_name="comprehension_attempts")
     number = models.PositiveSmallIntegerField(help_text="1 or 2: the second attempt follows a failed first.")

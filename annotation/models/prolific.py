@@ -38,7 +38,7 @@ class ProlificAction(models.Model):
     pay_rule_version = models.CharField(
         max_length=10,
         blank=True,
-        help_text="The pay rule (annotation.services.pay.PAY_RULE_VERSION) that computed this bonus.",
+        help_text="The pay rule (annotation.services.money.pay.PAY_RULE_VERSION) that computed this bonus.",
     )
     prolific_id = models.CharField(
         max_length=64, blank=True, help_text="The submission, bulk bonus payment or participant group it concerns."

@@ -66,7 +66,7 @@ class Response(models.Model):
     last_seen_at = models.DateTimeField(null=True, blank=True, help_text="Last heartbeat while on the item.")
     active_ms = models.PositiveIntegerField(default=0, help_text="Time on the item, idle time capped.")
     blur_count = models.PositiveIntegerField(default=0, help_text="How often the page lost focus on this item.")
-    # Integrity signals the page sends with the answer (services.signals); empty when a client sent none.
+    # Integrity signals the page sends with the answer (services.session.signals); empty when a client sent none.
     visible_ms = models.PositiveIntegerField(null=True, blank=True, help_text="Time the item was visible (page).")
     hidden_count = models.PositiveIntegerField(
         null=True, blank=True, help_text="How often the page lost focus or was hidden while the item was open."
@@ -74,7 +74,9 @@ class Response(models.Model):
     hidden_ms = models.PositiveIntegerField(null=True, blank=True, help_text="Total time away (unfocused or hidden).")
     copy_count = models.PositiveIntegerField(null=True, blank=True, help_text="How often text of the item was copied.")
     reading_ms = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Reading-time estimate for the item's text (services.signals), set on lock."
+        null=True,
+        blank=True,
+        help_text="Reading-time estimate for the item's text (services.session.signals), set on lock.",
     )
 
     # The default manager (Meta) is the counted one (related managers and prefetches too); cascades use

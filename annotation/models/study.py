@@ -147,7 +147,7 @@ class Study(models.Model):
         "at the end of the test step (attention_action); 0: no rule, failures are only reported.",
     )
     attention_action = models.CharField(max_length=10, choices=AttentionAction.choices, default=AttentionAction.REVIEW)
-    # The integrity rule (services.integrity): each limit is off while empty; no limit set, no rule.
+    # The integrity rule (services.verdicts.integrity): each limit is off while empty; no limit set, no rule.
     integrity_max_copies = models.PositiveIntegerField(
         null=True,
         blank=True,
@@ -182,7 +182,7 @@ class Study(models.Model):
         blank=True,
         help_text='Per outcome, the code and an optional redirect URL: {"completed": {"code": "ABC123", "url": ""}, '
         "...}. Outcomes: completed, screened_out, attention_failed, declined, full, already_took_part. "
-        "Missing codes are generated when the study is saved (annotation.services.outcomes).",
+        "Missing codes are generated when the study is saved (annotation.services.state.outcomes).",
     )
     worker_title = models.CharField(
         max_length=120,
@@ -307,7 +307,7 @@ class Condition(models.Model):
     )
     # A condition may draw its items from its sets instead of taking them whole (FewCLUE: N training items
     # of the development set, K test items). The draw happens once, when the condition is made, with a
-    # recorded seed (annotation.services.samples), so every worker of the condition, a replacement included,
+    # recorded seed (annotation.services.session.samples), so every worker of the condition, a replacement included,
     # gets the same items, and a report can name and reproduce them.
     sample_seed = models.BigIntegerField(
         null=True, blank=True, help_text="The seed the condition's samples were drawn with (empty: no sample)."

@@ -11,7 +11,7 @@ option(s)::
 A question with ``"multiple": true`` is answered with any set of options and is right when that set is
 exactly ``correct``; otherwise one option is chosen and exactly one is correct. Prolific's rule
 (docs/prolific.md, "Comprehension check"): a worker who fails gets a second attempt before being
-screened out, hence ``MAX_ATTEMPTS``. The attempts themselves: ``annotation.services.comprehension``.
+screened out, hence ``MAX_ATTEMPTS``. The attempts themselves: ``annotation.services.admission.comprehension``.
 """
 
 from __future__ import annotations

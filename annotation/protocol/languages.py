@@ -1,7 +1,7 @@
 """The languages a study may be set to: one the worker UI ships in (``settings.LANGUAGES``), or none.
 
 ``""`` (``FOLLOW_BROWSER``) means the worker's browser language; choosing it per request:
-``annotation.services.languages``.
+``annotation.services.texts.languages``.
 """
 
 from __future__ import annotations

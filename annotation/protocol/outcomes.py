@@ -2,7 +2,7 @@
 
 A study holds one code per ``Outcome`` (``Study.outcome_codes``); ``with_defaults`` fills in the
 missing ones and ``validate_codes`` names what is wrong with a map. Which outcome a finished
-participation has, and where it sends the worker: ``annotation.services.outcomes``.
+participation has, and where it sends the worker: ``annotation.services.state.outcomes``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The check of a study's survey definition (``Study.survey``): the model's clean, hence the admin and the API.
 
 A survey is a list of questions ``{"key", "type": single|multiple|number|text, "label", "options",
-"required", "min", "max", "demographic"}``; the worker's answers to one: ``annotation.services.survey``.
+"required", "min", "max", "demographic"}``; the worker's answers to one: ``annotation.services.admission.survey``.
 ``demographic: true`` marks a question the human-evaluation statement summarises as counts, never per
 person (annotation.reporting.demographics).
 """

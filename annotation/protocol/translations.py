@@ -2,7 +2,7 @@
 
 It refuses unknown languages, fields and question keys, options that do not match the question's,
 and anything that is not text, with a message that names the place. Picking a worker's texts from
-them: ``annotation.services.study_texts``.
+them: ``annotation.services.texts.study_texts``.
 """
 
 from __future__ import annotations

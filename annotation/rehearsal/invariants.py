@@ -23,8 +23,8 @@ from annotation.reporting.exports import iter_annotation_lines
 from annotation.reporting.options import MetricOptions
 from annotation.reporting.statement import PLATFORM_NAMES, build_statement
 from annotation.reporting.tables import build_table
-from annotation.services.entry import completion_target
-from annotation.services.pay import paid_seconds, pay_lines
+from annotation.services.admission.entry import completion_target
+from annotation.services.money.pay import paid_seconds, pay_lines
 from annotation.services.prolific.outcomes import APPROVE, NEEDS_DECISION, NONE, SCREEN_OUT, decide
 from tasks_app import scoring
 from tasks_app.models import Example
@@ -405,7 +405,7 @@ def rules_catch_who_they_should(study: Study, facts: dict[str, Any]) -> tuple[bo
     """The attention checks can be answered: workers who read them pass every one, the one who answers
     them wrong on purpose fails them (and is flagged or excluded as the rule says); the training filter
     excludes the worker who answers every training example wrong."""
-    from annotation.services import attention
+    from annotation.services.verdicts import attention
 
     problems, notes = [], []
     rows = (

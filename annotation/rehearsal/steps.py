@@ -19,7 +19,8 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from annotation.models import Participation, Study
-from annotation.services import abandonment, studies
+from annotation.services.admission import abandonment
+from annotation.services.studies import studies
 from tasks_app.models import Task
 
 GUARD = "REHEARSAL_SCRATCH_DB"

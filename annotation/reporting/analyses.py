@@ -35,7 +35,8 @@ from annotation.reporting.correlation import CORRELATION_METHOD, spearman_with_i
 from annotation.reporting.options import MetricOptions
 from annotation.reporting.pay import condition_pay
 from annotation.reporting.scores import policy_score
-from annotation.services import samples, training_s1
+from annotation.services.session import samples
+from annotation.services.verdicts import training_s1
 from tasks_app.models import Example
 from tasks_app.scoring import SKIP_ANSWER, mean, s1, std
 

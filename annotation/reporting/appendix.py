@@ -13,7 +13,8 @@ from django.utils import translation
 
 from annotation.models import Study
 from annotation.reporting.statement_design import shown_languages
-from annotation.services import presentation, study_texts
+from annotation.services.session import presentation
+from annotation.services.texts import study_texts
 from tasks_app.texts import texts_for
 
 

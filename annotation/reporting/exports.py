@@ -46,8 +46,9 @@ from annotation.reporting.selection import select_studies
 from annotation.reporting.survey_export import survey_csv, survey_section
 from annotation.reporting.tables import build_table
 from annotation.reporting.training_table import TRAINING_FORMATS, build_training_table
-from annotation.services import attention, integrity, jobs
-from annotation.services.pay import PAY_RULE_VERSION, pay_lines
+from annotation.services import jobs
+from annotation.services.money.pay import PAY_RULE_VERSION, pay_lines
+from annotation.services.verdicts import attention, integrity
 from tasks_app import scoring
 
 logger = logging.getLogger(__name__)

@@ -22,7 +22,7 @@ from annotation.reporting.majority import NONE, MajorityResult, condition_majori
 from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.provenance import header_lines
 from annotation.reporting.scores import condition_summaries
-from annotation.services import samples
+from annotation.services.session import samples
 from tasks_app.paper import FEWCLUE_HUMAN, FEWCLUE_HUMAN_SCORE
 
 TASKS = list(FEWCLUE_HUMAN)  # the dataset folders, in the paper's column order

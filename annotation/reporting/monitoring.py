@@ -18,7 +18,8 @@ from django.utils import timezone
 
 from annotation.models import AttentionDecision, FilterDecision, IntegrityDecision, Participation, Study
 from annotation.reporting.statement_design import plural
-from annotation.services import languages, slots
+from annotation.services.state import slots
+from annotation.services.texts import languages
 
 State = Participation.State
 
@@ -216,7 +217,7 @@ def finished(study: Study, now: datetime) -> list[Notice]:
 
 
 def missing_texts(study: Study, now: datetime) -> list[Notice]:
-    """Task texts a worker would read in English on a page in another language (services.languages)."""
+    """Task texts a worker would read in English on a page in another language (services.texts.languages)."""
     missing = languages.missing_task_texts(study)
     if not missing or study.status == Study.Status.CLOSED:
         return []

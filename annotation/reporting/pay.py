@@ -1,6 +1,6 @@
 """Pay in the reports: each condition's median effective hourly pay and totals.
 
-The rule itself (paid time, owed amount, bonus) lives in ``annotation.services.pay``; this module
+The rule itself (paid time, owed amount, bonus) lives in ``annotation.services.money.pay``; this module
 only sums its lines per condition for the tables, the statement and the dashboard.
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
 from annotation.models import Study
-from annotation.services.pay import CENT, PayLine, pay_lines
+from annotation.services.money.pay import CENT, PayLine, pay_lines
 
 
 @dataclass(frozen=True)

@@ -31,8 +31,9 @@ from annotation.models import Study
 from annotation.reporting.bootstrap import IntervalOptions, cell_interval
 from annotation.reporting.options import ReportError
 from annotation.reporting.scores import annotator_rows
-from annotation.services import attention, presentation
-from annotation.services.pay import pay_line, stored_base
+from annotation.services.money.pay import pay_line, stored_base
+from annotation.services.session import presentation
+from annotation.services.verdicts import attention
 from tasks_app.models import ExampleSetItem
 
 DEFAULT_WORKERS = (3, 5, 10)

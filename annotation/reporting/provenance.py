@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from annotation.models import FilterDecision, Study
 from annotation.reporting.options import MetricOptions
-from annotation.services.pay import PAY_RULE_VERSION
+from annotation.services.money.pay import PAY_RULE_VERSION
 from tasks_app.models import ExampleSet, ExampleSetItem
 
 
@@ -76,7 +76,7 @@ def study_configuration(study: Study) -> dict[str, Any]:
                 "shots": c.shots,
                 "training_set": str(c.training_set) if c.training_set else None,
                 "training_set_sha256": example_set_sha256(c.training_set),
-                # A sampled condition's items, as drawn once (annotation.services.samples.draw re-draws them).
+                # A sampled condition's items, as drawn once (annotation.services.session.samples.draw re-draws them).
                 "sample_seed": c.sample_seed,
                 "training_sample": c.training_sample or None,
                 "test_sample": c.test_sample or None,
@@ -95,7 +95,7 @@ def reproducibility_header(*, studies: Iterable[Study], options: MetricOptions, 
         "metric_options": options.as_dict(),
         "metric_note": options.describe(),
         "filter_rule_version": FilterDecision.RULE_VERSION,
-        "pay_rule_version": PAY_RULE_VERSION,  # annotation.services.pay; docs/reports.md lists what each moved
+        "pay_rule_version": PAY_RULE_VERSION,  # annotation.services.money.pay; docs/reports.md lists what each moved
         "studies": [study_configuration(s) for s in studies],
     }
 

@@ -22,8 +22,8 @@ from django.db.models.expressions import Combinable
 
 from annotation.models import Participation, Response, Study
 from annotation.reporting.options import MetricOptions
-from annotation.services import training_s1
-from annotation.services.pay import pay_lines
+from annotation.services.money.pay import pay_lines
+from annotation.services.verdicts import training_s1
 from tasks_app import scoring
 from tasks_app.models import Task
 from tasks_app.scoring import mean, std
@@ -62,7 +62,7 @@ class AnnotatorRow:
     test_total: int  # test items laid out
     skips: int
     coverage: float | None  # share of locked test items that were not skipped
-    training_s1: float | None  # annotation.services.training_s1: None without a scored training item
+    training_s1: float | None  # annotation.services.verdicts.training_s1: None without a scored training item
     training_items: int
     active_ms: int
     paid_seconds: float

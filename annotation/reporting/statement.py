@@ -58,7 +58,9 @@ from annotation.reporting.statement_design import (
     sample_section,
 )
 from annotation.reporting.tables import Table, build_table
-from annotation.services import attention, comprehension, consent, integrity, samples, signals
+from annotation.services.admission import comprehension, consent
+from annotation.services.session import samples, signals
+from annotation.services.verdicts import attention, integrity
 
 NOT_RECORDED = "not recorded"
 STATEMENT_FORMATS = ("markdown", "latex", "json")

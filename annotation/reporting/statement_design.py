@@ -16,8 +16,8 @@ from django.conf import settings
 
 from annotation.models import Participation, Study
 from annotation.reporting import demographics
-from annotation.services.attention.definitions import test_set_size
-from annotation.services.pay import pay_lines
+from annotation.services.money.pay import pay_lines
+from annotation.services.verdicts.attention.definitions import test_set_size
 
 NOT_COLLECTED = "not collected"
 APPENDIX_COMMAND = "manage.py study_appendix"
@@ -48,7 +48,7 @@ def sample_section(study: Study) -> Section:
     levels = [str(c.shots) for c in study.conditions.order_by("shots") if c.shots]
     training = f"after {' / '.join(levels)} training examples by condition" if levels else "with no training step"
     sampled = [c for c in study.conditions.order_by("shots") if c.test_sample]
-    if sampled:  # FewCLUE: each condition's own seeded sample of K items (services.samples)
+    if sampled:  # FewCLUE: each condition's own seeded sample of K items (services.session.samples)
         k = study.test_sample_size or len(sampled[0].test_sample)
         chosen = (
             f"Items: each condition's own sample of {plural(k, 'item')} from the task's test set "
@@ -105,7 +105,7 @@ def demographics_section(study: Study) -> Section:
 
 
 def pay_adequacy_section(study: Study) -> Section:
-    """What workers received per paid hour (annotation.services.pay) against the platform's rates."""
+    """What workers received per paid hour (annotation.services.money.pay) against the platform's rates."""
     participations = list(Participation.objects.filter(study=study))
     lines = pay_lines(study=study, participations=participations).values()
     received = [line.received_hourly for line in lines if line.received_hourly is not None]

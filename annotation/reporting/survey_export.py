@@ -18,7 +18,7 @@ from typing import Any
 from django.db.models import Q
 
 from annotation.models import Participation, Study, SurveyResponse
-from annotation.services import consent
+from annotation.services.admission import consent
 
 BASE_COLUMNS = [
     "study",

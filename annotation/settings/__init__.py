@@ -7,6 +7,10 @@
 - ``test``: the test suite (pyproject.toml)
 - ``bench``: production plus the replay benchmark's instrumentation and
   reference endpoints (bench/stack.py)
+
+Beside them, helpers that are no settings: ``env`` (strict parsing of the environment),
+``logformat`` (the JSON log format LOGGING names) and ``bench_server`` (the bench settings'
+URLconf and middleware).
 """
 
 import os

@@ -16,7 +16,7 @@ from typing import Any
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from annotation.env import env_bool, env_int, env_list, env_str
+from annotation.settings.env import env_bool, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 APP_VERSION = "0.1.0"
@@ -47,24 +47,24 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "annotation.request_cycles.BreakRequestCycles",  # outermost: it runs once the response is complete
+    "annotation.web.request_cycles.BreakRequestCycles",  # outermost: it runs once the response is complete
     "django.middleware.security.SecurityMiddleware",
-    "annotation.csp.ContentSecurityPolicyMiddleware",  # outside WhiteNoise: static files get the header too
+    "annotation.web.csp.ContentSecurityPolicyMiddleware",  # outside WhiteNoise: static files get the header too
     # The worker's language (browser or study), before the first page that can answer (the 400 below);
     # the admin, dashboard and researchers' API stay in LANGUAGE_CODE.
-    "annotation.locale.WorkerLocaleMiddleware",
-    "annotation.middleware.RefuseUnusableURLs",  # NUL or non-UTF-8 in the URL: 400 before any view
-    "annotation.sqlite_queue.SQLiteWriteQueueMiddleware",  # SQLite file databases only: writers take turns
+    "annotation.web.locale.WorkerLocaleMiddleware",
+    "annotation.web.middleware.RefuseUnusableURLs",  # NUL or non-UTF-8 in the URL: 400 before any view
+    "annotation.db.sqlite_queue.SQLiteWriteQueueMiddleware",  # SQLite file databases only: writers take turns
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    # The session API does without these three (annotation.session_api_middleware); every page runs them.
-    "annotation.session_api_middleware.SessionMiddleware",
+    # The session API does without these three (annotation.web.session_api_middleware); every page runs them.
+    "annotation.web.session_api_middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "annotation.session_api_middleware.AuthenticationMiddleware",
-    "annotation.session_api_middleware.MessageMiddleware",
+    "annotation.web.session_api_middleware.AuthenticationMiddleware",
+    "annotation.web.session_api_middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # innermost: a database that cannot be reached answers 503 (JSON under /api/), not a 500
-    "annotation.unavailable.DatabaseUnavailableMiddleware",
+    "annotation.web.unavailable.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "annotation.urls"
@@ -89,7 +89,7 @@ TEMPLATES = [
 # --- Database -----------------------------------------------------------------
 _SQLITE_JOURNAL_MODES = ("WAL", "DELETE", "TRUNCATE", "PERSIST")
 _SQLITE_BUSY_TIMEOUT_SECONDS = 20  # how long a writer waits for SQLite's write lock before failing
-# Requests that write take turns per process on SQLite file databases (annotation.sqlite_queue).
+# Requests that write take turns per process on SQLite file databases (annotation.db.sqlite_queue).
 SQLITE_QUEUE_WRITES = env_bool("SQLITE_QUEUE_WRITES", True)
 # DATABASE_URL, e.g. postgres://postgres@127.0.0.1:5432/annotation.
 # Default: an SQLite file beside manage.py, with a busy timeout so that the
@@ -226,7 +226,7 @@ if PROLIFIC_API_TOKEN and PROLIFIC_POLL_SECONDS:
 # --- Cache and sessions -------------------------------------------------------
 # CACHE_URL, e.g. redis://127.0.0.1:6379/1: Django's Redis cache, shared by all server
 # processes, which then also holds the (admins') sessions, written through to the
-# database. Workers carry a signed cookie instead (annotation.worker_cookie) and read
+# database. Workers carry a signed cookie instead (annotation.web.worker_cookie) and read
 # no session store. Default: a per-process memory cache and sessions in the database
 # only (a memory cache is not shared between processes, so it never holds sessions).
 CACHE_URL = env_str("CACHE_URL") or None
@@ -314,7 +314,7 @@ SPECTACULAR_SETTINGS = {
 SESSION_COOKIE_AGE = 60 * 60 * 24 * 14
 X_FRAME_OPTIONS = "DENY"
 
-# Content-Security-Policy (annotation.csp): this policy on every response. The site's pages use only
+# Content-Security-Policy (annotation.web.csp): this policy on every response. The site's pages use only
 # their own static scripts and styles; MTurk may frame the entry page (views.entry.join) and the worker's
 # finish and excluded pages post the HIT to MTurk (views.worker.home): those views widen it themselves.
 MTURK_ORIGINS = ["https://www.mturk.com", "https://workersandbox.mturk.com"]

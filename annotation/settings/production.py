@@ -12,7 +12,7 @@ import re
 
 from django.core.exceptions import ImproperlyConfigured
 
-from annotation.env import env_bool, env_header, env_int, env_str
+from annotation.settings.env import env_bool, env_header, env_int, env_str
 
 # Checked before base is read, whose own check of SECRET_KEY suggests DEBUG=1.
 if env_bool("DEBUG", False):
@@ -56,6 +56,6 @@ for _origin in CSRF_TRUSTED_ORIGINS:
 # --- Logging: one JSON object per line, for a log collector --------------------
 LOGGING = {
     **LOGGING,
-    "formatters": {"json": {"()": "annotation.logformat.JsonFormatter"}},
+    "formatters": {"json": {"()": "annotation.settings.logformat.JsonFormatter"}},
     "handlers": {"console": {**LOGGING["handlers"]["console"], "formatter": "json"}},
 }

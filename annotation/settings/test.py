@@ -15,7 +15,7 @@ MEDIA_ROOT = BASE_DIR / "test-artifacts" / "media"  # noqa: F405
 STATIC_ROOT = BASE_DIR / "test-artifacts" / "static"  # noqa: F405
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 
-from annotation.env import env_int  # noqa: E402
+from annotation.settings.env import env_int  # noqa: E402
 
 # Test-only: each export job sleeps this long once claimed (heartbeats go on), so that the Celery
 # integration tests can kill its worker mid-job. Off (0) unless the test sets it for its worker.

@@ -3,7 +3,7 @@
 ``/work/`` shows them when the participation calls for them (consent, for a
 participation that did not answer it at the entry link: a staff preview; the
 comprehension check after consent; the survey before training or after the test step); their forms
-post here, and every answer goes through annotation.services.consent, .comprehension and
+post here, and every answer goes through annotation.services.admission.consent, .comprehension and
 .survey, as the session API's do. A refused answer re-shows
 the page with the reason and stores nothing.
 """
@@ -23,8 +23,10 @@ from django.views.decorators.http import require_POST
 from markdown_it import MarkdownIt
 
 from annotation.models import Participation
-from annotation.services import closing, comprehension, consent, languages, presentation, study_texts, survey
-from annotation.worker_cookie import load_worker_state
+from annotation.services.admission import closing, comprehension, consent, survey
+from annotation.services.session import presentation
+from annotation.services.texts import languages, study_texts
+from annotation.web.worker_cookie import load_worker_state
 
 # CommonMark without raw HTML: the researcher's text is escaped, and markdown-it refuses javascript: links.
 _markdown = MarkdownIt("commonmark", {"html": False})

@@ -56,7 +56,8 @@ from annotation.reporting.rehearsal_jobs import REPORT_FORMATS, job_status, rehe
 from annotation.reporting.selection import select_studies
 from annotation.reporting.statement import STATEMENT_FORMATS, build_statement, render_statement
 from annotation.reporting.tables import build_table
-from annotation.services import attention, integrity, preview
+from annotation.services.studies import preview
+from annotation.services.verdicts import attention, integrity
 from tasks_app.scoring import SKIP_EMPTY, SKIP_EXCLUDE, SKIP_ZERO
 
 LIVE_SECONDS = 5  # how often the pages poll their live feed

@@ -2,9 +2,9 @@
 
 GET shows the start page (what the study is, at a glance, and its consent text
 with Agree / Decline, or a Start button) and writes nothing; the form posts to
-the same link, and that POST is what takes a slot (annotation.services.entry).
+the same link, and that POST is what takes a slot (annotation.services.admission.entry).
 An admitted worker's participation id goes into a signed cookie
-(annotation.worker_cookie) and the browser moves on to the worker pages at /work/. Every refusal is a page that says
+(annotation.web.worker_cookie) and the browser moves on to the worker pages at /work/. Every refusal is a page that says
 why, with a status code to match, and writes nothing.
 """
 
@@ -21,13 +21,15 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
-from annotation import worker_cookie
-from annotation.csp import csp_update
 from annotation.models import AttentionCheck, Study
-from annotation.services import consent, entry, languages, presentation, study_texts
-from annotation.services.entry import Outcome
-from annotation.services.platforms import BadEntry, CompletionTarget, EntryParams, parse_entry
+from annotation.services.admission import consent, entry
+from annotation.services.admission.entry import Outcome
+from annotation.services.session import presentation
+from annotation.services.state.platforms import BadEntry, CompletionTarget, EntryParams, parse_entry
+from annotation.services.texts import languages, study_texts
 from annotation.views.consent_survey import render_markdown
+from annotation.web import worker_cookie
+from annotation.web.csp import csp_update
 from tasks_app.models import ExampleSet, ExampleSetItem
 from tasks_app.texts import texts_for
 

@@ -1,7 +1,7 @@
 """Staff previews of a study as a worker: ``/work/preview/<slug>/?shots=N`` and its restart.
 
 The preview's participation goes into the worker cookie, as the entry link does, and the browser moves
-on to the ordinary worker pages (annotation.services.preview says what is and is not recorded).
+on to the ordinary worker pages (annotation.services.studies.preview says what is and is not recorded).
 Anonymous visitors, crowd workers among them, are sent to the admin's login; a signed-in user who is
 not staff gets 403.
 """
@@ -20,9 +20,9 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation import worker_cookie
 from annotation.models import Study
-from annotation.services import preview
+from annotation.services.studies import preview
+from annotation.web import worker_cookie
 
 WORKER_HOME = "/work/"
 

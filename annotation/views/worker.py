@@ -21,12 +21,14 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET
 
-from annotation.csp import csp_update
 from annotation.models import AttentionCheck, Participation
-from annotation.services import closing, comprehension, consent, languages, presentation, samples, survey, timing
-from annotation.services.session_payloads import completion_payload
+from annotation.services.admission import closing, comprehension, consent, survey
+from annotation.services.session import presentation, samples, timing
+from annotation.services.session.session_payloads import completion_payload
+from annotation.services.texts import languages
 from annotation.views import consent_survey
-from annotation.worker_cookie import load_worker_state
+from annotation.web.csp import csp_update
+from annotation.web.worker_cookie import load_worker_state
 from tasks_app.texts import texts_for
 
 State = Participation.State
@@ -86,7 +88,7 @@ def home(request: HttpRequest) -> HttpResponse:
     except closing.StudyClosed:
         return _closed(request, participation)
     # Templates read ``task`` as the worker sees it: a neutral title, never the dataset's name, its texts
-    # in the page's language (tasks_app.texts via services.presentation).
+    # in the page's language (tasks_app.texts via services.session.presentation).
     context = {
         "participation": participation,
         "task": presentation.worker_task(participation.study, participation.task, language=language),

@@ -1,6 +1,6 @@
 /* Integrity signals: what the page records about one item, sent with its answer (submit or skip).
  *
- * Exactly four figures per item (annotation/services/signals.py; docs/studies.md, "Integrity signals"):
+ * Exactly four figures per item (annotation/services/session/signals.py; docs/studies.md, "Integrity signals"):
  * visible_ms (time the item was visible: the page not hidden), hidden_count and hidden_ms (how often and
  * how long the page was away: unfocused or hidden), copy_count (how often text of the item was copied).
  * Nothing else: no keys pressed, never what was copied, no pointer positions.

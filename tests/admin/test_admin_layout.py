@@ -3,7 +3,7 @@
 import pytest
 
 from annotation.models import Participation, Study, Worker
-from annotation.services import studies
+from annotation.services.studies import studies
 from tests.factories import make_classification_task
 from tests.worker.browser.conftest import shot
 

@@ -5,7 +5,7 @@ import gc
 from django.http import HttpResponse
 from django.test import RequestFactory
 
-from annotation.bench import QueryCountMiddleware
+from annotation.settings.bench_server import QueryCountMiddleware
 
 
 def test_a_response_reports_queries_cpu_and_the_garbage_collection_it_ran():

@@ -1,11 +1,11 @@
-"""The replay's reference endpoints: doing nothing, and the cheapest durable write (annotation.bench)."""
+"""The replay's reference endpoints: doing nothing, and the cheapest durable write (settings.bench_server)."""
 
 import pytest
 from django.db import connection
 from django.test import RequestFactory
 from django.urls import Resolver404, resolve
 
-from annotation import bench
+from annotation.settings import bench_server as bench
 from tests.test_settings import BENCH, PRODUCTION, PRODUCTION_ENV, run_settings
 
 pytestmark = pytest.mark.django_db

@@ -25,9 +25,9 @@ from django.test.signals import template_rendered
 from django.utils import timezone, translation
 from django.views import defaults
 
-from annotation import worker_cookie
 from annotation.models import ComprehensionAttempt, Participation, Study
-from annotation.unavailable import unavailable_response
+from annotation.web import worker_cookie
+from annotation.web.unavailable import unavailable_response
 from tasks_app.models import Task
 from tests.factories import ConditionFactory, StudyFactory, WorkerFactory, make_classification_task
 from tests.worker.conftest import make_participation

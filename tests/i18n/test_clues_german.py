@@ -9,7 +9,9 @@ from django.test import Client
 
 from annotation.models import Study
 from annotation.reporting.monitoring import notices
-from annotation.services import languages, presentation, studies
+from annotation.services.session import presentation
+from annotation.services.studies import studies
+from annotation.services.texts import languages
 from tasks_app.catalog import CLUES_TASKS, install_clues_tasks
 from tasks_app.models import Example, Task
 from tasks_app.texts import missing_texts, texts_for

@@ -8,8 +8,8 @@ from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from annotation import worker_cookie
 from annotation.models import Participation, Study
+from annotation.web import worker_cookie
 from tasks_app.admin import TaskForm
 from tasks_app.texts import texts_for, validate_translations
 from tests.entry_link import take_part

@@ -7,9 +7,11 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.test import Client
 
-from annotation import worker_cookie
 from annotation.models import Participation, Study
-from annotation.services import consent, presentation, study_texts
+from annotation.services.admission import consent
+from annotation.services.session import presentation
+from annotation.services.texts import study_texts
+from annotation.web import worker_cookie
 from tests.factories import make_classification_task
 from tests.worker.conftest import make_participation
 

@@ -10,8 +10,8 @@ import pytest
 from django.conf import settings
 from django.test import Client
 
-from annotation import worker_cookie
 from annotation.models import Participation, Study
+from annotation.web import worker_cookie
 from tests.i18n import pages
 from tests.worker.conftest import make_participation
 

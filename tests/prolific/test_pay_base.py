@@ -6,9 +6,9 @@ from decimal import Decimal
 import pytest
 
 from annotation.models import Participation, ProlificAction
-from annotation.services import lifecycle
-from annotation.services.pay import PAY_RULE_VERSION
+from annotation.services.money.pay import PAY_RULE_VERSION
 from annotation.services.prolific import operations
+from annotation.services.state import lifecycle
 from tests.factories import ConditionFactory, StudyFactory
 from tests.prolific.conftest import join
 

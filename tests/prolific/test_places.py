@@ -7,8 +7,9 @@ import pytest
 from django.core.management import call_command
 
 from annotation.models import Participation, ProlificAction, ProlificCall
-from annotation.services import abandonment, lifecycle
+from annotation.services.admission import abandonment
 from annotation.services.prolific import operations
+from annotation.services.state import lifecycle
 from tests.prolific.conftest import join
 
 State = Participation.State

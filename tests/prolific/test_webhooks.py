@@ -12,7 +12,7 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from annotation.celery_tasks import poll_prolific_submissions
+from annotation.background.celery_tasks import poll_prolific_submissions
 from annotation.models import (
     Participation,
     ParticipationEvent,

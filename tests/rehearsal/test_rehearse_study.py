@@ -13,7 +13,8 @@ from django.db import connection
 from annotation.management.commands import rehearse_study as command
 from annotation.models import Participation, Study
 from annotation.rehearsal import runner
-from annotation.services import attention, studies
+from annotation.services.studies import studies
+from annotation.services.verdicts import attention
 from tasks_app.demo import import_demo_data
 from tasks_app.models import Task
 

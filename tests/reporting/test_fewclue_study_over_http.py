@@ -14,7 +14,7 @@ from django.test import Client
 
 from annotation.models import Condition, Participation, Response, Study
 from annotation.reporting.fewclue_table import TASKS
-from annotation.services import samples
+from annotation.services.session import samples
 from tasks_app.models import Label
 from tasks_app.paper import FEWCLUE_HUMAN
 from tasks_app.scoring import mean, std

@@ -12,7 +12,7 @@ from annotation.reporting.pay import condition_pay
 from annotation.reporting.predictions import model_run_create, model_run_score, parse_predictions
 from annotation.reporting.recompute import recompute_item_scores
 from annotation.reporting.tables import build_table
-from annotation.services.pay import pay_lines
+from annotation.services.money.pay import pay_lines
 from tests.factories import make_span_task
 from tests.reporting.builders import add_annotator, gold_answers, items_of, make_study
 

@@ -1,4 +1,4 @@
-"""The pay rule (annotation.services.pay): paid time ends with the work, never with a later verdict."""
+"""The pay rule (annotation.services.money.pay): paid time ends with the work, never with a later verdict."""
 
 import csv
 import io
@@ -10,8 +10,10 @@ import pytest
 from annotation.models import Participation, Response
 from annotation.reporting.exports import export_with_provenance
 from annotation.reporting.options import MetricOptions
-from annotation.services import abandonment, lifecycle, overrides
-from annotation.services.pay import PAY_RULE_VERSION, pay_line, pay_lines
+from annotation.services.admission import abandonment
+from annotation.services.money.pay import PAY_RULE_VERSION, pay_line, pay_lines
+from annotation.services.state import lifecycle
+from annotation.services.verdicts import overrides
 from tests.reporting.builders import T0, add_annotator, gold_answers, make_study
 
 State = Participation.State
@@ -113,7 +115,7 @@ def test_exports_leave_base_and_bonus_empty_while_the_posted_reward_is_not_set(s
 
 
 def test_work_end_counts_a_screen_out_from_claimed_as_the_end_of_the_work():
-    from annotation.services.pay import work_end
+    from annotation.services.money.pay import work_end
 
     claimed_at = T0
     screened_out_at = T0 + timedelta(minutes=3)

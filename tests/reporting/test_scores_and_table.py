@@ -8,7 +8,7 @@ from annotation.models import Participation
 from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.scores import annotator_rows, condition_summaries
 from annotation.reporting.tables import build_table
-from annotation.services import training_s1
+from annotation.services.verdicts import training_s1
 from tests.factories import make_span_task
 from tests.reporting.builders import add_annotator, gold_answers, make_study, wrong
 

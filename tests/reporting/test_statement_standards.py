@@ -18,7 +18,7 @@ from annotation.models import Participation, Study, SurveyResponse
 from annotation.reporting.formats import CSV_COLUMNS
 from annotation.reporting.heds import ACL_CHECKLIST, HEDS_QUESTIONS
 from annotation.reporting.statement import build_statement, render_statement, statement_datasheet
-from annotation.services import attention
+from annotation.services.verdicts import attention
 from tests.factories import make_classification_task
 from tests.reporting.builders import add_annotator, gold_answers, make_study
 

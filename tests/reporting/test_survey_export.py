@@ -10,7 +10,7 @@ from django.utils import timezone
 from annotation.models import Participation, SurveyResponse
 from annotation.reporting.exports import export_to_bytes
 from annotation.reporting.options import MetricOptions
-from annotation.services import consent
+from annotation.services.admission import consent
 from tests.factories import ConditionFactory, ParticipationFactory, StudyFactory, TaskFactory, WorkerFactory
 
 pytestmark = pytest.mark.django_db

@@ -3,8 +3,8 @@
 import pytest
 
 from annotation.models import Study
-from annotation.services import studies
-from annotation.services.platforms import EntryParams
+from annotation.services.state.platforms import EntryParams
+from annotation.services.studies import studies
 from tests.factories import make_classification_task
 
 

@@ -5,10 +5,11 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.celery_tasks import release_abandoned_slots
+from annotation.background.celery_tasks import release_abandoned_slots
 from annotation.models import Participation
-from annotation.services import entry, lifecycle
-from annotation.services.abandonment import release_abandoned
+from annotation.services.admission import entry
+from annotation.services.admission.abandonment import release_abandoned
+from annotation.services.state import lifecycle
 from tests.factories import ParticipationFactory
 from tests.studies.conftest import inhouse
 

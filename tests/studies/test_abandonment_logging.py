@@ -6,7 +6,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.celery_tasks import release_abandoned_slots
+from annotation.background.celery_tasks import release_abandoned_slots
 from annotation.models import Participation
 from tests.factories import ParticipationFactory
 

@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from annotation.admin.study_forms import StudyForm
 from annotation.models import AnswerSpan, FilterDecision, Participation, Study, Worker
-from annotation.services import entry
+from annotation.services.admission import entry
 from tasks_app.models import ExampleSetItem
 from tests.factories import ExampleSetFactory, ParticipationFactory, WorkerFactory
 from tests.studies.conftest import inhouse

@@ -5,7 +5,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from annotation.models import Participation, Study, Worker
-from annotation.services import studies
+from annotation.services.studies import studies
 from tests.entry_link import take_part
 from tests.factories import ParticipationFactory, WorkerFactory
 

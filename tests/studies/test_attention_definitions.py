@@ -9,7 +9,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from annotation.models import AttentionCheck, Study
-from annotation.services import attention
+from annotation.services.verdicts import attention
 from tasks_app.models import Example, ExampleSet
 from tests.entry_link import take_part
 from tests.factories import make_span_task
@@ -174,7 +174,7 @@ def test_a_check_a_worker_has_been_given_can_be_neither_changed_nor_deleted(api,
     client.post("/api/session/start/", content_type="application/json")
     client.get("/api/session/current/")  # zoe's test or training step; lay out the test step directly:
     from annotation.models import Participation
-    from annotation.services import steps
+    from annotation.services.session import steps
 
     p = Participation.objects.get(worker__external_id="zoe")
     steps.lay_out(participation=p, phase="test")

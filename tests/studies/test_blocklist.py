@@ -8,8 +8,8 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 
 from annotation.models import Participation
-from annotation.services import blocklist, entry
-from annotation.services.platforms import EntryParams
+from annotation.services.admission import blocklist, entry
+from annotation.services.state.platforms import EntryParams
 from tests.factories import ParticipationFactory, WorkerFactory, make_classification_task
 
 pytestmark = pytest.mark.django_db

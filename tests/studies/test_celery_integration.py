@@ -10,9 +10,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.celery_tasks import release_abandoned_slots
+from annotation.background.celery_tasks import release_abandoned_slots
 from annotation.models import Participation
-from annotation.services import entry, studies
+from annotation.services.admission import entry
+from annotation.services.studies import studies
 from tests.factories import make_classification_task
 from tests.studies.conftest import inhouse
 

@@ -7,10 +7,12 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.celery_tasks import release_abandoned_slots
+from annotation.background.celery_tasks import release_abandoned_slots
 from annotation.models import Participation, Study
-from annotation.services import closing, entry, lifecycle, studies
-from annotation.services.entry import Outcome
+from annotation.services.admission import closing, entry
+from annotation.services.admission.entry import Outcome
+from annotation.services.state import lifecycle
+from annotation.services.studies import studies
 from tests.studies.conftest import inhouse
 
 pytestmark = pytest.mark.django_db
@@ -179,7 +181,7 @@ def test_the_admin_close_action_defaults_to_60_minutes_and_refuses_a_bad_value(a
 
 def test_a_close_out_is_dated_at_the_last_activity_so_pay_stops_there(study):
     from annotation.models import ParticipationEvent
-    from annotation.services.pay import paid_seconds
+    from annotation.services.money.pay import paid_seconds
 
     alice = entry.join_study(study=study, params=inhouse("alice")).participation
     lifecycle.begin(alice)

@@ -107,7 +107,7 @@ def test_export_participants_to_stdout_and_to_a_file(tmp_path, make_study):
 
 def test_load_demo_refuses_a_database_with_annotated_real_data_and_touches_nothing():
     from annotation.models import Response
-    from annotation.services import steps
+    from annotation.services.session import steps
     from tests.worker.conftest import make_participation
 
     task = make_classification_task(slug="sst2")  # stands for a real release imported and annotated here
@@ -123,7 +123,7 @@ def test_load_demo_refuses_a_database_with_annotated_real_data_and_touches_nothi
 def test_configure_study_sets_the_posted_reward_and_refuses_a_non_amount():
     task = make_classification_task()
     study = Study.objects.create(task=task, slug="posted", name="Posted", split_number=1)
-    assert study.base_reward is None  # not set: no bonus is computed (annotation.services.pay)
+    assert study.base_reward is None  # not set: no bonus is computed (annotation.services.money.pay)
     _run("configure_study", "posted", "--posted-reward", "1.50")
     study.refresh_from_db()
     assert str(study.base_reward) == "1.50"

@@ -18,8 +18,9 @@ from django.db import IntegrityError, connection, connections, transaction
 from django.test import Client
 
 from annotation.models import Participation, ParticipationEvent, Study, Worker
-from annotation.services import entry, studies
-from annotation.services.entry import Outcome
+from annotation.services.admission import entry
+from annotation.services.admission.entry import Outcome
+from annotation.services.studies import studies
 from tests.factories import ParticipationFactory, WorkerFactory, make_classification_task
 from tests.studies.conftest import inhouse
 from tests.threads import bounded_barrier, join_all, start_threads

@@ -6,7 +6,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotation.services import consent
+from annotation.services.admission import consent
 
 pytestmark = pytest.mark.django_db
 

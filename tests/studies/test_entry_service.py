@@ -6,9 +6,9 @@ import pytest
 from django.db import IntegrityError, transaction
 
 from annotation.models import Participation, ParticipationEvent, Study, Worker
-from annotation.services import consent, entry
-from annotation.services.entry import Outcome
-from annotation.services.platforms import EntryParams
+from annotation.services.admission import consent, entry
+from annotation.services.admission.entry import Outcome
+from annotation.services.state.platforms import EntryParams
 from tests.factories import ParticipationFactory, WorkerFactory
 from tests.studies.conftest import inhouse
 

@@ -3,9 +3,10 @@
 import pytest
 from django.urls import reverse
 
-from annotation import worker_cookie
 from annotation.models import ConsentDecline, Participation, ParticipationEvent, Study, Worker
-from annotation.services import consent, lifecycle
+from annotation.services.admission import consent
+from annotation.services.state import lifecycle
+from annotation.web import worker_cookie
 from tests.entry_link import take_part
 from tests.factories import ParticipationFactory, WorkerFactory
 

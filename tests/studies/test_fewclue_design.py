@@ -13,8 +13,10 @@ from django.utils import timezone
 
 from annotation.models import Participation, Study
 from annotation.reporting.agreement import strict_majority
-from annotation.services import attention, samples, studies
-from annotation.services.abandonment import release_abandoned
+from annotation.services.admission.abandonment import release_abandoned
+from annotation.services.session import samples
+from annotation.services.studies import studies
+from annotation.services.verdicts import attention
 from tasks_app.models import Task
 from tests import entry_link
 from tests.conftest import FEWCLUE_FIXTURE

@@ -8,11 +8,11 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from annotation.celery_tasks import decide_training_filters
+from annotation.background.celery_tasks import decide_training_filters
 from annotation.models import FilterDecision, Participation, Response, Study
 from annotation.reporting.options import MetricOptions
 from annotation.reporting.provenance import reproducibility_header
-from annotation.services import filter_groups, overrides, step_end
+from annotation.services.verdicts import filter_groups, overrides, step_end
 from tests.factories import ExampleFactory, ParticipationFactory, ResponseFactory
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from annotation.models import Participation, ParticipationEvent
-from annotation.services import lifecycle
+from annotation.services.state import lifecycle
 from tests.factories import ConditionFactory, ParticipationFactory, StudyFactory
 
 pytestmark = pytest.mark.django_db
@@ -22,7 +22,7 @@ def zero_shot(db):
 
 @pytest.fixture
 def few_shot(task):
-    from annotation.services import studies
+    from annotation.services.studies import studies
 
     study = studies.study_create(task=task, slug="lc", shots=[10])
     return study.conditions.get()

@@ -4,8 +4,9 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from annotation.models import Participation, Study
-from annotation.services import closing, entry, lifecycle, outcomes
-from annotation.services.outcomes import Outcome
+from annotation.services.admission import closing, entry
+from annotation.services.state import lifecycle, outcomes
+from annotation.services.state.outcomes import Outcome
 from tests.entry_link import take_part
 from tests.studies.conftest import inhouse
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from annotation.services.platforms import (
+from annotation.services.state.platforms import (
     BadEntry,
     entry_links,
     parse_entry,
@@ -82,7 +82,7 @@ def test_entry_links_show_each_platform_s_parameters():
 
 def test_the_id_length_cap_is_the_model_field_length():
     from annotation.models import Worker
-    from annotation.services.platforms import MAX_ID_LENGTH
+    from annotation.services.state.platforms import MAX_ID_LENGTH
 
     assert Worker._meta.get_field("external_id").max_length == MAX_ID_LENGTH
     assert parse_entry({"worker_id": "x" * MAX_ID_LENGTH}).external_id == "x" * MAX_ID_LENGTH

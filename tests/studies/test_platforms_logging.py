@@ -4,9 +4,9 @@ import logging
 
 import pytest
 
-from annotation.services.platforms import BadEntry, parse_entry
+from annotation.services.state.platforms import BadEntry, parse_entry
 
-LOGGER = "annotation.services.platforms"
+LOGGER = "annotation.services.state.platforms"
 
 
 def test_a_foreign_turk_submit_to_is_a_warning_naming_the_host(caplog):

@@ -5,7 +5,7 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from annotation.models import Participation
-from annotation.services import slots
+from annotation.services.state import slots
 from tests.factories import ParticipationFactory
 
 State = Participation.State

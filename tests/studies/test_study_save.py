@@ -1,4 +1,4 @@
-"""Saving a study: one service (services.studies.study_save) that the admin, the API and the commands use."""
+"""Saving a study: one service (services.studies.studies.study_save) that the admin, the API and the commands use."""
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from annotation.models import Study
 from annotation.protocol.outcomes import Outcome
-from annotation.services import studies
+from annotation.services.studies import studies
 
 pytestmark = pytest.mark.django_db
 EVERY_OUTCOME = {o.value for o in Outcome}

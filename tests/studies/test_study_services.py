@@ -4,7 +4,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from annotation.models import Condition, Participation, Study
-from annotation.services import studies
+from annotation.services.studies import studies
 from tasks_app.models import ExampleSet, TrainingSplit
 from tests.factories import (
     ExampleFactory,

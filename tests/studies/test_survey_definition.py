@@ -9,8 +9,8 @@ from django.test import Client
 
 from annotation.models import Study
 from annotation.protocol import survey as survey_definition
-from annotation.services import survey
-from annotation.services.survey import InvalidSurveyAnswers
+from annotation.services.admission import survey
+from annotation.services.admission.survey import InvalidSurveyAnswers
 
 pytestmark = pytest.mark.django_db
 

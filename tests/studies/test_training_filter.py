@@ -4,7 +4,9 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from annotation.models import FilterDecision, Participation, Response, Study
-from annotation.services import entry, lifecycle, overrides, step_end, training_s1
+from annotation.services.admission import entry
+from annotation.services.state import lifecycle
+from annotation.services.verdicts import overrides, step_end, training_s1
 from tests.factories import ExampleFactory, ParticipationFactory, ResponseFactory
 from tests.studies.conftest import inhouse
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from annotation import worker_cookie
 from annotation.models import Participation
+from annotation.web import worker_cookie
 from tasks_app.models import ExampleSet, Task
 from tests.factories import (
     ConditionFactory,

@@ -8,8 +8,14 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation.models import AnswerSpan, Participation, Response
-from annotation.services import answers, steps
-from annotation.services.answers import AlreadyLocked, InvalidAnswer, NotCurrentItem, NotYourItem, SkipNotAllowed
+from annotation.services.session import answers, steps
+from annotation.services.session.answers import (
+    AlreadyLocked,
+    InvalidAnswer,
+    NotCurrentItem,
+    NotYourItem,
+    SkipNotAllowed,
+)
 from tasks_app.models import Task
 from tests.worker.conftest import make_participation, make_task_with_items
 

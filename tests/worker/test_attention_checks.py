@@ -13,7 +13,7 @@ from annotation.reporting.exports import export_to_bytes
 from annotation.reporting.options import MetricOptions
 from annotation.reporting.scores import annotator_rows
 from annotation.reporting.tables import build_table
-from annotation.services import attention
+from annotation.services.verdicts import attention
 from tests.entry_link import take_part
 from tests.factories import ConditionFactory, StudyFactory, make_classification_task
 from tests.worker.conftest import NER_TEST, login, make_task_with_items
@@ -216,7 +216,7 @@ def test_the_participation_api_says_why_a_worker_was_excluded(client, admin_clie
 
 
 def test_an_admin_who_readmits_a_worker_excluded_by_the_rule_completes_them(client):
-    from annotation.services import overrides
+    from annotation.services.verdicts import overrides
 
     task = make_classification_task(slug="readm", n_test=2)
     study = _study(task, attention_fail_limit=1, attention_action=Study.AttentionAction.EXCLUDE)

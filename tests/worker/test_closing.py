@@ -9,7 +9,8 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation.models import Participation, Response, Study
-from annotation.services import closing, studies
+from annotation.services.admission import closing
+from annotation.services.studies import studies
 from tests.worker.conftest import make_participation
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,9 @@ import pytest
 
 from annotation.models import ComprehensionAttempt, Participation, ParticipationEvent, Study
 from annotation.reporting.statement import comprehension_facts
-from annotation.services import comprehension, pay, slots
+from annotation.services.admission import comprehension
+from annotation.services.money import pay
+from annotation.services.state import slots
 from tasks_app.models import ExampleSet
 from tests.entry_link import take_part
 from tests.factories import ConditionFactory, StudyFactory
@@ -159,7 +161,8 @@ def test_a_study_without_a_check_asks_none(sst_task, worker):
 
 
 def test_a_worker_screened_out_by_the_check_is_not_readmitted_by_an_admin(checked):
-    from annotation.services import lifecycle, overrides
+    from annotation.services.state import lifecycle
+    from annotation.services.verdicts import overrides
 
     p, client = checked
     post(client, "comprehension/", {"answers": HALF_WRONG})

@@ -7,7 +7,7 @@ from django.db import connections
 from django.test import Client
 
 from annotation.models import AnswerSpan, Participation, Response
-from annotation.services import steps
+from annotation.services.session import steps
 from tests.threads import bounded_barrier, join_all, start_threads
 from tests.worker.conftest import login, make_participation, make_task_with_items
 

@@ -5,7 +5,8 @@ import json
 import pytest
 
 from annotation.models import Participation, ParticipationEvent, SurveyResponse
-from annotation.services import consent, lifecycle, slots
+from annotation.services.admission import consent
+from annotation.services.state import lifecycle, slots
 from tests.worker.conftest import make_participation
 
 pytestmark = pytest.mark.django_db

@@ -17,7 +17,9 @@ from annotation.reporting.monitoring import notices
 from annotation.reporting.options import MetricOptions
 from annotation.reporting.scores import annotator_rows
 from annotation.reporting.statement import build_statement, integrity_facts, render_statement
-from annotation.services import integrity, pay, signals
+from annotation.services.money import pay
+from annotation.services.session import signals
+from annotation.services.verdicts import integrity
 from tests import entry_link
 from tests.factories import ConditionFactory, StudyFactory, make_classification_task
 from tests.worker.conftest import login, make_participation

@@ -107,7 +107,7 @@ def _timed(task, condition, seconds: list[float], *, slot: int):
 
 
 def test_one_fast_worker_cannot_cut_the_estimate_below_half_the_default(sst_task):
-    from annotation.services import presentation
+    from annotation.services.session import presentation
 
     p = make_participation(sst_task, shots=0, state=State.CLAIMED)
     default, from_study = presentation.seconds_per_item(p.study)
@@ -117,7 +117,7 @@ def test_one_fast_worker_cannot_cut_the_estimate_below_half_the_default(sst_task
 
 
 def test_the_estimate_is_the_median_of_several_workers_medians(sst_task):
-    from annotation.services import presentation
+    from annotation.services.session import presentation
 
     p = make_participation(sst_task, shots=0, state=State.CLAIMED)
     # Three workers, medians 2 s, 10 s and 40 s; the speeder answers most items (pooled median: 2 s).

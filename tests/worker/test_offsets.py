@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from annotation.services import offsets
-from annotation.services.offsets import CutsCharacter, CutsSurrogatePair, OffsetError
+from annotation.protocol import offsets
+from annotation.protocol.offsets import CutsCharacter, CutsSurrogatePair, OffsetError
 
 
 def js_offset(text: str, index: int) -> int:

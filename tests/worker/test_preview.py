@@ -13,7 +13,10 @@ from annotation.reporting.exports import EXPORT_KINDS, export_to_bytes
 from annotation.reporting.options import MetricOptions
 from annotation.reporting.pay import condition_pay
 from annotation.reporting.scores import annotator_rows
-from annotation.services import attention, entry, preview, slots, studies
+from annotation.services.admission import entry
+from annotation.services.state import slots
+from annotation.services.studies import preview, studies
+from annotation.services.verdicts import attention
 from tests.entry_link import take_part
 from tests.studies.conftest import inhouse
 

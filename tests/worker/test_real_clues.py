@@ -5,7 +5,7 @@ import json
 import pytest
 
 from annotation.models import Participation, Response
-from annotation.services import offsets
+from annotation.protocol import offsets
 from tasks_app import scoring
 from tasks_app.importing.service import import_clues
 from tasks_app.models import Task

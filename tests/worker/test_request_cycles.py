@@ -1,4 +1,4 @@
-"""A worker's session request leaves no reference cycle behind (annotation.request_cycles).
+"""A worker's session request leaves no reference cycle behind (annotation.web.request_cycles).
 
 Pages rendered from templates still do (a template Context's layers point back at it): freeing
 those was measured to bring no tail-latency gain beyond the noise (docs/performance.md), so Django's
@@ -22,8 +22,8 @@ from django.db import close_old_connections
 from django.middleware.csrf import get_token
 from django.test import RequestFactory
 
-from annotation import worker_cookie
 from annotation.models import Participation
+from annotation.web import worker_cookie
 from tests.worker.conftest import make_participation
 
 pytestmark = pytest.mark.django_db

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from annotation.models import Participation, Response
-from annotation.services.reveal import wordings
+from annotation.services.session.reveal import wordings
 from tasks_app.models import Task
 from tests.factories import make_classification_task
 from tests.worker.conftest import make_participation, make_task_with_items

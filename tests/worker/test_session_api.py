@@ -9,9 +9,9 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from annotation import worker_cookie
 from annotation.models import AnswerSpan, Participation, Response
-from annotation.services import steps
+from annotation.services.session import steps
+from annotation.web import worker_cookie
 from tests.worker.conftest import login, make_participation, make_task_with_items
 
 pytestmark = pytest.mark.django_db
@@ -518,7 +518,7 @@ def test_an_interrupted_last_submit_is_settled_by_the_next_read(sst_task, worker
 
 
 def test_an_excluded_worker_gets_the_completion_code_through_the_api_too(sst_task, worker):
-    from annotation.services import lifecycle
+    from annotation.services.state import lifecycle
 
     p = make_participation(sst_task, shots=10, state=State.TRAINING)
     lifecycle.exclude(

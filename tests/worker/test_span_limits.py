@@ -5,8 +5,8 @@ import json
 import pytest
 
 from annotation.models import AnswerSpan, Participation
-from annotation.services import answers, steps
-from annotation.services.answers import MAX_SPANS, InvalidAnswer, span_limit, validate_spans
+from annotation.services.session import answers, steps
+from annotation.services.session.answers import MAX_SPANS, InvalidAnswer, span_limit, validate_spans
 from tasks_app.catalog import CLUES_TASKS
 from tasks_app.models import Task
 from tests.worker.conftest import login, make_participation, make_task_with_items

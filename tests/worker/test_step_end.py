@@ -16,7 +16,8 @@ from django.utils import timezone
 
 import annotation
 from annotation.models import AttentionDecision, Participation, Response, Study
-from annotation.services import attention, overrides, step_end, worker_sql
+from annotation.services.session import worker_sql
+from annotation.services.verdicts import attention, overrides, step_end
 from tests import entry_link
 from tests.factories import ConditionFactory, StudyFactory, make_classification_task
 from tests.worker.conftest import make_participation

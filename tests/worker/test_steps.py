@@ -3,7 +3,8 @@
 import pytest
 
 from annotation.models import Participation, Response, Study
-from annotation.services import lifecycle, steps
+from annotation.services.session import steps
+from annotation.services.state import lifecycle
 from tasks_app.models import ExampleSet
 from tests.worker.conftest import make_participation
 

@@ -6,7 +6,7 @@ import pytest
 from django.utils import timezone
 
 from annotation.models import Participation, Response
-from annotation.services import answers, reveal, steps, timing
+from annotation.services.session import answers, reveal, steps, timing
 from tests.worker.conftest import make_participation, make_task_with_items
 
 State = Participation.State

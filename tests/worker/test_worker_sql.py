@@ -11,7 +11,7 @@ from django.test import Client
 from django.utils import timezone
 
 from annotation.models import AnswerSpan, Participation, Response
-from annotation.services import steps, worker_sql
+from annotation.services.session import steps, worker_sql
 from tests.factories import make_classification_task
 from tests.worker.conftest import login, make_participation, make_task_with_items
 

@@ -10,9 +10,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation import sqlite_queue
+from annotation.db import sqlite_queue
 from annotation.models import Participation
-from annotation.services import steps
+from annotation.services.session import steps
 from tests.factories import make_classification_task
 from tests.worker.conftest import login, make_participation
 

@@ -15,7 +15,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Study
 from annotation.protocol import languages
-from annotation.services import studies
+from annotation.services.studies import studies
 from tasks_app.models import Task
 
 

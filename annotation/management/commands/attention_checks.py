@@ -18,7 +18,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Study
-from annotation.services import attention
+from annotation.services.verdicts import attention
 
 
 def _positions(raw: str) -> list[int]:

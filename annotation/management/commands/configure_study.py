@@ -8,7 +8,7 @@ manage.py configure_study sst2-split1 --posted-reward 1.50      # the reward pos
 manage.py configure_study sst2-split1 --title "Movie review sentiment" --no-consent
 manage.py configure_study sst2-split1 --show          # print the settings and the outcome codes as JSON
 
-Every change goes through annotation.services.studies.study_update, so a
+Every change goes through annotation.services.studies.studies.study_update, so a
 malformed survey, comprehension check or code is refused with the reason and nothing is saved.
 """
 
@@ -23,8 +23,8 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Study
-from annotation.services import studies
-from annotation.services.outcomes import Outcome
+from annotation.services.state.outcomes import Outcome
+from annotation.services.studies import studies
 
 SHOWN = (
     "worker_title",

@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from annotation.management.commands._study_designs import Wanted, check_language, ensure_studies
 from annotation.models import Study
-from annotation.services import studies
+from annotation.services.studies import studies
 from tasks_app.catalog import CLUES_TASKS
 from tasks_app.models import Task
 

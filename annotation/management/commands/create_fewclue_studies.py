@@ -14,7 +14,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.management.commands._study_designs import Wanted, check_language, ensure_studies
 from annotation.models import Study
-from annotation.services import samples, studies
+from annotation.services.session import samples
+from annotation.services.studies import studies
 from tasks_app.importing.fewclue.tasks import TASKS
 from tasks_app.models import Task
 

@@ -14,7 +14,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Study
-from annotation.services import filter_groups
+from annotation.services.verdicts import filter_groups
 
 
 class Command(BaseCommand):

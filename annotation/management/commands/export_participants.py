@@ -10,7 +10,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation.services import blocklist
+from annotation.services.admission import blocklist
 from tasks_app.models import Task
 
 

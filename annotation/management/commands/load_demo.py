@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
 from annotation.models import Study
-from annotation.services import studies
+from annotation.services.studies import studies
 from tasks_app.catalog import CLUES_TASKS
 from tasks_app.models import Task
 

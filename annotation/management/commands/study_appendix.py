@@ -29,11 +29,12 @@ from django.db import transaction
 from django.test import Client
 from django.utils import timezone
 
-from annotation import worker_cookie
 from annotation.models import Participation, Study, SurveyResponse, Worker
 from annotation.reporting.appendix import appendix_texts
 from annotation.reporting.statement_design import shown_languages
-from annotation.services import consent, entry, lifecycle, slots, survey
+from annotation.services.admission import consent, entry, survey
+from annotation.services.state import lifecycle, slots
+from annotation.web import worker_cookie
 
 CHROMIUM = "/usr/bin/chromium"
 ORIGIN = "http://appendix.invalid"

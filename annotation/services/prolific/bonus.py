@@ -1,7 +1,7 @@
 """bonus: pay each approved participant what the pay rule owes beyond the reward posted on Prolific.
 
 The plan reads the posted reward of each Prolific study (``GET studies/{id}/``), the base the bonuses top up,
-and asks the pay rule (``annotation.services.pay``) for each participant's bonus. One bulk bonus is set up and
+and asks the pay rule (``annotation.services.money.pay``) for each participant's bonus. One bulk bonus is set up and
 paid per participant (``POST submissions/bonus-payments/``, then ``POST bulk-bonus-payments/{id}/pay/``,
 documented as NOT idempotent): a row is claimed as uncertain before any call, so no bonus is paid twice, and a
 pay call whose answer was lost leaves it uncertain for a person to check (``resolve_uncertain``).
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from annotation.models import Participation, ProlificAction, Study
-from annotation.services.pay import PAY_RULE_VERSION, BaseReward, pay_lines, stored_base
+from annotation.services.money.pay import PAY_RULE_VERSION, BaseReward, pay_lines, stored_base
 from annotation.services.prolific.client import ProlificClient, ProlificConnectionError, ProlificError
 from annotation.services.prolific.outcomes import PAID, Decision
 from annotation.services.prolific.runs import (
@@ -113,7 +113,7 @@ def bonus_rows(
             state, note = state_of(action, kind=Kind.BONUS)
             row.state, row.note = state, note or row.note
         rows.append(row)
-    notes.append(f"pay rule version {PAY_RULE_VERSION} (annotation.services.pay; docs/reports.md)")
+    notes.append(f"pay rule version {PAY_RULE_VERSION} (annotation.services.money.pay; docs/reports.md)")
     return rows, notes
 
 

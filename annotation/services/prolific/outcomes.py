@@ -1,6 +1,6 @@
 """What Prolific should do with a participant's submission, given how their participation ended.
 
-One function, ``decide``, over the participation's outcome (``services.outcomes.outcome_for``, which
+One function, ``decide``, over the participation's outcome (``services.state.outcomes.outcome_for``, which
 also gives each outcome its completion code). The choices, and why (docs/prolific.md):
 
 - completed → APPROVE.
@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from annotation.models import Participation
-from annotation.services.outcomes import Outcome, outcome_for
+from annotation.services.state.outcomes import Outcome, outcome_for
 
 APPROVE = "APPROVE"
 REJECT = "REJECT"
@@ -43,7 +43,7 @@ class Decision:
 
 
 def decide(participation: Participation) -> Decision:
-    """The Prolific action for a participation, from its outcome (``services.outcomes.outcome_for``)."""
+    """The Prolific action for a participation, from its outcome (``services.state.outcomes.outcome_for``)."""
     outcome = outcome_for(participation)
     if outcome == Outcome.COMPLETED:
         return Decision(APPROVE, "completed the study")

@@ -34,8 +34,7 @@ from django.db import transaction
 
 from annotation.celery import app as celery_app
 from annotation.models import Participation, ProlificEvent, Study
-from annotation.services import slots
-from annotation.services.pay import stored_base
+from annotation.services.money.pay import stored_base
 from annotation.services.prolific.client import ProlificClient, ProlificConnectionError, ProlificError
 from annotation.services.prolific.runs import (
     DONE,
@@ -58,6 +57,7 @@ from annotation.services.prolific.runs import (
     state_of,
     study_id,
 )
+from annotation.services.state import slots
 
 logger = logging.getLogger(__name__)
 

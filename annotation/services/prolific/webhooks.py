@@ -38,7 +38,7 @@ from django.utils import timezone
 
 from annotation.errors import ServiceError
 from annotation.models import Participation, ProlificEvent, ProlificHookSecret, Worker
-from annotation.services import abandonment
+from annotation.services.admission import abandonment
 
 logger = logging.getLogger(__name__)
 

@@ -5,7 +5,8 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from annotation.models import AttentionDecision, Participation, Response, Study
-from annotation.services import attention, studies
+from annotation.services.studies import studies
+from annotation.services.verdicts import attention
 from tests.factories import make_classification_task
 from tests.worker.browser.conftest import shot
 from tests.worker.browser.test_worker_flow import wait_for_item

@@ -3,7 +3,7 @@
 import pytest
 
 from annotation.models import Participation, SurveyResponse
-from annotation.services import consent
+from annotation.services.admission import consent
 from tests.factories import make_classification_task
 from tests.worker.browser.conftest import shot
 from tests.worker.conftest import make_participation
@@ -104,7 +104,7 @@ def test_the_survey_after_the_test_comes_before_the_completion_code(open_as, db)
 
 def test_the_entry_link_shows_the_consent_and_only_agreeing_takes_a_slot(open_as, db):
     from annotation.models import ConsentDecline, Study
-    from annotation.services import studies
+    from annotation.services.studies import studies
 
     task = make_classification_task(slug="entry-consent", n_test=2, n_train=10)
     study = studies.study_create(

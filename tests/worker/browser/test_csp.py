@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from annotation.models import Participation, Study
-from annotation.services import studies
+from annotation.services.studies import studies
 from tests.worker.browser.conftest import CHROMIUM, LAUNCH_ARGS, csp_violations, shot
 from tests.worker.conftest import NER_TEST, NER_TRAIN, make_participation, make_task_with_items
 

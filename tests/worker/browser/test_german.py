@@ -2,8 +2,8 @@
 
 import pytest
 
-from annotation import worker_cookie
 from annotation.models import Participation, Study
+from annotation.web import worker_cookie
 from tests.factories import make_classification_task
 from tests.worker.browser.conftest import csp_violations, shot, watch_csp
 from tests.worker.conftest import make_participation

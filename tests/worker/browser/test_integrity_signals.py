@@ -4,7 +4,8 @@ answer, a hidden page; and the page sends those four figures with each answer an
 import pytest
 
 from annotation.models import Participation, Response
-from annotation.services import integrity, signals
+from annotation.services.session import signals
+from annotation.services.verdicts import integrity
 from tests.factories import make_classification_task
 from tests.worker.browser.test_worker_flow import wait_for_item
 from tests.worker.conftest import make_participation

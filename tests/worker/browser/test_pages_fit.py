@@ -285,7 +285,7 @@ def test_the_finish_page_reads_well_and_copies_the_code(open_as, demo):
 
 
 def _entry_study(slug, language, consent_text=""):
-    from annotation.services import studies
+    from annotation.services.studies import studies
 
     task = Task.objects.get(slug="mnli")
     study = studies.study_create(

@@ -346,7 +346,7 @@ def test_a_partial_mouse_selection_snaps_to_whole_words_without_the_possessive(o
 
 
 def test_python_grapheme_boundaries_match_the_browsers_segmenter(browser):
-    from annotation.services import offsets
+    from annotation.protocol import offsets
 
     samples = [
         "Jose\u0301 e\u0308\u0301 ❤\ufe0f 👍🏽 👨\u200d👩\u200d👧 🏳\ufe0f\u200d🌈 🇫🇷🇩🇪🇮 a\r\nb 한국 \u1100\u1161\u11a8",

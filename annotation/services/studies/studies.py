@@ -1,0 +1,477 @@
+"""Configuring studies: their conditions, the standard CLUES design and status.
+
+A study's conditions are shot levels: 0 (zero-shot, no training set) or a
+shot level of the study's training split (10/20/30 in CLUES), whose ExampleSet
+becomes the condition's training set. The standard design is the four CLUES
+conditions with three workers each on the split's *nested* sets, so a
+30-shot worker's first ten examples are exactly what a 10-shot worker saw.
+
+How a study's slots stand (filled, free, per state) is ``slots.condition_counts``.
+
+Errors are django ValidationErrors keyed by field, so the admin, the API and
+the commands can all show them next to what was wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import timedelta
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from annotation.models import Condition, Participation, Study
+from annotation.protocol.outcomes import with_defaults
+from annotation.services.admission import closing
+from annotation.services.session import samples
+from annotation.services.state import slots
+from annotation.services.studies import preview
+from annotation.services.texts import languages
+from tasks_app.models import Example, ExampleSet, Task, TrainingSplit
+
+STANDARD_SHOTS = (0, 10, 20, 30)
+STANDARD_WORKERS = 3
+
+# Study fields an admin may set through create/update (the rest are derived).
+EDITABLE_FIELDS = (
+    "name",
+    "workers_per_condition",
+    "hourly_rate",
+    "currency",
+    "test_order",
+    "abandon_after_minutes",
+    "filter_rule",
+    "filter_threshold",
+    "filter_reference",
+    "filter_group_timeout_minutes",
+    "outcome_codes",
+    "worker_title",
+    "worker_description",
+    "consent_required",
+    "consent_text",
+    "survey",
+    "survey_placement",
+    "comprehension",
+    "attention_fail_limit",
+    "attention_action",
+    "integrity_max_copies",
+    "integrity_max_fast_share",
+    "integrity_max_hidden_share",
+    "integrity_hidden_seconds",
+    "integrity_action",
+    "language",
+    "translations",
+    "platform_minimum_hourly",
+    "platform_recommended_hourly",
+    "ethics_review",
+    "ethics_board",
+    "ethics_reference",
+    "prolific_sync_places",
+) + tuple(name for name in ("base_reward",) if name in {f.name for f in Study._meta.get_fields()})
+
+STATUS_TRANSITIONS: dict[str, set[str]] = {
+    Study.Status.DRAFT: {Study.Status.OPEN, Study.Status.CLOSED},
+    Study.Status.OPEN: {Study.Status.PAUSED, Study.Status.CLOSED},
+    Study.Status.PAUSED: {Study.Status.OPEN, Study.Status.CLOSED},
+    Study.Status.CLOSED: set(),
+}
+
+
+# --- Shot levels and training sets ------------------------------------------------
+
+
+def available_shots(*, task: Task, split_number: int) -> list[int]:
+    """The shot levels a study of this task and split can have: 0 and the split's training sets."""
+    levels = ExampleSet.objects.filter(task=task, role=ExampleSet.Role.TRAIN, split__number=split_number).values_list(
+        "shots", flat=True
+    )
+    # A training set has a shot level (example_set_role_matches_split): the `is not None` drops nothing.
+    return [0, *sorted({shots for shots in levels if shots is not None})]
+
+
+def _training_sets(*, task: Task, split_number: int, shots: Iterable[int]) -> dict[int, ExampleSet | None]:
+    """Shot level -> its ExampleSet (None for zero-shot); ValidationError naming what is missing."""
+    shots = sorted(set(shots))
+    if not shots:
+        raise ValidationError({"shots": "A study needs at least one condition (0, 10, 20 or 30 shots)."})
+    bad = [s for s in shots if not isinstance(s, int) or isinstance(s, bool) or s < 0]
+    if bad:
+        raise ValidationError({"shots": f"Shot levels are whole numbers >= 0; got {bad}."})
+    few_shot = [s for s in shots if s > 0]
+    if not few_shot:
+        return {0: None}
+    if not TrainingSplit.objects.filter(task=task, number=split_number).exists():
+        raise ValidationError(
+            {"split_number": f"Task {task.slug} has no training split {split_number}: import it first."}
+        )
+    sets = {
+        es.shots: es
+        for es in ExampleSet.objects.filter(
+            task=task, role=ExampleSet.Role.TRAIN, split__number=split_number, shots__in=few_shot
+        )
+    }
+    missing = [s for s in few_shot if s not in sets]
+    if missing:
+        have = available_shots(task=task, split_number=split_number)
+        raise ValidationError(
+            {"shots": f"Split {split_number} of {task.slug} has no {missing}-shot training set (available: {have})."}
+        )
+    empty = [s for s in few_shot if not sets[s].items.exists()]
+    if empty:
+        raise ValidationError({"shots": f"The {empty}-shot training set of split {split_number} is empty."})
+    return {s: sets.get(s) for s in shots}
+
+
+def check_nested(*, task: Task, split_number: int, shots: Iterable[int]) -> None:
+    """Refuse a split whose shot levels are not nested (smaller sets within larger ones)."""
+    split = TrainingSplit.objects.filter(task=task, number=split_number).first()
+    if split is None:
+        raise ValidationError({"split_number": f"Task {task.slug} has no training split {split_number}."})
+    if not (split.is_nested or split.nested_built):
+        raise ValidationError(
+            {
+                "split_number": f"The training sets of {split} are not nested (10 within 20 within 30), so the "
+                "conditions would not be comparable. Re-import the split with nested sets built from the 30-shot file."
+            }
+        )
+    previous: set[int] = set()
+    for level in sorted(s for s in shots if s > 0):
+        ids = set(ExampleSet.objects.get(split=split, shots=level).items.values_list("example_id", flat=True))
+        if not previous <= ids:
+            raise ValidationError(
+                {
+                    "split_number": f"{split} claims to be nested, but its {level}-shot set "
+                    "does not contain the smaller sets."
+                }
+            )
+        previous = ids
+
+
+def _check_task_has_test_set(task: Task) -> None:
+    test_set = ExampleSet.objects.filter(task=task, role=ExampleSet.Role.TEST).first()
+    if test_set is None or not test_set.items.exists():
+        raise ValidationError({"task": f"Task {task.slug} has no test set yet: import it before opening a study."})
+
+
+# --- Create and update ----------------------------------------------------------
+
+
+def _validated_options(options: dict[str, Any]) -> dict[str, Any]:
+    unknown = sorted(set(options) - set(EDITABLE_FIELDS))
+    if unknown:
+        raise ValidationError({name: "Unknown or read-only study field." for name in unknown})
+    return options
+
+
+def study_save(*, study: Study, update_fields: Iterable[str] | None = None) -> None:
+    """Save a study as every caller (admin, API, commands) must: with a code for every outcome from the
+    start, stable for the study's life (an admin may change it), and null survey, comprehension check or
+    translations (which ``clean_fields`` lets through, as the fields may be blank) stored as none."""
+    study.outcome_codes = with_defaults(study.outcome_codes)
+    if study.survey is None:
+        study.survey = []
+    if study.comprehension is None:
+        study.comprehension = []
+    if study.translations is None:
+        study.translations = {}
+    study.save(update_fields=update_fields)
+
+
+def _full_clean(study: Study) -> None:
+    study.full_clean(validate_unique=True, validate_constraints=True)
+
+
+def study_create(
+    *,
+    task: Task,
+    slug: str,
+    name: str = "",
+    split_number: int = 1,
+    shots: Iterable[int] = STANDARD_SHOTS,
+    **options: Any,
+) -> Study:
+    """A draft study with one condition per shot level; ValidationError if anything is missing."""
+    shots = list(shots)
+    study = Study(
+        task=task,
+        slug=slug,
+        name=name or f"{task.name} ({slug})",
+        split_number=split_number,
+        **_validated_options(options),
+    )
+    _full_clean(study)
+    validate_design(task=task, split_number=split_number, shots=shots)
+    try:
+        with transaction.atomic():
+            study_save(study=study)
+            set_conditions(study=study, shots=shots)
+    except IntegrityError:  # a concurrent create took the slug between the check and the insert
+        raise ValidationError({"slug": f"A study with slug {slug!r} already exists."}) from None
+    return study
+
+
+def _has_participants(study: Study) -> bool:
+    return Participation.objects.filter(study=study).exists()
+
+
+def validate_design(*, task: Task, split_number: int, shots: Iterable[int]) -> None:
+    """ValidationError unless every shot level exists (with examples) in the task's split."""
+    _training_sets(task=task, split_number=split_number, shots=shots)
+
+
+def validate_change(
+    *,
+    study: Study,
+    split_number: int | None = None,
+    shots: Iterable[int] | None = None,
+    workers_per_condition: int | None = None,
+    test_order: str | None = None,
+) -> None:
+    """What may change once a study exists: the design and the test order only while nobody has joined,
+    N never below the slots held."""
+    current = sorted(study.conditions.values_list("shots", flat=True))
+    changes_design = (split_number is not None and split_number != study.split_number) or (
+        shots is not None and sorted(set(shots)) != current
+    )
+    if changes_design and study.test_sample_size is not None:
+        raise ValidationError(
+            {"shots": "A study with a test sample draws its conditions' items once, at creation: create a new study."}
+        )
+    if changes_design and _has_participants(study):
+        raise ValidationError(
+            {"shots": "Workers have already joined this study: its split and conditions can no longer change."}
+        )
+    if test_order is not None and test_order != study.test_order and _has_participants(study):
+        raise ValidationError(
+            {
+                "test_order": "Workers have already joined this study: changing the test order would reorder the "
+                "items of workers in the middle of their test step."
+            }
+        )
+    if workers_per_condition is not None:
+        held = max((c.filled for c in slots.condition_counts([study])[study.pk]), default=0)
+        if workers_per_condition < held:
+            raise ValidationError(
+                {"workers_per_condition": f"A condition already holds {held} workers; cannot lower N below that."}
+            )
+
+
+def set_conditions(*, study: Study, shots: Iterable[int]) -> list[Condition]:
+    """Make the study's conditions exactly these shot levels, bound to its split's training sets."""
+    wanted = sorted(set(shots))
+    validate_change(study=study, shots=wanted)
+    sets = _training_sets(task=study.task, split_number=study.split_number, shots=wanted)
+    with transaction.atomic():
+        dropped = study.conditions.exclude(shots__in=wanted)
+        preview.discard(study=study, conditions=dropped)  # a staff preview does not hold a condition
+        dropped.delete()
+        for level, training_set in sets.items():
+            Condition.objects.update_or_create(study=study, shots=level, defaults={"training_set": training_set})
+    return list(study.conditions.order_by("shots"))
+
+
+def study_update(
+    *, study: Study, split_number: int | None = None, shots: Iterable[int] | None = None, **options: Any
+) -> Study:
+    """Change a study's settings and, while nobody has joined, its split and conditions."""
+    _validated_options(options)
+    with transaction.atomic():
+        study = Study.objects.select_for_update().get(pk=study.pk)
+        validate_change(
+            study=study,
+            split_number=split_number,
+            shots=shots,
+            workers_per_condition=options.get("workers_per_condition"),
+            test_order=options.get("test_order"),
+        )
+        codes = options.get("outcome_codes", {})
+        if codes is None:  # null: no change
+            options.pop("outcome_codes")
+        elif isinstance(codes, dict):
+            # The outcomes not named keep their codes: workers may already hold them.
+            options["outcome_codes"] = {**(study.outcome_codes or {}), **codes}
+        for field, value in options.items():
+            setattr(study, field, value)
+        if split_number is not None:
+            study.split_number = split_number
+        _full_clean(study)
+        study_save(study=study)
+        if shots is not None or split_number is not None:
+            levels = shots if shots is not None else study.conditions.values_list("shots", flat=True)
+            set_conditions(study=study, shots=list(levels))
+    return study
+
+
+def default_slug(*, task: Task, split_number: int) -> str:
+    """An unused slug such as ``sst2-split1`` (``sst2-split1-2`` if taken)."""
+    base = slugify(f"{task.slug}-split{split_number}")[:45]
+    slug, n = base, 1
+    while Study.objects.filter(slug=slug).exists():
+        n += 1
+        slug = f"{base}-{n}"
+    return slug
+
+
+def create_standard_design(
+    *,
+    task: Task,
+    split_number: int = 1,
+    slug: str | None = None,
+    name: str = "",
+    workers_per_condition: int = STANDARD_WORKERS,
+    open_now: bool = False,
+    **options: Any,
+) -> Study:
+    """The CLUES design in one step: 0/10/20/30 shots, three fresh workers each, nested sets."""
+    if split_number is None or not 1 <= int(split_number) <= 5:
+        raise ValidationError({"split_number": "The training split is a number from 1 to 5."})
+    split_number = int(split_number)
+    _training_sets(task=task, split_number=split_number, shots=STANDARD_SHOTS)
+    check_nested(task=task, split_number=split_number, shots=STANDARD_SHOTS)
+    with transaction.atomic():
+        study = study_create(
+            task=task,
+            slug=slug or default_slug(task=task, split_number=split_number),
+            name=name or f"{task.name}, split {split_number}: 0/10/20/30 shots",
+            split_number=split_number,
+            shots=STANDARD_SHOTS,
+            workers_per_condition=workers_per_condition,
+            **options,
+        )
+        if open_now:
+            change_status(study=study, to_status=Study.Status.OPEN)
+    return study
+
+
+def create_sampled_design(
+    *,
+    task: Task,
+    protocol: str,
+    training_set_name: str,
+    training_items: int,
+    test_sample_size: int,
+    seed: int | None = None,
+    slug: str,
+    name: str = "",
+    workers_per_condition: int = STANDARD_WORKERS,
+    open_now: bool = False,
+    **options: Any,
+) -> Study:
+    """A study of one condition whose workers train on ``training_items`` items drawn from the task's named
+    set ``training_set_name`` and are tested on ``test_sample_size`` items drawn from its test set, both
+    with ``seed`` (a new one if None) and recorded on the condition (FewCLUE's designs)."""
+    if protocol not in Study.Protocol.values:
+        raise ValidationError({"protocol": f"Unknown protocol {protocol!r}; one of {Study.Protocol.values}."})
+    source = ExampleSet.objects.filter(task=task, role=ExampleSet.Role.NAMED, name=training_set_name).first()
+    if source is None:
+        raise ValidationError({"training_set": f"Task {task.slug} has no set named {training_set_name!r}."})
+    test_set = samples.test_set(task.pk)
+    if test_set is None:
+        raise ValidationError({"task": f"Task {task.slug} has no test set yet: import it first."})
+    seed = samples.new_seed() if seed is None else seed
+    training = samples.draw(samples.set_ids(source.pk), training_items, seed=seed, stream="training_sample")
+    test = samples.draw(samples.set_ids(test_set.pk), test_sample_size, seed=seed, stream="test_sample")
+    study = Study(
+        task=task,
+        slug=slug,
+        name=name or f"{task.name}: {training_items} training items of {training_set_name}, {test_sample_size} test",
+        protocol=protocol,
+        test_sample_size=test_sample_size,
+        workers_per_condition=workers_per_condition,
+        **_validated_options(options),
+    )
+    _full_clean(study)
+    try:
+        with transaction.atomic():
+            study_save(study=study)
+            Condition.objects.create(
+                study=study,
+                shots=training_items,
+                training_set=source,
+                sample_seed=seed,
+                training_sample=training,
+                test_sample=test,
+            )
+            if open_now:
+                change_status(study=study, to_status=Study.Status.OPEN)
+    except IntegrityError:
+        raise ValidationError({"slug": f"A study with slug {slug!r} already exists."}) from None
+    return study
+
+
+def study_delete(*, study: Study) -> None:
+    """Delete a study nobody has joined (afterwards, close it instead)."""
+    if _has_participants(study):
+        raise ValidationError({"status": "Workers have joined this study: close it instead of deleting it."})
+    with transaction.atomic():
+        preview.discard(study=study)
+        examples = list(study.attention_checks.values_list("example_id", flat=True))
+        study.delete()
+        Example.objects.filter(pk__in=examples).delete()  # the checks' own examples, in no set
+
+
+# --- Status ---------------------------------------------------------------------------
+
+
+def change_status(*, study: Study, to_status: str, grace_minutes: int | None = None) -> Study:
+    """draft → open ⇄ paused → closed (closed is final); opening checks the study can run.
+
+    Pausing refuses new entries only: the workers already in carry on. Closing refuses new entries too
+    and gives the workers already in ``grace_minutes`` (default ``closing.DEFAULT_GRACE_MINUTES``, 0 for
+    none) to finish: the study's ``closes_at``, after which their work is refused (``services.admission.closing``).
+    """
+    if to_status not in Study.Status.values:
+        raise ValidationError({"status": f"Unknown status {to_status!r}; one of {Study.Status.values}."})
+    if grace_minutes is not None and to_status != Study.Status.CLOSED:
+        raise ValidationError({"grace_minutes": "A grace period is given only when closing a study."})
+    if to_status == Study.Status.CLOSED:
+        grace_minutes = _checked_grace(grace_minutes)
+    with transaction.atomic():
+        locked = Study.objects.select_for_update().get(pk=study.pk)
+        if to_status == locked.status:
+            return locked
+        if to_status not in STATUS_TRANSITIONS[locked.status]:
+            raise ValidationError({"status": f"A {locked.status} study cannot become {to_status}."})
+        if to_status == Study.Status.OPEN:
+            shots = list(locked.conditions.values_list("shots", flat=True))
+            if not shots:
+                raise ValidationError({"status": "A study without conditions cannot open: add at least one."})
+            if locked.test_sample_size is None:  # a sampled study's items were checked when they were drawn
+                _training_sets(task=locked.task, split_number=locked.split_number, shots=shots)
+            _check_task_has_test_set(locked.task)
+            _check_task_texts(locked)
+        changes: dict[str, Any] = {"status": to_status}
+        if to_status == Study.Status.CLOSED:
+            changes["closes_at"] = timezone.now() + timedelta(minutes=grace_minutes or 0)
+        Study.objects.filter(pk=locked.pk).update(**changes)
+    for field, value in changes.items():
+        setattr(study, field, value)
+    return study
+
+
+def _check_task_texts(study: Study) -> None:
+    """A study in a fixed language opens only when its workers read the task in that language throughout."""
+    missing = languages.missing_task_texts(study)
+    if missing:
+        shown = ", ".join(missing[:12]) + (f" and {len(missing) - 12} more" if len(missing) > 12 else "")
+        raise ValidationError(
+            {
+                "status": f"The task {study.task.slug!r} lacks texts in {study.language!r}, so workers would read "
+                f"English there: {shown}. Add them in the admin (the task's page, Texts in …) and open again."
+            }
+        )
+
+
+def _checked_grace(grace_minutes: Any) -> int:
+    if grace_minutes is None:
+        return closing.DEFAULT_GRACE_MINUTES
+    if isinstance(grace_minutes, bool) or not isinstance(grace_minutes, int):
+        raise ValidationError({"grace_minutes": "The grace period is a whole number of minutes."})
+    if not 0 <= grace_minutes <= closing.MAX_GRACE_MINUTES:
+        raise ValidationError(
+            {"grace_minutes": f"The grace period is from 0 to {closing.MAX_GRACE_MINUTES} minutes (a week)."}
+        )
+    return grace_minutes

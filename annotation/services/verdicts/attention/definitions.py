@@ -1,0 +1,274 @@
+"""Attention checks' definitions: a researcher's own, validated, or templates one every N test items.
+
+A check is an item whose answer the item itself states; it gets its own Example (in no example set),
+so writing, changing and deleting one keeps that Example in step (annotation.services.verdicts.attention).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Sequence
+
+from django.db import transaction
+
+from annotation.errors import ServiceError
+from annotation.models import AttentionCheck, Participation, Response, Study
+from annotation.protocol import offsets
+from tasks_app.models import Example, ExampleSet, ExampleSetItem, Label
+
+SOURCE_PREFIX = "attention-check:"  # the source_id of a check's own Example
+MAX_TEXT = 5000
+
+
+class AttentionCheckError(ServiceError, ValueError):
+    """A check's definition is invalid; ``field`` names the input at fault (as a form or serializer would)."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+    @property
+    def fields(self) -> dict[str, list[str]]:
+        return {self.field: [self.message]}
+
+
+# --- Definitions ----------------------------------------------------------------------------
+
+
+def test_set_size(study: Study) -> int:
+    """How many items a worker's test step has (the positions a check may take: 1..this): the task's test set,
+    or the study's test sample."""
+    test_set = ExampleSet.objects.filter(task_id=study.task_id, role=ExampleSet.Role.TEST).first()
+    size = ExampleSetItem.objects.filter(example_set=test_set).count() if test_set else 0
+    return min(size, study.test_sample_size) if study.test_sample_size else size
+
+
+def _located(context: str, word: str) -> dict | None:
+    """The first occurrence of ``word`` in ``context`` as a whole-word span, or None."""
+    start = context.find(word)
+    while start != -1:
+        end = start + len(word)
+        before = context[start - 1] if start else " "
+        after = context[end] if end < len(context) else " "
+        if not before.isalnum() and not after.isalnum():
+            try:
+                offsets.check_span_boundaries(context, start, end)
+            except offsets.OffsetError:
+                pass
+            else:
+                return {"text": word, "start": start, "end": end}
+        start = context.find(word, start + 1)
+    return None
+
+
+def validate(
+    *,
+    study: Study,
+    position: object,
+    context: object,
+    question: object,
+    expected_label: object = "",
+    expected_spans: object = (),
+    exclude_pk: int | None = None,
+) -> tuple[int, str, str, str, list[str], list[dict]]:
+    """Check a definition against the study's task and test set.
+
+    Returns (position, context, question, label, span texts, located spans); raises AttentionCheckError.
+    """
+    if isinstance(position, bool) or not isinstance(position, int):
+        raise AttentionCheckError("position", "the position must be a whole number (1 = the first test item)")
+    size = test_set_size(study)
+    if size == 0:
+        raise AttentionCheckError("position", f"the task {study.task.slug} has no test set to put checks into")
+    if not 1 <= position <= size:
+        raise AttentionCheckError(
+            "position", f"position {position} is beyond the test set: it has {size} items (positions 1..{size})"
+        )
+    taken = AttentionCheck.objects.filter(study=study, position=position)
+    if exclude_pk is not None:
+        taken = taken.exclude(pk=exclude_pk)
+    if taken.exists():
+        raise AttentionCheckError("position", f"the study already has an attention check at position {position}")
+    for name, value in (("context", context), ("question", question)):
+        if not isinstance(value, str) or not value.strip():
+            raise AttentionCheckError(name, f"the {name} must be a non-empty text")
+        if len(value) > MAX_TEXT:
+            raise AttentionCheckError(name, f"the {name} is longer than {MAX_TEXT} characters")
+        if "\x00" in value:  # PostgreSQL stores no NUL in text
+            raise AttentionCheckError(name, f"the {name} contains a NUL character")
+    assert isinstance(context, str) and isinstance(question, str)
+    label = expected_label or ""
+    expected_spans = [] if expected_spans is None else expected_spans
+    if isinstance(expected_spans, str) or not isinstance(expected_spans, list | tuple):
+        raise AttentionCheckError("expected_spans", "the words to select must be a list of strings")
+    spans: list[object] = list(expected_spans)
+    task = study.task
+    if task.is_classification:
+        if spans:
+            raise AttentionCheckError("expected_spans", f"{task.name} is a classification task: give a label")
+        names = list(Label.objects.filter(task=task).values_list("name", flat=True))
+        if not isinstance(label, str) or label not in names:
+            raise AttentionCheckError(
+                "expected_label", f"{label!r} is not a label of {task.name} (its labels: {', '.join(names)})"
+            )
+        return position, context, question, label, [], []
+    if label:
+        raise AttentionCheckError("expected_label", f"{task.name} is a span task: give the words to select")
+    if not spans or not all(isinstance(s, str) and s.strip() for s in spans):
+        raise AttentionCheckError("expected_spans", "give at least one word of the context to select")
+    if len(spans) > 1 and not task.multiple_spans:
+        raise AttentionCheckError("expected_spans", f"{task.name} takes one span per answer: give one word")
+    located = []
+    words = [str(s) for s in spans]
+    for word in words:
+        where = _located(context, word)
+        if where is None:
+            raise AttentionCheckError("expected_spans", f"the target {word!r} is not a word of the check's text")
+        located.append(where)
+    return position, context, question, "", list(dict.fromkeys(words)), located
+
+
+def _example_for(study: Study, context: str, question: str, gold: list[str], spans: list[dict]) -> Example:
+    key = uuid.uuid4().hex
+    return Example.objects.create(
+        task_id=study.task_id,
+        source_id=f"{SOURCE_PREFIX}{key}",
+        fingerprint=hashlib.sha256(f"{SOURCE_PREFIX}{key}".encode()).hexdigest(),
+        context=context,
+        question=question,
+        gold_answers=gold,
+        gold_spans=spans,
+        extra={"attention_check": True},
+    )
+
+
+def create_check(
+    *,
+    study: Study,
+    position: object,
+    context: object,
+    question: object,
+    expected_label: object = "",
+    expected_spans: object = (),
+    source: str = AttentionCheck.Source.RESEARCHER,
+) -> AttentionCheck:
+    """Add a check to the study (validated; nothing is stored if it is invalid)."""
+    pos, text, ask, label, words, located = validate(
+        study=study,
+        position=position,
+        context=context,
+        question=question,
+        expected_label=expected_label,
+        expected_spans=expected_spans,
+    )
+    with transaction.atomic():
+        gold = [label] if label else words
+        example = _example_for(study, text, ask, gold, located)
+        return AttentionCheck.objects.create(
+            study=study,
+            position=pos,
+            context=text,
+            question=ask,
+            expected_label=label,
+            expected_spans=words,
+            source=source,
+            example=example,
+        )
+
+
+def update_check(check: AttentionCheck, **fields: object) -> AttentionCheck:
+    """Change a check nobody has been given yet (validated as a new one)."""
+    if in_use(check):
+        raise AttentionCheckError("position", "workers already have this check in their test step: add a new one")
+    values = {
+        "position": check.position,
+        "context": check.context,
+        "question": check.question,
+        "expected_label": check.expected_label,
+        "expected_spans": check.expected_spans,
+        **fields,
+    }
+    pos, text, ask, label, words, located = validate(study=check.study, exclude_pk=check.pk, **values)
+    with transaction.atomic():
+        gold = [label] if label else words
+        Example.objects.filter(pk=check.example_id).update(
+            context=text, question=ask, gold_answers=gold, gold_spans=located
+        )
+        check.position, check.context, check.question = pos, text, ask
+        check.expected_label, check.expected_spans = label, words
+        check.save()
+    return check
+
+
+def in_use(check: AttentionCheck) -> bool:
+    """Whether a crowd worker's test step holds the check (a preview's does not count)."""
+    return Response.all_objects.filter(attention_check=check, participation__is_preview=False).exists()
+
+
+def delete_check(check: AttentionCheck) -> None:
+    """Remove a check that no crowd worker has been given (previews holding it are restarted)."""
+    if in_use(check):
+        raise AttentionCheckError("position", "workers already have this check in their test step: keep it")
+    with transaction.atomic():
+        previews = Participation.all_objects.filter(is_preview=True, responses__attention_check=check)
+        previews.distinct().delete()
+        example_id = check.example_id
+        check.delete()
+        Example.objects.filter(pk=example_id).delete()
+
+
+# --- Templates ------------------------------------------------------------------------------
+
+_SPAN_SENTENCES = [
+    ("orange", "The orange was left on the kitchen table next to a glass of water."),
+    ("river", "They walked along the river until the sun went down behind the hills."),
+    ("pencil", "She picked up a pencil and wrote the date at the top of the page."),
+    ("window", "A bird sat outside the window for most of the morning."),
+    ("garden", "The garden behind the house was full of tall yellow flowers."),
+]
+
+
+def template_definition(study: Study, index: int) -> dict:
+    """The ``index``-th check of the task kind's template (labels and sentences taken in turn)."""
+    task = study.task
+    if task.is_classification:
+        labels = list(Label.objects.filter(task=task).order_by("position", "name").values_list("name", flat=True))
+        if not labels:
+            raise AttentionCheckError("expected_label", f"{task.name} has no labels to build a check from")
+        label = labels[index % len(labels)]
+        return {
+            "context": "This item checks that you are reading the instructions of each item carefully.",
+            "question": f"To show you are reading, choose '{label}'.",
+            "expected_label": label,
+        }
+    word, sentence = _SPAN_SENTENCES[index % len(_SPAN_SENTENCES)]
+    return {
+        "context": sentence,
+        "question": f"To show you are reading, select the word '{word}' in this sentence (and nothing else).",
+        "expected_spans": [word],
+    }
+
+
+def positions_every(study: Study, every: int) -> list[int]:
+    """The positions of a check every ``every`` items (``every``, 2 x ``every``, ... within the test set)."""
+    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+        raise AttentionCheckError("every", "the rate must be a whole number of items, at least 1")
+    return list(range(every, test_set_size(study) + 1, every))
+
+
+def generate(*, study: Study, positions: Sequence[int]) -> list[AttentionCheck]:
+    """Add template checks at ``positions`` (all or none: any invalid position stores nothing)."""
+    if not positions:
+        raise AttentionCheckError("positions", "give at least one position (or a rate that fits the test set)")
+    if len(set(positions)) != len(positions):
+        raise AttentionCheckError("positions", "a position is given twice")
+    start = AttentionCheck.objects.filter(study=study).count()
+    with transaction.atomic():
+        return [
+            create_check(
+                study=study, position=p, source=AttentionCheck.Source.TEMPLATE, **template_definition(study, start + i)
+            )
+            for i, p in enumerate(sorted(positions))
+        ]
