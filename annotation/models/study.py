@@ -9,6 +9,7 @@ from django.db import models
 from django.db.models import Q
 
 from annotation.protocol import comprehension
+from annotation.protocol.checklist import checklist_answers_errors
 from annotation.protocol.languages import study_language_choices
 from annotation.protocol.outcomes import validate_codes
 from annotation.protocol.survey import validate_definition
@@ -103,6 +104,12 @@ class Study(models.Model):
         max_length=200, blank=True, help_text="The board that approved the study or granted the exemption."
     )
     ethics_reference = models.CharField(max_length=100, blank=True, help_text="The approval's reference number.")
+    checklist_answers = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The authors' answers to the human-baselines checklist items only they can answer (the paper, "
+        'author baseliners, the model\'s interface...): {"0.1": "Title", ...}, numbered as the checklist.',
+    )
     data_licence = models.CharField(
         max_length=200,
         blank=True,
@@ -265,6 +272,8 @@ class Study(models.Model):
         return self.name
 
     def clean(self) -> None:
+        if problems := checklist_answers_errors(self.checklist_answers):
+            raise ValidationError({"checklist_answers": problems})
         # Training S1 lies in 0..1, and so do its minimum and any distance below a mean: a threshold
         # outside that range would silently let everyone through or nobody.
         threshold = self.filter_threshold

@@ -37,7 +37,7 @@ from annotation.models import (
     Study,
     SurveyResponse,
 )
-from annotation.reporting import demographics
+from annotation.reporting import checklist, demographics
 from annotation.reporting.alpha import ALPHA_METHOD, task_alpha, task_alpha_interval
 from annotation.reporting.analyses import majority_and_agreement
 from annotation.reporting.bootstrap import IntervalOptions
@@ -78,6 +78,7 @@ class Statement:
     sections: list[Section] = field(default_factory=list)
     header: list[str] = field(default_factory=list)
     rows: list[list[str]] = field(default_factory=list)
+    checklist: list[checklist.Answer] = field(default_factory=list)  # Wei et al.'s items, in their order
 
 
 def _minutes(seconds: float | None) -> str:
@@ -432,6 +433,7 @@ def build_statement(
         Section("Agreement", agreement_text),
         appendix_section(study),
     ]
+    statement.checklist = checklist.answer_checklist(study, table)
     kappa = "Fleiss' kappa" if study.task.is_classification else "Pairwise S1"
     statement.header = ["Shots", "Completed", "Excluded", "Abandoned", "S1 (95% CI)", kappa, "Krippendorff's alpha"]
     for summary in _summaries(table):
@@ -456,6 +458,7 @@ def statement_markdown(statement: Statement) -> str:
     lines.append(" ".join(section.text for section in statement.sections))
     lines += ["", "| " + " | ".join(statement.header) + " |", "|" + "|".join([":---"] * len(statement.header)) + "|"]
     lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in statement.rows]
+    lines += ["", f"### {checklist.HEADING}", "", checklist.checklist_markdown(statement.checklist)]
     return "\n".join(lines) + "\n"
 
 
@@ -478,6 +481,8 @@ def statement_latex(statement: Statement) -> str:
         r"\end{tabular}",
         rf"\caption{{Human evaluation of {latex_escape(study.task.name)} per condition.}}",
         r"\end{table}",
+        "",
+        checklist.checklist_latex(statement.checklist),
     ]
     return "\n".join(lines) + "\n"
 
@@ -527,6 +532,7 @@ def statement_datasheet(statement: Statement) -> dict[str, Any]:
         "acl_checklist": answered_by(1, ACL_CHECKLIST),
         "demographics": [s.as_dict() for s in demographics.summarise(study)],
         "table": {"header": statement.header, "rows": statement.rows},
+        "checklist": checklist.checklist_json(statement.checklist),
     }
 
 
