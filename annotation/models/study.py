@@ -317,10 +317,18 @@ class Condition(models.Model):
         blank=True,
         help_text="Example ids of the training step, drawn from the training set, in its order (empty: all of it).",
     )
+    test_set = models.ForeignKey(
+        ExampleSet,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="test_conditions",
+        help_text="The set the test sample was drawn from (empty: the task's test set).",
+    )
     test_sample = models.JSONField(
         default=list,
         blank=True,
-        help_text="Example ids of the test step, drawn from the task's test set, in its order (empty: all of it).",
+        help_text="Example ids of the test step, drawn from the test set, in its order (empty: all of it).",
     )
 
     class Meta:

@@ -125,9 +125,7 @@ def test_sample_facts(study: Study) -> str:
     sampled = [c for c in study.conditions.order_by("shots") if c.test_sample]
     if not sampled:
         return ""
-    test_set = samples.test_set(study.task_id)
-    size = len(samples.set_ids(test_set.pk)) if test_set else 0
-    parts = [f"{c.shots}-shot: {samples.describe(c, test_size=size)}" for c in sampled]
+    parts = [f"{c.shots}-shot: {samples.describe(c)}" for c in sampled]
     return f" In the test step ({study.get_protocol_display()}), " + "; ".join(parts) + "."
 
 
