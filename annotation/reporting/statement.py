@@ -126,7 +126,14 @@ def test_sample_facts(study: Study) -> str:
     if not sampled:
         return ""
     parts = [f"{c.shots}-shot: {samples.describe(c)}" for c in sampled]
-    return f" In the test step ({study.get_protocol_display()}), " + "; ".join(parts) + "."
+    text = f" In the test step ({study.get_protocol_display()}), " + "; ".join(parts) + "."
+    if study.protocol in (Study.Protocol.FEWCLUE_PAPER, Study.Protocol.FEWCLUE_README):
+        text += (
+            " Unlike the annotators of both FewCLUE sources (the paper and its README), who discussed their "
+            "answers after training, these workers did not: each worked alone. The number of workers per "
+            "condition is this platform's choice; neither source gives one."
+        )
+    return text
 
 
 def recruitment_facts(study: Study, table: Table) -> str:

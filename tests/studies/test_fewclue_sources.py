@@ -174,3 +174,13 @@ def test_the_simulated_crowd_knows_each_cluewsc_items_own_gold(fewclue_dir):
         assert gold[shown_key(shown)] == frozenset([row["label"]])
         sharing += len(shared_text[row["text"]]) > 1
     assert sharing > 50  # most sampled items share their text with another item
+
+
+def test_the_statement_says_the_workers_did_not_discuss_and_three_is_the_platforms_choice(fewclue_dir):
+    call_command("import_fewclue", str(fewclue_dir), "--task", "eprstmt", stdout=StringIO())
+    call_command("create_fewclue_studies", "--tasks", "eprstmt", "--seed", str(SEED), stdout=StringIO())
+    statement = StringIO()
+    call_command("human_evaluation_statement", "--study", "fewclue-eprstmt-paper", stdout=statement)
+    text = " ".join(statement.getvalue().split())
+    assert "who discussed their answers after training, these workers did not" in text
+    assert "The number of workers per condition is this platform's choice; neither source gives one." in text
