@@ -45,7 +45,10 @@ class Study(models.Model):
         # (conditions, samples), never this name; it is recorded for the reports and the statement.
         CLUES = "clues", "CLUES: 0/10/20/30-shot conditions on a training split, the whole test set"
         FEWCLUE_PAPER = "fewclue-paper", "FewCLUE paper (6.1): training on development items, a test sample"
-        FEWCLUE_README = "fewclue-readme", "FewCLUE README: training on training items, a test sample, majority vote"
+        FEWCLUE_README = (
+            "fewclue-readme",
+            "FewCLUE README: training on training items, a sample of the validation set, majority vote",
+        )
 
     class FilterReference(models.TextChoices):
         MEAN = "mean", "Mean of the others in the group"
