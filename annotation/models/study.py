@@ -46,7 +46,10 @@ class Study(models.Model):
         # (conditions, samples), never this name; it is recorded for the reports and the statement.
         CLUES = "clues", "CLUES: 0/10/20/30-shot conditions on a training split, the whole test set"
         FEWCLUE_PAPER = "fewclue-paper", "FewCLUE paper (6.1): training on development items, a test sample"
-        FEWCLUE_README = "fewclue-readme", "FewCLUE README: training on training items, a test sample, majority vote"
+        FEWCLUE_README = (
+            "fewclue-readme",
+            "FewCLUE README: training on training items, a sample of the validation set, majority vote",
+        )
 
     class FilterReference(models.TextChoices):
         MEAN = "mean", "Mean of the others in the group"
@@ -332,10 +335,18 @@ class Condition(models.Model):
         blank=True,
         help_text="Example ids of the training step, drawn from the training set, in its order (empty: all of it).",
     )
+    test_set = models.ForeignKey(
+        ExampleSet,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="test_conditions",
+        help_text="The set the test sample was drawn from (empty: the task's test set).",
+    )
     test_sample = models.JSONField(
         default=list,
         blank=True,
-        help_text="Example ids of the test step, drawn from the task's test set, in its order (empty: all of it).",
+        help_text="Example ids of the test step, drawn from the test set, in its order (empty: all of it).",
     )
 
     class Meta:

@@ -126,10 +126,15 @@ def test_sample_facts(study: Study) -> str:
     sampled = [c for c in study.conditions.order_by("shots") if c.test_sample]
     if not sampled:
         return ""
-    test_set = samples.test_set(study.task_id)
-    size = len(samples.set_ids(test_set.pk)) if test_set else 0
-    parts = [f"{c.shots}-shot: {samples.describe(c, test_size=size)}" for c in sampled]
-    return f" In the test step ({study.get_protocol_display()}), " + "; ".join(parts) + "."
+    parts = [f"{c.shots}-shot: {samples.describe(c)}" for c in sampled]
+    text = f" In the test step ({study.get_protocol_display()}), " + "; ".join(parts) + "."
+    if study.protocol in (Study.Protocol.FEWCLUE_PAPER, Study.Protocol.FEWCLUE_README):
+        text += (
+            " Unlike the annotators of both FewCLUE sources (the paper and its README), who discussed their "
+            "answers after training, these workers did not: each worked alone. The number of workers per "
+            "condition is this platform's choice; neither source gives one."
+        )
+    return text
 
 
 def recruitment_facts(study: Study, table: Table) -> str:
