@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0027_help_texts_name_capabilities"),
+        ("annotation", "0029_study_checklist_answers"),
         ("tasks_app", "0011_sst2_german_examples"),
     ]
 
