@@ -37,7 +37,7 @@ from annotation.models import (
     Study,
     SurveyResponse,
 )
-from annotation.reporting import checklist, demographics
+from annotation.reporting import aggregates, checklist, demographics
 from annotation.reporting.alpha import ALPHA_METHOD, task_alpha, task_alpha_interval
 from annotation.reporting.analyses import majority_and_agreement
 from annotation.reporting.bootstrap import IntervalOptions
@@ -405,6 +405,23 @@ def _fmt(value: Any) -> str:
     return f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
+def aggregate_facts(study: Study, options: MetricOptions) -> str:
+    cells = aggregates.cell_aggregates(studies=[study], options=options)
+    return (
+        "Best individual, mean and majority vote of the completed workers (S1, 0-100): "
+        + "; ".join(c.text() for c in cells)
+        + "."
+    )
+
+
+def robustness_facts(study: Study, options: MetricOptions) -> str:
+    effects = aggregates.robustness(studies=[study], options=options)
+    return (
+        "Robustness to the exclusion rules (each cell's mean with the rule's exclusions who answered every test "
+        "item put back): " + "; ".join(e.text() for e in effects) + "."
+    )
+
+
 def build_statement(
     *, study: Study, options: MetricOptions | None = None, intervals: IntervalOptions | None = None
 ) -> Statement:
@@ -436,6 +453,8 @@ def build_statement(
         pay_adequacy_section(study),
         Section("Metric", metric_facts(table)),
         Section("Agreement", agreement_text),
+        Section("Best individual, mean and majority", aggregate_facts(study, options)),
+        Section("Robustness to the exclusion rules", robustness_facts(study, options)),
         appendix_section(study),
     ]
     statement.checklist = checklist.answer_checklist(study, table)
