@@ -31,6 +31,7 @@ def fewclue_dir() -> Path:
     return FEWCLUE_DIR
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks (--dist loadgroup)
 def pytest_collection_modifyitems(config, items):
     from django.db import connection
 
@@ -47,6 +48,9 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason="a few minutes of fuzzing: CI's own step (SCHEMATHESIS=1)"))
         if "multinode" in item.keywords and not multinode:
             item.add_marker(pytest.mark.skip(reason="nginx, PgBouncer, two app nodes: CI's own step (MULTINODE=1)"))
+        if "multinode" in item.keywords:
+            # The stacks share one database name and Redis db (tests/deploy/conftest.py): one worker runs them.
+            item.add_marker(pytest.mark.xdist_group("multinode"))
 
 
 def _database_url(settings_dict: dict) -> str:
