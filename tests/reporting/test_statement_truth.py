@@ -12,6 +12,7 @@ import jsonschema
 from django.utils import timezone
 
 from annotation.models import FilterDecision, Participation, ProlificAction, Response, Study, SurveyResponse
+from annotation.reporting.appendix import appendix_texts
 from annotation.reporting.pay import condition_pay
 from annotation.reporting.statement import build_statement, render_statement, statement_datasheet
 from annotation.reporting.statement_rules import integrity_facts, integrity_line
@@ -231,6 +232,11 @@ def test_the_statement_says_what_workers_were_given_and_which_languages_texts_ex
     assert "for each language the pages could be shown in (en, de, zh-hans)" in text["Appendix"]
     assert "task texts in en only (pages in de, zh-hans showed it in en)" in text["Appendix"]
     assert "consent text in en only (pages in de, zh-hans showed it in en)" in text["Appendix"]
+    # The appendix's texts: the English consent once, never copied under the German or Chinese heading.
+    texts = appendix_texts(study)
+    assert texts.count("I agree.") == 1
+    german = texts.split("## Deutsch (de)", 1)[1].split("\n## ", 1)[0]
+    assert "### Consent text\n\nNone in this language: these pages showed the en text." in german
 
     statement = build_statement(study=study)
     markdown = render_statement(statement, "markdown")
