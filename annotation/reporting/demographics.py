@@ -57,9 +57,9 @@ class QuestionSummary:
             return f"{self.label}: {parts} ({answered})"
         if self.kind == "number":
             if self.median is None:
-                return f"{self.label}: {answered} answered, not summarised"
-            return f"{self.label}: median {self.median:g} ({answered} answered)"
-        return f"{self.label}: free text, not summarised ({answered} answered)"
+                return f"{self.label}: {answered}, not summarised"
+            return f"{self.label}: median {self.median:g} ({answered})"
+        return f"{self.label}: free text, not summarised ({answered})"
 
 
 def _count(n: int) -> str:

@@ -104,7 +104,7 @@ def test_a_study_that_ran_fills_every_field_of_the_standards(run_study):
     # Demographics: counts only, cells under 3 suppressed, free text never summarised.
     demo = text["Demographics"]
     assert "Age: 18-29 4, 30-49 fewer than 3, 50+ fewer than 3 (6 answered)" in demo
-    assert "Native speaker: yes 6, no 0" in demo and "Years of English: median 12.5" in demo
+    assert "Native speaker: yes 6, no 0" in demo and "Years of English: median 12.5 (6 answered)." in demo
     assert "counts below 3" in demo and "Anything to tell us" not in demo
     markdown = render_statement(statement, "markdown")
     assert markdown.startswith("## Human evaluation: SST-2\n")
