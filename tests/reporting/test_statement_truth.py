@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from annotation.models import FilterDecision, Participation, ProlificAction, Response, Study, SurveyResponse
 from annotation.reporting.appendix import appendix_texts
+from annotation.reporting.monitoring import notices
 from annotation.reporting.pay import condition_pay
 from annotation.reporting.statement import build_statement, render_statement, statement_datasheet
 from annotation.reporting.statement_rules import integrity_facts, integrity_line
@@ -113,6 +114,10 @@ def test_an_exclusion_is_counted_once_under_the_rule_that_made_it(sst2):
     )
     assert "Excluded: 2 workers in all (0 failed the training filter)" in text["Training and filter"]
     assert "1 failed the attention checks, 1 by the integrity rule." in text["Training and filter"]
+    # The dashboard's notices count them once too.
+    shown = {n.kind: n.text for n in notices(study)}
+    assert shown["attention-excluded"] == "1 worker excluded by the attention checks."
+    assert shown["integrity-excluded"] == "1 worker excluded by the integrity rule."
 
 
 def test_each_rule_is_described_as_it_was_when_it_decided(sst2):
