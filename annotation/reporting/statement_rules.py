@@ -115,10 +115,10 @@ def versions(decisions: Iterable[D], rule_of: Callable[[D], R]) -> list[tuple[R,
 def describe_versions(texts: list[tuple[str, int]], now: str) -> str:
     """One rule: its phrase (with how many it judged); several: each, with how many each judged."""
     if not texts:
-        return f"{now} (as set now; no worker has been judged yet)"
+        return f"{now}, as set now (no worker has been judged yet)"
     if len(texts) == 1:
         text, n = texts[0]
-        return f"{text} ({plural(n, 'worker')} judged)"
+        return text if text.startswith("no rule") else f"{text} ({plural(n, 'worker')} judged)"
     return "the rule changed while the study ran: " + "; then ".join(
         f"{text} ({plural(n, 'worker')} judged under it)" for text, n in texts
     )
