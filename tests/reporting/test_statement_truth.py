@@ -12,6 +12,7 @@ import jsonschema
 from django.utils import timezone
 
 from annotation.models import FilterDecision, Participation, ProlificAction, Response, Study, SurveyResponse
+from annotation.reporting import checklist
 from annotation.reporting.appendix import appendix_texts
 from annotation.reporting.monitoring import notices
 from annotation.reporting.pay import condition_pay
@@ -255,10 +256,12 @@ def test_the_statement_says_what_workers_were_given_and_which_languages_texts_ex
         "### Time and pay",
         "### Metric and agreement",
         "### Appendix",
+        f"### {checklist.HEADING}",  # the human-baselines checklist, after the statement
     ]
     for section in statement.sections:  # every section under a heading, once
         assert markdown.count(section.text) == 1, section.title
     table = markdown.index("| Shots |")
     assert markdown.index("### Metric and agreement") < table < markdown.index("### Appendix")
     latex = render_statement(statement, "latex")
-    assert latex.count(r"\paragraph{") == len(headings) and r"\paragraph{Training and quality control.}" in latex
+    for heading in headings[:-1]:
+        assert rf"\paragraph{{{heading[4:]}.}}" in latex, heading
