@@ -122,7 +122,7 @@ def test_the_walkthrough_runs_as_written_to_the_end(walked):
     shown = run_script(".venv/bin/python manage.py configure_study clues-sst2-split1 --show", cwd=where, env=env)
     assert "What we record" in shown and "C0MPL3TE" in shown and "native" in shown
     assert "Dry run" in prolific
-    assert "\\begin{table}" in publish and '"heds"' in publish.lower() or "HEDS" in publish
+    assert "\\begin{table}" in publish and '"heds_version"' in publish  # the LaTeX table, the HEDS form
     appendix = where / "appendix"
     assert (appendix / "texts.md").read_text(encoding="utf-8").startswith("# Appendix")
     if "screenshots skipped" not in publish:  # Chromium present: the README's "texts + screenshots"
