@@ -94,6 +94,7 @@ def poll(*, study: Study, client: ProlificClient | None = None) -> PollResult:
                 source=ProlificEvent.Source.POLL,
                 payload=payload,
                 sent_at=timezone.now(),
+                prolific_study=prolific_study,  # read by study: no need to ask which study it is of
             )
             if event is not None:
                 result.events.append(event)
