@@ -49,6 +49,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from collections.abc import Callable
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -93,6 +94,9 @@ class StandIn:
         self.slow_paths: list[str] = []  # answer these paths after `slow_seconds`
         self.slow_seconds = 1.5
         self.drop_reply: dict[str, str] = {}  # path fragment -> how the answer is lost (once)
+        # Called with (method, path) as each request arrives, before it is handled: a test may hold it there
+        # to interleave two runs (it runs on the request's own thread, the stand-in's lock not held).
+        self.on_request: Callable[[str, str], None] | None = None
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
@@ -239,6 +243,8 @@ class StandIn:
             def do_GET(self) -> None:
                 with standin.lock:
                     standin.requests.append(("GET", self.path, {}))
+                if standin.on_request is not None:
+                    standin.on_request("GET", self.path)
                 if self.headers.get("Authorization") != f"Token {TOKEN}":
                     return self._send(401, _error(401, "Unauthorized", "Invalid token."))
                 parts = [p for p in self.path.split("?")[0].split("/") if p][2:]  # after api/v1
@@ -282,6 +288,8 @@ class StandIn:
                         return self._send(429, _error(429, "Too many requests", "Slow down."), retry=True)
                 if self.headers.get("Authorization") != f"Token {TOKEN}":
                     return self._send(401, _error(401, "Unauthorized", "Invalid token."))
+                if standin.on_request is not None:
+                    standin.on_request(method, self.path)
                 if any(p in self.path for p in standin.slow_paths):
                     time.sleep(standin.slow_seconds)
                 with standin.lock:
