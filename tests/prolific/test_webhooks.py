@@ -478,3 +478,21 @@ def test_a_replay_over_http_under_a_new_id_records_nothing(hooked, one_slot):
     again = standin.post(first["url"], {**first["headers"], "X-Event-ID": "a-fresh-id"}, first["body"])
     assert again["status"] == 200 and json.loads(again["answer"]) == {"status": "duplicate"}
     assert ProlificEvent.objects.count() == 1
+
+
+def test_a_link_without_study_id_is_matched_by_the_study_its_colleagues_came_from(hooked):
+    """Neither SESSION_ID nor STUDY_ID: the participation's Prolific study is the one every other Prolific
+    participant of its study came from."""
+    standin = hooked
+    study = StudyFactory(slug="two-slots", workers_per_condition=2)
+    ConditionFactory(study=study, shots=0)
+    take_part(Client(), study, "p0", standin)  # a full link: PS1
+    standin.add_submission(submission_id="own-p1", participant="p1", study_id=PROLIFIC_STUDY, status="ACTIVE")
+    standin.add_study(study_id="PS9", reward=100)
+    standin.add_submission(submission_id="other-p1", participant="p1", study_id="PS9", status="AWAITING REVIEW")
+    assert entry_link.take_part(Client(), study.slug, {"PROLIFIC_PID": "p1"}).status_code == 302
+
+    standin.set_status("other-p1", "REJECTED")
+    assert participation_of("p1").state == State.CLAIMED
+    standin.set_status("own-p1", "RETURNED")
+    assert participation_of("p1").state == State.ABANDONED
