@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0027_help_texts_name_capabilities"),
+        ("annotation", "0030_fewclue_condition_test_set"),
     ]
 
     operations = [
