@@ -48,7 +48,7 @@ from annotation.models import (
 from annotation.protocol.languages import study_language_choices
 from annotation.services.admission import blocklist, closing
 from annotation.services.state import lifecycle, slots
-from annotation.services.studies import studies
+from annotation.services.studies import launch, studies
 from annotation.services.verdicts import overrides
 from tasks_app.models import Task
 
@@ -175,6 +175,25 @@ class StatusChangeSerializer(serializers.Serializer):
         f"default {closing.DEFAULT_GRACE_MINUTES}, 0 for none). After it their answers are refused "
         "(409 study_closed). Pausing refuses new entries only.",
     )
+    override_blockers = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Opening a draft only: open it although its launch check names blockers (GET .../launch-check/); "
+        "the override is recorded with who asked and the blockers. Without it such a study is refused (400).",
+    )
+
+
+class LaunchFindingSerializer(serializers.Serializer):
+    code = serializers.CharField(help_text="placeholder, no_posted_reward, missing_texts, too_long, no_fail_limit, ...")
+    message = serializers.CharField()
+    fix = serializers.CharField(help_text="The command or the place that sets it right.")
+
+
+class LaunchCheckSerializer(serializers.Serializer):
+    study = serializers.CharField()
+    ready = serializers.BooleanField(help_text="Nothing blocks the launch.")
+    blockers = LaunchFindingSerializer(many=True)
+    look = LaunchFindingSerializer(many=True, help_text="What deserves a look before the launch; none blocks.")
 
 
 class StandardDesignSerializer(serializers.Serializer):
@@ -383,15 +402,22 @@ class StudyViewSet(viewsets.ModelViewSet[Study]):
     def status(self, request: Request, pk: str | None = None) -> Response:
         serializer = StatusChangeSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
         try:
-            study = studies.change_status(
-                study=self.get_object(),
-                to_status=serializer.validated_data["status"],
-                grace_minutes=serializer.validated_data.get("grace_minutes"),
-            )
+            if data["status"] == Study.Status.OPEN and data.get("grace_minutes") is None:
+                study = launch.open_study(study=self.get_object(), override=data["override_blockers"], by=request.user)
+            else:
+                study = studies.change_status(
+                    study=self.get_object(), to_status=data["status"], grace_minutes=data.get("grace_minutes")
+                )
         except DjangoValidationError as exc:
             raise _as_400(exc) from None
         return Response(StudySerializer(self.get_queryset().get(pk=study.pk)).data)
+
+    @extend_schema(summary="What blocks the study's launch and what deserves a look", responses=LaunchCheckSerializer)
+    @action(detail=True, methods=["get"], url_path="launch-check")
+    def launch_check(self, request: Request, pk: str | None = None) -> Response:
+        return Response(LaunchCheckSerializer(launch.launch_check(self.get_object()).as_dict()).data)
 
     @extend_schema(
         summary="Per condition: slots filled, in training, in test, completed, excluded, abandoned",

@@ -115,6 +115,9 @@ def test_add_form_creates_the_chosen_conditions_and_refuses_missing_levels(clien
 
 def test_status_actions_apply_the_rules(client, task, make_study):
     draft, closed = make_study(status="draft"), make_study(status="closed")
+    page = _action(client, "study", "open_studies", [draft.pk]).content.decode()
+    assert "not opened: No posted reward" in page  # the launch check's blocker (services.studies.launch)
+    Study.objects.filter(pk=draft.pk).update(base_reward=1)
     page = _action(client, "study", "open_studies", [draft.pk, closed.pk]).content.decode()
     draft.refresh_from_db(), closed.refresh_from_db()
     assert draft.status == "open" and closed.status == "closed"
