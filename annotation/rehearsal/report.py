@@ -192,7 +192,7 @@ class Report:
         for i in self.invariants:
             detail = i.detail.replace("|", "\\|").replace("\n", " ")
             if i.not_exercised:
-                detail += " Not exercised: " + "; ".join(i.not_exercised) + "."
+                detail = detail.rstrip(".") + ". Not exercised: " + "; ".join(i.not_exercised) + "."
             lines.append(f"| {i.mark} | {i.name} | {detail} |")
         lines += ["", "## Requests", "", "| kind | requests | p50 ms | p99 ms |", "|---|---:|---:|---:|"]
         for kind, row in self.latency.items():

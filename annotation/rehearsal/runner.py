@@ -454,8 +454,8 @@ class Rehearsal:
     def run(self) -> Report:
         started = time.perf_counter()
         # Up front, once: what blocks the real study's launch (a missing posted reward among them).
-        checked = launch.launch_check(self.study)
-        for line in checked.lines():
+        launch_check = launch.launch_check(self.study)
+        for line in launch_check.lines():
             self.log(f"launch check: {line}")
         db = scratch_db.create_scratch(engine=self.engine)
         self.log(f"scratch database: {db.engine} {db.name}")
@@ -517,7 +517,7 @@ class Rehearsal:
             crowd_seconds=crowd_seconds,
             crowd=facts["crowd"],
             prolific=prolific,
-            launch=checked,
+            launch=launch_check,
         )
 
 

@@ -104,8 +104,10 @@ class LaunchBlocked(ValidationError):
 
 def placeholders(text: str) -> list[str]:
     """The placeholders left in ``text``, in order, each once."""
-    found = [m.group(0) for m in _BRACKETED.finditer(text)] + [m.group(0).strip() for m in _AMOUNT.finditer(text)]
-    found += [phrase for phrase in _KNOWN if phrase in text]
+    found = [m.group(0) for m in _BRACKETED.finditer(text)]
+    rest = _BRACKETED.sub(" ", text)  # an amount or phrase inside brackets is named once, with them
+    found += [m.group(0).strip() for m in _AMOUNT.finditer(rest)]
+    found += [phrase for phrase in _KNOWN if phrase in rest]
     return list(dict.fromkeys(found))
 
 
