@@ -91,7 +91,6 @@ class StudyPages(admin.ModelAdmin):
                     split_number=data["split_number"],
                     slug=data["slug"] or None,
                     workers_per_condition=data["workers_per_condition"],
-                    open_now=data["open_now"],
                     filter_rule=data["filter_rule"] or Study.FilterRule.NONE,
                     filter_threshold=data["filter_threshold"] or 0.0,
                     filter_reference=data["filter_reference"] or Study.FilterReference.MEAN,
@@ -101,6 +100,8 @@ class StudyPages(admin.ModelAdmin):
                 form.add_error(None, _error_text(exc))
             else:
                 self.message_user(request, f"Created {study.slug} with conditions 0/10/20/30.", messages.SUCCESS)
+                if data["open_now"]:  # opened as the study page's button does: through the launch check
+                    self._change_status(request, [study], Study.Status.OPEN)
                 return HttpResponseRedirect(reverse("admin:annotation_study_change", args=[study.pk]))
         context = {
             **self.admin_site.each_context(request),

@@ -58,7 +58,10 @@ def test_standard_design_view_creates_the_study_in_one_step(client, task):
     assert response.status_code == 302 and response["Location"] == reverse(
         "admin:annotation_study_change", args=[study.pk]
     )
-    assert study.status == "open" and sorted(study.conditions.values_list("shots", flat=True)) == [0, 10, 20, 30]
+    assert sorted(study.conditions.values_list("shots", flat=True)) == [0, 10, 20, 30]
+    # "Open right away" opens through the launch check: a new study has no posted reward yet, so it stays a draft.
+    page = client.get(response["Location"]).content.decode()
+    assert study.status == "draft" and "not opened: No posted reward" in page
 
 
 def test_standard_design_view_offers_the_training_filter(client, task):
