@@ -9,10 +9,11 @@ Errors are the API's one shape (annotation.api.errors).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import IntegrityError
+from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
@@ -209,7 +210,23 @@ class StandardDesignSerializer(serializers.Serializer):
         help_text=LANGUAGE_HELP,
         error_messages={"invalid_choice": LANGUAGE_ERROR},
     )
-    open = serializers.BooleanField(default=False, help_text="Open the study right away.")
+    open = serializers.BooleanField(
+        default=False,
+        help_text="Open the study right away, through its launch check: a blocker (e.g. no base_reward) refuses "
+        "the whole request (400, nothing created) unless override_blockers.",
+    )
+    base_reward = serializers.DecimalField(
+        max_digits=8,
+        decimal_places=2,
+        min_value=Decimal("0"),
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="The reward posted on the platform per participant (0 if none was posted); empty: not yet set.",
+    )
+    override_blockers = serializers.BooleanField(
+        default=False, help_text="With open: open although the launch check names blockers (recorded)."
+    )
     filter_rule = serializers.ChoiceField(
         choices=Study.FilterRule.choices, default=Study.FilterRule.NONE, help_text="The training filter's rule."
     )
@@ -439,18 +456,21 @@ class StudyViewSet(viewsets.ModelViewSet[Study]):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         try:
-            study = studies.create_standard_design(
-                task=data["task"],
-                split_number=data["split_number"],
-                slug=data.get("slug") or None,
-                name=data.get("name", ""),
-                workers_per_condition=data["workers_per_condition"],
-                open_now=data["open"],
-                filter_rule=data["filter_rule"],
-                filter_threshold=data["filter_threshold"],
-                filter_reference=data["filter_reference"],
-                language=data["language"],
-            )
+            with transaction.atomic():  # refused to open: nothing is created
+                study = studies.create_standard_design(
+                    task=data["task"],
+                    split_number=data["split_number"],
+                    slug=data.get("slug") or None,
+                    name=data.get("name", ""),
+                    workers_per_condition=data["workers_per_condition"],
+                    filter_rule=data["filter_rule"],
+                    filter_threshold=data["filter_threshold"],
+                    filter_reference=data["filter_reference"],
+                    language=data["language"],
+                    base_reward=data["base_reward"],
+                )
+                if data["open"]:
+                    study = launch.open_study(study=study, override=data["override_blockers"], by=request.user)
         except DjangoValidationError as exc:
             raise _as_400(exc) from None
         return Response(StudySerializer(self.get_queryset().get(pk=study.pk)).data, status=status.HTTP_201_CREATED)

@@ -205,3 +205,15 @@ def test_the_creation_commands_open_only_what_nothing_blocks(task):
     assert "clues-sst2-split1: created (draft)" in out.getvalue()
     assert "clues-sst2-split1: not opened: No posted reward" in err.getvalue()
     assert Study.objects.get(slug="clues-sst2-split1").base_reward is None
+
+
+def test_the_api_creates_and_opens_a_standard_design_only_when_nothing_blocks(admin_client, task):
+    url = "/api/studies/standard-design/"
+    refused = admin_client.post(url, {"task": task.slug, "open": True}, content_type="application/json")
+    assert refused.status_code == 400 and "No posted reward" in json.dumps(refused.json())
+    assert not Study.objects.exists()  # all or nothing
+    made = admin_client.post(
+        url, {"task": task.slug, "open": True, "base_reward": "1.50"}, content_type="application/json"
+    )
+    assert made.status_code == 201 and made.json()["status"] == "open"
+    assert Study.objects.get().base_reward == Decimal("1.50") and not LaunchOverride.objects.exists()
