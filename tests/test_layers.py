@@ -79,7 +79,7 @@ CAPABILITIES: dict[str, tuple[str, ...]] = {
     "verdicts": ("state",),
     "admission": ("state", "texts"),
     "session": ("state", "texts", "verdicts", "admission"),
-    "studies": ("state", "texts", "admission", "session"),
+    "studies": ("state", "texts", "verdicts", "admission", "session"),
     "prolific": ("state", "money", "admission", "jobs"),
 }
 # At most this many modules directly under annotation/: its face (__init__, apps, asgi, celery,

@@ -49,7 +49,7 @@ def test_the_walkthrough_works_as_written_after_the_demo(tmp_path, clues_dir):
     env = _env(DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}")
     _manage(env, "migrate", "-v0")
     _manage(env, "import_clues", str(clues_dir), "--build-nested")
-    created = _manage(env, "create_clues_studies", "--split", "1", "--open")
+    created = _manage(env, "create_clues_studies", "--split", "1", "--open", "--posted-reward", "1.50")
     assert "clues-sst2-split1: created (open)" in created
     table = _manage(env, "human_performance", "--all", "--format", "markdown")
     assert "demo" not in table.lower()  # the demo's six studies are not pooled in

@@ -202,7 +202,11 @@ class StandardDesignForm(forms.Form):
         initial="",
         help_text="The language of the worker pages (empty: the worker's browser language).",
     )
-    open_now = forms.BooleanField(required=False, label="Open the study right away")
+    open_now = forms.BooleanField(
+        required=False,
+        label="Open the study right away",
+        help_text="Only if its launch check names no blocker (a new study has no posted reward yet).",
+    )
     filter_rule = forms.ChoiceField(choices=Study.FilterRule.choices, initial=Study.FilterRule.NONE, required=False)
     filter_threshold = forms.FloatField(
         initial=0.0,

@@ -23,7 +23,7 @@ from annotation.admin.study_forms import GRACE_FIELD, StandardDesignForm
 from annotation.models import Study
 from annotation.services.admission import blocklist, closing
 from annotation.services.state import platforms
-from annotation.services.studies import preview, studies
+from annotation.services.studies import launch, preview, studies
 from tasks_app.models import Task
 
 
@@ -55,6 +55,8 @@ class StudyPages(admin.ModelAdmin):
                 extra_context["status_url"] = reverse("admin:annotation_study_status", args=[study.pk])
                 extra_context["default_grace"] = closing.DEFAULT_GRACE_MINUTES
             extra_context["preview_links"] = preview.links(study)
+            extra_context["launch_check"] = launch.launch_check(study)
+            extra_context["launch_overrides"] = list(study.launch_overrides.all()[:5])
         return super().change_view(request, object_id, form_url, extra_context=extra_context)
 
     def get_urls(self) -> list[URLPattern]:
@@ -89,7 +91,6 @@ class StudyPages(admin.ModelAdmin):
                     split_number=data["split_number"],
                     slug=data["slug"] or None,
                     workers_per_condition=data["workers_per_condition"],
-                    open_now=data["open_now"],
                     filter_rule=data["filter_rule"] or Study.FilterRule.NONE,
                     filter_threshold=data["filter_threshold"] or 0.0,
                     filter_reference=data["filter_reference"] or Study.FilterReference.MEAN,
@@ -99,6 +100,8 @@ class StudyPages(admin.ModelAdmin):
                 form.add_error(None, _error_text(exc))
             else:
                 self.message_user(request, f"Created {study.slug} with conditions 0/10/20/30.", messages.SUCCESS)
+                if data["open_now"]:  # opened as the study page's button does: through the launch check
+                    self._change_status(request, [study], Study.Status.OPEN)
                 return HttpResponseRedirect(reverse("admin:annotation_study_change", args=[study.pk]))
         context = {
             **self.admin_site.each_context(request),
@@ -134,6 +137,8 @@ class StudyPages(admin.ModelAdmin):
                 self.message_user(request, f"Not closed: the grace period: {_error_text(exc)}", messages.ERROR)
                 return HttpResponseRedirect(reverse("admin:annotation_study_change", args=[pk]))
             options["grace_minutes"] = closing.DEFAULT_GRACE_MINUTES if grace is None else grace
+        if to_status == Study.Status.OPEN:  # the button beside the launch check's blockers says so
+            options["override"] = request.POST.get("override_blockers") == "1"
         if to_status not in Study.Status.values:
             self.message_user(request, f"Unknown status {to_status!r}.", messages.ERROR)
         else:
@@ -143,7 +148,18 @@ class StudyPages(admin.ModelAdmin):
     def _change_status(self, request: HttpRequest, queryset: Iterable[Study], to_status: str, **options: Any) -> None:
         for study in queryset:
             try:
-                study = studies.change_status(study=study, to_status=to_status, **options)
+                if to_status == Study.Status.OPEN:  # a person opens through the launch check
+                    study = launch.open_study(study=study, by=request.user, **options)
+                else:
+                    study = studies.change_status(study=study, to_status=to_status, **options)
+            except launch.LaunchBlocked as exc:
+                named = "; ".join(f.message for f in exc.check.blockers)
+                self.message_user(
+                    request,
+                    f"“{study.name}” not opened: {named} Fix them, or open it from its page with "
+                    "“Open despite the blockers” (recorded).",
+                    messages.ERROR,
+                )
             except ValidationError as exc:
                 self.message_user(request, f"“{study.name}”: {_error_text(exc)}", messages.ERROR)
             else:

@@ -9,10 +9,11 @@ Errors are the API's one shape (annotation.api.errors).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import IntegrityError
+from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
@@ -48,7 +49,7 @@ from annotation.models import (
 from annotation.protocol.languages import study_language_choices
 from annotation.services.admission import blocklist, closing
 from annotation.services.state import lifecycle, slots
-from annotation.services.studies import studies
+from annotation.services.studies import launch, studies
 from annotation.services.verdicts import overrides
 from tasks_app.models import Task
 
@@ -175,6 +176,25 @@ class StatusChangeSerializer(serializers.Serializer):
         f"default {closing.DEFAULT_GRACE_MINUTES}, 0 for none). After it their answers are refused "
         "(409 study_closed). Pausing refuses new entries only.",
     )
+    override_blockers = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Opening a draft only: open it although its launch check names blockers (GET .../launch-check/); "
+        "the override is recorded with who asked and the blockers. Without it such a study is refused (400).",
+    )
+
+
+class LaunchFindingSerializer(serializers.Serializer):
+    code = serializers.CharField(help_text="placeholder, no_posted_reward, missing_texts, too_long, no_fail_limit, ...")
+    message = serializers.CharField()
+    fix = serializers.CharField(help_text="The command or the place that sets it right.")
+
+
+class LaunchCheckSerializer(serializers.Serializer):
+    study = serializers.CharField()
+    ready = serializers.BooleanField(help_text="Nothing blocks the launch.")
+    blockers = LaunchFindingSerializer(many=True)
+    look = LaunchFindingSerializer(many=True, help_text="What deserves a look before the launch; none blocks.")
 
 
 class StandardDesignSerializer(serializers.Serializer):
@@ -190,7 +210,23 @@ class StandardDesignSerializer(serializers.Serializer):
         help_text=LANGUAGE_HELP,
         error_messages={"invalid_choice": LANGUAGE_ERROR},
     )
-    open = serializers.BooleanField(default=False, help_text="Open the study right away.")
+    open = serializers.BooleanField(
+        default=False,
+        help_text="Open the study right away, through its launch check: a blocker (e.g. no base_reward) refuses "
+        "the whole request (400, nothing created) unless override_blockers.",
+    )
+    base_reward = serializers.DecimalField(
+        max_digits=8,
+        decimal_places=2,
+        min_value=Decimal("0"),
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="The reward posted on the platform per participant (0 if none was posted); empty: not yet set.",
+    )
+    override_blockers = serializers.BooleanField(
+        default=False, help_text="With open: open although the launch check names blockers (recorded)."
+    )
     filter_rule = serializers.ChoiceField(
         choices=Study.FilterRule.choices, default=Study.FilterRule.NONE, help_text="The training filter's rule."
     )
@@ -383,15 +419,22 @@ class StudyViewSet(viewsets.ModelViewSet[Study]):
     def status(self, request: Request, pk: str | None = None) -> Response:
         serializer = StatusChangeSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
         try:
-            study = studies.change_status(
-                study=self.get_object(),
-                to_status=serializer.validated_data["status"],
-                grace_minutes=serializer.validated_data.get("grace_minutes"),
-            )
+            if data["status"] == Study.Status.OPEN and data.get("grace_minutes") is None:
+                study = launch.open_study(study=self.get_object(), override=data["override_blockers"], by=request.user)
+            else:
+                study = studies.change_status(
+                    study=self.get_object(), to_status=data["status"], grace_minutes=data.get("grace_minutes")
+                )
         except DjangoValidationError as exc:
             raise _as_400(exc) from None
         return Response(StudySerializer(self.get_queryset().get(pk=study.pk)).data)
+
+    @extend_schema(summary="What blocks the study's launch and what deserves a look", responses=LaunchCheckSerializer)
+    @action(detail=True, methods=["get"], url_path="launch-check")
+    def launch_check(self, request: Request, pk: str | None = None) -> Response:
+        return Response(LaunchCheckSerializer(launch.launch_check(self.get_object()).as_dict()).data)
 
     @extend_schema(
         summary="Per condition: slots filled, in training, in test, completed, excluded, abandoned",
@@ -413,18 +456,21 @@ class StudyViewSet(viewsets.ModelViewSet[Study]):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         try:
-            study = studies.create_standard_design(
-                task=data["task"],
-                split_number=data["split_number"],
-                slug=data.get("slug") or None,
-                name=data.get("name", ""),
-                workers_per_condition=data["workers_per_condition"],
-                open_now=data["open"],
-                filter_rule=data["filter_rule"],
-                filter_threshold=data["filter_threshold"],
-                filter_reference=data["filter_reference"],
-                language=data["language"],
-            )
+            with transaction.atomic():  # refused to open: nothing is created
+                study = studies.create_standard_design(
+                    task=data["task"],
+                    split_number=data["split_number"],
+                    slug=data.get("slug") or None,
+                    name=data.get("name", ""),
+                    workers_per_condition=data["workers_per_condition"],
+                    filter_rule=data["filter_rule"],
+                    filter_threshold=data["filter_threshold"],
+                    filter_reference=data["filter_reference"],
+                    language=data["language"],
+                    base_reward=data["base_reward"],
+                )
+                if data["open"]:
+                    study = launch.open_study(study=study, override=data["override_blockers"], by=request.user)
         except DjangoValidationError as exc:
             raise _as_400(exc) from None
         return Response(StudySerializer(self.get_queryset().get(pk=study.pk)).data, status=status.HTTP_201_CREATED)

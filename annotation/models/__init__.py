@@ -1,6 +1,7 @@
 from annotation.models.attention import AttentionCheck, AttentionDecision
 from annotation.models.export import ExportJob, ModelRun
 from annotation.models.integrity import IntegrityDecision
+from annotation.models.launch import LaunchOverride
 from annotation.models.participation import (
     ComprehensionAttempt,
     ConsentDecline,
@@ -33,6 +34,7 @@ __all__ = [
     "ExportJob",
     "FilterDecision",
     "IntegrityDecision",
+    "LaunchOverride",
     "ModelRun",
     "Participation",
     "ParticipationEvent",

@@ -57,6 +57,28 @@ def _crowd(facts: dict[str, Any], behaviour: str) -> list[dict[str, Any]]:
     return [w for w in facts["crowd"] if w["behaviour"] == behaviour]
 
 
+# The behaviours that fill the conditions (runner.Rehearsal.fill); each should have taken part at least once.
+FILLERS = ("careful", "average", "guessing")
+# What a check returns: (passed, detail), or (passed, detail, what it could not exercise).
+Result = tuple[bool, str] | tuple[bool, str, list[str]]
+
+
+def not_exercised(facts: dict[str, Any]) -> list[str]:
+    """The crowd's behaviours that never took part in the study: never drawn, or turned away each time
+    (e.g. refused "full" with few workers per condition). A report says so instead of "ok"."""
+    slug = facts.get("design", {}).get("study")
+    missing = []
+    for name in (*FILLERS, *SPECIALS):
+        visits = [w for w in _crowd(facts, name) if w.get("study", slug) == slug]
+        if name in SPECIALS and not visits:
+            continue  # not in this design (no consent: nobody declines; no filter, no check)
+        if not any(not w["refused"] for w in visits):
+            refused = sorted({str(w["refused"]) for w in visits if w["refused"]})
+            why = f"refused {', '.join(refused)} each time" if refused else "never drawn"
+            missing.append(f"{name} ({why})")
+    return missing
+
+
 # --- slots -------------------------------------------------------------------------------------------
 
 
@@ -118,7 +140,7 @@ def no_slot_held_by_leavers(study: Study, facts: dict[str, Any]) -> tuple[bool, 
     return _listed(problems, "no slot held; leaver released, returner resumed, decliner and late worker held none")
 
 
-def crowd_errors(study: Study, facts: dict[str, Any]) -> tuple[bool, str]:
+def crowd_errors(study: Study, facts: dict[str, Any]) -> Result:
     """Every simulated worker went through the pages as the protocol says (no unexpected status or page),
     every item they were shown was one of the task's (or an attention check), and every special behaviour
     found a place (a study with too few slots for them says so)."""
@@ -132,10 +154,23 @@ def crowd_errors(study: Study, facts: dict[str, Any]) -> tuple[bool, str]:
     problems += [
         f"{w['worker_id']}: {w['unknown_gold']} item(s) not in the design" for w in facts["crowd"] if w["unknown_gold"]
     ]
-    return _listed(problems, f"{len(facts['crowd'])} simulated visits, no protocol error")
+    took_part = sum(not w["refused"] for w in facts["crowd"])
+    passed, detail = _listed(
+        problems, f"{len(facts['crowd'])} simulated visits ({took_part} took part), no protocol error"
+    )
+    return passed, detail, [name for name in not_exercised(facts) if name.split(" ")[0] in FILLERS]
 
 
 # --- outcomes, codes, Prolific, pay -------------------------------------------------------------------
+
+
+def _excluded_after_finish(study: Study) -> set[int]:
+    """The participations excluded from the completed state (a verdict after the finish page)."""
+    return set(
+        ParticipationEvent.objects.filter(
+            participation__study=study, from_state=State.COMPLETED, to_state=State.EXCLUDED
+        ).values_list("participation_id", flat=True)
+    )
 
 
 def outcome_code_action(study: Study, facts: dict[str, Any]) -> tuple[bool, str]:
@@ -150,17 +185,18 @@ def outcome_code_action(study: Study, facts: dict[str, Any]) -> tuple[bool, str]
     submissions = facts["standin"]["submissions"]
     kinds: Counter[str] = Counter()
     later_verdicts = 0
+    after_finish = _excluded_after_finish(study)
     for p in _participations(study):
         target = completion_target(p)
         decision = decide(p)
         kinds[decision.action] += 1
         w = seen.get(p.worker.external_id)
         if p.state in (*PAID_STATES, State.DECLINED) and w is not None:
-            if w["code"] != target.code and w["state"] == "completed" and p.state == State.EXCLUDED:
-                # Shown the completed code at the finish, excluded by a later verdict: the code was right
-                # when shown, and the Prolific action is checked below against the outcome now.
+            if p.state == State.EXCLUDED and p.pk in after_finish:
+                # Excluded by a verdict after the finish page: they keep the completed code they were shown
+                # (docs/studies.md); the Prolific action is checked below against the outcome now.
                 later_verdicts += 1
-            elif w["code"] != target.code:
+            if w["code"] != target.code:
                 problems.append(
                     f"{p.worker.external_id} ({p.state}) was shown code {w['code']!r}, expected {target.code!r}"
                 )
@@ -179,7 +215,7 @@ def outcome_code_action(study: Study, facts: dict[str, Any]) -> tuple[bool, str]
     ]
     ok = "actions: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items()))
     if later_verdicts:
-        ok += f"; {later_verdicts} excluded after the finish page had shown the completed code"
+        ok += f"; {later_verdicts} excluded after the finish page, keeping the completed code it showed"
     return _listed(problems, ok)
 
 
@@ -401,7 +437,7 @@ def statement_counts(study: Study, facts: dict[str, Any]) -> tuple[bool, str]:
     return _listed(problems, f"{compared} counts compared")
 
 
-def rules_catch_who_they_should(study: Study, facts: dict[str, Any]) -> tuple[bool, str]:
+def rules_catch_who_they_should(study: Study, facts: dict[str, Any]) -> Result:
     """The attention checks can be answered: workers who read them pass every one, the one who answers
     them wrong on purpose fails them (and is flagged or excluded as the rule says); the training filter
     excludes the worker who answers every training example wrong."""
@@ -431,18 +467,35 @@ def rules_catch_who_they_should(study: Study, facts: dict[str, Any]) -> tuple[bo
                 notes.append(f"the check failer failed {row.failed} ({rule}: {row.decision or 'no decision yet'})")
         elif row.failed:
             problems.append(f"{w['worker_id']} ({w['behaviour']}) read the checks and still failed {row.failed}")
+    unexercised = []
+    if not rows:
+        unexercised.append("attention checks (none in the design)")
+    elif not any(w["behaviour"] == "fails_attention" and w["worker_id"] in rows for w in facts["crowd"]):
+        unexercised.append("the attention rule (the check failer took no part)")
+    after_finish = _excluded_after_finish(study)
+    if study.filter_rule == Study.FilterRule.NONE:
+        unexercised.append("the training filter (none in the design)")
     for w in _crowd(facts, "fails_training"):
         p = by_worker.get(w["worker_id"])
-        if p is None or not p.condition.shots or study.filter_rule == Study.FilterRule.NONE:
-            notes.append("the filter failer had no training step: not exercised")
+        if study.filter_rule == Study.FilterRule.NONE:
+            continue
+        if p is None or not p.condition.shots:
+            unexercised.append("the training filter (its failer met no training step)")
         elif p.state != State.EXCLUDED or p.exclusion_kind != Participation.ExclusionKind.TRAINING_FILTER:
             problems.append(
                 f"{w['worker_id']} answered every training example wrong ({p.condition.shots}-shot) and is "
                 f"{p.state}{' (' + p.exclusion_kind + ')' if p.exclusion_kind else ''}, not excluded by the filter"
             )
+        elif p.pk in after_finish:
+            # The relative rule judges the group once it has trained; a fast failer finished first.
+            notes.append(
+                f"the filter failer was excluded ({p.condition.shots}-shot) after finishing the test, keeping the "
+                f"completed code it was shown ({w['code']})"
+            )
         else:
-            notes.append(f"the filter failer was excluded ({p.condition.shots}-shot)")
-    return _listed(problems, "; ".join(notes) or "no check and no filter in the design")
+            notes.append(f"the filter failer was excluded ({p.condition.shots}-shot) and shown code {w['code']}")
+    passed, detail = _listed(problems, "; ".join(notes) or "nothing to catch")
+    return passed, detail, unexercised
 
 
 def participant_group(study: Study, facts: dict[str, Any]) -> tuple[bool, str]:
@@ -455,7 +508,7 @@ def participant_group(study: Study, facts: dict[str, Any]) -> tuple[bool, str]:
     return _listed(problems, f"{len(members)} participant(s) in the group")
 
 
-CHECKS: list[tuple[str, Callable[[Study, dict[str, Any]], tuple[bool, str]]]] = [
+CHECKS: list[tuple[str, Callable[[Study, dict[str, Any]], Result]]] = [
     ("every condition filled by the design's number of fresh workers", conditions_filled),
     ("nobody in two conditions of a task", one_condition_per_task),
     ("no slot held by a worker who left", no_slot_held_by_leavers),
@@ -475,9 +528,13 @@ CHECKS: list[tuple[str, Callable[[Study, dict[str, Any]], tuple[bool, str]]]] = 
 def check_all(*, study: Study, facts: dict[str, Any]) -> list[Invariant]:
     results = []
     for name, check in CHECKS:
+        missing: list[str] = []
         try:
-            passed, detail = check(study, facts)
+            result = check(study, facts)
+            passed, detail = result[0], result[1]
+            if len(result) == 3:
+                missing = list(result[2])
         except Exception as exc:  # a check that cannot run fails, saying why
             passed, detail = False, f"could not be checked: {type(exc).__name__}: {exc}"
-        results.append(Invariant(name, passed, detail))
+        results.append(Invariant(name, passed, detail, not_exercised=missing))
     return results

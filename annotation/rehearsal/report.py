@@ -10,6 +10,7 @@ from typing import Any
 
 from annotation.rehearsal.client import Recorder
 from annotation.reporting import planning
+from annotation.services.studies.launch import LaunchCheck
 
 
 @dataclass(frozen=True)
@@ -17,9 +18,16 @@ class Invariant:
     name: str
     passed: bool
     detail: str
+    not_exercised: list[str] = field(default_factory=list)  # what the crowd never reached: not shown as "ok"
+
+    @property
+    def mark(self) -> str:
+        if not self.passed:
+            return "**FAIL**"
+        return "ok, partly not exercised" if self.not_exercised else "ok"
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "passed": self.passed, "detail": self.detail}
+        return {"name": self.name, "passed": self.passed, "detail": self.detail, "not_exercised": self.not_exercised}
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -68,6 +76,9 @@ class Report:
     crowd: list[dict[str, Any]] = field(default_factory=list)
     prolific: dict[str, Any] = field(default_factory=dict)
     planning: dict[str, Any] | None = None  # planning_section's
+    launch: dict[str, Any] = field(default_factory=dict)  # the real study's launch check (services.studies.launch)
+    launch_lines: list[str] = field(default_factory=list)
+    assumed: dict[str, str] = field(default_factory=dict)  # what the copy set that the study lacks, e.g. base_reward
 
     @classmethod
     def build(
@@ -83,8 +94,11 @@ class Report:
         crowd_seconds: float,
         crowd: list[dict[str, Any]],
         prolific: dict[str, Any],
+        launch: LaunchCheck | None = None,
     ) -> Report:
-        checks = [Invariant(i["name"], bool(i["passed"]), i["detail"]) for i in invariants]
+        checks = [
+            Invariant(i["name"], bool(i["passed"]), i["detail"], list(i.get("not_exercised") or [])) for i in invariants
+        ]
         timings = latency(recorder)
         server_errors = {
             kind: codes
@@ -112,6 +126,9 @@ class Report:
             crowd=crowd,
             prolific=prolific,
             planning=planning_section(study),
+            launch=launch.as_dict() if launch else {},
+            launch_lines=launch.lines() if launch else [],
+            assumed=dict(design.get("assumed") or {}),
         )
 
     @property
@@ -132,7 +149,14 @@ class Report:
             "crowd": self.crowd,
             "prolific": {k: {kk: vv for kk, vv in v.items() if kk != "rows"} for k, v in self.prolific.items()},
             "planning": self.planning,
+            "launch_check": self.launch,
+            "assumed": self.assumed,
+            "not_exercised": self.not_exercised,
         }
+
+    @property
+    def not_exercised(self) -> list[str]:
+        return list(dict.fromkeys(name for i in self.invariants for name in i.not_exercised))
 
     def json(self) -> str:
         return json.dumps(self.as_dict(), indent=2, default=str)
@@ -148,6 +172,17 @@ class Report:
             f"per condition, conditions {', '.join(f'{s}-shot' for s in self.design.get('shots', []))}; seed "
             f"{self.seed}); the real study's rows were not touched. Wall time {self.wall_seconds} s "
             f"(the crowd: {self.crowd_seconds} s).",
+        ]
+        if self.not_exercised:
+            lines += ["", f"Not exercised by the crowd, so not checked: {'; '.join(self.not_exercised)}."]
+        if self.assumed:
+            assumed = ", ".join(f"{k} = {v}" for k, v in self.assumed.items())
+            lines += ["", f"The study lacks what a run needs; the copy assumed {assumed} (see the launch check)."]
+        lines += [
+            "",
+            "## Launch check",
+            "",
+            *(self.launch_lines or ["Not computed."]),
             "",
             "## Invariants",
             "",
@@ -156,7 +191,9 @@ class Report:
         ]
         for i in self.invariants:
             detail = i.detail.replace("|", "\\|").replace("\n", " ")
-            lines.append(f"| {'ok' if i.passed else '**FAIL**'} | {i.name} | {detail} |")
+            if i.not_exercised:
+                detail = detail.rstrip(".") + ". Not exercised: " + "; ".join(i.not_exercised) + "."
+            lines.append(f"| {i.mark} | {i.name} | {detail} |")
         lines += ["", "## Requests", "", "| kind | requests | p50 ms | p99 ms |", "|---|---:|---:|---:|"]
         for kind, row in self.latency.items():
             lines.append(f"| {kind} | {row['requests']} | {row['p50_ms']} | {row['p99_ms']} |")

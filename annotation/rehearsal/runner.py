@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.db import connections
 
 from annotation.models import AttentionCheck, Study
 from annotation.rehearsal import scratch as scratch_db
@@ -34,6 +35,7 @@ from annotation.rehearsal.crowd import Key, Outcome, ProtocolError, SimulatedWor
 from annotation.rehearsal.report import Report
 from annotation.rehearsal.steps import GUARD, end_state_key
 from annotation.services.prolific.standin import TOKEN, StandIn
+from annotation.services.studies import launch
 from tasks_app.models import Example
 
 MANAGE = Path(settings.BASE_DIR) / "manage.py"
@@ -54,6 +56,32 @@ def _run_coroutine(make: Callable[[], Any]) -> Any:
         return asyncio.run(make())
     with ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(lambda: asyncio.run(make())).result()
+
+
+class OutsideTheLoop:
+    """The caller's ``log`` may write to the database (a dashboard job's progress and last lines), which
+    Django refuses inside an event loop (SynchronousOnlyOperation): lines logged from the crowd's coroutines
+    are written by one thread of their own, whose database connection is closed at the end."""
+
+    def __init__(self, log: Callable[[str], None]) -> None:
+        self.log = log
+        self.pool: ThreadPoolExecutor | None = None
+
+    def __call__(self, line: str) -> None:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            self.log(line)
+            return
+        if self.pool is None:
+            self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rehearsal-log")
+        self.pool.submit(self.log, line).result()
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.submit(connections.close_all).result()
+            self.pool.shutdown()
+            self.pool = None
 
 
 @dataclass
@@ -248,7 +276,7 @@ class Rehearsal:
         self.engine = engine
         self.tamper = tamper
         self.keep = keep  # keep the run's files: the SQLite scratch database, the server's log, the facts
-        self.log = log
+        self.log = OutsideTheLoop(log)
         self.recorder = Recorder()
         self.crowd = Crowd()
         self.gold, self.checks = gold_book(study)
@@ -360,11 +388,14 @@ class Rehearsal:
         self.log(f"  staff preview: {outcome.state}")
 
     async def fill(self) -> bool:
-        """Fresh careful, average and guessing workers, a few at a time, until the study answers "full"."""
+        """Fresh careful, average and guessing workers, a few at a time, until the study answers "full". One of
+        each comes first, so that each behaviour takes part even where only a few slots are left."""
         kinds = ["careful", "average", "careful", "guessing"]
+        first = ["average", "guessing", "careful"]
         limit = 4 * len(self.design["shots"]) * self.design["workers_per_condition"] + 20
         for _ in range(limit):
-            wave = [self.take_part(kinds[self.rng.randrange(len(kinds))]) for _ in range(self.concurrency)]
+            names = [first.pop(0) if first else kinds[self.rng.randrange(len(kinds))] for _ in range(self.concurrency)]
+            wave = [self.take_part(name) for name in names]
             outcomes = await asyncio.gather(*wave)
             # Full only when a whole wave is turned away: a slot freed while the wave worked (a worker
             # excluded, or judged with their group) is taken by the next one.
@@ -423,6 +454,10 @@ class Rehearsal:
 
     def run(self) -> Report:
         started = time.perf_counter()
+        # Up front, once: what blocks the real study's launch (a missing posted reward among them).
+        launch_check = launch.launch_check(self.study)
+        for line in launch_check.lines():
+            self.log(f"launch check: {line}")
         db = scratch_db.create_scratch(engine=self.engine)
         self.log(f"scratch database: {db.engine} {db.name}")
         self.standin = StandIn().start()
@@ -470,6 +505,7 @@ class Rehearsal:
                 worker["end_state"] = checked["end_states"].get(key)
                 worker["measured"] = checked.get("measured", {}).get(key)
         finally:
+            self.log.close()
             self.scratch.stop_server()
             self.standin.stop()
             db.drop(keep_files=self.keep)
@@ -484,6 +520,7 @@ class Rehearsal:
             crowd_seconds=crowd_seconds,
             crowd=facts["crowd"],
             prolific=prolific,
+            launch=launch_check,
         )
 
 

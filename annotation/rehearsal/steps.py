@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import secrets
 from datetime import timedelta
+from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -52,6 +53,12 @@ def prepare(*, fixture: str, slug: str, workers_per_condition: int | None, secon
     changes: dict[str, Any] = {"status": Study.Status.DRAFT, "closes_at": None}
     if workers_per_condition:
         changes["workers_per_condition"] = workers_per_condition
+    assumed = {}
+    if study.base_reward is None:
+        # The pay rule needs the posted reward; the launch check names it as missing, once, with the command
+        # that sets it. The copy runs as if none was posted: all the pay a bonus.
+        changes["base_reward"] = Decimal("0.00")
+        assumed["base_reward"] = "0.00 (no posted reward: all the pay as a bonus)"
     Study.objects.filter(pk=study.pk).update(**changes)
     study.refresh_from_db()
     studies.change_status(study=study, to_status=Study.Status.OPEN)
@@ -79,6 +86,7 @@ def prepare(*, fixture: str, slug: str, workers_per_condition: int | None, secon
         "shots": list(study.conditions.order_by("shots").values_list("shots", flat=True)),
         "workers_per_condition": study.workers_per_condition,
         "abandon_after_minutes": study.abandon_after_minutes,
+        "assumed": assumed,
     }
 
 

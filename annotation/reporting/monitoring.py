@@ -19,6 +19,7 @@ from django.utils import timezone
 from annotation.models import AttentionDecision, FilterDecision, IntegrityDecision, Participation, Study
 from annotation.reporting.statement_design import plural
 from annotation.services.state import slots
+from annotation.services.studies import launch
 from annotation.services.texts import languages
 
 State = Participation.State
@@ -238,8 +239,20 @@ def missing_texts(study: Study, now: datetime) -> list[Notice]:
     ]
 
 
+def quality_controls_off(study: Study, now: datetime) -> list[Notice]:
+    """The launch check's quality controls that are off (services.studies.launch): without them the integrity
+    table's figures and "0 flagged, 0 excluded" screen nobody, and the page says so."""
+    off = [f for f in launch.launch_check(study).looks if f.code in ("no_fail_limit", "no_integrity_rule")]
+    if not off or study.status == Study.Status.DRAFT:
+        return []  # a draft's page shows the whole launch check
+    return [
+        Notice("warn", "quality-off", "Quality controls are off: " + " ".join(f"{f.message} ({f.fix})" for f in off))
+    ]
+
+
 WARNING_SOURCES: list[Callable[[Study, datetime], list[Notice]]] = [
     missing_texts,
+    quality_controls_off,
     stuck_slots,
     screened_out,
     attention_flags,

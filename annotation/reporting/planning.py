@@ -360,7 +360,7 @@ def plan_for_study(
     if accuracy is None and not pilot_n:
         raise PlanningError(
             f"study {study.slug!r} has no completed pilot worker yet (previews, excluded and unfinished workers "
-            "do not count): give the accuracy to plan with, e.g. --accuracy 0.85"
+            f"do not count): give the accuracy to plan with, e.g. manage.py plan_study {study.slug} --accuracy 0.85"
         )
     test_items = attention.definitions.test_set_size(study)
     if not test_items:

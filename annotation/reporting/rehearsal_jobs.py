@@ -5,17 +5,26 @@ The work calls the engine named by ``settings.REHEARSAL_ENGINE`` (``manage.py re
 callable. Each line it logs is the job's progress (``{done: lines so far, total: null}``) and the last lines
 are kept in ``RehearsalJob.log`` for the page. What the engine returns gives ``markdown()``, ``json()`` and
 ``passed``; both reports are stored with the job, for download.
+
+The dashboard's POST returns at once in every deployment: with a Celery worker the task is queued; without
+one (Celery eager, e.g. the demo) each job runs in a process of its own, ``manage.py run_rehearsal_job ID``,
+started once the job is stored (REHEARSAL_IN_SUBPROCESS), so that no request waits for a rehearsal.
 """
 
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 from collections.abc import Callable
 from datetime import datetime
+from functools import partial
+from pathlib import Path
 from typing import Any, Protocol
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
+from django.db import transaction
 from django.utils.module_loading import import_string
 
 from annotation.models import RehearsalJob, Study
@@ -78,8 +87,28 @@ def rehearsal_job_create(
         created_by=user if user and user.pk else None,
     )
     logger.info("rehearsal job %s queued for study %s", job.pk, study.slug)
-    jobs.queue(REHEARSAL_JOBS, job.pk)
+    if settings.REHEARSAL_IN_SUBPROCESS:
+        transaction.on_commit(partial(_start_process, job.pk))
+    else:
+        jobs.queue(REHEARSAL_JOBS, job.pk)
     return job
+
+
+_RUNNING: list[subprocess.Popen[bytes]] = []  # the job processes this one started and has not yet reaped
+
+
+def _start_process(job_id: int) -> None:
+    """Run the job in a process of its own, left running: the request that stored it returns at once. The
+    child inherits this process's environment (its database) and writes its errors to this one's stderr."""
+    manage = Path(settings.BASE_DIR) / "manage.py"
+    _RUNNING[:] = [p for p in _RUNNING if p.poll() is None]  # reaps those that ended
+    process = subprocess.Popen(
+        [sys.executable, str(manage), "run_rehearsal_job", str(int(job_id))],
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,  # not stopped with the request's process group (e.g. a server's Ctrl-C)
+    )
+    _RUNNING.append(process)
+    logger.info("rehearsal job %s runs in process %s", job_id, process.pid)
 
 
 def _rehearse(job: RehearsalJob, progress: jobs.Progress) -> jobs.Finished:

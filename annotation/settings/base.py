@@ -194,6 +194,9 @@ EXPORT_MAX_ATTEMPTS = env_int("EXPORT_MAX_ATTEMPTS", 3, minimum=1)
 # name a lighter one. A rehearsal starts a server and a crowd of its own: one whose worker died is not
 # started again (the sweep fails it with the reason); run it again from the dashboard.
 REHEARSAL_ENGINE = "annotation.rehearsal.runner.rehearse"
+# Without a Celery worker (eager), each rehearsal job runs in a process of its own (manage.py
+# run_rehearsal_job), so that the dashboard's POST returns at once instead of running the rehearsal inline.
+REHEARSAL_IN_SUBPROCESS = env_bool("REHEARSAL_IN_SUBPROCESS", CELERY_TASK_ALWAYS_EAGER)
 REHEARSAL_STALE_SECONDS = EXPORT_STALE_SECONDS
 REHEARSAL_HEARTBEAT_SECONDS = EXPORT_HEARTBEAT_SECONDS
 REHEARSAL_MAX_ATTEMPTS = 1

@@ -22,3 +22,7 @@ from annotation.settings.env import env_int  # noqa: E402
 # Test-only: each export job sleeps this long once claimed (heartbeats go on), so that the Celery
 # integration tests can kill its worker mid-job. Off (0) unless the test sets it for its worker.
 EXPORT_TEST_DELAY_SECONDS = env_int("EXPORT_TEST_DELAY_SECONDS", 0, minimum=0)
+
+# The unit tests run a dashboard rehearsal job inline (Celery eager, in-memory SQLite that no other process
+# can open); tests/dashboard/test_rehearsal_button.py runs a server as deployed, each job in its own process.
+REHEARSAL_IN_SUBPROCESS = False

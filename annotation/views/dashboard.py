@@ -58,7 +58,7 @@ from annotation.reporting.rehearsal_jobs import REPORT_FORMATS, job_status, rehe
 from annotation.reporting.selection import of_benchmark, select_studies
 from annotation.reporting.statement import STATEMENT_FORMATS, build_statement, render_statement
 from annotation.reporting.tables import build_table
-from annotation.services.studies import preview
+from annotation.services.studies import launch, preview
 from annotation.services.verdicts import attention, integrity
 from tasks_app.scoring import SKIP_EMPTY, SKIP_EXCLUDE, SKIP_ZERO
 
@@ -213,6 +213,8 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "jobs": ExportJob.objects.filter(params__studies=[study.pk])[:20],
             "prolific_enabled": bool(settings.PROLIFIC_API_TOKEN),
             "rehearsals": RehearsalJob.objects.filter(study=study)[:5],
+            "launch_check": launch.launch_check(study),
+            "launch_overrides": study.launch_overrides.all()[:5],
         },
     )
 

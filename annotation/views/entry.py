@@ -21,7 +21,7 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
-from annotation.models import AttentionCheck, Study
+from annotation.models import Study
 from annotation.services.admission import consent, entry
 from annotation.services.admission.entry import Outcome
 from annotation.services.session import presentation
@@ -30,7 +30,6 @@ from annotation.services.texts import languages, study_texts
 from annotation.views.consent_survey import render_markdown
 from annotation.web import worker_cookie
 from annotation.web.csp import csp_update
-from tasks_app.models import ExampleSet, ExampleSetItem
 from tasks_app.texts import texts_for
 
 StrOrPromise = str | Promise
@@ -125,23 +124,11 @@ def _not_open(request: HttpRequest, study: Study) -> HttpResponse:
     )
 
 
-def _item_counts(study: Study) -> tuple[int, int]:
-    """(most training examples of any condition, test items with the attention checks) before a condition
-    is chosen: the start page gives the most a worker can be asked."""
-    test_set = ExampleSet.objects.filter(task_id=study.task_id, role=ExampleSet.Role.TEST).first()
-    n_test = ExampleSetItem.objects.filter(example_set=test_set).count() if test_set else 0
-    if n_test:
-        n_test += AttentionCheck.objects.filter(study_id=study.pk).count()
-    training_sets = study.conditions.exclude(training_set=None).values_list("training_set_id", flat=True)
-    n_train = max((ExampleSetItem.objects.filter(example_set_id=pk).count() for pk in training_sets), default=0)
-    return n_train, n_test
-
-
 def _start_page(
     request: HttpRequest, study: Study, *, language: str, error: StrOrPromise = "", status: int = 200
 ) -> HttpResponse:
     """What the study is, before any slot: at a glance, the task, and the consent text or a Start button."""
-    n_train, n_test = _item_counts(study)
+    n_train, n_test = presentation.most_items(study)
     context = {
         "study": study,
         "task": presentation.worker_task(study, language=language),

@@ -21,9 +21,9 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET
 
-from annotation.models import AttentionCheck, Participation
+from annotation.models import Participation
 from annotation.services.admission import closing, comprehension, consent, survey
-from annotation.services.session import presentation, samples, timing
+from annotation.services.session import presentation, timing
 from annotation.services.session.session_payloads import completion_payload
 from annotation.services.texts import languages
 from annotation.views import consent_survey
@@ -64,14 +64,6 @@ CONFIDENCE_SCALE = [
 ]
 
 
-def _item_counts(participation: Participation) -> tuple[int, int]:
-    n_test = len(samples.test_ids(participation.condition, task_id=participation.task_id))
-    n_train = len(samples.training_ids(participation.condition))
-    if n_test:  # the attention checks are items of the test step like the others
-        n_test += AttentionCheck.objects.filter(study_id=participation.study_id).count()
-    return n_train, n_test
-
-
 # The finish and excluded pages post an MTurk HIT to turkSubmitTo (www.mturk.com or the sandbox only).
 @csp_update(form_action=["'self'", *settings.MTURK_ORIGINS])
 @never_cache
@@ -106,7 +98,7 @@ def home(request: HttpRequest) -> HttpResponse:
     if survey.due(participation) is not None:
         return consent_survey.survey_page(request, participation, context)
     if state == State.CLAIMED:
-        n_train, n_test = _item_counts(participation)
+        n_train, n_test = presentation.item_counts(participation.condition)
         context.update(
             n_train=n_train,
             n_test=n_test,

@@ -54,7 +54,7 @@ def test_a_tasks_labels_table_fits_the_page(open_as, staff_session):
 
 def test_a_draft_studys_page_has_an_open_button_that_opens_it(open_as, staff_session):
     task = make_classification_task(slug="sst2-open", n_test=4)
-    study = studies.study_create(task=task, slug="draft-study", shots=[0])
+    study = studies.study_create(task=task, slug="draft-study", shots=[0], base_reward=1)  # nothing blocks
     page = open_as(None, path=f"/admin/annotation/study/{study.pk}/change/", cookies=staff_session, viewport=LAPTOP)
     assert "/join/<slug>/" not in page.content() and "/join//." not in page.locator("body").inner_text()
     _fits(page, "admin-study-draft-1366")

@@ -16,7 +16,8 @@ State = Participation.State
 
 @pytest.fixture
 def study(sst2):
-    s = make_study(sst2, shots=(0, 10), slug="glance", status="open", abandon_after_minutes=60)
+    # An integrity rule: quality controls on, so that only this test's notices show.
+    s = make_study(sst2, shots=(0, 10), slug="glance", status="open", abandon_after_minutes=60, integrity_max_copies=3)
     gold = gold_answers(sst2)
     add_annotator(s, 0, answers=gold, worker_id="done-1")
     add_annotator(s, 0, answers=gold[:1], state=State.TEST, worker_id="at-work")
@@ -59,7 +60,7 @@ def test_workers_excluded_by_the_filter_are_a_warning_until_readmitted(study):
 
 
 def test_a_study_whose_slots_are_all_completed_says_so(sst2):
-    s = make_study(sst2, shots=(0,), slug="full", status="open", workers_per_condition=1)
+    s = make_study(sst2, shots=(0,), slug="full", status="open", workers_per_condition=1, integrity_max_copies=3)
     add_annotator(s, 0, answers=gold_answers(sst2))
     assert [n.kind for n in notices(s)] == ["finished"]
 

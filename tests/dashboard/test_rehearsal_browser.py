@@ -1,5 +1,5 @@
-"""The Rehearse button in a real browser: the form posts (CSRF), and a running rehearsal updates in place
-(rehearsal.js, no inline script) until its report links show. The engine is the stand-in of REHEARSAL_ENGINE."""
+"""A running rehearsal in a real browser updates in place (rehearsal.js, no inline script) until its report
+links show. The button itself, with the real engine in a process of its own, is test_rehearsal_button's."""
 
 import pytest
 
@@ -11,22 +11,8 @@ Status = RehearsalJob.Status
 
 
 @pytest.fixture
-def study(sst2, settings):
-    settings.REHEARSAL_ENGINE = "tests.dashboard.rehearsal_engine.rehearse"
+def study(sst2):
     return make_study(sst2, shots=(0, 10), slug="rehearsed", status="open")
-
-
-def test_the_button_runs_a_rehearsal_and_offers_its_report(open_as, staff_session, study):
-    page = open_as(None, path="/dashboard/study/rehearsed/", cookies=staff_session)
-    page.locator("#rehearsal input[name=seed]").fill("5")
-    page.locator("#rehearsal button[type=submit]").click()
-    page.wait_for_url("**/dashboard/study/rehearsed/#rehearsal")
-    job = RehearsalJob.objects.get()
-    assert (job.status, job.seed) == (Status.DONE, 5)
-    row = page.locator("table.rehearsals tbody tr").first
-    assert "every invariant holds" in row.inner_text()
-    assert row.locator("a", has_text="report (Markdown)").is_visible()
-    assert not page.js_errors
 
 
 def test_a_running_rehearsal_updates_in_place_until_done(open_as, staff_session, study):

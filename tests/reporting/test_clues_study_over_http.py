@@ -65,7 +65,7 @@ def test_a_clues_study_over_http_reproduces_the_table(admin_client, capsys):
     import_demo_data()
     created = admin_client.post(
         "/api/studies/standard-design/",
-        {"task": "sst2", "split_number": 1, "open": True},
+        {"task": "sst2", "split_number": 1, "open": True, "base_reward": "1.50"},
         content_type="application/json",
     )
     assert created.status_code == 201
@@ -90,7 +90,7 @@ def test_skips_over_http_are_scored_by_the_policy_asked_for(admin_client):
     import_demo_data()
     slug = admin_client.post(
         "/api/studies/standard-design/",
-        {"task": "sst2", "split_number": 1, "open": True, "workers_per_condition": 1},
+        {"task": "sst2", "split_number": 1, "open": True, "workers_per_condition": 1, "base_reward": "1.50"},
         content_type="application/json",
     ).json()["slug"]
     # Each worker answers the first test item and skips the rest.

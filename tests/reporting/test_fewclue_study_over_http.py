@@ -112,6 +112,8 @@ def test_fewclue_studies_over_http_give_the_table_of_the_scripted_answers(admin_
         "--seed",
         str(SEED),
         "--open",
+        "--posted-reward",
+        "1.50",
         stdout=out,
     )
     assert out.getvalue().count(": created (open)") == 9

@@ -78,7 +78,19 @@ def _work(worker_id, slug, answers):
 
 
 def test_a_skip_is_a_vote_under_the_skip_policy(fewclue):
-    _create("--training-items", "2", "--test-sample", "1", "--tasks", "ocnli", "--seed", "1", "--open")
+    _create(
+        "--training-items",
+        "2",
+        "--test-sample",
+        "1",
+        "--tasks",
+        "ocnli",
+        "--seed",
+        "1",
+        "--open",
+        "--posted-reward",
+        "1.50",
+    )
     condition = Condition.objects.get(study__slug="fewclue-ocnli-paper")
     gold = condition.training_set.task.examples.get(pk=condition.test_sample[0]).gold_answers[0]
     _work("a", "fewclue-ocnli-paper", [gold])

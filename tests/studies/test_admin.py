@@ -58,7 +58,10 @@ def test_standard_design_view_creates_the_study_in_one_step(client, task):
     assert response.status_code == 302 and response["Location"] == reverse(
         "admin:annotation_study_change", args=[study.pk]
     )
-    assert study.status == "open" and sorted(study.conditions.values_list("shots", flat=True)) == [0, 10, 20, 30]
+    assert sorted(study.conditions.values_list("shots", flat=True)) == [0, 10, 20, 30]
+    # "Open right away" opens through the launch check: a new study has no posted reward yet, so it stays a draft.
+    page = client.get(response["Location"]).content.decode()
+    assert study.status == "draft" and "not opened: No posted reward" in page
 
 
 def test_standard_design_view_offers_the_training_filter(client, task):
@@ -115,6 +118,9 @@ def test_add_form_creates_the_chosen_conditions_and_refuses_missing_levels(clien
 
 def test_status_actions_apply_the_rules(client, task, make_study):
     draft, closed = make_study(status="draft"), make_study(status="closed")
+    page = _action(client, "study", "open_studies", [draft.pk]).content.decode()
+    assert "not opened: No posted reward" in page  # the launch check's blocker (services.studies.launch)
+    Study.objects.filter(pk=draft.pk).update(base_reward=1)
     page = _action(client, "study", "open_studies", [draft.pk, closed.pk]).content.decode()
     draft.refresh_from_db(), closed.refresh_from_db()
     assert draft.status == "open" and closed.status == "closed"

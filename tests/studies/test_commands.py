@@ -59,7 +59,7 @@ def test_load_demo_refuses_a_database_with_other_studies_and_changes_nothing():
 
 def test_create_clues_studies_makes_what_it_can_and_says_what_it_skipped():
     make_classification_task(slug="sst2")
-    out, err = _run("create_clues_studies", "--split", "1", "--open")
+    out, err = _run("create_clues_studies", "--split", "1", "--open", "--posted-reward", "1.50")
     study = Study.objects.get()
     assert (study.slug, study.status) == ("clues-sst2-split1", "open")
     assert "clues-sst2-split1: created (open)" in out

@@ -111,7 +111,19 @@ def _join(worker_id, slug):
 
 
 def test_a_replacement_worker_takes_over_the_same_sample(fewclue):
-    _create("--training-items", "2", "--test-sample", "2", "--seed", "11", "--tasks", "ocnli", "--open")
+    _create(
+        "--training-items",
+        "2",
+        "--test-sample",
+        "2",
+        "--seed",
+        "11",
+        "--tasks",
+        "ocnli",
+        "--open",
+        "--posted-reward",
+        "1.50",
+    )
     study = Study.objects.get(slug="fewclue-ocnli-paper")
     Study.objects.filter(pk=study.pk).update(workers_per_condition=1)
     condition = study.conditions.get()
@@ -162,7 +174,7 @@ def test_the_papers_design_on_the_real_release(fewclue_dir):
 
 
 def test_a_staff_preview_rehearses_the_conditions_samples(fewclue):
-    _create("--training-items", "3", "--test-sample", "2", "--tasks", "ocnli", "--open")
+    _create("--training-items", "3", "--test-sample", "2", "--tasks", "ocnli", "--open", "--posted-reward", "1.50")
     condition = Study.objects.get(slug="fewclue-ocnli-paper").conditions.get()
     staff = Client()
     staff.force_login(User.objects.create_user("staff", password="pw", is_staff=True))

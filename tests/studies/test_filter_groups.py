@@ -12,6 +12,8 @@ from annotation.background.celery_tasks import decide_training_filters
 from annotation.models import FilterDecision, Participation, Response, Study
 from annotation.reporting.options import MetricOptions
 from annotation.reporting.provenance import reproducibility_header
+from annotation.services.admission.entry import completion_target
+from annotation.services.state import lifecycle
 from annotation.services.verdicts import filter_groups, overrides, step_end
 from tests.factories import ExampleFactory, ParticipationFactory, ResponseFactory
 
@@ -108,13 +110,18 @@ def test_a_worker_who_completed_the_test_before_the_verdict_is_excluded_after_it
     fast = _trained(c, 0.1, slot=0)
     with django_capture_on_commit_callbacks(execute=True):
         step_end.end_step(fast)
-    Participation.objects.filter(pk=fast.pk).update(state=State.COMPLETED)
+    fast.refresh_from_db()
+    lifecycle.transition(fast, to_state=State.COMPLETED, reason="finished")
+    shown = lifecycle.give_completion_code(fast)  # the finish page's code
+    assert shown == c.study.outcome_codes["completed"]["code"]
     _finish_all_rest = [_trained(c, s1, slot=i) for i, s1 in ((1, 0.9), (2, 0.5))]
     for p in _finish_all_rest:
         with django_capture_on_commit_callbacks(execute=True):
             step_end.end_step(p)
     fast.refresh_from_db()
-    assert fast.state == State.EXCLUDED and fast.completion_code  # paid for the time all the same
+    assert fast.state == State.EXCLUDED and fast.exclusion_kind == "training_filter"  # paid for the time all the same
+    # They keep the completed code they were shown (docs/studies.md), and reopening the link shows it again.
+    assert fast.completion_code == shown and completion_target(fast).code == shown
 
 
 def test_the_group_waits_for_every_slot_then_the_timeout_judges_the_group_so_far(

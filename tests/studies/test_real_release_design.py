@@ -10,7 +10,7 @@ from annotation.models import Condition, Study
 @pytest.mark.django_db
 def test_six_standard_studies_from_the_real_release_with_nested_training_sets(clues_dir, capsys):
     call_command("import_clues", str(clues_dir), "--split", "1", "--build-nested")
-    call_command("create_clues_studies", "--split", "1", "--open")
+    call_command("create_clues_studies", "--split", "1", "--open", "--posted-reward", "1.50")
     assert Study.objects.filter(status=Study.Status.OPEN).count() == 6
     for study in Study.objects.all():
         sets = {

@@ -1,21 +1,23 @@
 """What create_clues_studies and create_fewclue_studies share: one study a task, made or found, and the report.
 
 Each command says which studies it wants and how one is made; this finds the task and the study, makes
-the study if it is missing (or opens a draft with ``--open``), writes one line a study, then one
-``skipped`` line a task that could not have one, and fails if no study is there at all.
+the study if it is missing (a draft, with ``--posted-reward`` set), opens a draft with ``--open`` the way a
+person does (through the launch check: a study with a blocker stays a draft, its blockers named), writes one
+line a study, then one ``skipped`` line a task that could not have one, and fails if no study is there at all.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Study
 from annotation.protocol import languages
-from annotation.services.studies import studies
+from annotation.services.studies import launch, studies
 from tasks_app.models import Task
 
 
@@ -36,6 +38,19 @@ def check_language(language: str) -> None:
         raise CommandError(f"--language: {exc.messages[0]}") from None
 
 
+def _amount(raw: str | None) -> Decimal | None:
+    if raw is None:
+        return None
+    try:
+        return Decimal(raw)
+    except InvalidOperation:
+        raise CommandError(f"--posted-reward takes an amount, e.g. 1.50; got {raw!r}.") from None
+
+
+def command_name(command: BaseCommand) -> str:
+    return command.__module__.rsplit(".", 1)[-1]
+
+
 def ensure_studies(
     command: BaseCommand,
     wanted: Iterable[Wanted],
@@ -43,10 +58,12 @@ def ensure_studies(
     *,
     open_now: bool,
     none_ready: str,
+    posted_reward: str | None = None,
 ) -> None:
-    """Find each wanted study, or make it with ``create(task, slug)``, and report it;
+    """Find each wanted study, or make it with ``create(task, slug)`` (a draft), and report it;
     ``CommandError(none_ready)`` when no study is there at all."""
     problems, ready = [], 0
+    reward = _amount(posted_reward)
     for want in wanted:
         try:
             task = Task.objects.filter(slug=want.task_slug).first()
@@ -55,11 +72,18 @@ def ensure_studies(
             study = Study.objects.filter(slug=want.slug).first()
             if study is None:
                 study, verb = create(task, want.slug), "created"
+                if reward is not None:
+                    study = studies.study_update(study=study, base_reward=reward)
             else:
                 verb = "exists"
-                if open_now and study.status == Study.Status.DRAFT:
-                    studies.change_status(study=study, to_status=Study.Status.OPEN)
-                    verb = "exists, opened"
+            if open_now and study.status == Study.Status.DRAFT:
+                try:
+                    study = launch.open_study(study=study, by_name=f"manage.py {command_name(command)} --open")
+                except launch.LaunchBlocked as exc:
+                    fixes = "; ".join(f"{f.message} Fix: {f.fix}" for f in exc.check.blockers)
+                    command.stderr.write(f"{want.slug}: not opened: {fixes}")
+                else:
+                    verb = "created" if verb == "created" else "exists, opened"
         except ValidationError as exc:
             problems.append(f"{want.label}: {'; '.join(exc.messages)}")
             continue

@@ -5,6 +5,8 @@
     attention_checks <study> --add 5 --context "..." --question "..." --label negative   # or --span orange
     attention_checks <study>                     # list the checks
     attention_checks <study> --report [--format csv|json]   # per worker: passed / failed / decision
+    attention_checks <study> --fail-limit 1 --action exclude  # the rule: who fails 1 check is excluded
+                                                              # (0: no rule; with --every etc. too)
 
 Any invalid definition stops the command with the reason, and nothing is stored.
 """
@@ -15,9 +17,11 @@ import csv
 import json
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Study
+from annotation.services.studies import studies
 from annotation.services.verdicts import attention
 
 
@@ -43,11 +47,21 @@ class Command(BaseCommand):
         parser.add_argument("--label", default="", help="--add, classification: the label to choose.")
         parser.add_argument("--span", action="append", default=[], help="--add, span task: a word to select.")
         parser.add_argument("--format", choices=["text", "csv", "json"], default="text", help="--report's format.")
+        parser.add_argument(
+            "--fail-limit",
+            type=int,
+            metavar="N",
+            help="The rule: a worker who fails N checks or more is flagged or excluded (--action); 0: no rule.",
+        )
+        parser.add_argument(
+            "--action", choices=Study.AttentionAction.values, help="What the rule does: review (flag) or exclude."
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         study = Study.objects.select_related("task").filter(slug=options["study"]).first()
         if study is None:
             raise CommandError(f"no study with slug {options['study']!r}")
+        study = self._rule(study, options["fail_limit"], options["action"])
         try:
             if options["every"] is not None:
                 taken = set(study.attention_checks.values_list("position", flat=True))
@@ -73,6 +87,29 @@ class Command(BaseCommand):
         for check in study.attention_checks.order_by("position"):
             expected = check.expected_label or ", ".join(check.expected_spans)
             self.stdout.write(f"item {check.position}: [{check.source}] {check.question} -> {expected}")
+
+    def _rule(self, study: Study, limit: int | None, action: str | None) -> Study:
+        """Set the attention rule (services.studies.studies.study_update: refused with the reason)."""
+        changes: dict[str, Any] = {}
+        if limit is not None:
+            if limit < 0:
+                raise CommandError(f"--fail-limit takes 0 (no rule) or more; got {limit}.")
+            changes["attention_fail_limit"] = limit
+        if action is not None:
+            changes["attention_action"] = action
+        if not changes:
+            return study
+        try:
+            study = studies.study_update(study=study, **changes)
+        except ValidationError as exc:
+            raise CommandError(" ".join(exc.messages)) from None
+        rule = (
+            f"a worker who fails {study.attention_fail_limit} check(s) or more: {study.get_attention_action_display()}"
+            if study.attention_fail_limit
+            else "no fail limit (failures are only reported)"
+        )
+        self.stderr.write(f"{study.slug}: attention rule: {rule}")
+        return study
 
     def _made(self, checks: list) -> None:
         self.stdout.write(self.style.SUCCESS(f"added {len(checks)} attention check(s)"))

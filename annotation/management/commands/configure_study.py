@@ -7,6 +7,8 @@ manage.py configure_study sst2-split1 --code declined=NOCONSENT --code completed
 manage.py configure_study sst2-split1 --posted-reward 1.50      # the reward posted on the platform
 manage.py configure_study sst2-split1 --title "Movie review sentiment" --no-consent
 manage.py configure_study sst2-split1 --data-licence "CC BY 4.0"   # for the data release (release_study)
+manage.py configure_study sst2-split1 --integrity-max-fast-share 0.5 --integrity-action review   # the integrity rule
+manage.py configure_study sst2-split1 --ethics-review approved --ethics-board "Univ. board" --ethics-reference 2026-17
 manage.py configure_study sst2-split1 --show          # print the settings and the outcome codes as JSON
 
 Every change goes through annotation.services.studies.studies.study_update, so a
@@ -38,6 +40,16 @@ SHOWN = (
     "outcome_codes",
     "data_licence",
     "checklist_answers",
+    "attention_fail_limit",
+    "attention_action",
+    "integrity_max_copies",
+    "integrity_max_fast_share",
+    "integrity_max_hidden_share",
+    "integrity_hidden_seconds",
+    "integrity_action",
+    "ethics_review",
+    "ethics_board",
+    "ethics_reference",
 )
 
 
@@ -76,6 +88,28 @@ class Command(BaseCommand):
             help="A JSON object of the human-baselines checklist items only the authors can answer, "
             'e.g. {"0.1": "Our paper", "2.4": "No"}.',
         )
+        parser.add_argument(
+            "--integrity-max-copies", metavar="N", help="Integrity rule: most test items copied from ('' : no limit)."
+        )
+        parser.add_argument(
+            "--integrity-max-fast-share",
+            metavar="S",
+            help="Integrity rule: largest share (0..1) of test items answered faster than read ('': no limit).",
+        )
+        parser.add_argument(
+            "--integrity-max-hidden-share",
+            metavar="S",
+            help="Integrity rule: largest share (0..1) of test items with the page away too long ('': no limit).",
+        )
+        parser.add_argument(
+            "--integrity-hidden-seconds", type=int, metavar="S", help="Integrity rule: what counts as long away."
+        )
+        parser.add_argument(
+            "--integrity-action", choices=Study.AttentionAction.values, help="What the integrity rule does."
+        )
+        parser.add_argument("--ethics-review", choices=[*Study.EthicsReview.values, ""], help="approved or exempt.")
+        parser.add_argument("--ethics-board", help="The board that approved the study or granted the exemption.")
+        parser.add_argument("--ethics-reference", help="The approval's reference number.")
         parser.add_argument("--title", help="The neutral title workers see.")
         parser.add_argument("--description", help="The description workers see.")
         parser.add_argument("--show", action="store_true", help="Print the settings after any change.")
@@ -140,6 +174,27 @@ class Command(BaseCommand):
                 changes["checklist_answers"] = json.loads(_read(options["checklist_file"]))
             except json.JSONDecodeError as exc:
                 raise CommandError(f"{options['checklist_file']} is not valid JSON: {exc}") from None
+        for name, kind in (
+            ("integrity_max_copies", int),
+            ("integrity_max_fast_share", float),
+            ("integrity_max_hidden_share", float),
+        ):
+            raw = options[name]
+            if raw is not None:
+                try:
+                    changes[name] = kind(raw) if raw.strip() else None
+                except ValueError:
+                    flag = "--" + name.replace("_", "-")
+                    raise CommandError(f"{flag} takes a number, or '' for no limit; got {raw!r}.") from None
+        for name in (
+            "integrity_hidden_seconds",
+            "integrity_action",
+            "ethics_review",
+            "ethics_board",
+            "ethics_reference",
+        ):
+            if options[name] is not None:
+                changes[name] = options[name]
         if options["title"] is not None:
             changes["worker_title"] = options["title"]
         if options["description"] is not None:

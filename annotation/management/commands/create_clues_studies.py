@@ -25,7 +25,17 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--split", type=int, required=True, choices=range(1, 6), metavar="N")
-        parser.add_argument("--open", action="store_true", help="Open the studies right away.")
+        parser.add_argument(
+            "--open",
+            action="store_true",
+            help="Open the studies right away, each only if its launch check names no blocker (check_study).",
+        )
+        parser.add_argument(
+            "--posted-reward",
+            metavar="AMOUNT",
+            help="The reward posted on the platform per participant, set on each new study (configure_study "
+            "--posted-reward sets it later).",
+        )
         parser.add_argument("--workers", type=int, default=studies.STANDARD_WORKERS, help="Workers per condition.")
         parser.add_argument(
             "--filter-rule",
@@ -67,7 +77,6 @@ class Command(BaseCommand):
                 split_number=split,
                 slug=slug,
                 workers_per_condition=workers,
-                open_now=open,
                 name=f"CLUES {task.name}, split {split}",
                 filter_rule=filter_rule,
                 filter_threshold=filter_threshold,
@@ -81,5 +90,6 @@ class Command(BaseCommand):
             wanted,
             create,
             open_now=open,
+            posted_reward=options.get("posted_reward"),
             none_ready="No CLUES study could be created: import the tasks first (import_clues).",
         )

@@ -54,7 +54,17 @@ class Command(BaseCommand):
         parser.add_argument(
             "--tasks", nargs="+", metavar="FOLDER", help="Only these tasks (folder names, e.g. eprstmt chid)."
         )
-        parser.add_argument("--open", action="store_true", help="Open the studies right away.")
+        parser.add_argument(
+            "--open",
+            action="store_true",
+            help="Open the studies right away, each only if its launch check names no blocker (check_study).",
+        )
+        parser.add_argument(
+            "--posted-reward",
+            metavar="AMOUNT",
+            help="The reward posted on the platform per participant, set on each new study (configure_study "
+            "--posted-reward sets it later).",
+        )
         parser.add_argument(
             "--language",
             default=CHINESE,
@@ -95,7 +105,6 @@ class Command(BaseCommand):
                 name=f"FewCLUE {task.name} ({protocol}): {training_items} of {source}, "
                 f"{test_sample} of {tested or 'test_public'}",
                 workers_per_condition=workers,
-                open_now=open,
                 language=language,
             )
 
@@ -106,6 +115,7 @@ class Command(BaseCommand):
             wanted,
             create,
             open_now=open,
+            posted_reward=options.get("posted_reward"),
             none_ready="No FewCLUE study could be created: import the tasks first (import_fewclue).",
         )
         self.stdout.write(

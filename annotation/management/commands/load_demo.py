@@ -5,6 +5,7 @@ database that holds other studies: the demo's invented sentences would replace a
 and its studies would pool into the real tables (scripts/run_demo.sh gives the demo its own file).
 """
 
+from decimal import Decimal
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -17,6 +18,9 @@ from tasks_app.catalog import CLUES_TASKS
 from tasks_app.models import Task
 
 DEMO_SPLIT = 1
+# What a demo study "posts" per participant: the demo is ready to rehearse (rehearse_study demo-sst2) and its
+# start page states a pay; the bonus tops it up to the hourly rate.
+DEMO_POSTED_REWARD = Decimal("1.00")
 
 
 def demo_slug(task_slug: str) -> str:
@@ -62,6 +66,8 @@ class Command(BaseCommand):
                         name=f"Demo: {task.name}",
                         outcome_codes={"completed": {"code": f"DEMO-{task.slug.upper()}", "url": ""}},
                     )
+                if study.base_reward is None:  # a demo made before it posted a reward, too
+                    study = studies.study_update(study=study, base_reward=DEMO_POSTED_REWARD)
                 if study.status in (Study.Status.DRAFT, Study.Status.PAUSED):
                     studies.change_status(study=study, to_status=Study.Status.OPEN)
             except ValidationError as exc:

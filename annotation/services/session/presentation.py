@@ -29,8 +29,9 @@ from dataclasses import dataclass
 
 from django.utils.translation import gettext as _
 
-from annotation.models import Participation, Response, Study
+from annotation.models import AttentionCheck, Condition, Participation, Response, Study
 from annotation.protocol import offsets
+from annotation.services.session import samples
 from annotation.services.texts import study_texts
 from annotation.services.verdicts import attention
 from tasks_app.models import Example, Task
@@ -188,6 +189,24 @@ def seconds_per_item(study: Study) -> tuple[float, bool]:
     if len(by_worker) < MIN_TIMED_WORKERS:
         seconds = max(seconds, default * MIN_DEFAULT_SHARE)
     return seconds, True
+
+
+def item_counts(condition: Condition, *, checks: int | None = None) -> tuple[int, int]:
+    """(training items, test items with the attention checks) a worker of ``condition`` is asked: its own
+    samples where it has them (a FewCLUE condition's 30 + 100), else the whole sets. ``checks``: the study's
+    number of attention checks, when the caller has counted them."""
+    n_test = len(samples.test_ids(condition, task_id=condition.study.task_id))
+    if n_test:  # the attention checks are items of the test step like the others
+        n_test += AttentionCheck.objects.filter(study_id=condition.study_id).count() if checks is None else checks
+    return len(samples.training_ids(condition)), n_test
+
+
+def most_items(study: Study) -> tuple[int, int]:
+    """(training, test) items of the study's condition that asks the most, before a condition is chosen: the
+    start page promises no more than a worker can be given."""
+    checks = AttentionCheck.objects.filter(study_id=study.pk).count()
+    counts = [item_counts(c, checks=checks) for c in study.conditions.select_related("study")]
+    return max(counts, key=sum, default=(0, 0))
 
 
 def estimate(study: Study, items: int) -> Estimate:

@@ -129,11 +129,18 @@ def participation_target(participation: Participation) -> CompletionTarget | Non
 
 
 def give_code(participation: Participation) -> str:
-    """Record on the participation the code of its outcome (what the platform will be shown)."""
+    """Record on the participation the code of its outcome (what the platform will be shown).
+
+    A worker excluded after their finish page showed the completed code (a training-filter group judged
+    after a fast worker finished, an admin's later exclusion) keeps that code (docs/studies.md, "the
+    training filter"): they were shown it and may have submitted it; reopening the link shows the same."""
     outcome = outcome_for(participation)
     if outcome is None:
         return ""
     code, _ = code_for(participation.study, outcome)
+    completed, _ = code_for(participation.study, Outcome.COMPLETED)
+    if participation.state == State.EXCLUDED and participation.completion_code == completed != code:
+        return completed
     if participation.completion_code != code:
         participation.completion_code = code
         Participation.all_objects.filter(pk=participation.pk).update(completion_code=code)
