@@ -255,6 +255,7 @@ def test_the_statement_says_what_workers_were_given_and_which_languages_texts_ex
         "### Survey and demographics",
         "### Time and pay",
         "### Metric and agreement",
+        "### Aggregation and robustness",
         "### Appendix",
         f"### {checklist.HEADING}",  # the human-baselines checklist, after the statement
     ]

@@ -156,6 +156,8 @@ def test_statement_holds_every_section_from_stored_facts(voted):
         "Pay adequacy",
         "Metric",
         "Agreement",
+        "Best individual, mean and majority",
+        "Robustness to the exclusion rules",
         "Appendix",
     ]
     text = {s.title: s.text for s in statement.sections}
