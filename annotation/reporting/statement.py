@@ -41,7 +41,7 @@ from annotation.reporting import demographics
 from annotation.reporting.alpha import ALPHA_METHOD, task_alpha, task_alpha_interval
 from annotation.reporting.analyses import majority_and_agreement
 from annotation.reporting.bootstrap import IntervalOptions
-from annotation.reporting.formats import latex_escape
+from annotation.reporting.formats import latex_escape, latex_float
 from annotation.reporting.heds import ACL_CHECKLIST, HEDS_QUESTIONS, HEDS_VERSION, SECTION_STANDARDS, field_key
 from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.pay import condition_pay
@@ -463,10 +463,12 @@ def statement_latex(statement: Statement) -> str:
     study = statement.study
     lines = [rf"\paragraph{{Human evaluation: {latex_escape(study.task.name)}}}"]
     lines.append(latex_escape(" ".join(section.text for section in statement.sections)))
+    # Seven columns do not fit one column of a two-column paper: the table spans both (table*).
+    opening, closing = latex_float(len(statement.header))
     lines += [
         "",
-        r"\begin{table}[t]",
-        r"\centering",
+        *opening,
+        r"\setlength{\tabcolsep}{4pt}",
         rf"\begin{{tabular}}{{{'l' * len(statement.header)}}}",
         r"\toprule",
         " & ".join(latex_escape(h) for h in statement.header) + r" \\",
@@ -477,7 +479,7 @@ def statement_latex(statement: Statement) -> str:
         r"\bottomrule",
         r"\end{tabular}",
         rf"\caption{{Human evaluation of {latex_escape(study.task.name)} per condition.}}",
-        r"\end{table}",
+        *closing,
     ]
     return "\n".join(lines) + "\n"
 
