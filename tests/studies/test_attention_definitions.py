@@ -92,14 +92,14 @@ def test_templates_take_the_labels_in_turn_and_a_rate_gives_the_positions(study)
     checks = attention.definitions.generate(study=study, positions=attention.definitions.positions_every(study, 2))
     assert [c.expected_label for c in checks] == ["positive", "negative", "positive"]
     assert all(c.source == AttentionCheck.Source.TEMPLATE for c in checks)
-    assert checks[1].question == "To show you are reading, choose 'negative'."
+    assert checks[1].question == "To show you are reading, choose “negative”."
 
 
 def test_span_templates_select_a_word_of_their_sentence(make_study):
     study = make_study(for_task=make_span_task(slug="sp2"), shots=[0])
     (check,) = attention.definitions.generate(study=study, positions=[1])
     word = check.expected_spans[0]
-    assert word in check.context and f"'{word}'" in check.question
+    assert word in check.context and f"“{word}”" in check.question
     assert check.example.gold_spans[0]["text"] == word
 
 
