@@ -36,6 +36,19 @@ def check_language(language: str) -> None:
         raise CommandError(f"--language: {exc.messages[0]}") from None
 
 
+def _language_change(study: Study, language: str | None) -> str:
+    """Give an existing study the ``--language`` asked for, while nobody has joined; the words for its line."""
+    if language is None or study.language == language:
+        return ""
+    shown = language or "the browser's"
+    if study.participations.filter(is_preview=False).exists():
+        kept = study.language or "the browser's"
+        return f", language {kept} kept (workers have joined; --language {shown} not applied)"
+    studies.study_update(study=study, language=language)
+    study.refresh_from_db()
+    return f", language set to {shown}"
+
+
 def ensure_studies(
     command: BaseCommand,
     wanted: Iterable[Wanted],
@@ -43,9 +56,11 @@ def ensure_studies(
     *,
     open_now: bool,
     none_ready: str,
+    language: str | None = None,
 ) -> None:
     """Find each wanted study, or make it with ``create(task, slug)``, and report it;
-    ``CommandError(none_ready)`` when no study is there at all."""
+    ``CommandError(none_ready)`` when no study is there at all. ``language`` (given on the command line):
+    an existing study nobody has joined takes it; one with workers keeps its own, and the line says so."""
     problems, ready = [], 0
     for want in wanted:
         try:
@@ -56,7 +71,7 @@ def ensure_studies(
             if study is None:
                 study, verb = create(task, want.slug), "created"
             else:
-                verb = "exists"
+                verb = "exists" + _language_change(study, language)
                 if open_now and study.status == Study.Status.DRAFT:
                     studies.change_status(study=study, to_status=Study.Status.OPEN)
                     verb = "exists, opened"
