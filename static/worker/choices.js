@@ -86,7 +86,8 @@
       help,
     ]);
     this.choices.forEach(function (c, i) {
-      var gloss = c.gloss || (c.help && c.help.definition !== c.name ? c.help.definition : "");
+      // The definition beside the name, unless it only says the name again (IFLYTEK's "打车" is both).
+      var gloss = c.gloss || (c.help && c.help.definition !== c.name && c.help.definition !== c.text ? c.help.definition : "");
       var row = el("li", { class: "label-choice label-row", role: "option", id: "label-option-" + i,
                            "data-label": c.name, "aria-selected": "false", tabindex: "-1" }, [
         el("span", { class: "label-words" }, [

@@ -142,6 +142,21 @@ def test_an_iflytek_item_is_answered_by_typing_part_of_a_label_name(open_as, db,
     assert not page.js_errors
 
 
+def test_in_a_chinese_study_each_iflytek_label_is_printed_once(open_as, db):
+    p = fewclue_participation("iflytek", state=State.TRAINING)
+    with_many_labels(p.condition.study.task)
+    p.study.language = "zh-hans"
+    p.study.save()
+    page = open_item(open_as, p, 1366)
+    rows = page.locator(".label-row").evaluate_all(
+        "rows => rows.map(r => [r.querySelector('.label-name').textContent,"
+        " (r.querySelector('.label-gloss') || {}).textContent || ''])"
+    )
+    assert rows[0][0] == "打车"  # its definition is "打车" too (its short name is itself)
+    # A definition that only repeats the name is not printed beside it (was "打车 打车").
+    assert all(name != gloss for name, gloss in rows), [r for r in rows if r[0] == r[1]]
+
+
 def test_the_label_list_takes_arrow_keys_and_refuses_an_empty_choice(open_as, db):
     p = fewclue_participation("iflytek", state=State.TRAINING)
     with_many_labels(p.condition.study.task)
