@@ -197,6 +197,8 @@
 
   /* -------------------------------------------------------------- marked spans */
 
+  var BLANK = "\uff3f\uff3f\uff3f\uff3f";  // what a blank to fill shows: a line (fullwidth low lines)
+
   // "span1" -> "span 1", "blank" -> "blank to fill" (translated); another role is read as it is.
   function roleName(role) {
     var m = /^span(\d+)$/.exec(role || "");
@@ -215,7 +217,8 @@
       var number = (/^span(\d+)$/.exec(m.role) || [])[1];
       box.appendChild(el("mark", { class: "ctx-mark", "data-role": m.role }, [
         el("span", { class: "visually-hidden", text: roleName(m.role) + ": " }),
-        el("span", { class: "mark-text", text: text.slice(m.utf16_start, m.utf16_end) }),
+        // A blank shows as a line to fill, never the data's token (CHID's "#idiom#").
+        el("span", { class: "mark-text", text: m.role === "blank" ? BLANK : text.slice(m.utf16_start, m.utf16_end) }),
         number ? el("sup", { class: "mark-tag", "aria-hidden": "true", text: number }) : null,
       ]));
       at = m.utf16_end;
@@ -224,5 +227,5 @@
     wrap.appendChild(box);
   };
 
-  window.WorkerChoices = { MANY_LABELS: MANY_LABELS, matches: matches, roleName: roleName };
+  window.WorkerChoices = { MANY_LABELS: MANY_LABELS, BLANK: BLANK, matches: matches, roleName: roleName };
 })();

@@ -42,7 +42,13 @@ def test_a_chid_item_offers_its_own_idioms_and_the_reveal_names_the_right_one(op
     assert page.locator(".label-choice .label-name").all_inner_texts() == example.choices
     assert page.locator(".label-choice .help-link").count() == 0  # an idiom has no task-wide help
     blank = page.locator("#context-wrap mark.ctx-mark[data-role=blank]")
-    assert blank.locator(".mark-text").inner_text() == "#idiom#" and blank.inner_text().startswith("blank to fill")
+    # The blank shows as a line, never the data's "#idiom#" token, in the text and in the question.
+    assert blank.locator(".mark-text").inner_text() == "\uff3f" * 4 and blank.inner_text().startswith("blank to fill")
+    assert "#idiom#" not in page.locator("#work").inner_text()
+    assert "\uff3f" * 4 in page.locator("#question").inner_text()
+    # Its idioms are options, not labels ("类别" in Chinese), and have no help key.
+    legend = page.content()  # the keyboard legend (folded on a phone)
+    assert "choose an option" in legend and "choose a label" not in legend and "help for the chosen" not in legend
     gold = int(example.gold_answers[0])
     wrong = (gold + 1) % len(example.choices)
     if width < 800:
