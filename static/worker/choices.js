@@ -216,7 +216,7 @@
       if (m.utf16_start > at) box.appendChild(document.createTextNode(text.slice(at, m.utf16_start)));
       var number = (/^span(\d+)$/.exec(m.role) || [])[1];
       box.appendChild(el("mark", { class: "ctx-mark", "data-role": m.role }, [
-        el("span", { class: "visually-hidden", text: roleName(m.role) + ": " }),
+        el("span", { class: "visually-hidden", text: interpolate(gettext("%(role)s: "), { role: roleName(m.role) }, true) }),
         // A blank shows as a line to fill, never the data's token (CHID's "#idiom#").
         el("span", { class: "mark-text", text: m.role === "blank" ? BLANK : text.slice(m.utf16_start, m.utf16_end) }),
         number ? el("sup", { class: "mark-tag", "aria-hidden": "true", text: number }) : null,

@@ -2,6 +2,8 @@
 page, an item and an attention check, each fitting the window, the check in the study's language and naming
 the label as its button shows it. Screenshots: test-artifacts/screenshots/lang-*.png."""
 
+import re
+
 import pytest
 
 from annotation.models import Participation
@@ -10,13 +12,20 @@ from tasks_app.demo import import_demo_data
 from tasks_app.models import Task
 from tests.factories import ConditionFactory, ParticipationFactory
 from tests.worker.browser.conftest import shot
-from tests.worker.browser.test_pages_fit import OVERFLOWING, VIEWPORTS
+from tests.worker.browser.test_pages_fit import OVERFLOWING, VIEWPORTS, VISIBLE_TEXTS
 from tests.worker.browser.test_worker_flow import wait_for_item
 from tests.worker.conftest import make_participation
 from tests.worker.fewclue import fewclue_participation
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 State = Participation.State
+# ASCII punctuation against a Chinese character: a Chinese page uses the full-width marks (，：；？！（）).
+ASCII_BESIDE_CHINESE = re.compile(r"[\u4e00-\u9fff][,:;?!(]|[,:;?!)][\u4e00-\u9fff]")
+
+
+def _chinese_punctuation(page, what):
+    wrong = [text for text in page.evaluate(VISIBLE_TEXTS) if ASCII_BESIDE_CHINESE.search(text)]
+    assert wrong == [], what
 
 
 def _open(open_as, p, viewport):
@@ -45,11 +54,13 @@ def test_a_fewclue_studys_start_item_and_check_pages_fit_and_speak_chinese(open_
     page = _open(open_as, p, viewport)
     page.wait_for_function("() => !document.getElementById('start-button').disabled")
     _fits(page, "start")
+    _chinese_punctuation(page, "start")
     shot(page, f"lang-fewclue-{folder}-start-{viewport}")
     Participation.objects.filter(pk=p.pk).update(state=State.TRAINING)
     page = _open(open_as, p, viewport)
     wait_for_item(page, 0)
     _fits(page, "item")
+    _chinese_punctuation(page, "item")
     shot(page, f"lang-fewclue-{folder}-item-{viewport}")
     checked = _check_step(p)
     page = _open(open_as, checked, viewport)
@@ -57,6 +68,7 @@ def test_a_fewclue_studys_start_item_and_check_pages_fit_and_speak_chinese(open_
     question = page.locator("#question").inner_text()
     assert question.startswith("为表明您在认真阅读，请选择“") and question.endswith("”。"), question
     _fits(page, "check")
+    _chinese_punctuation(page, "check")
     shot(page, f"lang-fewclue-{folder}-check-{viewport}")
 
 
