@@ -144,7 +144,7 @@ class StudyForm(forms.ModelForm):
         return cleaned
 
 
-class SpanWordsField(forms.CharField):
+class SpanWordsField(forms.Field):
     """The words a span check asks for, one per line (stored as the JSON list the model keeps)."""
 
     widget = forms.Textarea(attrs={"rows": 2, "cols": 30})
@@ -155,7 +155,7 @@ class SpanWordsField(forms.CharField):
         return "" if value is None else str(value)
 
     def to_python(self, value: Any) -> list[str]:
-        text = super().to_python(value)
+        text = value if isinstance(value, str) else ""
         return [line.strip() for line in text.splitlines() if line.strip()]
 
 
