@@ -20,7 +20,7 @@ from tests.worker.fewclue import fewclue_participation
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 State = Participation.State
 # ASCII punctuation against a Chinese character: a Chinese page uses the full-width marks (，：；？！（）).
-ASCII_BESIDE_CHINESE = re.compile(r"[\u4e00-\u9fff][,:;?!(]|[,:;?!)][\u4e00-\u9fff]")
+ASCII_BESIDE_CHINESE = re.compile(r"[\u4e00-\u9fff][,.:;?!(]|[,:;?!)][\u4e00-\u9fff]")
 
 
 def _chinese_punctuation(page, what):
