@@ -18,7 +18,7 @@ $PY manage.py migrate --noinput -v0
 $PY manage.py load_demo
 ADMIN_USER="${ADMIN_USER:-admin}"
 ADMIN_PASSWORD="${ADMIN_PASSWORD:-admin}"
-$PY manage.py ensure_admin --username "$ADMIN_USER" --password "$ADMIN_PASSWORD"
+$PY manage.py ensure_admin --demo --username "$ADMIN_USER" --password "$ADMIN_PASSWORD"  # the local demo only
 echo
 echo "  Database: $DATABASE_URL (the demo's own)"
 echo "  Admin:   http://127.0.0.1:8000/admin/   (user: $ADMIN_USER, password: $ADMIN_PASSWORD)"

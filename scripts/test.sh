@@ -12,11 +12,12 @@ if { [ ! -x /usr/bin/chromium ] || ! fc-list :lang=zh 2>/dev/null | grep -q .; }
     SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
     $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium chromium-driver fonts-noto-cjk >/dev/null
 fi
-# pdflatex compiles the dashboard's LaTeX export in a test (booktabs: the recommended set).
-if ! command -v pdflatex >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+# pdflatex compiles every LaTeX export in an ACL-like two-column paper in a test: booktabs (the recommended
+# set) and Times (psnfss's times with the fonts of texlive-fonts-recommended).
+if ! kpsewhich ptmr7t.tfm >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
     SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
     $SUDO apt-get update -qq && $SUDO apt-get install -y -qq --no-install-recommends \
-        texlive-latex-base texlive-latex-recommended >/dev/null
+        texlive-latex-base texlive-latex-recommended texlive-fonts-recommended >/dev/null
 fi
 set +e
 # --dist loadgroup: tests marked xdist_group(name) share a resource and run on one worker, one after another.

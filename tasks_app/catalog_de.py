@@ -41,6 +41,8 @@ GERMAN: dict[str, dict] = {
     },
     "mnli": {
         "worker_title": "Wie hängen zwei Sätze zusammen?",
+        # The two sentences' headings, as the description and the help name them (not "Satz 1 / Satz 2").
+        "segment_titles": ["Prämisse", "Hypothese"],
         "worker_question": "Wie hängen diese beiden Sätze zusammen?",
         "description": (
             "Jede Aufgabe ist ein Satzpaar (auf Englisch): eine Prämisse und eine Hypothese. Entscheiden Sie, ob "

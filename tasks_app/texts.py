@@ -129,6 +129,12 @@ def texts_for(task: Task, language: str | None, labels: Iterable[LabelLike] | No
     )
 
 
+def label_text(task: Task, language: str | None, name: str) -> str:
+    """The word on label ``name``'s button in ``language`` (the label's own name where none is given); no query."""
+    own = (_translation(task, language).get("labels") or {}).get(name) or {}
+    return _text(own.get("name") if isinstance(own, dict) else None) or name
+
+
 def question_texts(task: Task, language: str | None) -> dict[str, str]:
     """The question types' questions translated into ``language`` (code -> question); only those it has."""
     own = _translation(task, language).get("questions") or {}

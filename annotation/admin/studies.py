@@ -46,8 +46,9 @@ class ConditionInline(admin.TabularInline):
         return False
 
 
-class AttentionCheckInline(admin.TabularInline):
-    """Checks written by the researcher; saved through the service (each with its own example)."""
+class AttentionCheckInline(admin.StackedInline):
+    """Checks written by the researcher; saved through the service (each with its own example). Stacked: a
+    table of two text boxes and a list per row was wider than a laptop's screen."""
 
     model = AttentionCheck
     form = AttentionCheckForm

@@ -144,22 +144,49 @@ class StudyForm(forms.ModelForm):
         return cleaned
 
 
+class SpanWordsField(forms.Field):
+    """The words a span check asks for, one per line (stored as the JSON list the model keeps)."""
+
+    widget = forms.Textarea(attrs={"rows": 2, "cols": 30})
+
+    def prepare_value(self, value: Any) -> str:
+        if isinstance(value, list):
+            return "\n".join(str(word) for word in value)
+        return "" if value is None else str(value)
+
+    def to_python(self, value: Any) -> list[str]:
+        text = value if isinstance(value, str) else ""
+        return [line.strip() for line in text.splitlines() if line.strip()]
+
+
 class AttentionCheckForm(forms.ModelForm):
     """A researcher's check, validated by annotation.services.verdicts.attention (the span must be in the text, the
-    label one of the task's, the position within the test set)."""
+    label one of the task's, the position within the test set). Plain fields, no JSON: the label is chosen from
+    the task's, the words to select are lines."""
 
-    expected_spans = forms.JSONField(
-        required=False, initial=list, help_text='Span tasks: the words to select, e.g. ["orange"].'
+    expected_label = forms.ChoiceField(required=False, choices=[("", "---------")], label="Expected label")
+    expected_spans = SpanWordsField(
+        required=False, label="Words to select", help_text="Span tasks: one word (or phrase) of the text per line."
     )
 
     class Meta:
         model = AttentionCheck
         fields = ["position", "context", "question", "expected_label", "expected_spans"]
-        widgets = {"context": forms.Textarea(attrs={"rows": 2}), "question": forms.Textarea(attrs={"rows": 2})}
+        widgets = {
+            "context": forms.Textarea(attrs={"rows": 2, "cols": 60}),
+            "question": forms.Textarea(attrs={"rows": 2, "cols": 60}),
+        }
 
     def __init__(self, *args: Any, study: Study | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.study = study  # the inline's study, passed by AttentionCheckFormSet
+        label_field = self.fields["expected_label"]
+        assert isinstance(label_field, forms.ChoiceField)
+        if study is not None and study.task_id:
+            names = study.task.labels.order_by("position", "name").values_list("name", flat=True)
+            label_field.choices = [("", "---------"), *((name, name) for name in names)]
+            if not study.task.is_classification:
+                label_field.help_text = "Span tasks: leave empty and give the words to select."
 
     def clean(self) -> dict[str, Any]:
         super().clean()

@@ -275,23 +275,26 @@ class Study(models.Model):
         return self.name
 
     def clean(self) -> None:
+        # Every problem at once, each on its field: a form shows the survey's and the comprehension check's
+        # errors together with the others, and a negative rate beside the rate (not the database constraint's
+        # name once the row is written).
+        errors: dict[str, list[str]] = {}
         if problems := checklist_answers_errors(self.checklist_answers):
-            raise ValidationError({"checklist_answers": problems})
+            errors["checklist_answers"] = problems
         # Training S1 lies in 0..1, and so do its minimum and any distance below a mean: a threshold
         # outside that range would silently let everyone through or nobody.
         threshold = self.filter_threshold
         if threshold is not None and (not math.isfinite(threshold) or not 0.0 <= threshold <= 1.0):
-            raise ValidationError(
-                {"filter_threshold": f"The training filter's threshold is an S1 value from 0 to 1; got {threshold}."}
-            )
+            errors["filter_threshold"] = [
+                f"The training filter's threshold is an S1 value from 0 to 1; got {threshold}."
+            ]
         if self.ethics_review == self.EthicsReview.APPROVED and not self.ethics_board.strip():
-            raise ValidationError({"ethics_board": "Name the board that approved the study."})
-        for rate in ("platform_minimum_hourly", "platform_recommended_hourly"):
+            errors["ethics_board"] = ["Name the board that approved the study."]
+        for rate in ("hourly_rate", "platform_minimum_hourly", "platform_recommended_hourly"):
             if (getattr(self, rate) or 0) < 0:
-                raise ValidationError({rate: "An hourly rate is not negative."})
+                errors[rate] = ["An hourly rate is not negative."]
         if self.consent_required and not (self.consent_text or "").strip():
-            raise ValidationError({"consent_text": "Consent is required: write the consent text workers agree to."})
-        errors: dict[str, list[str]] = {}
+            errors["consent_text"] = ["Consent is required: write the consent text workers agree to."]
         checks = (
             ("survey", validate_definition),
             ("comprehension", comprehension.validate_definition),

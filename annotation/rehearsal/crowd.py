@@ -43,7 +43,7 @@ CHOICES = re.compile(r'name="choice" value="(\w+)"')
 ACTION = re.compile(r'action="([^"]*)"')
 CODE = re.compile(r'id="completion-code">([^<]*)<')
 LINK = re.compile(r'id="completion-link" href="([^"]*)"')
-QUOTED = re.compile(r"['\"‘“]([^'\"‘’“”]+)['\"’”]")
+QUOTED = re.compile(r"['\"‘“„]([^'\"‘’“”„]+)['\"’”“]")  # German quotes „…“ too
 STATIC_URL = re.compile(r'(?:src|href)="(/static/[^"]+)"')
 WORD = re.compile(r"\w+")
 
@@ -152,14 +152,16 @@ class Policy:
         return [self.rng.choice(words)]
 
 
-def read_instruction(item: dict, labels: list[str]) -> Answer | None:
+def read_instruction(item: dict, labels: list[str], shown: dict[str, str] | None = None) -> Answer | None:
     """What an attentive person answers to an attention check: the label or words its text asks for
-    ("choose 'negative'", "select the word 'river'"); None if the item states no answer they can find."""
+    ("choose 'negative'", "select the word 'river'"); None if the item states no answer they can find.
+    ``shown``: the labels' button texts (text -> label), as a check in the study's language names them."""
     context = item["context"]
     texts = [item["question"], *(context if isinstance(context, list) else [context])]
     quoted = [q for text in texts for q in QUOTED.findall(text)]
     if item["answer_kind"] == "label":
-        label = next((q for q in quoted if q in labels), None)
+        named = [(shown or {}).get(q, q) for q in quoted]
+        label = next((q for q in named if q in labels), None)
         return Answer({"label": label}, frozenset([label])) if label else None
     if not isinstance(context, str):
         return None
@@ -269,6 +271,7 @@ class SimulatedWorker:
         self.test_policy = Policy(rng, p_gold=p_gold, p_skip=p_skip)
         self.check_policy = Policy(rng, p_gold=0.0)  # a wrong answer to a check (or a guess at an unreadable one)
         self.checks = checks  # the attention checks' items, known from the design
+        self.shown: dict[str, str] = {}  # the labels' button texts (text -> label), read from the session
         self.fails_checks = fail_checks
         self.p_reload = p_reload
         self.abandon_after = abandon_after if kind == "abandons" else None
@@ -378,6 +381,7 @@ class SimulatedWorker:
         """Answer the current step's items; True if the worker left (closed the tab) on the way."""
         session = await self._api("item", "GET", "/api/session/current/")
         labels = [label["name"] for label in session["task"]["labels"]]
+        self.shown = {label.get("text") or label["name"]: label["name"] for label in session["task"]["labels"]}
         self.outcome.state = session["state"]
         answered = answered_before
         while session["item"] is not None and session["state"] in ("training", "test"):
@@ -404,7 +408,7 @@ class SimulatedWorker:
             gold = frozenset()
         if key in self.checks:
             # Read the check as a person does; one who fails them answers anything but what it asks.
-            read = read_instruction(item, labels)
+            read = read_instruction(item, labels, self.shown)
             stated = read.strings if read is not None else frozenset()
             answer = (
                 read if read is not None and not self.fails_checks else self.check_policy.answer(item, labels, stated)

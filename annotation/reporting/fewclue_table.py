@@ -263,17 +263,37 @@ def fewclue_markdown(table: FewClueTable, header: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _latex_cell(cell: FewClueCell) -> str:
+    """A cell without the words of the Markdown's: the number of items without a majority in brackets alone,
+    as the note says, so that the columns stay narrow."""
+    if cell.mean is None:
+        return "--"
+    text = f"{cell.mean:.1f}" if cell.std is None else f"{cell.mean:.1f} $\\pm$ {cell.std:.1f}"
+    return f"{text} ({cell.no_majority})" if cell.no_majority else text
+
+
+# Nine tasks and the Score do not fit across a two-column paper's page (455 pt): the table comes in two
+# halves, one under the other, in one ``table*``.
+HALVES = (TASKS[:5], TASKS[5:])
+
+
 def fewclue_latex(table: FewClueTable, header: dict[str, Any]) -> str:
-    lines = header_lines(header, prefix="% ")
-    lines += [r"\begin{table}[t]", r"\centering", rf"\begin{{tabular}}{{l|{'c' * len(TASKS)}|c}}", r"\hline"]
-    lines.append(" & ".join(latex_escape(h) for h in table.header()) + r" \\")
-    lines.append(r"\hline")
-    for row in table.rows:
-        cells = [row.cells[t].text(missing="--") for t in TASKS] + [row.score_text(missing="--")]
-        lines.append(" & ".join(latex_escape(x) for x in [row.label, *cells]) + r" \\")
+    lines = header_lines(header, prefix="% ") + ["% Needs \\usepackage{booktabs} in the preamble."]
+    lines += [r"\begin{table*}[t]", r"\centering", r"\small"]
+    for i, tasks in enumerate(HALVES):
+        last = i == len(HALVES) - 1
+        columns = [t.upper() for t in tasks] + (["Score"] if last else [])
+        if i:
+            lines += [r"\par\medskip"]
+        lines += [rf"\begin{{tabular}}{{l{'c' * len(columns)}}}", r"\toprule"]
+        lines.append(" & ".join(["", *columns]) + r" \\")
+        lines.append(r"\midrule")
+        for row in table.rows:
+            cells = [_latex_cell(row.cells[t]) for t in tasks] + ([row.score_text(missing="--")] if last else [])
+            lines.append(" & ".join([latex_escape(row.label), *cells]) + r" \\")
+        lines += [r"\bottomrule", r"\end{tabular}"]
     notes = " ".join([table.note, *table.sample_notes])
-    lines += [r"\hline", r"\end{tabular}", rf"\caption{{Human performance on FewCLUE. {latex_escape(notes)}}}"]
-    lines += [r"\end{table}", ""]
+    lines += [rf"\caption{{Human performance on FewCLUE. {latex_escape(notes)}}}", r"\end{table*}", ""]
     return "\n".join(lines)
 
 

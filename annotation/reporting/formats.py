@@ -133,13 +133,27 @@ def latex_escape(text: str) -> str:
     return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
 
 
-def _latex_cell(cell: Cell, intervals: bool = False) -> str:
+def _latex_cell(cell: Cell) -> str:
     if cell.mean is None:
         return "--"
-    text = f"{cell.mean:.1f}" if cell.std is None else f"{cell.mean:.1f} $\\pm$ {cell.std:.1f}"
-    if intervals and cell.has_interval:
-        text += f" {{\\scriptsize [{cell.ci_low:.1f}, {cell.ci_high:.1f}]}}"
-    return text
+    return f"{cell.mean:.1f}" if cell.std is None else f"{cell.mean:.1f} $\\pm$ {cell.std:.1f}"
+
+
+def _latex_interval(cell: Cell) -> str:
+    return f"[{cell.ci_low:.1f}, {cell.ci_high:.1f}]" if cell.has_interval else ""
+
+
+# A table this many value columns wide or less fits one column of a two-column paper (ACL: 219 pt);
+# a wider one spans both (``table*``, 455 pt) in a smaller type.
+COLUMN_WIDE_TASKS = 2
+
+
+def latex_float(columns: int) -> tuple[list[str], list[str]]:
+    """The lines that open and close a table of ``columns`` value columns: ``table`` in one column of a
+    two-column paper, ``table*`` over both (in ``\\small`` type) when it would not fit one."""
+    if columns <= COLUMN_WIDE_TASKS:
+        return [r"\begin{table}[t]", r"\centering"], [r"\end{table}"]
+    return [r"\begin{table*}[t]", r"\centering", r"\small"], [r"\end{table*}"]
 
 
 def _latex_caption(table: Table) -> str:
@@ -157,10 +171,12 @@ def _latex_note(table: Table) -> list[str]:
 
 
 def table_latex(table: Table, header: dict[str, Any]) -> str:
-    """A booktabs table (\\usepackage{booktabs}; no vertical rules) with the 95% intervals unless switched off."""
+    """A booktabs table (\\usepackage{booktabs}; no vertical rules) with the 95% intervals unless switched off,
+    each row's intervals on a line of their own in small type, so that six tasks fit a paper's page."""
     lines = header_lines(header, prefix="% ") + ["% Needs \\usepackage{booktabs} in the preamble."]
+    opening, closing = latex_float(len(table.tasks))
     spec = "l" + "c" * len(table.tasks)
-    lines += [r"\begin{table}[t]", r"\centering", rf"\begin{{tabular}}{{{spec}}}", r"\toprule"]
+    lines += [*opening, rf"\begin{{tabular}}{{{spec}}}", r"\toprule"]
     group_cells, rules, column = [], [], 2
     for label, span in table.groups:
         group_cells.append(rf"\multicolumn{{{span}}}{{c}}{{{latex_escape(label)}}}")
@@ -172,9 +188,10 @@ def table_latex(table: Table, header: dict[str, Any]) -> str:
     lines.append(r"\midrule")
     human, models = table.human_rows(), table.model_rows()
     for row in human:
-        lines.append(
-            " & ".join([latex_escape(row.label)] + [_latex_cell(c, _in_text(table)) for c in row.cells]) + r" \\"
-        )
+        lines.append(" & ".join([latex_escape(row.label)] + [_latex_cell(c) for c in row.cells]) + r" \\")
+        if _in_text(table) and any(c.has_interval for c in row.cells):
+            intervals = [rf"{{\scriptsize {_latex_interval(c)}}}" if c.has_interval else "" for c in row.cells]
+            lines.append(" & ".join([""] + intervals) + r" \\")
     if table.shows_coverage:
         lines.append(r"\midrule")
         lines.append(rf"\multicolumn{{{1 + len(table.tasks)}}}{{l}}{{Coverage (\% of test items answered)}} \\")
@@ -189,7 +206,7 @@ def table_latex(table: Table, header: dict[str, Any]) -> str:
         r"\bottomrule",
         r"\end{tabular}",
         rf"\caption{{{_latex_caption(table)}}}",
-        r"\end{table}",
+        *closing,
         *_latex_note(table),
         "",
     ]

@@ -40,7 +40,7 @@ from annotation.reporting import aggregates, checklist, demographics
 from annotation.reporting.alpha import ALPHA_METHOD, task_alpha, task_alpha_interval
 from annotation.reporting.analyses import majority_and_agreement
 from annotation.reporting.bootstrap import IntervalOptions
-from annotation.reporting.formats import latex_escape
+from annotation.reporting.formats import latex_escape, latex_float
 from annotation.reporting.heds import ACL_CHECKLIST, HEDS_QUESTIONS, HEDS_VERSION, SECTION_STANDARDS, field_key
 from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.pay import condition_pay, platform_paid
@@ -436,9 +436,11 @@ def statement_latex(statement: Statement) -> str:
     lines = [rf"\subsection*{{Human evaluation: {latex_escape(study.task.name)}}}", ""]
     for heading, text in headed(statement):
         lines += [rf"\paragraph{{{latex_escape(heading)}.}}", latex_escape(text), ""]
+    # Seven columns do not fit one column of a two-column paper: the table spans both (table*).
+    opening, closing = latex_float(len(statement.header))
     lines += [
-        r"\begin{table}[t]",
-        r"\centering",
+        *opening,
+        r"\setlength{\tabcolsep}{4pt}",
         rf"\begin{{tabular}}{{{'l' * len(statement.header)}}}",
         r"\toprule",
         " & ".join(latex_escape(h) for h in statement.header) + r" \\",
@@ -449,7 +451,7 @@ def statement_latex(statement: Statement) -> str:
         r"\bottomrule",
         r"\end{tabular}",
         rf"\caption{{Human evaluation of {latex_escape(study.task.name)} per condition.}}",
-        r"\end{table}",
+        *closing,
         "",
         checklist.checklist_latex(statement.checklist),
     ]

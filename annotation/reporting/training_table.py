@@ -21,7 +21,7 @@ from typing import Any
 
 from annotation.models import Study
 from annotation.reporting.analyses import training_overlap_values
-from annotation.reporting.formats import _html_comment, _md_escape, latex_escape
+from annotation.reporting.formats import _html_comment, _md_escape, latex_escape, latex_float
 from annotation.reporting.options import MetricOptions
 from annotation.reporting.provenance import header_lines
 from annotation.reporting.tables import MISSING, Cell, _groups, _ordered_tasks
@@ -169,33 +169,47 @@ def training_markdown(table: TrainingTable, header: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _latex_subset(row: TrainingRow) -> str:
+    return "shared" if row.shared else f"{row.large}-shot only"
+
+
 def training_latex(table: TrainingTable, header: dict[str, Any]) -> str:
-    lines = header_lines(header, prefix="% ")
-    spec = "ll" + "".join("|" + "c" * span for _, span in table.groups)
-    lines += [r"\begin{table}[t]", r"\centering", rf"\begin{{tabular}}{{{spec}}}", r"\hline"]
-    group_cells = [
-        rf"\multicolumn{{{span}}}{{c{'|' if i < len(table.groups) - 1 else ''}}}{{{latex_escape(name)}}}"
-        for i, (name, span) in enumerate(table.groups)
-    ]
+    """A booktabs table (no vertical rules: a group's columns are marked by the rule under its name). Each
+    pair of sets has a heading row, so that the rows' labels stay short and the table fits a paper's page."""
+    lines = header_lines(header, prefix="% ") + ["% Needs \\usepackage{booktabs} in the preamble."]
+    opening, closing = latex_float(len(table.tasks) + 1)  # two label columns
+    columns = 2 + len(table.tasks)
+    lines += [*opening, r"\setlength{\tabcolsep}{3pt}", rf"\begin{{tabular}}{{ll{'c' * len(table.tasks)}}}"]
+    lines.append(r"\toprule")
+    group_cells, rules, column = [], [], 3
+    for name, span in table.groups:
+        group_cells.append(rf"\multicolumn{{{span}}}{{c}}{{{latex_escape(name)}}}")
+        rules.append(rf"\cmidrule(lr){{{column}-{column + span - 1}}}")
+        column += span
     lines.append(" & ".join(["", ""] + group_cells) + r" \\")
-    lines.append(" & ".join(["Training examples", "Annotators"] + [latex_escape(t.name) for t in table.tasks]) + r" \\")
-    lines.append(r"\hline")
+    lines.append(" ".join(rules))
+    lines.append(" & ".join(["Examples", "Workers"] + [latex_escape(t.name) for t in table.tasks]) + r" \\")
     previous = None
     for row in table.rows:
-        if previous is not None and (row.small, row.large) != previous:
-            lines.append(r"\hline")
+        if (row.small, row.large) != previous:
+            lines.append(r"\midrule")
+            pair = f"The {row.small}- and {row.large}-shot sets"
+            lines.append(rf"\multicolumn{{{columns}}}{{l}}{{\emph{{{pair}}}}} \\")
         previous = (row.small, row.large)
         cells = [
             "--" if c.mean is None else (f"{c.mean:.1f}" if c.std is None else f"{c.mean:.1f} $\\pm$ {c.std:.1f}")
             for c in row.cells
         ]
-        lines.append(" & ".join([latex_escape(row.subset_label), latex_escape(row.label)] + cells) + r" \\")
+        lines.append(" & ".join([_latex_subset(row), f"{row.group}-shot"] + cells) + r" \\")
+    if not table.rows:
+        lines.append(rf"\midrule \multicolumn{{{columns}}}{{l}}{{no few-shot conditions}} \\")
     lines += [
-        r"\hline",
+        r"\bottomrule",
         r"\end{tabular}",
-        rf"\caption{{Human S1 on the training examples. {latex_escape(table.note)} "
+        rf"\caption{{Human S1 on the training examples, by the workers of each shot count (Workers) on the "
+        rf"examples two sets share or only the larger one has (Examples). {latex_escape(table.note)} "
         rf"{latex_escape(table.examples_text())}}}",
-        r"\end{table}",
+        *closing,
         "",
     ]
     return "\n".join(lines)

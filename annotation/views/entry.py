@@ -77,6 +77,19 @@ _REFUSALS: dict[Outcome, tuple[int, StrOrPromise, StrOrPromise]] = {
         _("Thank you for considering this study. Nothing more is asked of you, and no place was kept for you."),
     ),
 }
+# The same refusals where the platform has a code to go back with: the page then asks for that one thing,
+# never both "return the study" and "go back with this code" (templates/worker/_paid.html gives the way).
+_REFUSALS_WITH_CODE: dict[Outcome, StrOrPromise] = {
+    Outcome.FULL: _(
+        "All places in this study have been taken. Thank you for your interest: go back to your platform as "
+        "shown below, so that you are not penalised."
+    ),
+    Outcome.ALREADY_TOOK_PART: _(
+        "Our records show that you have already taken part in this task. Each person can take part only "
+        "once, so that the results stay valid. Thank you for your help: go back to your platform as shown "
+        "below."
+    ),
+}
 
 
 def _message(
@@ -216,4 +229,6 @@ def join(request: HttpRequest, slug: str) -> HttpResponse:
         return response
     status, title, message = _REFUSALS[result.outcome]
     completion = entry.refusal_target(result=result, params=params)
+    if completion is not None and (completion.code or completion.kind in ("redirect", "form_post")):
+        message = _REFUSALS_WITH_CODE.get(result.outcome, message)
     return _message(request, study, status=status, title=title, message=message, completion=completion)

@@ -29,6 +29,7 @@ from annotation.services.texts import languages
 from annotation.views import consent_survey
 from annotation.web.csp import csp_update
 from annotation.web.worker_cookie import load_worker_state
+from tasks_app.models import Example
 from tasks_app.texts import texts_for
 
 State = Participation.State
@@ -37,6 +38,12 @@ State = Participation.State
 SHORTCUTS_CLASSIFICATION = [
     ("1 … {n}", _("choose a label")),
     ("H", _("help for the chosen label")),
+    ("Q W E R T", _("confidence 1 … 5")),
+    ("Enter", _("submit / next")),
+]
+# A task whose items bring their own options (CHID's idioms): options, not labels, and no task-wide help.
+SHORTCUTS_OPTIONS = [
+    ("1 … {n}", _("choose an option")),
     ("Q W E R T", _("confidence 1 … 5")),
     ("Enter", _("submit / next")),
 ]
@@ -108,6 +115,11 @@ def home(request: HttpRequest) -> HttpResponse:
         return render(request, "worker/start.html", context)
     if state in (State.TRAINING, State.TEST):
         shortcuts = SHORTCUTS_CLASSIFICATION if participation.task.is_classification else SHORTCUTS_SPANS
+        if (
+            participation.task.is_classification
+            and Example.objects.filter(task_id=participation.task_id).exclude(choices=[]).exists()
+        ):
+            shortcuts = SHORTCUTS_OPTIONS
         if state == State.TEST:
             shortcuts = [*shortcuts[:-1], SKIP_SHORTCUT, shortcuts[-1]]
         n_labels = participation.task.labels.count() if participation.task.is_classification else 0

@@ -9,6 +9,7 @@ Views still validate their own parameters (ids are integers, states are known).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from urllib.parse import unquote_to_bytes
 
@@ -18,8 +19,11 @@ from django.utils.translation import gettext_lazy
 from rest_framework.settings import api_settings
 
 from annotation.api.errors import error_body
+from annotation.models import Study
+from annotation.services.texts import languages
 
 NUL = "\x00"
+JOIN = re.compile(r"^/join/(?P<slug>[-\w]+)/")  # annotation.urls_entry: a study's entry link
 
 
 def _raw_bytes(query: str) -> bytes:
@@ -90,4 +94,8 @@ class RefuseUnusableURLs:
             summary = detail % {"field": field}
             body = error_body("invalid", summary, fields={field: [summary]})
             return JsonResponse(body, status=400)
+        if join := JOIN.match(request.path_info):
+            # A study's entry link speaks the study's language even when the link is unusable (worker_id=%ff
+            # in a Chinese study gets a Chinese page), as the entry view would.
+            languages.activate_for_study(request, Study.objects.filter(slug=join["slug"]).first())
         return render(request, "400.html", {"message": sentence % {"field": field}}, status=400)

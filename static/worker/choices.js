@@ -86,7 +86,8 @@
       help,
     ]);
     this.choices.forEach(function (c, i) {
-      var gloss = c.gloss || (c.help && c.help.definition !== c.name ? c.help.definition : "");
+      // The definition beside the name, unless it only says the name again (IFLYTEK's "打车" is both).
+      var gloss = c.gloss || (c.help && c.help.definition !== c.name && c.help.definition !== c.text ? c.help.definition : "");
       var row = el("li", { class: "label-choice label-row", role: "option", id: "label-option-" + i,
                            "data-label": c.name, "aria-selected": "false", tabindex: "-1" }, [
         el("span", { class: "label-words" }, [
@@ -196,6 +197,8 @@
 
   /* -------------------------------------------------------------- marked spans */
 
+  var BLANK = "\uff3f\uff3f\uff3f\uff3f";  // what a blank to fill shows: a line (fullwidth low lines)
+
   // "span1" -> "span 1", "blank" -> "blank to fill" (translated); another role is read as it is.
   function roleName(role) {
     var m = /^span(\d+)$/.exec(role || "");
@@ -213,8 +216,9 @@
       if (m.utf16_start > at) box.appendChild(document.createTextNode(text.slice(at, m.utf16_start)));
       var number = (/^span(\d+)$/.exec(m.role) || [])[1];
       box.appendChild(el("mark", { class: "ctx-mark", "data-role": m.role }, [
-        el("span", { class: "visually-hidden", text: roleName(m.role) + ": " }),
-        el("span", { class: "mark-text", text: text.slice(m.utf16_start, m.utf16_end) }),
+        el("span", { class: "visually-hidden", text: interpolate(gettext("%(role)s: "), { role: roleName(m.role) }, true) }),
+        // A blank shows as a line to fill, never the data's token (CHID's "#idiom#").
+        el("span", { class: "mark-text", text: m.role === "blank" ? BLANK : text.slice(m.utf16_start, m.utf16_end) }),
         number ? el("sup", { class: "mark-tag", "aria-hidden": "true", text: number }) : null,
       ]));
       at = m.utf16_end;
@@ -223,5 +227,5 @@
     wrap.appendChild(box);
   };
 
-  window.WorkerChoices = { MANY_LABELS: MANY_LABELS, matches: matches, roleName: roleName };
+  window.WorkerChoices = { MANY_LABELS: MANY_LABELS, BLANK: BLANK, matches: matches, roleName: roleName };
 })();

@@ -135,7 +135,7 @@
     var qtype = $("question-type");
     qtype.hidden = !item.question_type_name;
     qtype.textContent = item.question_type_name || "";
-    this.renderQuestion(item.question);
+    this.renderQuestion(item.question, item.marks);
     this.renderContext(item);
     this.renderAnswerArea(task, item);
     document.querySelectorAll("input[name=confidence]").forEach(function (i) { i.checked = false; i.disabled = false; });
@@ -163,10 +163,13 @@
     else window.scrollTo(0, 0);
   };
 
-  // ReCoRD's "@placeholder" is marked so that the blank to fill stands out.
-  ItemPage.prototype.renderQuestion = function (text) {
+  // ReCoRD's "@placeholder" is marked so that the blank to fill stands out; a question that names the
+  // context's blank by its token (CHID's "#idiom#") shows the blank's line instead of the token.
+  ItemPage.prototype.renderQuestion = function (text, marks) {
     var q = $("question");
     q.textContent = "";
+    var blank = (marks || []).filter(function (m) { return m.role === "blank" && m.text; })[0];
+    if (blank && window.WorkerChoices) text = text.split(blank.text).join(window.WorkerChoices.BLANK);
     text.split(/(@placeholder)/).forEach(function (part) {
       if (part === "@placeholder") q.appendChild(el("mark", { class: "placeholder", text: part }));
       else if (part) q.appendChild(document.createTextNode(part));

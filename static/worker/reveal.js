@@ -20,15 +20,21 @@
       return interpolate(ngettext("The text contains no answer, but you selected %(n)s span.",
                                   "The text contains no answer, but you selected %(n)s spans.", f.yours), { n: f.yours }, true);
     }
-    var words = f.unit === "name"
-      ? ngettext("%(found)s of %(gold)s name right.", "%(found)s of %(gold)s names right.", f.gold)
-      : ngettext("%(found)s of %(gold)s answer right.", "%(found)s of %(gold)s answers right.", f.gold);
-    var text = interpolate(words, { found: f.found, gold: f.gold }, true);
-    var matched = f.wordings === undefined ? f.found : f.wordings_found;
+    var text, matched;
     if (f.wordings !== undefined) {
-      // Nested gold strings are one answer in several wordings; the score counts each wording.
-      text += " " + interpolate(gettext("The correct answer is accepted in %(n)s wordings (a shorter and a longer one); full credit needs each of them marked, and you marked %(m)s."),
-                                { n: f.wordings, m: f.wordings_found }, true);
+      // Nested gold strings are one answer in several wordings, and the score counts each wording: the
+      // words count wordings too, so that "partly correct" never stands beside "1 of 1 answer right".
+      text = interpolate(ngettext(
+        "The correct answer is accepted in %(n)s wordings (a shorter and a longer one) and full credit needs each of them: you marked %(m)s.",
+        "The %(gold)s correct answers are accepted in %(n)s wordings in all (shorter and longer ones) and full credit needs each of them: you marked %(m)s.",
+        f.gold), { gold: f.gold, n: f.wordings, m: f.wordings_found }, true);
+      matched = f.wordings_found;
+    } else {
+      var words = f.unit === "name"
+        ? ngettext("%(found)s of %(gold)s name right.", "%(found)s of %(gold)s names right.", f.gold)
+        : ngettext("%(found)s of %(gold)s answer right.", "%(found)s of %(gold)s answers right.", f.gold);
+      text = interpolate(words, { found: f.found, gold: f.gold }, true);
+      matched = f.found;
     }
     var extra = f.yours - matched;
     if (extra > 0) {

@@ -82,3 +82,19 @@ def test_the_study_page_folds_its_sections_and_links_the_dashboard(open_as, staf
     page.locator("#id_outcome_codes").wait_for()
     _fits(page, "study page")
     shot(page, "admin-study-page")
+
+
+def test_the_attention_checks_do_not_widen_the_study_page(open_as, staff_session):
+    from annotation.services.verdicts import attention
+
+    task = make_classification_task(slug="adm-checks", n_test=6, n_train=10)
+    study = studies.study_create(task=task, slug="adm-checks", split_number=1, shots=[0])
+    attention.definitions.generate(study=study, positions=[1, 3])
+    attention.definitions.create_check(
+        study=study, position=5, context="A long text. " * 40, question="Choose “negative”.", expected_label="negative"
+    )
+    page = open_as(None, path=f"/admin/annotation/study/{study.pk}/change/", cookies=staff_session, viewport=LAPTOP)
+    page.locator("#attention_checks-group").wait_for()
+    page.evaluate("() => document.querySelectorAll('#content-main details').forEach(d => { d.open = true; })")
+    _fits(page, "admin-study-attention-checks-1366")  # was 1,862 px wide at 1,366
+    assert page.locator("select[name='attention_checks-0-expected_label']").count() == 1  # a choice, not JSON

@@ -94,3 +94,16 @@ def test_ids_and_options_are_validated_where_they_are_read(admin_client, url, st
     assert response.status_code == status
     if status >= 400:
         assert response.json()["error"] in ("invalid", "not_found")
+
+
+def test_an_unusable_entry_link_of_a_chinese_study_gets_a_chinese_page(client):
+    from tests.factories import ConditionFactory, StudyFactory, make_classification_task
+
+    study = StudyFactory(task=make_classification_task(slug="zh-task"), language="zh-hans")
+    ConditionFactory(study=study, shots=0)
+    response = client.get(f"/join/{study.slug}/?worker_id=%ff", HTTP_ACCEPT_LANGUAGE="en")
+    page = response.content.decode()
+    assert response.status_code == 400 and '<html lang="zh-hans">' in page
+    assert "Bad request" not in page and "worker_id" in page  # the page in Chinese, naming the parameter
+    unknown = client.get("/join/no-such-study/?worker_id=%ff", HTTP_ACCEPT_LANGUAGE="en")
+    assert unknown.status_code == 400 and '<html lang="en">' in unknown.content.decode()

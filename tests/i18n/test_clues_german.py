@@ -121,3 +121,28 @@ def test_a_german_clues_study_opens():
     task = _clues_tasks()[0]
     study = _draft(task, "de")
     assert languages.missing_task_texts(study) == []
+
+
+def test_a_german_mnli_item_heads_its_sentences_premise_and_hypothesis_as_its_texts_say():
+    mnli = next(t for t in _clues_tasks() if t.slug == "mnli")
+    assert texts_for(mnli, "de").segment_titles == ["Prämisse", "Hypothese"]
+    assert "Prämisse" in texts_for(mnli, "de").description  # the same words as the description's
+
+
+def test_the_migration_gives_mnlis_german_entry_the_segment_titles_and_keeps_a_researchers():
+    import importlib
+
+    from django.apps import apps
+
+    migration = importlib.import_module("tasks_app.migrations.0013_mnli_german_segment_titles")
+    mnli = next(t for t in _clues_tasks() if t.slug == "mnli")
+    del mnli.translations["de"]["segment_titles"]  # as 0010 left it
+    mnli.save()
+    migration.forward(apps, None)
+    mnli.refresh_from_db()
+    assert mnli.translations["de"]["segment_titles"] == ["Prämisse", "Hypothese"]
+    mnli.translations["de"]["segment_titles"] = ["Erster Satz", "Zweiter Satz"]
+    mnli.save()
+    migration.forward(apps, None)
+    mnli.refresh_from_db()
+    assert mnli.translations["de"]["segment_titles"] == ["Erster Satz", "Zweiter Satz"]

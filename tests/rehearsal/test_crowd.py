@@ -35,6 +35,15 @@ def test_an_attention_check_is_answered_from_what_it_asks():
     assert span is not None and span.body["spans"] == [{"start": 17, "end": 22, "text": "river"}]
 
 
+def test_a_german_check_is_read_by_its_button_text():
+    item = _item("Zum Zeichen, dass Sie aufmerksam lesen, wählen Sie „folgt daraus“.", "Mit dieser Aufgabe ...")
+    shown = {"folgt daraus": "entailment", "weder noch": "neutral", "Widerspruch": "contradiction"}
+    label = read_instruction(item, ["entailment", "neutral", "contradiction"], shown)
+    assert label is not None and label.body == {"label": "entailment"}
+    span = read_instruction(_item("请在这句话中选出词语“橙子”。", "橙子放在桌子上。", "spans"), [])
+    assert span is not None and span.body["spans"] == [{"start": 0, "end": 2, "text": "橙子"}]
+
+
 def test_a_check_whose_instruction_is_not_shown_cannot_be_read():
     shown = _item("What is the relationship between these sentences?", ["This item checks reading.", "Fine."])
     assert read_instruction(shown, ["entailment", "neutral", "contradiction"]) is None

@@ -79,7 +79,9 @@ def test_latex_is_well_formed(studies):
     spec = re.search(r"\\begin\{tabular\}\{([^}]*)\}", tex).group(1)
     assert spec.replace("|", "") == "l" + "c" * len(table.tasks)
     rows = [line for line in body.splitlines() if line.endswith(r"\\") and "multicolumn" not in line]
-    assert len(rows) == 1 + 4  # header + 4 shot rows
+    # The header, 4 shot rows, and under each row with an interval its intervals' line (two here).
+    assert len(rows) == 1 + 4 + 2
+    assert [r.split(" & ")[0] for r in rows if r.startswith(" & ")] == ["", ""]
     for line in rows:
         assert len(re.findall(r"(?<!\\)&", line)) == columns - 1, line
     assert r"NER\_\&\_Co\{x\}" in tex

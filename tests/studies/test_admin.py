@@ -278,3 +278,35 @@ def test_filter_decisions_and_spans_and_set_items_read_as_text():
     assert str(FilterDecision(participation_id=7, passed=True)) == "7: passed"
     assert str(AnswerSpan(response_id=5, start=0, end=3)) == "5[0:3]"
     assert str(ExampleSetItem(example_set_id=2, position=4, example_id=9)) == "2#4: example 9"
+
+
+def _field_errors(html: str) -> dict[str, str]:
+    """The admin form's errors by field (its rows are classed field-<name> and list the errors inside)."""
+    found = {}
+    for name, body in re.findall(r'<div class="form-row[^"]*field-(\w+)[^"]*">(.*?)</div>\s*</div>', html, re.S):
+        if "errorlist" in body:
+            found[name] = re.sub(r"<[^>]+>", " ", body.split("errorlist", 1)[1])
+    return found
+
+
+def test_a_negative_rate_is_an_error_on_the_field_not_the_database_constraint(client, study):
+    url = reverse("admin:annotation_study_change", args=[study.pk])
+    response = client.post(url, _change_data(study, hourly_rate="-5.00"))
+    html = response.content.decode()
+    assert response.status_code == 200 and "study_rate_not_negative" not in html
+    assert "An hourly rate is not negative." in _field_errors(html).get("hourly_rate", ""), _field_errors(html)
+    study.refresh_from_db()
+    assert str(study.hourly_rate) == "12.00"
+
+
+def test_the_survey_and_comprehension_errors_show_with_the_others_at_once(client, study):
+    url = reverse("admin:annotation_study_change", args=[study.pk])
+    bad = _change_data(
+        study,
+        hourly_rate="-1",
+        filter_threshold="3",
+        survey="age: How old are you? | single",  # a single-choice question without options
+        comprehension=json.dumps({"not": "a list"}),
+    )
+    errors = _field_errors(client.post(url, bad).content.decode())
+    assert {"hourly_rate", "filter_threshold", "survey", "comprehension"} <= set(errors), errors

@@ -92,14 +92,14 @@ def test_templates_take_the_labels_in_turn_and_a_rate_gives_the_positions(study)
     checks = attention.definitions.generate(study=study, positions=attention.definitions.positions_every(study, 2))
     assert [c.expected_label for c in checks] == ["positive", "negative", "positive"]
     assert all(c.source == AttentionCheck.Source.TEMPLATE for c in checks)
-    assert checks[1].question == "To show you are reading, choose 'negative'."
+    assert checks[1].question == "To show you are reading, choose “negative”."
 
 
 def test_span_templates_select_a_word_of_their_sentence(make_study):
     study = make_study(for_task=make_span_task(slug="sp2"), shots=[0])
     (check,) = attention.definitions.generate(study=study, positions=[1])
     word = check.expected_spans[0]
-    assert word in check.context and f"'{word}'" in check.question
+    assert word in check.context and f"“{word}”" in check.question
     assert check.example.gold_spans[0]["text"] == word
 
 
@@ -239,17 +239,45 @@ def test_the_admin_inline_refuses_a_label_outside_the_task(admin_client, study):
             "attention_checks-0-context": "Read.",
             "attention_checks-0-question": "Choose 'maybe'.",
             "attention_checks-0-expected_label": "maybe",
-            "attention_checks-0-expected_spans": "[]",
+            "attention_checks-0-expected_spans": "",
         }
     )
     reply = admin_client.post(reverse("admin:annotation_study_change", args=[study.pk]), data)
-    assert reply.status_code == 200 and "is not a label of" in reply.content.decode()
+    # A choice of the task's labels, not free text: "maybe" is not among them.
+    assert reply.status_code == 200 and "Select a valid choice" in reply.content.decode()
+    page = admin_client.get(reverse("admin:annotation_study_change", args=[study.pk])).content.decode()
+    assert '<option value="negative">negative</option>' in page
     assert not AttentionCheck.objects.exists()
     data["attention_checks-0-expected_label"] = "negative"
     reply = admin_client.post(reverse("admin:annotation_study_change", args=[study.pk]), data)
     assert reply.status_code == 302
     (check,) = AttentionCheck.objects.all()
     assert (check.position, check.example.gold_answers) == (2, ["negative"])
+
+
+def test_the_admin_inline_takes_a_span_checks_words_as_lines_not_json(admin_client, make_study):
+    from tests.studies.test_admin import _change_data
+
+    study = make_study(for_task=make_span_task(slug="sp-admin"), shots=[0])
+    data = _change_data(study, condition_shots=["0"])
+    data.update(
+        {
+            "conditions-TOTAL_FORMS": 1,
+            "conditions-INITIAL_FORMS": 1,
+            "attention_checks-TOTAL_FORMS": 1,
+            "attention_checks-0-position": 1,
+            "attention_checks-0-context": "The orange sat by the river .",
+            "attention_checks-0-question": "Select the words orange and river.",
+            "attention_checks-0-expected_label": "",
+            "attention_checks-0-expected_spans": "orange\r\nriver\r\n",
+        }
+    )
+    reply = admin_client.post(reverse("admin:annotation_study_change", args=[study.pk]), data)
+    assert reply.status_code == 302, reply.content.decode()[-3000:]
+    (check,) = AttentionCheck.objects.all()
+    assert check.expected_spans == ["orange", "river"]
+    page = admin_client.get(reverse("admin:annotation_study_change", args=[study.pk])).content.decode()
+    assert "orange\nriver</textarea>" in page and '["orange"' not in page
 
 
 def test_the_study_api_sets_the_attention_rule(admin_client, study):

@@ -1,6 +1,7 @@
 """Management commands: ensure_admin, load_demo, create_clues_studies, export_participants."""
 
 from io import StringIO
+from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -11,6 +12,7 @@ from tasks_app.catalog import CLUES_TASKS
 from tests.factories import ParticipationFactory, WorkerFactory, make_classification_task
 
 pytestmark = pytest.mark.django_db
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _run(*args) -> tuple[str, str]:
@@ -20,21 +22,40 @@ def _run(*args) -> tuple[str, str]:
 
 
 def test_ensure_admin_creates_then_updates_the_superuser():
-    out, _ = _run("ensure_admin", "--username", "admin", "--password", "first")
+    out, _ = _run("ensure_admin", "--username", "admin", "--password", "first-Strong-pass")
     assert "Created superuser 'admin'" in out and "/admin/" in out
     user = get_user_model().objects.get(username="admin")
     user.is_superuser = False
     user.save()
-    out, _ = _run("ensure_admin", "--username", "admin", "--password", "second")
+    out, _ = _run("ensure_admin", "--username", "admin", "--password", "second-Strong-pass")
     assert "Updated" in out
     user.refresh_from_db()
-    assert user.is_superuser and user.is_staff and user.check_password("second")
+    assert user.is_superuser and user.is_staff and user.check_password("second-Strong-pass")
     assert get_user_model().objects.count() == 1
 
 
 def test_ensure_admin_refuses_an_empty_password():
     with pytest.raises(CommandError):
         _run("ensure_admin", "--username", "admin", "--password", "")
+
+
+@pytest.mark.parametrize("weak", ["…", "admin", "12345678", "password"])
+def test_ensure_admin_refuses_a_weak_password_and_changes_nothing(weak):
+    with pytest.raises(CommandError, match="The password is refused"):
+        _run("ensure_admin", "--username", "admin", "--password", weak)
+    assert not get_user_model().objects.exists()
+
+
+def test_ensure_admin_takes_the_demos_admin_admin_only_with_the_demo_flag():
+    _run("ensure_admin", "--demo", "--username", "admin", "--password", "admin")
+    assert get_user_model().objects.get(username="admin").check_password("admin")
+    assert "--demo" in (ROOT / "scripts" / "run_demo.sh").read_text()
+
+
+def test_ensure_admin_without_a_password_makes_a_strong_one_and_prints_it_once():
+    out, _ = _run("ensure_admin", "--username", "admin")
+    password = out.split("the password '")[1].split("'")[0]
+    assert len(password) >= 16 and get_user_model().objects.get(username="admin").check_password(password)
 
 
 def test_load_demo_opens_one_standard_study_per_task_and_is_idempotent():
@@ -66,6 +87,22 @@ def test_create_clues_studies_makes_what_it_can_and_says_what_it_skipped():
     assert "skipped mnli" in err
     out, _ = _run("create_clues_studies", "--split", "1")
     assert "clues-sst2-split1: exists (open)" in out and Study.objects.count() == 1
+
+
+def test_create_clues_studies_gives_an_existing_study_the_language_asked_for_until_workers_join():
+    make_classification_task(slug="sst2")
+    _run("create_clues_studies", "--split", "1")
+    assert Study.objects.get().language == ""
+    out, _ = _run("create_clues_studies", "--split", "1", "--language", "de")
+    assert "clues-sst2-split1: exists, language set to de (draft)" in out
+    assert Study.objects.get().language == "de"
+    out, _ = _run("create_clues_studies", "--split", "1")  # no --language: the study's own is kept
+    assert "clues-sst2-split1: exists (draft)" in out and Study.objects.get().language == "de"
+    study = Study.objects.get()
+    ParticipationFactory(condition=study.conditions.first(), state="test")
+    out, _ = _run("create_clues_studies", "--split", "1", "--language", "en")
+    assert "language de kept (workers have joined; --language en not applied)" in out
+    assert Study.objects.get().language == "de"
 
 
 def test_create_clues_studies_sets_the_training_filter_asked_for():

@@ -1,6 +1,7 @@
 """/join/<slug>/: the start page (GET, nothing held), taking part (POST), and every refusal's page and status."""
 
 import pytest
+from django.test import Client
 from django.urls import reverse
 
 from annotation.models import ConsentDecline, Participation, ParticipationEvent, Study, Worker
@@ -113,6 +114,14 @@ def test_a_full_study_is_409_with_a_polite_page_and_creates_nothing(client, make
     response = _join(client, study, worker_id="second")
     assert response.status_code == 409 and b"This study is full" in response.content
     assert _rows() == before
+
+
+def test_the_full_page_asks_one_thing_go_back_with_the_code_not_also_return_the_study(client, make_study):
+    coded = make_study(shots=[0], workers=1, outcome_codes={"completed": {"code": "C1"}, "full": {"code": "FULL9"}})
+    _join(client, coded, worker_id="first")
+    page = _join(Client(), coded, worker_id="second").content.decode()
+    assert "FULL9" in page and "go back to your platform as shown below" in page
+    assert "return the study" not in page  # never both: return it, and go back with this code
 
 
 def test_a_worker_who_took_part_in_the_task_is_told_so_with_403(client, make_study):

@@ -51,6 +51,19 @@ def command_name(command: BaseCommand) -> str:
     return command.__module__.rsplit(".", 1)[-1]
 
 
+def _language_change(study: Study, language: str | None) -> str:
+    """Give an existing study the ``--language`` asked for, while nobody has joined; the words for its line."""
+    if language is None or study.language == language:
+        return ""
+    shown = language or "the browser's"
+    if study.participations.filter(is_preview=False).exists():
+        kept = study.language or "the browser's"
+        return f", language {kept} kept (workers have joined; --language {shown} not applied)"
+    studies.study_update(study=study, language=language)
+    study.refresh_from_db()
+    return f", language set to {shown}"
+
+
 def ensure_studies(
     command: BaseCommand,
     wanted: Iterable[Wanted],
@@ -59,9 +72,11 @@ def ensure_studies(
     open_now: bool,
     none_ready: str,
     posted_reward: str | None = None,
+    language: str | None = None,
 ) -> None:
     """Find each wanted study, or make it with ``create(task, slug)`` (a draft), and report it;
-    ``CommandError(none_ready)`` when no study is there at all."""
+    ``CommandError(none_ready)`` when no study is there at all. ``language`` (given on the command line):
+    an existing study nobody has joined takes it; one with workers keeps its own, and the line says so."""
     problems, ready = [], 0
     reward = _amount(posted_reward)
     for want in wanted:
@@ -75,7 +90,7 @@ def ensure_studies(
                 if reward is not None:
                     study = studies.study_update(study=study, base_reward=reward)
             else:
-                verb = "exists"
+                verb = "exists" + _language_change(study, language)
             if open_now and study.status == Study.Status.DRAFT:
                 try:
                     study = launch.open_study(study=study, by_name=f"manage.py {command_name(command)} --open")
@@ -83,7 +98,7 @@ def ensure_studies(
                     fixes = "; ".join(f"{f.message} Fix: {f.fix}" for f in exc.check.blockers)
                     command.stderr.write(f"{want.slug}: not opened: {fixes}")
                 else:
-                    verb = "created" if verb == "created" else "exists, opened"
+                    verb = "created" if verb == "created" else f"{verb}, opened"
         except ValidationError as exc:
             problems.append(f"{want.label}: {'; '.join(exc.messages)}")
             continue

@@ -47,8 +47,9 @@ class Command(BaseCommand):
         parser.add_argument("--filter-threshold", type=float, default=0.0, help="0..1; see --filter-rule.")
         parser.add_argument(
             "--language",
-            default="",
-            help="The worker pages' language, e.g. de (default: the worker's browser language).",
+            default=None,
+            help="The worker pages' language, e.g. de (default: the worker's browser language); an existing "
+            "study nobody has joined takes it too.",
         )
         parser.add_argument(
             "--filter-reference",
@@ -66,10 +67,10 @@ class Command(BaseCommand):
         filter_rule: str,
         filter_threshold: float,
         filter_reference: str,
-        language: str = "",
+        language: str | None = None,
         **options: Any,
     ) -> None:
-        check_language(language)
+        check_language(language or "")
 
         def create(task: Task, slug: str) -> Study:
             return studies.create_standard_design(
@@ -81,7 +82,7 @@ class Command(BaseCommand):
                 filter_rule=filter_rule,
                 filter_threshold=filter_threshold,
                 filter_reference=filter_reference,
-                language=language,
+                language=language or "",
             )
 
         wanted = [Wanted(d.slug, d.slug, clues_slug(d.slug, split)) for d in CLUES_TASKS]
@@ -91,5 +92,6 @@ class Command(BaseCommand):
             create,
             open_now=open,
             posted_reward=options.get("posted_reward"),
+            language=language,
             none_ready="No CLUES study could be created: import the tasks first (import_clues).",
         )

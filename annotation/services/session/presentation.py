@@ -27,6 +27,7 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.utils.translation import gettext as _
 
 from annotation.models import AttentionCheck, Condition, Participation, Response, Study
@@ -101,6 +102,15 @@ def question_for(task: Task, example: Example, language: str | None = None) -> s
     texts = texts_for(task, language, labels=())
     # A question type's question is a template (NER's "List all the people names ..."): its translation.
     return texts.worker_question or texts.questions.get(example.question_type) or example.question
+
+
+def check_texts(task: Task, example: Example, language: str | None) -> tuple[str, str] | None:
+    """A classification template check's text and question in the worker's language (its label named as the
+    button shows it), or None for any other item: its own texts are shown."""
+    extra = example.extra if isinstance(example.extra, dict) else {}
+    if extra.get("attention_template") != attention.definitions.LABEL_TEMPLATE or not example.gold_answers:
+        return None
+    return attention.definitions.label_check_texts(task, example.gold_answers[0], language or settings.LANGUAGE_CODE)
 
 
 def item_options(example: Example) -> list[dict]:

@@ -48,14 +48,18 @@ def item_payload(participation: Participation, response: Response) -> dict:
     example = response.example
     task = participation.task
     question_types = question_type_names(task, get_language())
+    context, question = presentation.check_texts(task, example, get_language()) or (
+        example.context,
+        presentation.question_for(task, example, get_language()),
+    )
     payload = {
         "item": response.pk,
         "phase": response.phase,
         "position": response.position,
-        "question": presentation.question_for(task, example, get_language()),
+        "question": question,
         "question_type": example.question_type,
         "question_type_name": question_types.get(example.question_type, ""),
-        "context": example.context,
+        "context": context,
         "context_kind": "pair" if example.is_sentence_pair else "text",
         # Shown as the data has them (services.session.presentation): never gold, never Example.extra.
         "segment_titles": presentation.segment_titles(task, example, get_language()),

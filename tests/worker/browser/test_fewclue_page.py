@@ -42,7 +42,13 @@ def test_a_chid_item_offers_its_own_idioms_and_the_reveal_names_the_right_one(op
     assert page.locator(".label-choice .label-name").all_inner_texts() == example.choices
     assert page.locator(".label-choice .help-link").count() == 0  # an idiom has no task-wide help
     blank = page.locator("#context-wrap mark.ctx-mark[data-role=blank]")
-    assert blank.locator(".mark-text").inner_text() == "#idiom#" and blank.inner_text().startswith("blank to fill")
+    # The blank shows as a line, never the data's "#idiom#" token, in the text and in the question.
+    assert blank.locator(".mark-text").inner_text() == "\uff3f" * 4 and blank.inner_text().startswith("blank to fill")
+    assert "#idiom#" not in page.locator("#work").inner_text()
+    assert "\uff3f" * 4 in page.locator("#question").inner_text()
+    # Its idioms are options, not labels ("类别" in Chinese), and have no help key.
+    legend = page.content()  # the keyboard legend (folded on a phone)
+    assert "choose an option" in legend and "choose a label" not in legend and "help for the chosen" not in legend
     gold = int(example.gold_answers[0])
     wrong = (gold + 1) % len(example.choices)
     if width < 800:
@@ -140,6 +146,21 @@ def test_an_iflytek_item_is_answered_by_typing_part_of_a_label_name(open_as, db,
     assert page.locator("#reveal .verdict-mark").inner_text().endswith("Correct")
     assert_fits(page, width)
     assert not page.js_errors
+
+
+def test_in_a_chinese_study_each_iflytek_label_is_printed_once(open_as, db):
+    p = fewclue_participation("iflytek", state=State.TRAINING)
+    with_many_labels(p.condition.study.task)
+    p.study.language = "zh-hans"
+    p.study.save()
+    page = open_item(open_as, p, 1366)
+    rows = page.locator(".label-row").evaluate_all(
+        "rows => rows.map(r => [r.querySelector('.label-name').textContent,"
+        " (r.querySelector('.label-gloss') || {}).textContent || ''])"
+    )
+    assert rows[0][0] == "打车"  # its definition is "打车" too (its short name is itself)
+    # A definition that only repeats the name is not printed beside it (was "打车 打车").
+    assert all(name != gloss for name, gloss in rows), [r for r in rows if r[0] == r[1]]
 
 
 def test_the_label_list_takes_arrow_keys_and_refuses_an_empty_choice(open_as, db):

@@ -179,6 +179,31 @@ def test_the_training_feedback_says_how_many_names_were_right(open_as, db):
     shot(page, "training-reveal-words")
 
 
+def test_a_reading_answer_in_one_of_its_two_wordings_is_partly_correct_and_the_words_agree(open_as, db):
+    canal = "The canal was dug between 1794 and 1802 by hand ."
+    task = make_task_with_items(
+        slug="wordings",
+        multiple_spans=False,
+        test=[("Nobody dug here .", [])],
+        train=[(canal, ["between 1794 and 1802", "1794 and 1802"])],
+        question="When was the canal dug?",
+    )
+    page = open_as(make_participation(task, shots=10, state=State.TRAINING))
+    wait_for_item(page, 0)
+    drag_select(page, "1794", "1802")
+    page.keyboard.press("r")
+    page.keyboard.press("Enter")
+    page.locator("#reveal .verdict").wait_for()
+    assert page.locator("#reveal .verdict-mark").inner_text() == "\u25d0 Partly correct"
+    words = page.locator("#reveal .feedback-words").inner_text()
+    # Never "1 of 1 answer right" beside "partly correct": the words count the wordings, as S1 does.
+    assert "1 of 1" not in words and "answer right" not in words
+    assert words == (
+        "The correct answer is accepted in 2 wordings (a shorter and a longer one) and full credit needs each "
+        "of them: you marked 1."
+    )
+
+
 def test_a_label_reveal_says_whether_the_answer_matched(open_as, db):
     task = make_classification_task(slug="lw", labels=("positive", "negative"), n_test=2, n_train=10)
     p = make_participation(task, shots=10, state=State.TRAINING)

@@ -370,3 +370,17 @@ def test_a_german_span_task_page_fits_with_its_shortcuts(open_as, demo, slug):
         wait_for_item(page, 0)
         _fits(page, f"{slug} de {viewport}")
     shot(page, f"fit-{slug}-de-phone")
+
+
+@pytest.mark.parametrize("touch", [True, False])
+def test_the_span_instructions_say_tap_on_a_touch_screen_and_click_with_a_mouse(open_as, demo, touch):
+    p = make_participation(Task.objects.get(slug="conll03"), state=State.TEST, language="en")
+    page = open_as(p, viewport=VIEWPORTS["phone" if touch else "desktop"], touch=touch)
+    wait_for_item(page, 0)
+    page.evaluate("() => { document.getElementById('instructions-box').open = true; }")
+    howto = page.locator("#instructions-box").inner_text() + " " + page.locator("#span-hint").inner_text()
+    if touch:  # never "click … drag" beside "tap"
+        assert "Tap a word" in howto and "Click a word" not in howto and "drag across" not in howto, howto
+    else:
+        assert "Click a word" in howto and "Tap a word" not in howto, howto
+    _fits(page, f"span how-to touch={touch}")

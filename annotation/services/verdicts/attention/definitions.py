@@ -10,12 +10,17 @@ import hashlib
 import uuid
 from collections.abc import Sequence
 
+from django.conf import settings
 from django.db import transaction
+from django.utils import translation
+from django.utils.translation import gettext, gettext_lazy, pgettext_lazy
 
 from annotation.errors import ServiceError
 from annotation.models import AttentionCheck, Participation, Response, Study
 from annotation.protocol import offsets
-from tasks_app.models import Example, ExampleSet, ExampleSetItem, Label
+from annotation.protocol.languages import shipped
+from tasks_app.models import Example, ExampleSet, ExampleSetItem, Label, Task
+from tasks_app.texts import label_text
 
 SOURCE_PREFIX = "attention-check:"  # the source_id of a check's own Example
 MAX_TEXT = 5000
@@ -45,6 +50,16 @@ def test_set_size(study: Study) -> int:
     return min(size, study.test_sample_size) if study.test_sample_size else size
 
 
+def _unspaced(ch: str) -> bool:
+    """A character of a script written without spaces between words (CJK, kana, Hangul syllables)."""
+    return "\u2e80" <= ch <= "\u9fff" or "\uac00" <= ch <= "\ud7af" or "\uf900" <= ch <= "\ufaff"
+
+
+def _joined(a: str, b: str) -> bool:
+    """Whether two neighbouring characters belong to one word (a Chinese word has no spaces around it)."""
+    return a.isalnum() and b.isalnum() and not (_unspaced(a) or _unspaced(b))
+
+
 def _located(context: str, word: str) -> dict | None:
     """The first occurrence of ``word`` in ``context`` as a whole-word span, or None."""
     start = context.find(word)
@@ -52,7 +67,7 @@ def _located(context: str, word: str) -> dict | None:
         end = start + len(word)
         before = context[start - 1] if start else " "
         after = context[end] if end < len(context) else " "
-        if not before.isalnum() and not after.isalnum():
+        if not _joined(before, word[0]) and not _joined(word[-1], after):
             try:
                 offsets.check_span_boundaries(context, start, end)
             except offsets.OffsetError:
@@ -130,7 +145,9 @@ def validate(
     return position, context, question, "", list(dict.fromkeys(words)), located
 
 
-def _example_for(study: Study, context: str, question: str, gold: list[str], spans: list[dict]) -> Example:
+def _example_for(
+    study: Study, context: str, question: str, gold: list[str], spans: list[dict], template: bool = False
+) -> Example:
     key = uuid.uuid4().hex
     return Example.objects.create(
         task_id=study.task_id,
@@ -140,7 +157,7 @@ def _example_for(study: Study, context: str, question: str, gold: list[str], spa
         question=question,
         gold_answers=gold,
         gold_spans=spans,
-        extra={"attention_check": True},
+        extra={"attention_check": True, **({"attention_template": LABEL_TEMPLATE} if template else {})},
     )
 
 
@@ -165,7 +182,9 @@ def create_check(
     )
     with transaction.atomic():
         gold = [label] if label else words
-        example = _example_for(study, text, ask, gold, located)
+        # A classification template check is worded in each worker's language when shown.
+        template = source == AttentionCheck.Source.TEMPLATE and bool(label)
+        example = _example_for(study, text, ask, gold, located, template=template)
         return AttentionCheck.objects.create(
             study=study,
             position=pos,
@@ -193,8 +212,9 @@ def update_check(check: AttentionCheck, **fields: object) -> AttentionCheck:
     pos, text, ask, label, words, located = validate(study=check.study, exclude_pk=check.pk, **values)
     with transaction.atomic():
         gold = [label] if label else words
+        # A researcher's wording replaces the template's: the check is no longer worded again when shown.
         Example.objects.filter(pk=check.example_id).update(
-            context=text, question=ask, gold_answers=gold, gold_spans=located
+            context=text, question=ask, gold_answers=gold, gold_spans=located, extra={"attention_check": True}
         )
         check.position, check.context, check.question = pos, text, ask
         check.expected_label, check.expected_spans = label, words
@@ -220,35 +240,70 @@ def delete_check(check: AttentionCheck) -> None:
 
 
 # --- Templates ------------------------------------------------------------------------------
+# A template check speaks the study's language and names a label as the worker's button shows it: a careful
+# German worker reads "Wählen Sie „folgt daraus“" above the buttons "folgt daraus / weder noch / Widerspruch".
+# Each sentence's translation holds its word's translation (tests/i18n checks every pair).
 
 _SPAN_SENTENCES = [
-    ("orange", "The orange was left on the kitchen table next to a glass of water."),
-    ("river", "They walked along the river until the sun went down behind the hills."),
-    ("pencil", "She picked up a pencil and wrote the date at the top of the page."),
-    ("window", "A bird sat outside the window for most of the morning."),
-    ("garden", "The garden behind the house was full of tall yellow flowers."),
+    (
+        pgettext_lazy("attention check word", "orange"),
+        gettext_lazy("The orange was left on the kitchen table next to a glass of water."),
+    ),
+    (
+        pgettext_lazy("attention check word", "river"),
+        gettext_lazy("They walked along the river until the sun went down behind the hills."),
+    ),
+    (
+        pgettext_lazy("attention check word", "pencil"),
+        gettext_lazy("She picked up a pencil and wrote the date at the top of the page."),
+    ),
+    (
+        pgettext_lazy("attention check word", "window"),
+        gettext_lazy("A bird sat outside the window for most of the morning."),
+    ),
+    (
+        pgettext_lazy("attention check word", "garden"),
+        gettext_lazy("The garden behind the house was full of tall yellow flowers."),
+    ),
 ]
+LABEL_TEMPLATE = "label"  # Example.extra["attention_template"] of a classification template check
+
+
+def template_language(study: Study) -> str:
+    """The language a study's template checks are written in: the study's, or the default language for a
+    study that follows the browser (its label checks are worded again in each worker's language when shown,
+    ``label_check_texts``; a span check's sentence cannot be, its words' offsets are its answer)."""
+    return study.language if study.language in shipped() else settings.LANGUAGE_CODE
+
+
+def label_check_texts(task: Task, label: str, language: str) -> tuple[str, str]:
+    """A label check's text and question in ``language``, naming ``label`` as the worker's button shows it."""
+    with translation.override(language):
+        context = gettext("This item checks that you are reading the instructions of each item carefully.")
+        question = gettext("To show you are reading, choose “%(label)s”.") % {
+            "label": label_text(task, language, label)
+        }
+    return context, question
 
 
 def template_definition(study: Study, index: int) -> dict:
-    """The ``index``-th check of the task kind's template (labels and sentences taken in turn)."""
+    """The ``index``-th check of the task kind's template (labels and sentences taken in turn), in the study's
+    language."""
     task = study.task
+    language = template_language(study)
     if task.is_classification:
         labels = list(Label.objects.filter(task=task).order_by("position", "name").values_list("name", flat=True))
         if not labels:
             raise AttentionCheckError("expected_label", f"{task.name} has no labels to build a check from")
         label = labels[index % len(labels)]
-        return {
-            "context": "This item checks that you are reading the instructions of each item carefully.",
-            "question": f"To show you are reading, choose '{label}'.",
-            "expected_label": label,
-        }
+        context, question = label_check_texts(task, label, language)
+        return {"context": context, "question": question, "expected_label": label}
     word, sentence = _SPAN_SENTENCES[index % len(_SPAN_SENTENCES)]
-    return {
-        "context": sentence,
-        "question": f"To show you are reading, select the word '{word}' in this sentence (and nothing else).",
-        "expected_spans": [word],
-    }
+    with translation.override(language):
+        question = gettext(
+            "To show you are reading, select the word “%(word)s” in this sentence (and nothing else)."
+        ) % {"word": str(word)}
+        return {"context": str(sentence), "question": question, "expected_spans": [str(word)]}
 
 
 def positions_every(study: Study, every: int) -> list[int]:
