@@ -4,25 +4,36 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0026_exclusion_kinds_integrity_comprehension'),
+        ("annotation", "0026_exclusion_kinds_integrity_comprehension"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='prolificaction',
-            name='pay_rule_version',
-            field=models.CharField(blank=True, help_text='The pay rule (annotation.services.money.pay.PAY_RULE_VERSION) that computed this bonus.', max_length=10),
+            model_name="prolificaction",
+            name="pay_rule_version",
+            field=models.CharField(
+                blank=True,
+                help_text="The pay rule (annotation.services.money.pay.PAY_RULE_VERSION) that computed this bonus.",
+                max_length=10,
+            ),
         ),
         migrations.AlterField(
-            model_name='response',
-            name='reading_ms',
-            field=models.PositiveIntegerField(blank=True, help_text="Reading-time estimate for the item's text (services.session.signals), set on lock.", null=True),
+            model_name="response",
+            name="reading_ms",
+            field=models.PositiveIntegerField(
+                blank=True,
+                help_text="Reading-time estimate for the item's text (services.session.signals), set on lock.",
+                null=True,
+            ),
         ),
         migrations.AlterField(
-            model_name='study',
-            name='outcome_codes',
-            field=models.JSONField(blank=True, default=dict, help_text='Per outcome, the code and an optional redirect URL: {"completed": {"code": "ABC123", "url": ""}, ...}. Outcomes: completed, screened_out, attention_failed, declined, full, already_took_part. Missing codes are generated when the study is saved (annotation.services.state.outcomes).'),
+            model_name="study",
+            name="outcome_codes",
+            field=models.JSONField(
+                blank=True,
+                default=dict,
+                help_text='Per outcome, the code and an optional redirect URL: {"completed": {"code": "ABC123", "url": ""}, ...}. Outcomes: completed, screened_out, attention_failed, declined, full, already_took_part. Missing codes are generated when the study is saved (annotation.services.state.outcomes).',
+            ),
         ),
     ]

@@ -103,6 +103,12 @@ class Study(models.Model):
         max_length=200, blank=True, help_text="The board that approved the study or granted the exemption."
     )
     ethics_reference = models.CharField(max_length=100, blank=True, help_text="The approval's reference number.")
+    data_licence = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="The licence of the human data release (manage.py release_study), e.g. CC BY 4.0; the data "
+        "card says it is not stated while empty.",
+    )
     test_order = models.CharField(max_length=10, choices=TestOrder.choices, default=TestOrder.FIXED)
     protocol = models.CharField(
         max_length=20,

@@ -13,6 +13,15 @@ The method is a bootstrap over *simulated* workers. For each condition and each 
 The pilot is the study's completed workers (``scores.annotator_rows``: previews, attention rows, excluded
 and unfinished workers are not in it), their test S1 under the tables' default skip policy. Every figure
 depends only on the study, the inputs and the seed.
+
+Power for the question people ask (is the human cell above or below a model's score?): a design detects a
+gap d at 80 % power (two-sided, 5 %) when d >= (z(0.975) + z(0.80)) x SE, the SE being the interval's half
+width over z(0.975) (``DETECT_PER_WIDTH``). The widths are simulated with the workers centred on the
+model's score (the hypothesis the gap is tested against; each cell's own accuracy when no model score is
+given). The model's score is taken as fixed: it is computed on the same items. The workers needed for a
+gap the researcher names come from the fit width² = a/n + b over the simulated sizes (the workers' share
+of the variance shrinks with n, the items' does not), then checked by simulating that n and its
+neighbours upward until the gap holds; a gap below the items' floor (b) needs more test items, not workers.
 """
 
 from __future__ import annotations
@@ -20,9 +29,10 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -43,6 +53,12 @@ DEFAULT_RESAMPLES = 500  # bootstrap resamples per simulated study
 DEFAULT_SPREAD = 0.10  # between-worker SD of accuracy when the pilot cannot tell (fewer than two workers)
 LEVEL = 0.95
 MAX_WORKERS = 50  # bounds the time one plan may take
+Z_LEVEL = 1.959964  # two-sided 95 %
+Z_POWER = 0.841621  # 80 % power
+POWER = 0.80
+MODEL_STREAM = 1_000_000  # the random stream of the simulations against a given model (a cell's is its shots)
+# The smallest detectable gap as a share of the interval's width: (z_level + z_power) * width / (2 * z_level).
+DETECT_PER_WIDTH = (Z_LEVEL + Z_POWER) / (2 * Z_LEVEL)
 FORMATS = ("markdown", "json")
 
 
@@ -60,6 +76,10 @@ class CellPlan:
     accuracy: float  # 0..1, the centre the simulated workers are drawn around
     pilot_workers: int  # completed pilot workers of this condition (0 when the accuracy is given or borrowed)
     widths: dict[int, float]  # workers per condition -> median 95% interval width, S1 points (0-100)
+    model_score: float  # 0..1, the score the gap is measured from (the given model's, else the cell's accuracy)
+    detectable_gap: dict[int, float]  # workers per condition -> smallest gap detectable at 80% power, S1 points
+    workers_for_gap: int | None = None  # workers needed to detect the named gap (None: none asked, or not reachable)
+    gap_floor: float | None = None  # S1 points: no number of workers detects a smaller gap with these items
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -67,6 +87,10 @@ class CellPlan:
             "accuracy": round(self.accuracy, 4),
             "pilot_workers": self.pilot_workers,
             "median_width": {str(n): w for n, w in self.widths.items()},
+            "model_score": round(self.model_score, 4),
+            "detectable_gap": {str(n): g for n, g in self.detectable_gap.items()},
+            "workers_for_gap": self.workers_for_gap,
+            "gap_floor": self.gap_floor,
         }
 
 
@@ -116,6 +140,8 @@ class StudyPlan:
     seed: int
     simulations: int
     resamples: int
+    model_score: float | None = None  # 0..1 as given; None: each cell's own accuracy
+    gap: float | None = None  # 0..1: the gap the researcher wants to detect
     assumptions: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
@@ -129,6 +155,12 @@ class StudyPlan:
             "spread": round(self.spread, 4),
             "spread_source": self.spread_source,
             "cells": [c.as_dict() for c in self.cells],
+            "power": {
+                "level": POWER,
+                "test": "two-sided, 5 %, human cell against the model's score taken as fixed",
+                "model_score": self.model_score,
+                "gap": self.gap,
+            },
             "time": {
                 "seconds_per_item": round(self.seconds_per_item, 1),
                 "seconds_from_study": self.seconds_from_study,
@@ -163,6 +195,32 @@ class StudyPlan:
         for c in self.cells:
             widths = " | ".join(f"{c.widths[n]:.1f}" for n in self.workers)
             lines.append(f"| {c.shots} | {100 * c.accuracy:.1f} | {c.pilot_workers} | {widths} |")
+        against = (
+            f"a model scoring {100 * self.model_score:.1f}"
+            if self.model_score is not None
+            else "a model scoring what the cell's humans score"
+        )
+        lines += [
+            "",
+            f"Smallest human-model gap detectable at {POWER:.0%} power (two-sided, 5 %), against {against}, "
+            "in S1 points:",
+            "",
+            f"| shots | model score | {cols} |" + (" workers for the gap |" if self.gap is not None else ""),
+            "|---|---:|" + "---:|" * len(self.workers) + ("---:|" if self.gap is not None else ""),
+        ]
+        for c in self.cells:
+            gaps = " | ".join(f"{c.detectable_gap[n]:.1f}" for n in self.workers)
+            row = f"| {c.shots} | {100 * c.model_score:.1f} | {gaps} |"
+            if self.gap is not None:
+                if c.workers_for_gap is not None:
+                    row += f" {c.workers_for_gap} |"
+                elif c.gap_floor is not None:
+                    row += f" none: below {c.gap_floor:.1f} with these items |"
+                else:
+                    row += f" more than {MAX_WORKERS} |"
+            lines.append(row)
+        if self.gap is not None:
+            lines += ["", f"Gap to detect: {100 * self.gap:.1f} S1 points."]
         lines += [
             "",
             f"Time and pay per worker ({self.seconds_per_item:.0f} s per item, "
@@ -187,9 +245,13 @@ class StudyPlan:
         return "\n".join(lines) + "\n"
 
 
+def _check_share(name: str, value: float | None, example: str) -> None:
+    if value is not None and not (isinstance(value, int | float) and 0 <= value <= 1):
+        raise PlanningError(f"the {name} must be a share between 0 and 1 (e.g. {example}), not {value!r}")
+
+
 def _check_inputs(accuracy: float | None, workers: Sequence[int]) -> tuple[int, ...]:
-    if accuracy is not None and not (isinstance(accuracy, int | float) and 0 <= accuracy <= 1):
-        raise PlanningError(f"the accuracy must be a share between 0 and 1 (e.g. 0.85), not {accuracy!r}")
+    _check_share("accuracy", accuracy, "0.85")
     counts = tuple(sorted(set(workers)))
     if not counts:
         raise PlanningError("give at least one number of workers per condition, e.g. 3,5,10")
@@ -242,6 +304,18 @@ def median_width(
     return float(np.median(widths))
 
 
+def fit_width(widths: dict[int, float]) -> tuple[float, float] | None:
+    """(a, b) of width² = a/n + b by least squares over the sizes simulated, both at least 0; None with one size."""
+    if len(widths) < 2:
+        return None
+    xs = [1 / n for n in widths]
+    ys = [w * w for w in widths.values()]
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    a = max(0.0, sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx)
+    return a, max(0.0, my - a * mx)
+
+
 def _times(study: Study, seconds: float, test_items: int) -> list[ConditionTime]:
     checks = study.attention_checks.count() if test_items else 0
     result = []
@@ -267,9 +341,17 @@ def plan_for_study(
     seed: int = DEFAULT_SEED,
     simulations: int = DEFAULT_SIMULATIONS,
     resamples: int = DEFAULT_RESAMPLES,
+    model_score: float | None = None,
+    gap: float | None = None,
 ) -> StudyPlan:
-    """The plan of ``study``: from its pilot's completed workers, or from ``accuracy`` (0..1) when given."""
+    """The plan of ``study``: from its pilot's completed workers, or from ``accuracy`` (0..1) when given; the
+    detectable gap against ``model_score`` (0..1; each cell's accuracy when None), and the workers needed
+    to detect ``gap`` (0..1) when given."""
     counts = _check_inputs(accuracy, workers)
+    _check_share("model score", model_score, "0.80")
+    _check_share("gap", gap, "0.05")
+    if gap is not None and gap <= 0:
+        raise PlanningError(f"the gap to detect must be above 0 (e.g. 0.05 for 5 S1 points), not {gap!r}")
     if simulations < 1:
         raise PlanningError(f"simulations must be at least 1, not {simulations!r}")
     IntervalOptions(resamples=resamples, seed=seed, level=LEVEL)  # refuses bad resamples or seed before any work
@@ -292,14 +374,14 @@ def plan_for_study(
     if spread is None:
         spread, spread_source = DEFAULT_SPREAD, "a default: no condition of the pilot has two completed workers"
     everyone = statistics.fmean(v for values in pilot.values() for v in values) if pilot_n else math.nan
-    cells = []
-    for n_shots in shots:
-        own = pilot.get(n_shots, [])
-        centre = accuracy if accuracy is not None else (statistics.fmean(own) if own else everyone)
-        widths = {}
-        for n in counts:
-            rng = np.random.default_rng([seed, n_shots, n])  # one stream per cell and size: independent of the rest
-            width = median_width(
+    simulated: dict[tuple[float, int, int], float] = {}
+
+    def width(centre: float, n: int, *, stream: int) -> float:
+        """The median width (S1 points) of ``n`` workers around ``centre``; one random stream per cell and size."""
+        key = (centre, n, stream)
+        if key not in simulated:
+            rng = np.random.default_rng([seed, stream, n])
+            simulated[key] = 100 * median_width(
                 accuracy=centre,
                 spread=spread,
                 workers=n,
@@ -308,8 +390,30 @@ def plan_for_study(
                 simulations=simulations,
                 resamples=resamples,
             )
-            widths[n] = round(100 * width, 1)
-        cells.append(CellPlan(n_shots, centre, len(own) if accuracy is None else 0, widths))
+        return simulated[key]
+
+    cells = []
+    for n_shots in shots:
+        own = pilot.get(n_shots, [])
+        centre = accuracy if accuracy is not None else (statistics.fmean(own) if own else everyone)
+        widths = {n: round(width(centre, n, stream=n_shots), 1) for n in counts}
+        # Against a given model, one set of simulations serves every cell: the same items and workers.
+        null, stream = (model_score, MODEL_STREAM) if model_score is not None else (centre, n_shots)
+        at_null = {n: width(null, n, stream=stream) for n in counts}
+        detectable = {n: round(DETECT_PER_WIDTH * w, 1) for n, w in at_null.items()}
+        needed, floor = _workers_for_gap(gap, at_null, partial(width, null, stream=stream)) if gap else (None, None)
+        cells.append(
+            CellPlan(
+                n_shots,
+                centre,
+                len(own) if accuracy is None else 0,
+                widths,
+                model_score=null,
+                detectable_gap=detectable,
+                workers_for_gap=needed,
+                gap_floor=floor,
+            )
+        )
 
     seconds, from_study = presentation.seconds_per_item(study)
     times = _times(study, seconds, test_items)
@@ -336,6 +440,22 @@ def plan_for_study(
         + ("the study's median active time per answered item" if from_study else "the task's default estimate")
         + "), over the training items, the test items and the attention checks; consent, survey and reading "
         "the instructions are not counted.",
+        f"Power: the smallest gap detectable at {POWER:.0%} power (two-sided, 5 %) is "
+        f"(z 0.975 + z 0.80) / (2 z 0.975) = {DETECT_PER_WIDTH:.3f} times the interval's width simulated with the "
+        "workers centred on the model's score ("
+        + (
+            f"{model_score:.2f} as given"
+            if model_score is not None
+            else "each cell's own accuracy: no model score given"
+        )
+        + "), the model's score taken as fixed (it is computed on the same items)."
+        + (
+            f" Workers for a gap of {100 * gap:.1f} points: from the fit width² = a/n + b over the sizes above, "
+            "checked by simulating that size (and the next ones until it holds); a gap under the items' floor "
+            "needs more test items."
+            if gap is not None
+            else ""
+        ),
         f"Pay: each worker is paid for that time by the study's pay rule (rate {study.hourly_rate} "
         f"{study.currency}/h"
         + (f", posted reward {base} topped up to the rate" if base > 0 else ", no posted reward")
@@ -361,8 +481,34 @@ def plan_for_study(
         seed=seed,
         simulations=simulations,
         resamples=resamples,
+        model_score=model_score,
+        gap=gap,
         assumptions=assumptions,
     )
+
+
+def _workers_for_gap(
+    gap: float, widths: dict[int, float], simulate: Callable[[int], float]
+) -> tuple[int | None, float | None]:
+    """(workers needed to detect ``gap`` (0..1), the items' floor in S1 points when no number of workers can).
+
+    ``widths`` are the simulated widths (S1 points) by size; ``simulate(n)`` gives another size's."""
+    target = 100 * gap / DETECT_PER_WIDTH  # the width the gap needs
+    fit = fit_width(widths)
+    if fit is None:  # one size only: scale by 1/sqrt(n), the items' share unknown
+        [(n0, w0)] = widths.items()
+        guess = math.ceil(n0 * (w0 / target) ** 2)
+    else:
+        a, b = fit
+        if target * target <= b:
+            return None, round(DETECT_PER_WIDTH * math.sqrt(b), 1)
+        guess = math.ceil(a / (target * target - b))
+    for n in range(max(1, guess), MAX_WORKERS + 1):
+        if simulate(n) <= target:
+            return n, None
+        if n >= guess + 5:  # the fit was far off: say the bound rather than simulate on
+            break
+    return None, None
 
 
 def render(plan: StudyPlan, fmt: str) -> str:

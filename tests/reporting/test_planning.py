@@ -3,6 +3,7 @@
 import json
 from decimal import Decimal
 
+import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
@@ -189,3 +190,70 @@ def test_the_rehearsal_section_is_the_plan_or_why_not(task):
     add_annotator(study, 0, answers=answers(task, 18))
     section = planning.rehearsal_section("hook")
     assert section["accuracy_source"] == "pilot" and section["markdown"].startswith("## Sample-size plan")
+
+
+def _bootstrap_interval(scores: np.ndarray, rng: np.random.Generator, resamples: int) -> tuple[float, float]:
+    """A two-way percentile bootstrap of the cell mean (workers and items resampled), written apart from the app's."""
+    workers, items = scores.shape
+    means = [
+        scores[np.ix_(rng.integers(workers, size=workers), rng.integers(items, size=items))].mean()
+        for _ in range(resamples)
+    ]
+    return float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))
+
+
+def test_the_detectable_gap_is_detected_about_four_times_in_five(task):
+    """Humans truly the detectable gap above the model: a simulated study's interval excludes the model's score
+    in about 80 % of studies (an independent simulation, not the plan's)."""
+    study = make_study(task, shots=(0,), slug="power")
+    plan = plan_for_study(study, accuracy=0.7, workers=(5,), model_score=0.7, simulations=60, resamples=300)
+    [cell] = plan.cells
+    gap = cell.detectable_gap[5] / 100
+    assert 0.05 < gap < 0.4 and cell.model_score == 0.7
+    rng = np.random.default_rng(11)
+    detected, studies = 0, 150
+    for _ in range(studies):
+        skill = np.clip(rng.normal(0.7 + gap, plan.spread, size=5), 0, 1)
+        scores = (rng.random((5, 20)) < skill[:, None]).astype(float)
+        low, high = _bootstrap_interval(scores, rng, 300)
+        detected += not low <= 0.7 <= high
+    assert 0.65 <= detected / studies <= 0.95, detected / studies
+
+
+def test_a_named_gap_gives_the_workers_it_needs_or_says_the_items_are_too_few(task):
+    study = make_study(task, shots=(0, 10), slug="gap")
+    base = plan_for_study(study, accuracy=0.7, workers=(3, 5, 10), model_score=0.8, **FAST)
+    # Against one model score, every cell is the same question: one set of figures.
+    assert base.cells[0].detectable_gap == base.cells[1].detectable_gap
+    gaps = base.cells[0].detectable_gap
+    assert gaps[3] > gaps[5] > gaps[10] > 0
+    # Each detectable gap is that share of the interval's width at the model's score, by definition.
+    ratio = (1.959964 + 0.841621) / (2 * 1.959964)
+    widths_at_model = plan_for_study(study, accuracy=0.8, workers=(3, 5, 10), **FAST).cells[1].widths
+    assert widths_at_model[10] * ratio == pytest.approx(gaps[10], abs=0.2 + 0.05 * gaps[10])
+    asked = plan_for_study(study, accuracy=0.7, workers=(3, 5, 10), model_score=0.8, gap=gaps[5] / 100, **FAST)
+    assert 3 <= asked.cells[0].workers_for_gap <= 7
+    tiny = plan_for_study(study, accuracy=0.7, workers=(3, 5, 10), model_score=0.8, gap=0.005, **FAST)
+    [cell, _] = tiny.cells
+    assert cell.workers_for_gap is None and cell.gap_floor is not None and cell.gap_floor > 0.5
+    assert "none: below" in tiny.markdown()
+    assert "workers for the gap" in asked.markdown() and "Gap to detect" in asked.markdown()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [({"model_score": 1.5}, "model score must be a share"), ({"gap": 0}, "gap to detect must be above 0")],
+)
+def test_a_bad_model_score_or_gap_is_refused(task, kwargs, message):
+    study = make_study(task, shots=(0,), slug="badgap")
+    with pytest.raises(PlanningError, match=message):
+        plan_for_study(study, accuracy=0.7, **kwargs)
+
+
+def test_the_command_takes_a_model_score_and_a_gap(task, capsys):
+    make_study(task, shots=(0,), slug="gapcmd")
+    call_command(
+        "plan_study", "gapcmd", "--accuracy", "0.7", "--model-score", "0.8", "--gap", "0.2", "--simulations", "20"
+    )
+    out = capsys.readouterr().out
+    assert "against a model scoring 80.0" in out and "Gap to detect: 20.0 S1 points." in out

@@ -155,7 +155,7 @@ def test_only_end_step_completes_a_test_step():
         for path in sorted(root.rglob("*.py"))
         if "finish_test(" in path.read_text() and path.name != "lifecycle.py"
     ]
-    assert callers == ["services/step_end.py"]
+    assert callers == ["services/verdicts/step_end.py"]
 
 
 # --- A verdict that lands while the last answer is locked -------------------------------------------

@@ -6,6 +6,7 @@ manage.py configure_study sst2-split1 --comprehension-file check.json   # '[]' f
 manage.py configure_study sst2-split1 --code declined=NOCONSENT --code completed=C0DE1234
 manage.py configure_study sst2-split1 --posted-reward 1.50      # the reward posted on the platform
 manage.py configure_study sst2-split1 --title "Movie review sentiment" --no-consent
+manage.py configure_study sst2-split1 --data-licence "CC BY 4.0"   # for the data release (release_study)
 manage.py configure_study sst2-split1 --show          # print the settings and the outcome codes as JSON
 
 Every change goes through annotation.services.studies.studies.study_update, so a
@@ -35,6 +36,7 @@ SHOWN = (
     "survey_placement",
     "comprehension",
     "outcome_codes",
+    "data_licence",
 )
 
 
@@ -64,6 +66,9 @@ class Command(BaseCommand):
             "--posted-reward",
             help="The reward posted on the platform per participant (the bonus tops it up to the hourly rate; "
             "0 only if none was posted).",
+        )
+        parser.add_argument(
+            "--data-licence", help="The licence of the human data release (release_study), e.g. 'CC BY 4.0'."
         )
         parser.add_argument("--title", help="The neutral title workers see.")
         parser.add_argument("--description", help="The description workers see.")
@@ -122,6 +127,8 @@ class Command(BaseCommand):
                 raise CommandError(
                     f"--posted-reward takes an amount, e.g. 1.50; got {options['posted_reward']!r}."
                 ) from None
+        if options["data_licence"] is not None:
+            changes["data_licence"] = options["data_licence"]
         if options["title"] is not None:
             changes["worker_title"] = options["title"]
         if options["description"] is not None:

@@ -2,6 +2,7 @@
 
 manage.py plan_study sst2-split1                              # from the pilot's completed workers
 manage.py plan_study sst2-split1 --accuracy 0.85 --workers 3,5,10 --seed 7 --format json
+manage.py plan_study sst2-split1 --model-score 0.80 --gap 0.05   # the gap detectable, the workers for 5 points
 """
 
 from typing import Any
@@ -27,6 +28,15 @@ class Command(BaseCommand):
         parser.add_argument("slug", help="The study (its pilot's completed workers give the accuracy).")
         parser.add_argument("--accuracy", type=float, default=None, help="Plan with this accuracy (0..1) instead.")
         parser.add_argument("--workers", default="3,5,10", help="Workers per condition to plan for (default 3,5,10).")
+        parser.add_argument(
+            "--model-score",
+            type=float,
+            default=None,
+            help="The model's score (0..1) the human cell is compared with; default: each cell's own accuracy.",
+        )
+        parser.add_argument(
+            "--gap", type=float, default=None, help="A gap (0..1, e.g. 0.05) to detect: how many workers it needs."
+        )
         parser.add_argument("--seed", type=int, default=planning.DEFAULT_SEED)
         parser.add_argument("--simulations", type=int, default=planning.DEFAULT_SIMULATIONS)
         parser.add_argument("--resamples", type=int, default=planning.DEFAULT_RESAMPLES)
@@ -44,6 +54,8 @@ class Command(BaseCommand):
                 seed=opts["seed"],
                 simulations=opts["simulations"],
                 resamples=opts["resamples"],
+                model_score=opts["model_score"],
+                gap=opts["gap"],
             )
         except ReportError as exc:  # a PlanningError, or bad bootstrap options
             raise CommandError(str(exc)) from None

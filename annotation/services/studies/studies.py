@@ -69,6 +69,7 @@ EDITABLE_FIELDS = (
     "ethics_review",
     "ethics_board",
     "ethics_reference",
+    "data_licence",
     "prolific_sync_places",
 ) + tuple(name for name in ("base_reward",) if name in {f.name for f in Study._meta.get_fields()})
 
