@@ -6,13 +6,17 @@ bind, a connection to PostgreSQL or Redis could take it ("Address already in use
 chosen below that range, where only a server binding it on purpose can be, and is checked free by
 binding it; a port that is taken is replaced by another. Every server the tests and benchmarks start
 on a port they chose takes it from here (servers that bind port 0 themselves and report it, as
-Django's live server, need no choice).
+Django's live server, need no choice). Under pytest-xdist each worker (and the servers its tests
+start, which inherit its environment) chooses from a share of its own, so two workers never race for
+one port.
 """
 
 from __future__ import annotations
 
+import os
 import random
 import socket
+from collections.abc import Mapping
 from pathlib import Path
 
 EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
@@ -39,6 +43,14 @@ def candidate_range(ephemeral: tuple[int, int] | None = None) -> range:
     return range(max(LOWEST, first - SPAN), first)
 
 
+def worker_share(ports: range, environ: Mapping[str, str] = os.environ) -> range:
+    """The ports of this pytest-xdist worker (gwN of M: every M-th port from the N-th); all outside xdist."""
+    worker, count = environ.get("PYTEST_XDIST_WORKER", ""), environ.get("PYTEST_XDIST_WORKER_COUNT", "")
+    if not (worker.startswith("gw") and worker[2:].isdigit() and count.isdigit() and int(count) > 1):
+        return ports
+    return ports[int(worker[2:]) % int(count) :: int(count)]
+
+
 def is_free(port: int, host: str = "127.0.0.1") -> bool:
     """Whether a server could bind ``port`` now (nothing listens or lingers on it)."""
     with socket.socket() as sock:
@@ -51,7 +63,7 @@ def is_free(port: int, host: str = "127.0.0.1") -> bool:
 
 def free_port(*, host: str = "127.0.0.1", choose: random.Random | None = None) -> int:
     """A port below the ephemeral range that nothing holds now; a taken one is replaced by another."""
-    ports = candidate_range()
+    ports = worker_share(candidate_range())
     pick = choose or random.SystemRandom()
     for _ in range(ATTEMPTS):
         port = pick.choice(ports)

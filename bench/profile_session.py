@@ -26,7 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from annotation.rehearsal.crowd import FOLDERS, Policy, item_key, read_gold  # noqa: E402
+from annotation.rehearsal.crowd import FOLDERS, Policy, read_gold, shown_key  # noqa: E402
 from bench.stack import Stack  # noqa: E402
 
 
@@ -86,7 +86,7 @@ def main() -> int:
         def round_trip() -> None:
             """What the page does per test item: POST the answer, whose response carries the next item."""
             item = state["item"]
-            answer = policy.answer(item, labels, gold.get(item_key(item["context"], item["question"]), frozenset()))
+            answer = policy.answer(item, labels, gold.get(shown_key(item), frozenset()))
             body = {"item": item["item"], "confidence": 3, **answer.body} if not answer.skipped else {}
             reply = client.post("/api/session/submit/", body, content_type="application/json", **headers)
             assert reply.status_code == 200, reply.content

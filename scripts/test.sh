@@ -2,6 +2,8 @@
 # One command: install what the tests need (venv, requirements, Debian's
 # Chromium and a CJK font for the browser tests when missing) and run the whole suite.
 # Extra arguments go to pytest. Exit 5 (no tests collected) counts as failure.
+# The suite runs on every core (pytest-xdist: TEST_WORKERS processes, default one a core, each with its
+# own database, media folder and ports); `-n0` among the arguments runs it in this one process.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh requirements-dev.txt
@@ -17,7 +19,8 @@ if ! command -v pdflatex >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; 
         texlive-latex-base texlive-latex-recommended >/dev/null
 fi
 set +e
-.venv/bin/python -m pytest "$@"
+# --dist loadgroup: tests marked xdist_group(name) share a resource and run on one worker, one after another.
+.venv/bin/python -m pytest -n "${TEST_WORKERS:-auto}" --dist loadgroup "$@"
 rc=$?
 set -e
 if [ "$rc" = 5 ]; then

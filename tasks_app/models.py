@@ -7,10 +7,13 @@ Offsets convention, used everywhere in the project: a span is
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
+from tasks_app import reading_time
 from tasks_app.texts import validate_translations
 
 
@@ -165,6 +168,12 @@ class Example(models.Model):
         help_text='Spans of a string context to show marked, as {"start", "end", "role", "text"} with '
         'context[start:end] == text (FewCLUE CLUEWSC\'s "span1" and "span2").',
     )
+    reading_ms = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="Reading-time estimate of the question and context (tasks_app.reading_time), computed when written.",
+    )
 
     class Meta:
         ordering = ["task", "id"]
@@ -174,6 +183,20 @@ class Example(models.Model):
 
     def __str__(self) -> str:
         return f"{self.task.slug}:{self.source_id}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        # The estimate follows the text: computed on every save (bulk writes set it themselves).
+        self.reading_ms = reading_time.example_reading_ms(self.question, self.context)
+        if kwargs.get("update_fields") is not None:
+            kwargs["update_fields"] = {*kwargs["update_fields"], "reading_ms"}
+        super().save(*args, **kwargs)
+
+    @property
+    def reading_estimate_ms(self) -> int:
+        """The stored estimate; computed here only for a row written without it (a bulk write elsewhere)."""
+        if self.reading_ms is not None:
+            return self.reading_ms
+        return reading_time.example_reading_ms(self.question, self.context)
 
     @property
     def context_text(self) -> str:

@@ -82,6 +82,9 @@ def csp_violations(page) -> list[str]:
 def open_as(browser, live_server):
     """open_as(participation, viewport=None, touch=False) -> a page logged in as that worker, on /work/.
 
+    ``clock=True`` installs Playwright's clock before the page loads: the page's time (Date, timers,
+    performance.now) still flows, and ``page.clock.run_for(ms)`` moves it on at once instead of a sleep.
+
     ``touch=True`` makes a phone-like context (touch screen, coarse pointer); ``participation=None`` opens
     the page without a worker session. ``cookies`` adds more (e.g. an admin's session). Every page is
     watched for Content-Security-Policy violations, and any makes the test fail at teardown.
@@ -91,7 +94,7 @@ def open_as(browser, live_server):
     contexts = []
     pages = []
 
-    def _open(participation, *, viewport=None, path="/work/", touch=False, cookies=None):
+    def _open(participation, *, viewport=None, path="/work/", touch=False, cookies=None, clock=False):
         context = browser.new_context(
             viewport=viewport or {"width": 1280, "height": 900}, has_touch=touch, is_mobile=touch
         )
@@ -114,6 +117,8 @@ def open_as(browser, live_server):
         page.js_errors = errors
         watch_csp(page)
         pages.append(page)
+        if clock:
+            page.clock.install()
         page.first_response = page.goto(live_server.url + path)
         return page
 

@@ -10,6 +10,8 @@ from tests.browser import browser, open_as, staff_session  # noqa: F401  (the br
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CLUES_DIR = Path(os.environ.get("CLUES_DIR", REPO_ROOT.parent / "shared" / "clues"))
 FEWCLUE_FIXTURE = REPO_ROOT / "tests" / "fixtures" / "fewclue"
+# FewCLUE's datasets/ (its nine unlabeled.json aside) beside the repository, as CI's clean clone has it.
+FEWCLUE_DIR = Path(os.environ.get("FEWCLUE_DIR") or REPO_ROOT.parent / "shared" / "fewclue" / "datasets")
 
 
 @pytest.fixture(scope="session")
@@ -22,13 +24,14 @@ def clues_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def fewclue_dir() -> Path:
-    """An extracted datasets/ folder of the FewCLUE repository (FEWCLUE_DIR); tests that need it skip without."""
-    value = os.environ.get("FEWCLUE_DIR", "")
-    if not value or not (Path(value) / "eprstmt").is_dir():
-        pytest.skip("FewCLUE datasets/ not found (set FEWCLUE_DIR; docs/importing.md says how to extract it)")
-    return Path(value)
+    """FewCLUE's datasets/ folder: ../shared/fewclue/datasets beside the repository (or FEWCLUE_DIR). CI has it
+    there, so these tests run in CI; a checkout without it skips them."""
+    if not (FEWCLUE_DIR / "eprstmt").is_dir():
+        pytest.skip(f"FewCLUE datasets/ not found at {FEWCLUE_DIR} (set FEWCLUE_DIR)")
+    return FEWCLUE_DIR
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks (--dist loadgroup)
 def pytest_collection_modifyitems(config, items):
     from django.db import connection
 
@@ -45,6 +48,9 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason="a few minutes of fuzzing: CI's own step (SCHEMATHESIS=1)"))
         if "multinode" in item.keywords and not multinode:
             item.add_marker(pytest.mark.skip(reason="nginx, PgBouncer, two app nodes: CI's own step (MULTINODE=1)"))
+        if "multinode" in item.keywords:
+            # The stacks share one database name and Redis db (tests/deploy/conftest.py): one worker runs them.
+            item.add_marker(pytest.mark.xdist_group("multinode"))
 
 
 def _database_url(settings_dict: dict) -> str:

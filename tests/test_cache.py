@@ -22,6 +22,8 @@ def _redis_up() -> bool:
 
 
 needs_redis = pytest.mark.skipif(not _redis_up(), reason="needs Redis on 127.0.0.1:6379")
+# cache.clear() empties the whole Redis db: under pytest-xdist one worker runs these tests, one at a time.
+pytestmark = pytest.mark.xdist_group("redis-db13")
 
 
 def test_a_cache_url_gives_djangos_redis_cache_and_cached_sessions():

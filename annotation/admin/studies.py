@@ -157,6 +157,7 @@ class StudyAdmin(StudyPages, ProlificStudyActions, admin.ModelAdmin):
         ("Texts in other languages", {"fields": ["translations"], "classes": ["collapse"]}),
         ("Survey", {"fields": ["survey", "survey_placement"], "classes": ["collapse"]}),
         ("Ethics review", {"fields": ["ethics_review", "ethics_board", "ethics_reference"], "classes": ["collapse"]}),
+        ("Human-baselines checklist: the authors' answers", {"fields": ["checklist_answers"], "classes": ["collapse"]}),
         ("Data release", {"fields": ["data_licence"], "classes": ["collapse"]}),
         ("Comprehension check", {"fields": ["comprehension"], "classes": ["collapse"]}),
     ]

@@ -9,6 +9,7 @@ from django.db import models
 from django.db.models import Q
 
 from annotation.protocol import comprehension
+from annotation.protocol.checklist import checklist_answers_errors
 from annotation.protocol.languages import study_language_choices
 from annotation.protocol.outcomes import validate_codes
 from annotation.protocol.survey import validate_definition
@@ -45,7 +46,10 @@ class Study(models.Model):
         # (conditions, samples), never this name; it is recorded for the reports and the statement.
         CLUES = "clues", "CLUES: 0/10/20/30-shot conditions on a training split, the whole test set"
         FEWCLUE_PAPER = "fewclue-paper", "FewCLUE paper (6.1): training on development items, a test sample"
-        FEWCLUE_README = "fewclue-readme", "FewCLUE README: training on training items, a test sample, majority vote"
+        FEWCLUE_README = (
+            "fewclue-readme",
+            "FewCLUE README: training on training items, a sample of the validation set, majority vote",
+        )
 
     class FilterReference(models.TextChoices):
         MEAN = "mean", "Mean of the others in the group"
@@ -103,6 +107,12 @@ class Study(models.Model):
         max_length=200, blank=True, help_text="The board that approved the study or granted the exemption."
     )
     ethics_reference = models.CharField(max_length=100, blank=True, help_text="The approval's reference number.")
+    checklist_answers = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The authors' answers to the human-baselines checklist items only they can answer (the paper, "
+        'author baseliners, the model\'s interface...): {"0.1": "Title", ...}, numbered as the checklist.',
+    )
     data_licence = models.CharField(
         max_length=200,
         blank=True,
@@ -265,6 +275,8 @@ class Study(models.Model):
         return self.name
 
     def clean(self) -> None:
+        if problems := checklist_answers_errors(self.checklist_answers):
+            raise ValidationError({"checklist_answers": problems})
         # Training S1 lies in 0..1, and so do its minimum and any distance below a mean: a threshold
         # outside that range would silently let everyone through or nobody.
         threshold = self.filter_threshold
@@ -323,10 +335,18 @@ class Condition(models.Model):
         blank=True,
         help_text="Example ids of the training step, drawn from the training set, in its order (empty: all of it).",
     )
+    test_set = models.ForeignKey(
+        ExampleSet,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="test_conditions",
+        help_text="The set the test sample was drawn from (empty: the task's test set).",
+    )
     test_sample = models.JSONField(
         default=list,
         blank=True,
-        help_text="Example ids of the test step, drawn from the task's test set, in its order (empty: all of it).",
+        help_text="Example ids of the test step, drawn from the test set, in its order (empty: all of it).",
     )
 
     class Meta:

@@ -47,11 +47,25 @@ QUOTED = re.compile(r"['\"‘“]([^'\"‘’“”]+)['\"’”]")
 STATIC_URL = re.compile(r'(?:src|href)="(/static/[^"]+)"')
 WORD = re.compile(r"\w+")
 
-Key = tuple[str, str]
+Key = tuple[str, str, str, str]
 
 
-def item_key(context: Any, question: str) -> Key:
-    return json.dumps(context, ensure_ascii=False), question
+def item_key(context: Any, question: str, marks: Any = (), options: Any = ()) -> Key:
+    """An item as the worker page shows it: its context, question, marked spans and own options. Items that
+    share a text but mark other spans (CLUEWSC) or offer other options are other items with their own gold."""
+    spans = sorted((m.get("start"), m.get("end"), str(m.get("role", ""))) for m in marks or ())
+    texts = [o.get("text", "") if isinstance(o, dict) else str(o) for o in options or ()]
+    return (
+        json.dumps(context, ensure_ascii=False),
+        question,
+        json.dumps(spans, ensure_ascii=False),
+        json.dumps(texts, ensure_ascii=False),
+    )
+
+
+def shown_key(item: dict) -> Key:
+    """The key of an item of the session API (``item_payload``), as the page shows it."""
+    return item_key(item["context"], item["question"], item.get("marks"), item.get("options"))
 
 
 def _gold_strings(answer: Any) -> frozenset[str]:
@@ -64,7 +78,7 @@ def _gold_strings(answer: Any) -> frozenset[str]:
 
 
 def read_gold(release: Path, *, task: str, split: int = 1) -> dict[Key, frozenset[str]]:
-    """(context, question) -> gold answer set, from the release's test file and the split's training files."""
+    """item -> gold answer set (``item_key``), from the release's test file and the split's training files."""
     gold: dict[Key, frozenset[str]] = {}
     folder = release / FOLDERS[task]
     files = [p for p in sorted(folder.glob("*.jsonl")) if p.stem.endswith("_test") or p.stem.endswith(f"_{split}")]
@@ -383,7 +397,7 @@ class SimulatedWorker:
 
     async def _answer(self, item: dict, labels: list[str]) -> dict | None:
         """Answer the item; return the next item the response carries (test step), if any."""
-        key = item_key(item["context"], item["question"])
+        key = shown_key(item)
         gold = self.gold.get(key)
         if gold is None:
             self.outcome.unknown_gold += 1

@@ -164,13 +164,18 @@ class Report:
             "",
             "## The simulated crowd",
             "",
-            "| worker | behaviour | accuracy | last seen by the worker | in the database | code |",
-            "|---|---|---:|---|---|---|",
+            "Accuracy is what the worker was simulated with (the chance of answering an item with its gold); "
+            "measured is the test S1 the app scored for them (skips score 0), where they reached the test.",
+            "",
+            "| worker | behaviour | accuracy | measured | last seen by the worker | in the database | code |",
+            "|---|---|---:|---:|---|---|---|",
         ]
         for w in self.crowd:
             seen = w["state"] + (f" ({w['refused']}: {w['page_title']})" if w["refused"] else "")
             end = w.get("end_state") or "-"  # none: the worker never took a slot
-            lines.append(f"| {w['worker_id']} | {w['behaviour']} | {w['p_gold']:.2f} | {seen} | {end} | {w['code']} |")
+            measured = "-" if w.get("measured") is None else f"{w['measured']:.2f}"
+            cells = [w["worker_id"], w["behaviour"], f"{w['p_gold']:.2f}", measured, seen, end, w["code"]]
+            lines.append("| " + " | ".join(cells) + " |")
         lines += ["", "## Prolific (the stand-in)", ""]
         for name, run in self.prolific.items():
             counts = run.get("counts") or {}

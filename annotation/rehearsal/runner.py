@@ -180,21 +180,22 @@ class Scratch:
 
 
 def gold_book(study: Study) -> tuple[dict[Key, frozenset[str]], frozenset[Key]]:
-    """(context, question) -> gold answer set for every item of the task, as the worker page shows it
-    (the example's question and the task's override), and the attention checks' keys."""
+    """Item -> gold answer set for every item of the task, keyed as the worker page shows the item
+    (``crowd.item_key``: its context, the example's question or the task's override, its marks and its own
+    options), and the attention checks' keys."""
     task = study.task
     gold: dict[Key, frozenset[str]] = {}
-    for ex in Example.objects.filter(task=task).only("context", "question", "gold_answers"):
+    for ex in Example.objects.filter(task=task).only("context", "question", "gold_answers", "marks", "choices"):
         answers = frozenset(str(a) for a in ex.gold_answers or [])
-        gold[item_key(ex.context, ex.question)] = answers
+        gold[item_key(ex.context, ex.question, ex.marks, ex.choices)] = answers
         if task.worker_question:
-            gold.setdefault(item_key(ex.context, task.worker_question), answers)
+            gold.setdefault(item_key(ex.context, task.worker_question, ex.marks, ex.choices), answers)
     checks = set()
     for check in AttentionCheck.objects.filter(study=study).select_related("example"):
         ex = check.example
         for question in (ex.question, check.question, task.worker_question):
             if question:
-                key = item_key(ex.context, question)
+                key = item_key(ex.context, question, ex.marks, ex.choices)
                 gold[key] = frozenset(check.expected)
                 checks.add(key)
     return gold, frozenset(checks)
@@ -465,7 +466,9 @@ class Rehearsal:
             checked = self.scratch.step("check", self.study.slug, "--facts", str(path))
             results = checked["invariants"]
             for worker in facts["crowd"]:
-                worker["end_state"] = checked["end_states"].get(end_state_key(worker["study"], worker["worker_id"]))
+                key = end_state_key(worker["study"], worker["worker_id"])
+                worker["end_state"] = checked["end_states"].get(key)
+                worker["measured"] = checked.get("measured", {}).get(key)
         finally:
             self.scratch.stop_server()
             self.standin.stop()

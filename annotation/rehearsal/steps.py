@@ -19,6 +19,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from annotation.models import Participation, Study
+from annotation.reporting.scores import annotator_rows
 from annotation.services.admission import abandonment
 from annotation.services.studies import studies
 from tasks_app.models import Task
@@ -135,7 +136,18 @@ def check(*, slug: str, facts: dict[str, Any]) -> dict[str, Any]:
     ends = Participation.objects.filter(study__task=study.task).values_list(
         "study__slug", "worker__external_id", "state"
     )
-    return {"invariants": results, "end_states": {end_state_key(s, w): state for s, w, state in ends}}
+    # Each worker's test S1 as the app scores it (0..1; skips under the default policy), for the report to
+    # set beside the accuracy the worker was simulated with.
+    measured = {
+        end_state_key(row.study_slug, row.worker_id): row.test_s1
+        for row in annotator_rows(studies=[study])
+        if row.test_s1 is not None
+    }
+    return {
+        "invariants": results,
+        "end_states": {end_state_key(s, w): state for s, w, state in ends},
+        "measured": measured,
+    }
 
 
 def end_state_key(study: str, worker_id: str) -> str:

@@ -1,11 +1,12 @@
 """The human-performance table in FewCLUE's shape: Human rows, one column per task, and the average.
 
 FewCLUE (Xu et al., 2021) reports one Human row of accuracies over nine tasks and their mean ("Score").
-Here the row comes twice, from the same answers: per worker (mean ± std over each condition's completed
-workers, as the CLUES table) and by majority vote over the condition's workers (``majority``), with the
-number of items without a majority beside the figure; then the paper's row (``tasks_app.paper``) to
-compare with. Every task is single-label classification, where S1 is accuracy. The selected studies
-must be of FewCLUE's tasks and of one protocol, one condition per task.
+Here the row comes three times, from the same answers: per worker (mean ± std over each condition's completed
+workers, as the CLUES table), by strict majority vote over the condition's workers (``majority``; the number
+of items without a majority beside the figure) and by plurality with a seeded tie-break (the number of ties
+beside it), since the README gives no tie rule; then the paper's row (``tasks_app.paper``) to compare with,
+its six numbers that come from CLUE marked so. Every task is single-label classification, where S1 is
+accuracy. The selected studies must be of FewCLUE's tasks and of one protocol, one condition per task.
 """
 
 from __future__ import annotations
@@ -23,21 +24,41 @@ from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.provenance import header_lines
 from annotation.reporting.scores import condition_summaries
 from annotation.services.session import samples
-from tasks_app.paper import FEWCLUE_HUMAN, FEWCLUE_HUMAN_SCORE
+from tasks_app.paper import FEWCLUE_HUMAN, FEWCLUE_HUMAN_FROM_CLUE, FEWCLUE_HUMAN_SCORE
 
 TASKS = list(FEWCLUE_HUMAN)  # the dataset folders, in the paper's column order
 SLUG_PREFIX = "fewclue-"
 MISSING = "–"
-PER_WORKER, MAJORITY, PAPER = "per_worker", "majority", "paper"
+PER_WORKER, MAJORITY, PLURALITY, PAPER = "per_worker", "majority", "plurality", "paper"
 ROW_LABELS = {
     PER_WORKER: "Human (per worker)",
     MAJORITY: "Human (majority vote)",
+    PLURALITY: "Human (plurality, seeded tie-break)",
     PAPER: "Human (FewCLUE paper)",
 }
-MAJORITY_NOTE = (
-    "Majority vote: per test item, the answer more than half of the condition's completed workers gave; "
-    "an item without one counts as wrong, and their number is given in brackets."
+# Who votes, by skip policy (tasks_app.scoring): a skip is a losing vote, a vote for the empty answer, or none.
+VOTERS = {
+    "zero": "more than half of the votes of the condition's completed workers (a skip is a vote that earns no credit)",
+    "empty": "more than half of the votes of the condition's completed workers (a skip is a vote for no answer)",
+    "exclude": "more than half of the votes cast (a skip is no vote)",
+}
+PLURALITY_NOTE = (
+    "Plurality: the answer with the most votes; a tie is broken by a draw seeded with the condition's sample "
+    "seed and the item's id, and the number of ties is given in brackets (FewCLUE's README states no tie rule)."
 )
+PAPER_NOTE = (
+    "The paper's row: six of its nine numbers ({tasks}, marked CLUE) come from CLUE's human evaluations of those "
+    "tasks, not from FewCLUE's own; in both FewCLUE sources the annotators discussed their answers after training, "
+    "which this platform's workers do not."
+)
+
+
+def majority_note(skip_policy: str) -> str:
+    voters = VOTERS.get(skip_policy, VOTERS["zero"])
+    return (
+        f"Majority vote: per test item, the answer given by {voters}; an item without one counts as wrong, and "
+        "their number is given in brackets."
+    )
 
 
 @dataclass(frozen=True)
@@ -47,6 +68,8 @@ class FewClueCell:
     n: int = 0  # workers
     items: int = 0  # majority cells: the items voted on
     no_majority: int | None = None  # majority cells: the items without a majority
+    ties: int | None = None  # plurality cells: the items whose plurality was a tie
+    source: str = ""  # the paper's cells: where the number comes from, when not FewCLUE's own evaluation
 
     def text(self, missing: str = MISSING) -> str:
         if self.mean is None:
@@ -54,6 +77,10 @@ class FewClueCell:
         text = f"{self.mean:.1f}" if self.std is None else f"{self.mean:.1f} ± {self.std:.1f}"
         if self.no_majority:
             text += f" ({self.no_majority} no majority)"
+        if self.ties:
+            text += f" ({self.ties} {'tie' if self.ties == 1 else 'ties'})"
+        if self.source:
+            text += f" ({self.source})"
         return text
 
 
@@ -92,9 +119,12 @@ class FewClueTable:
     @property
     def note(self) -> str:
         protocol = Study.Protocol(self.protocol).label if self.protocol in Study.Protocol.values else self.protocol
+        clue = ", ".join(t.upper() for t in FEWCLUE_HUMAN_FROM_CLUE)
         return (
-            f"Accuracy (S1 on a single label is accuracy). {self.options.describe()} {MAJORITY_NOTE} "
-            f"Score: the mean of the nine tasks, once all nine have a value. Protocol: {protocol}."
+            f"Accuracy (S1 on a single label is accuracy). {self.options.describe()} "
+            f"{majority_note(self.options.skip_policy)} {PLURALITY_NOTE} "
+            f"Score: the mean of the nine tasks, once all nine have a value. Protocol: {protocol}. "
+            + PAPER_NOTE.format(tasks=clue)
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -113,6 +143,8 @@ class FewClueTable:
                             "n": c.n,
                             "items": c.items,
                             "no_majority": c.no_majority,
+                            "ties": c.ties,
+                            "source": c.source or None,
                             "text": c.text(),
                         }
                         for t, c in row.cells.items()
@@ -158,21 +190,32 @@ def build_fewclue_table(*, studies: list[Study], options: MetricOptions | None =
     votes: dict[str, MajorityResult] = {t: NONE for t in TASKS}
     notes = []
     for study in studies:
-        test_set = samples.test_set(study.task_id)
-        test_size = len(samples.set_ids(test_set.pk)) if test_set else 0
         for condition in study.conditions.order_by("shots"):
             votes[folders[study.pk]] = votes[folders[study.pk]].plus(
                 condition_majority(condition=condition, options=options)
             )
-            notes.append(f"{study.slug}: {samples.describe(condition, test_size=test_size)}.")
+            notes.append(f"{study.slug}: {samples.describe(condition)}.")
     majority = {
         t: FewClueCell(mean=_pct(v.accuracy), n=v.workers, items=v.items, no_majority=v.no_majority)
         if v.items
         else FewClueCell()
         for t, v in votes.items()
     }
-    paper = {t: FewClueCell(mean=FEWCLUE_HUMAN[t]) for t in TASKS}
-    rows = [FewClueRow(PER_WORKER, per_worker), FewClueRow(MAJORITY, majority), FewClueRow(PAPER, paper)]
+    plurality = {
+        t: FewClueCell(mean=_pct(v.plurality_accuracy), n=v.workers, items=v.items, ties=v.ties)
+        if v.items
+        else FewClueCell()
+        for t, v in votes.items()
+    }
+    paper = {
+        t: FewClueCell(mean=FEWCLUE_HUMAN[t], source="CLUE" if t in FEWCLUE_HUMAN_FROM_CLUE else "") for t in TASKS
+    }
+    rows = [
+        FewClueRow(PER_WORKER, per_worker),
+        FewClueRow(MAJORITY, majority),
+        FewClueRow(PLURALITY, plurality),
+        FewClueRow(PAPER, paper),
+    ]
     return FewClueTable(
         rows=rows, options=options, studies=studies, protocol=protocols[0] if protocols else "", sample_notes=notes
     )
@@ -180,7 +223,7 @@ def build_fewclue_table(*, studies: list[Study], options: MetricOptions | None =
 
 # --- Renderings (the same four formats as the CLUES table, formats.py) -------------------------------------
 
-CSV_COLUMNS = ["row", "task", "mean", "std", "n", "items", "no_majority", "cell"]
+CSV_COLUMNS = ["row", "task", "mean", "std", "n", "items", "no_majority", "ties", "cell"]
 
 
 def _number(value: float | None) -> str:
@@ -194,10 +237,11 @@ def fewclue_csv(table: FewClueTable, header: dict[str, Any]) -> str:
     for row in table.rows:
         for task, c in row.cells.items():
             no_majority = "" if c.no_majority is None else c.no_majority
+            ties = "" if c.ties is None else c.ties
             writer.writerow(
-                [row.label, task.upper(), _number(c.mean), _number(c.std), c.n, c.items, no_majority, c.text("")]
+                [row.label, task.upper(), _number(c.mean), _number(c.std), c.n, c.items, no_majority, ties, c.text("")]
             )
-        writer.writerow([row.label, "Score", _number(row.score), "", "", "", "", row.score_text("")])
+        writer.writerow([row.label, "Score", _number(row.score), "", "", "", "", "", row.score_text("")])
     return out.getvalue()
 
 

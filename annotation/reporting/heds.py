@@ -11,6 +11,8 @@ carry both.
 
 from __future__ import annotations
 
+import re
+
 HEDS_VERSION = "3.0"
 
 HEDS_QUESTIONS = {
@@ -67,10 +69,12 @@ SECTION_STANDARDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "Pay adequacy": (("3.2.2.2",), ("D2",)),
     "Metric": (("4.3.9", "4.3.10"), ()),
     "Agreement": (("4.3.11.1", "4.3.11.2"), ()),
+    "Best individual, mean and majority": (("4.3.9", "4.3.10"), ()),
+    "Robustness to the exclusion rules": (("3.3.3.1", "3.3.3.2"), ()),
     "Appendix": (("3.3.4.1",), ("D1",)),
 }
 
 
 def field_key(title: str) -> str:
     """A section's key in the JSON form: "Pay adequacy" -> "pay_adequacy"."""
-    return "_".join(title.lower().split())
+    return re.sub(r"[^a-z0-9]+", "_", title.lower()).strip("_")

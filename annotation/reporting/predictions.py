@@ -14,7 +14,7 @@ items of the same ``tasks_app.scoring.s1`` the human responses are scored with.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -134,10 +134,15 @@ def model_run_score(run: ModelRun) -> ModelScore:
     return ModelScore(run=run, s1=mean(scores), items=len(scores))
 
 
-def model_item_scores(run: ModelRun) -> dict[int, float]:
-    """The run's S1 per test item, keyed by example id (to pair with the humans' item scores)."""
-    test_set = ExampleSet.objects.filter(task=run.task, role=ExampleSet.Role.TEST).first()
-    if test_set is None:
-        raise ReportError(f"task {run.task.slug} has no test set")
-    rows = Example.objects.filter(set_items__example_set=test_set).values_list("pk", "source_id", "gold_answers")
+def model_item_scores(run: ModelRun, *, example_ids: Collection[int] | None = None) -> dict[int, float]:
+    """The run's S1 per item, keyed by example id (to pair with the humans' item scores): on ``example_ids``,
+    the items the humans saw (a FewCLUE condition's sample, which may come from the validation set), or on
+    the whole test set. An item without a prediction scores as the empty answer."""
+    if example_ids is not None:
+        rows = Example.objects.filter(task=run.task, pk__in=example_ids).values_list("pk", "source_id", "gold_answers")
+    else:
+        test_set = ExampleSet.objects.filter(task=run.task, role=ExampleSet.Role.TEST).first()
+        if test_set is None:
+            raise ReportError(f"task {run.task.slug} has no test set")
+        rows = Example.objects.filter(set_items__example_set=test_set).values_list("pk", "source_id", "gold_answers")
     return {pk: s1(run.predictions.get(source_id, []), gold) for pk, source_id, gold in rows}

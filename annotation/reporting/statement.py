@@ -37,7 +37,7 @@ from annotation.models import (
     Study,
     SurveyResponse,
 )
-from annotation.reporting import demographics
+from annotation.reporting import aggregates, checklist, demographics
 from annotation.reporting.alpha import ALPHA_METHOD, task_alpha, task_alpha_interval
 from annotation.reporting.analyses import majority_and_agreement
 from annotation.reporting.bootstrap import IntervalOptions
@@ -78,6 +78,7 @@ class Statement:
     sections: list[Section] = field(default_factory=list)
     header: list[str] = field(default_factory=list)
     rows: list[list[str]] = field(default_factory=list)
+    checklist: list[checklist.Answer] = field(default_factory=list)  # Wei et al.'s items, in their order
 
 
 def _minutes(seconds: float | None) -> str:
@@ -125,10 +126,15 @@ def test_sample_facts(study: Study) -> str:
     sampled = [c for c in study.conditions.order_by("shots") if c.test_sample]
     if not sampled:
         return ""
-    test_set = samples.test_set(study.task_id)
-    size = len(samples.set_ids(test_set.pk)) if test_set else 0
-    parts = [f"{c.shots}-shot: {samples.describe(c, test_size=size)}" for c in sampled]
-    return f" In the test step ({study.get_protocol_display()}), " + "; ".join(parts) + "."
+    parts = [f"{c.shots}-shot: {samples.describe(c)}" for c in sampled]
+    text = f" In the test step ({study.get_protocol_display()}), " + "; ".join(parts) + "."
+    if study.protocol in (Study.Protocol.FEWCLUE_PAPER, Study.Protocol.FEWCLUE_README):
+        text += (
+            " Unlike the annotators of both FewCLUE sources (the paper and its README), who discussed their "
+            "answers after training, these workers did not: each worked alone. The number of workers per "
+            "condition is this platform's choice; neither source gives one."
+        )
+    return text
 
 
 def recruitment_facts(study: Study, table: Table) -> str:
@@ -399,6 +405,23 @@ def _fmt(value: Any) -> str:
     return f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
+def aggregate_facts(study: Study, options: MetricOptions) -> str:
+    cells = aggregates.cell_aggregates(studies=[study], options=options)
+    return (
+        "Best individual, mean and majority vote of the completed workers (S1, 0-100): "
+        + "; ".join(c.text() for c in cells)
+        + "."
+    )
+
+
+def robustness_facts(study: Study, options: MetricOptions) -> str:
+    effects = aggregates.robustness(studies=[study], options=options)
+    return (
+        "Robustness to the exclusion rules (each cell's mean with the rule's exclusions who answered every test "
+        "item put back): " + "; ".join(e.text() for e in effects) + "."
+    )
+
+
 def build_statement(
     *, study: Study, options: MetricOptions | None = None, intervals: IntervalOptions | None = None
 ) -> Statement:
@@ -430,8 +453,11 @@ def build_statement(
         pay_adequacy_section(study),
         Section("Metric", metric_facts(table)),
         Section("Agreement", agreement_text),
+        Section("Best individual, mean and majority", aggregate_facts(study, options)),
+        Section("Robustness to the exclusion rules", robustness_facts(study, options)),
         appendix_section(study),
     ]
+    statement.checklist = checklist.answer_checklist(study, table)
     kappa = "Fleiss' kappa" if study.task.is_classification else "Pairwise S1"
     statement.header = ["Shots", "Completed", "Excluded", "Abandoned", "S1 (95% CI)", kappa, "Krippendorff's alpha"]
     for summary in _summaries(table):
@@ -456,6 +482,7 @@ def statement_markdown(statement: Statement) -> str:
     lines.append(" ".join(section.text for section in statement.sections))
     lines += ["", "| " + " | ".join(statement.header) + " |", "|" + "|".join([":---"] * len(statement.header)) + "|"]
     lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in statement.rows]
+    lines += ["", f"### {checklist.HEADING}", "", checklist.checklist_markdown(statement.checklist)]
     return "\n".join(lines) + "\n"
 
 
@@ -478,6 +505,8 @@ def statement_latex(statement: Statement) -> str:
         r"\end{tabular}",
         rf"\caption{{Human evaluation of {latex_escape(study.task.name)} per condition.}}",
         r"\end{table}",
+        "",
+        checklist.checklist_latex(statement.checklist),
     ]
     return "\n".join(lines) + "\n"
 
@@ -527,6 +556,7 @@ def statement_datasheet(statement: Statement) -> dict[str, Any]:
         "acl_checklist": answered_by(1, ACL_CHECKLIST),
         "demographics": [s.as_dict() for s in demographics.summarise(study)],
         "table": {"header": statement.header, "rows": statement.rows},
+        "checklist": checklist.checklist_json(statement.checklist),
     }
 
 

@@ -17,6 +17,7 @@ from django.conf import settings
 from annotation.models import Participation, Study
 from annotation.reporting import demographics
 from annotation.services.money.pay import pay_lines
+from annotation.services.session import samples
 from annotation.services.verdicts.attention.definitions import test_set_size
 
 NOT_COLLECTED = "not collected"
@@ -50,10 +51,14 @@ def sample_section(study: Study) -> Section:
     sampled = [c for c in study.conditions.order_by("shots") if c.test_sample]
     if sampled:  # FewCLUE: each condition's own seeded sample of K items (services.session.samples)
         k = study.test_sample_size or len(sampled[0].test_sample)
+        source = samples.test_source(sampled[0])
+        size = len(samples.set_ids(source.pk)) if source is not None else items
+        named = f"the task's {source.name} set" if source is not None and source.name else "the task's test set"
         chosen = (
-            f"Items: each condition's own sample of {plural(k, 'item')} from the task's test set "
-            f"({plural(items, 'item')}), drawn with a seed and recorded on the condition, the same for every "
-            "worker of the condition."
+            f"Items: each condition's own sample of {plural(k, 'item')} from {named} "
+            f"({plural(size, 'item')}), drawn with a seed and recorded on the condition, the same for every "
+            "worker of the condition, after leaving out items a worker would see twice, items shown alike with "
+            "different gold and items also in the training items' set."
         )
         seen = f"Each worker saw their condition's {plural(k, 'test item')}"
     else:

@@ -16,13 +16,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from annotation.models import ModelRun, Study
+from annotation.models import ModelRun, Response, Study
 from annotation.reporting.bootstrap import Gap, IntervalOptions, cell_interval, paired_gap
 from annotation.reporting.item_scores import CellKey, CellScores, cell_item_scores
 from annotation.reporting.options import MetricOptions
 from annotation.reporting.predictions import model_item_scores, model_run_score
 from annotation.reporting.scores import AnnotatorRow, ConditionSummary, annotator_rows, condition_summaries
 from tasks_app.models import Task
+from tasks_app.scoring import mean
 
 PAPER_SHOTS = (0, 10, 20, 30)
 GROUP_ORDER: list[str] = [Task.Group.SENTENCE_CLASSIFICATION, Task.Group.NER, Task.Group.MRC, Task.Group.OTHER]
@@ -234,7 +235,7 @@ def build_table(
         rows.append(Row(label=str(shots), shots=shots, cells=cells))
     gaps: list[dict[str, Any]] = []
     if include_models:
-        model_rows, gaps = _model_rows(tasks, item_scores, intervals)
+        model_rows, gaps = _model_rows(tasks, item_scores, intervals, _human_items(studies))
         rows.extend(model_rows)
     return Table(
         tasks=tasks,
@@ -253,15 +254,35 @@ def _model_label(name: str, shots: int | None) -> str:
     return f"{name} ({shots}-shot)" if shots is not None else name
 
 
+def _human_items(studies: list[Study]) -> dict[int, set[int]]:
+    """Per task, the test items the studies' workers answered: the items a model row is scored on."""
+    rows = (
+        Response.objects.filter(participation__study__in=studies, phase=Response.Phase.TEST)
+        .exclude(status=Response.Status.PENDING)
+        .values_list("participation__study__task_id", "example_id")
+        .distinct()
+    )
+    items: dict[int, set[int]] = {}
+    for task_id, example_id in rows:
+        items.setdefault(task_id, set()).add(example_id)
+    return items
+
+
 def _model_rows(
-    tasks: list[Task], item_scores: dict[CellKey, CellScores], intervals: IntervalOptions | None
+    tasks: list[Task],
+    item_scores: dict[CellKey, CellScores],
+    intervals: IntervalOptions | None,
+    human_items: dict[int, set[int]],
 ) -> tuple[list[Row], list[dict[str, Any]]]:
+    """One row per model and shot level, each cell scored on the items the humans of that task saw (the whole
+    test set where no human has answered yet)."""
     runs = ModelRun.objects.filter(task__in=tasks).select_related("task").order_by("name", "shots", "created_at")
     grouped: dict[tuple[str, int | None], dict[int, Cell]] = {}
     gaps: list[dict[str, Any]] = []
     for run in runs:
-        score = model_run_score(run)
-        grouped.setdefault((run.name, run.shots), {})[run.task_id] = Cell(mean=score.s1 * 100, n=1)
+        items = human_items.get(run.task_id)
+        score = mean(model_item_scores(run, example_ids=items).values()) if items else model_run_score(run).s1
+        grouped.setdefault((run.name, run.shots), {})[run.task_id] = Cell(mean=score * 100, n=1)
         if intervals:
             gaps.extend(_gaps(run, item_scores, intervals))
     rows = []
@@ -285,7 +306,9 @@ def _gaps(run: ModelRun, item_scores: dict[CellKey, CellScores], intervals: Inte
         levels = [s for s in levels if s == run.shots]
     if not levels:
         return []
-    model = model_item_scores(run)
+    # The model on exactly the items the humans of each level answered (paired item by item).
+    seen = {i for shots in levels for scores in item_scores[(run.task_id, shots)].values() for i in scores}
+    model = model_item_scores(run, example_ids=seen)
     result = []
     for shots in levels:
         gap: Gap | None = paired_gap(item_scores[(run.task_id, shots)], model, intervals)
@@ -297,7 +320,8 @@ def _gaps(run: ModelRun, item_scores: dict[CellKey, CellScores], intervals: Inte
                 "model_run": run.pk,
                 "task": run.task.slug,
                 "human_shots": shots,
-                "items": gap.items,
+                "items": gap.items,  # the items the humans at this level answered, the model scored on the same
+                "paired_on": "the items the humans saw",
                 "human": _round(gap.human * 100),
                 "model_s1": _round(gap.model * 100),
                 "gap": _round(gap.gap * 100),

@@ -10,7 +10,9 @@ os.environ.setdefault("DEBUG", "1")
 from annotation.settings.base import *  # noqa: F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast users in tests
-MEDIA_ROOT = BASE_DIR / "test-artifacts" / "media"  # noqa: F405
+# Each pytest-xdist worker (PYTEST_XDIST_WORKER=gw0, gw1, ...) has a database of its own, whose ids start
+# at 1 like the others': uploads and exports named after those ids get a folder of its own too.
+MEDIA_ROOT = BASE_DIR / "test-artifacts" / "media" / os.environ.get("PYTEST_XDIST_WORKER", "")  # noqa: F405
 # WhiteNoise warns about a missing STATIC_ROOT; tests serve static files through the finders.
 STATIC_ROOT = BASE_DIR / "test-artifacts" / "static"  # noqa: F405
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)

@@ -42,6 +42,8 @@ KINDS: dict[str, str] = {
     "id_repeated": WARNING,  # FewCLUE: an id used again in one file for another item (both kept)
     "label_name_mismatch": WARNING,  # FewCLUE: a line's label name disagrees with the label file
     "few_all_differs": WARNING,  # FewCLUE: train/dev_few_all is not the union of its five splits
+    "contradictory_gold": WARNING,  # FewCLUE: one file holds an item twice (ids aside) with different gold
+    "test_overlap": WARNING,  # FewCLUE: an item of a training or development file is also in test_public
     "nested_built": INFO,  # 10/20 sets rebuilt as prefixes of the 30-shot file
     "paper_comparison": INFO,  # the test set against the paper (CLUES Table 3 and MNLI's genres; FewCLUE sizes)
 }

@@ -11,7 +11,9 @@ Call inside ``transaction.atomic()``; the service does.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from tasks_app import reading_time
 from tasks_app.importing.planning import SetPlan, TaskPlan
 from tasks_app.importing.reading import sha256
 from tasks_app.models import Example, ExampleSet, ExampleSetItem, Task, TrainingSplit
@@ -57,13 +59,19 @@ def write_plan(*, task: Task, plan: TaskPlan) -> LoadStats:
     return stats
 
 
+def _new_example(task: Task, values: dict[str, Any]) -> Example:
+    """An unsaved example with its reading-time estimate (bulk_create does not call save())."""
+    estimate = reading_time.example_reading_ms(values["question"], values["context"])
+    return Example(task=task, **values, reading_ms=estimate)
+
+
 def _write_examples(*, task: Task, plan: TaskPlan, stats: LoadStats) -> dict[str, int]:
     wanted = list(plan.examples)
     existing: dict[str, Example] = {}
     for i in range(0, len(wanted), _CHUNK):
         chunk = wanted[i : i + _CHUNK]
         existing.update({e.fingerprint: e for e in Example.objects.filter(task=task, fingerprint__in=chunk)})
-    new = [Example(task=task, **plan.examples[f]) for f in wanted if f not in existing]
+    new = [_new_example(task, plan.examples[f]) for f in wanted if f not in existing]
     created = Example.objects.bulk_create(new, batch_size=_CHUNK)
     stats.examples_created = len(created)
     changed = []

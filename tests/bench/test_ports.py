@@ -62,3 +62,25 @@ def test_the_range_comes_from_the_kernel_setting(tmp_path: Path):
     assert ports.ephemeral_range(tmp_path / "missing") == ports.DEFAULT_EPHEMERAL
     with pytest.raises(RuntimeError, match="no room"):
         ports.candidate_range((1025, 60999))
+
+
+def test_each_xdist_worker_chooses_from_a_share_of_its_own():
+    ports_ = range(30000, 30010)
+    shares = [
+        ports.worker_share(ports_, {"PYTEST_XDIST_WORKER": f"gw{n}", "PYTEST_XDIST_WORKER_COUNT": "3"})
+        for n in range(3)
+    ]
+    assert [list(share) for share in shares] == [
+        [30000, 30003, 30006, 30009],
+        [30001, 30004, 30007],
+        [30002, 30005, 30008],
+    ]
+    assert ports.worker_share(ports_, {}) == ports_  # outside xdist: the whole range
+    assert ports.worker_share(ports_, {"PYTEST_XDIST_WORKER": "gw0", "PYTEST_XDIST_WORKER_COUNT": "1"}) == ports_
+
+
+def test_under_xdist_the_port_is_this_workers(monkeypatch):
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw1")
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "2")
+    for _ in range(20):
+        assert (ports.free_port() - ports.candidate_range().start) % 2 == 1

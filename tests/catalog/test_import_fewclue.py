@@ -78,9 +78,11 @@ def test_each_task_is_represented_as_documented():
     review = example("eprstmt", source_id="1", in_sets__name="test_public")
     assert isinstance(review.context, str) and review.gold_answers == ["Negative"] and review.question
 
+    # TNEWS: the headline alone, as the paper's example shows it; the keywords stay with the example, unshown.
     headline = example("tnews", source_id="1", in_sets__name="test_public")
-    assert headline.context == ["标题第1句：关于火车的一段编写的示例文字。", "火车,示例"]
+    assert headline.context == "标题第1句：关于火车的一段编写的示例文字。"
     assert headline.gold_answers == ["102"] and headline.extra["keywords"] == "火车,示例"
+    assert Task.objects.get(slug="fewclue-tnews").segment_titles == []
 
     abstract = example("csl", source_id="0", in_sets__name="test_public")
     assert abstract.context[1] == "春天，示例" and abstract.extra["keyword"] == ["春天", "示例"]
@@ -111,6 +113,15 @@ def test_each_task_is_represented_as_documented():
 def test_a_line_separator_inside_a_text_does_not_split_the_line():
     run(FEWCLUE_FIXTURE)
     assert "\u2028" in example("iflytek", source_id="107").context
+
+
+def test_tnews_keywords_beside_the_headline_are_an_option():
+    call_command("import_fewclue", str(FEWCLUE_FIXTURE), "--task", "tnews", "--tnews-keywords", stdout=StringIO())
+    headline = Example.objects.get(task__slug="fewclue-tnews", source_id="1", in_sets__name="test_public")
+    assert headline.context == ["标题第1句：关于火车的一段编写的示例文字。", "火车,示例"]
+    task = Task.objects.get(slug="fewclue-tnews")
+    assert task.segment_titles == ["Headline", "Keywords"]
+    assert task.translations["zh-hans"]["segment_titles"] == ["新闻标题", "关键词"]
 
 
 def test_a_line_separator_inside_a_tnews_label_does_not_split_its_line(tmp_path):
@@ -328,7 +339,7 @@ def test_the_same_item_under_another_id_is_a_warning_and_kept_as_its_own_example
     with test.open("a", encoding="utf-8") as out:
         out.write(json.dumps({**row, "id": 99}, ensure_ascii=False) + "\n")
     out = run(copy, "--task", "ocnli", "--details")
-    assert "ocnli/test_public.json:4" in out and "duplicate_content" in out and "the same item as line 1" in out
+    assert "ocnli/test_public.json:4" in out and "duplicate_content" in out and "is the same item as line 1" in out
     assert ExampleSet.objects.get(task__slug="fewclue-ocnli", name="test_public").items.count() == 4
 
 

@@ -5,6 +5,7 @@ script gives, per worker (mean ± population std) and by majority vote, with an 
 counted as wrong and reported."""
 
 import json
+import random
 from collections import Counter
 from io import StringIO
 
@@ -15,7 +16,7 @@ from django.test import Client
 from annotation.models import Condition, Participation, Response, Study
 from annotation.reporting.fewclue_table import TASKS
 from annotation.services.session import samples
-from tasks_app.models import Label
+from tasks_app.models import Example, Label
 from tasks_app.paper import FEWCLUE_HUMAN
 from tasks_app.scoring import mean, std
 from tests import entry_link
@@ -75,18 +76,26 @@ def _expected() -> dict[str, dict]:
         ]
         answers = [[scripted(folder, w, j, g, labels) for j, g in enumerate(golds)] for w in range(3)]
         per_worker = [100 * mean(float(a == g) for a, g in zip(row, golds, strict=True)) for row in answers]
-        correct = no_majority = 0
+        ids = [Example.objects.get(pk=e).source_id for e in condition.test_sample]
+        correct = no_majority = plurality = ties = 0
         for j, gold in enumerate(golds):
-            label, count = Counter(row[j] for row in answers).most_common(1)[0]
+            counts = Counter(row[j] for row in answers)
+            label, count = counts.most_common(1)[0]
             if count * 2 <= 3:
                 no_majority += 1
             elif label == gold:
                 correct += 1
+            # Plurality: a tie is drawn among the tied labels (sorted) with random.Random("seed:item id").
+            tied = sorted(a for a, n in counts.items() if n == count)
+            ties += len(tied) > 1
+            plurality += random.Random(f"{SEED}:{ids[j]}").choice(tied) == gold if len(tied) > 1 else label == gold
         result[folder] = {
             "mean": mean(per_worker),
             "std": std(per_worker),
             "majority": 100 * correct / len(golds),
             "no_majority": no_majority,
+            "plurality": 100 * plurality / len(golds),
+            "ties": ties,
         }
     return result
 
@@ -112,7 +121,7 @@ def test_fewclue_studies_over_http_give_the_table_of_the_scripted_answers(admin_
         condition = study.conditions.get()
         assert condition.training_set.name == "dev_few_all" and condition.shots == TRAINING_ITEMS
         assert len(condition.training_sample) == TRAINING_ITEMS and len(condition.test_sample) == TEST_SAMPLE
-        test_ids = samples.set_ids(samples.test_set(study.task_id).pk)
+        test_ids = samples.set_ids(samples.test_set(study.task_id).pk)  # the fixture's test sets hold no repeat
         assert condition.test_sample == samples.draw(test_ids, TEST_SAMPLE, seed=SEED, stream="test_sample")
         for worker in range(3):
             p = _work(f"{folder}-w{worker}", study.slug, folder, worker)
@@ -134,6 +143,9 @@ def test_fewclue_studies_over_http_give_the_table_of_the_scripted_answers(admin_
         vote_cell = rows["majority"]["cells"][f"fewclue-{folder}"]
         assert vote_cell["mean"] == pytest.approx(want["majority"], abs=1e-3)
         assert vote_cell["no_majority"] == want["no_majority"] and vote_cell["items"] == TEST_SAMPLE
+        plurality_cell = rows["plurality"]["cells"][f"fewclue-{folder}"]
+        assert plurality_cell["mean"] == pytest.approx(want["plurality"], abs=1e-3)
+        assert plurality_cell["ties"] == want["ties"]
         assert rows["paper"]["cells"][f"fewclue-{folder}"]["mean"] == FEWCLUE_HUMAN[folder]
     assert rows["per_worker"]["score"] == pytest.approx(mean(w["mean"] for w in expected.values()), abs=1e-3)
     assert rows["majority"]["score"] == pytest.approx(mean(w["majority"] for w in expected.values()), abs=1e-3)
@@ -152,7 +164,9 @@ def test_fewclue_studies_over_http_give_the_table_of_the_scripted_answers(admin_
         assert "CLUEWSC" in out.getvalue() and "82.5" in out.getvalue()
     markdown = StringIO()
     call_command("human_performance", "--all", "--benchmark", "fewclue", stdout=markdown)
-    assert f"sample of {TEST_SAMPLE} of 3 test items, drawn with seed {SEED}" in markdown.getvalue()
+    assert f"sample of {TEST_SAMPLE} of the 3 items of test_public, drawn with seed {SEED}" in markdown.getvalue()
     statement = StringIO()
     call_command("human_evaluation_statement", "--study", "fewclue-ocnli-paper", stdout=statement)
-    assert f"each worker answered the condition's sample of {TEST_SAMPLE} of 3 test items" in statement.getvalue()
+    assert f"each worker answered the condition's sample of {TEST_SAMPLE} of the 3 items of test_public" in (
+        statement.getvalue()
+    )

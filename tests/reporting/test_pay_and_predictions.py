@@ -168,3 +168,26 @@ def test_recomputation_keeps_the_stored_skip_score_and_the_analyses_apply_the_po
     assert recompute_item_scores().ok
     (row,) = analyses.majority_and_agreement(study=study, options=MetricOptions(skip_policy=policy))
     assert row["annotator_mean"]["mean"] == pytest.approx(expected)
+
+
+def test_a_model_row_is_scored_on_the_items_the_humans_saw(sst2):
+    """Humans answered items 0 and 1 only (as a FewCLUE sample would): the model's cell is its S1 on those two
+    (100), not on the whole test set (50), and the paired gap pairs the same two items."""
+    from annotation.models import ModelRun
+    from annotation.reporting.bootstrap import IntervalOptions
+    from annotation.reporting.tables import build_table
+    from tests.reporting.builders import add_annotator, gold_answers, items_of, make_study, wrong
+
+    study = make_study(sst2, shots=(0,), slug="seen")
+    gold = gold_answers(sst2)
+    add_annotator(study, 0, answers=gold[:2])
+    items = items_of(sst2)
+    predictions = {
+        e.source_id: (g if i < 2 else wrong(g, sst2)) for i, (e, g) in enumerate(zip(items, gold, strict=True))
+    }
+    ModelRun.objects.create(task=sst2, name="m", predictions=predictions)
+    table = build_table(studies=[study], intervals=IntervalOptions(resamples=100))
+    [model_row] = table.model_rows()
+    assert model_row.cells[0].mean == 100.0
+    [gap] = table.gaps
+    assert (gap["items"], gap["model_s1"], gap["paired_on"]) == (2, 100.0, "the items the humans saw")

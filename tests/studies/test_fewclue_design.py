@@ -51,15 +51,20 @@ def test_a_draw_of_no_items_or_more_than_the_set_is_refused(k):
     assert "test_sample" in raised.value.message_dict
 
 
-def test_the_readme_protocol_trains_on_the_training_set(fewclue):
-    out, _ = _create("--protocol", "readme", "--training-items", "5", "--test-sample", "3", "--tasks", "eprstmt")
-    assert "fewclue-eprstmt-readme: created (draft)" in out
+def test_the_readme_protocol_trains_on_the_training_set_and_labels_the_validation_set(fewclue):
+    # The README: 30 items of the training set (训练集), then 100 items of the validation set (验证集), which the
+    # README's file list names dev_few_all ("合并后的验证集", the merged validation set).
+    out, _ = _create("--protocol", "readme", "--training-items", "5", "--test-sample", "10", "--tasks", "eprstmt")
+    assert "fewclue-eprstmt-readme: created (draft)" in out and "test items from dev_few_all" in out
     study = Study.objects.get(slug="fewclue-eprstmt-readme")
     condition = study.conditions.get()
     assert study.protocol == Study.Protocol.FEWCLUE_README and study.status == Study.Status.DRAFT
     assert condition.training_set.name == "train_few_all" and condition.sample_seed is not None
-    # K equal to the test set's size is the whole set, in its order.
-    assert condition.test_sample == samples.set_ids(samples.test_set(study.task_id).pk)
+    assert condition.test_set.name == "dev_few_all"
+    # K equal to the validation set's size is the whole set, in its order (the fixture's sets share no item).
+    dev = Task.objects.get(slug="fewclue-eprstmt").example_sets.get(name="dev_few_all")
+    assert condition.test_sample == samples.set_ids(dev.pk)
+    assert "of the 10 items of dev_few_all" in samples.describe(condition)
     assert _create("--protocol", "readme", "--tasks", "eprstmt")[0].startswith("fewclue-eprstmt-readme: exists")
 
 

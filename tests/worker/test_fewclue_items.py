@@ -95,10 +95,9 @@ def test_marks_that_do_not_point_at_their_text_are_not_sent(worker):
 @pytest.mark.parametrize(
     ("folder", "language", "titles"),
     [
-        ("tnews", "zh-hans", ["新闻标题", "关键词"]),
         ("csl", "zh-hans", ["摘要", "关键词"]),
         ("ocnli", "zh-hans", ["第一句", "第二句"]),
-        ("tnews", "en", ["Headline", "Keywords"]),
+        ("csl", "en", ["Abstract", "Keywords"]),
         ("ocnli", "en", ["First sentence", "Second sentence"]),
     ],
 )
@@ -111,6 +110,17 @@ def test_a_two_part_item_is_sent_as_its_parts_with_the_tasks_titles(worker, fold
     assert item["context_kind"] == "pair" and len(item["context"]) == 2
     assert item["segment_titles"] == titles
     assert not FORBIDDEN_KEYS & set(keys_of(response.json()))
+
+
+def test_a_tnews_item_is_its_headline_alone_by_default(worker):
+    """The paper's TNEWS example shows the sentence only; the keywords are an import option."""
+    p = fewclue_participation("tnews")
+    item = current(worker(p))["item"]
+    assert item["context_kind"] == "text" and isinstance(item["context"], str) and item["segment_titles"] == []
+    assert item["context"] == current_example(p).extra.get("sentence", item["context"])
+    tnews = Example.objects.filter(task__slug="fewclue-tnews")
+    assert all(isinstance(e.context, str) and "keywords" in e.extra for e in tnews)
+    assert any(e.extra["keywords"] for e in tnews)  # the data has keywords; they are not shown
 
 
 def test_a_tnews_or_iflytek_item_never_names_its_gold_through_extra(worker):

@@ -87,6 +87,23 @@ def test_a_submit_stores_the_signals_and_the_reading_estimate_in_its_row(in_test
     assert row.reading_ms == signals.reading_ms(f"{row.example.question}\n{row.example.context_text}") > 0
 
 
+def test_a_submit_copies_the_examples_stored_estimate_without_reading_its_text(in_test, monkeypatch):
+    from tasks_app import reading_time
+
+    client, p, item = in_test
+    example = Response.objects.select_related("example").get(pk=item).example
+    # The factory's text, counted by hand: "positive or negative?" and "Sentence number N is here ." (3 + 5 words).
+    assert example.reading_ms == 60_000 * 8 // 300
+
+    def refuse(text: str):
+        raise AssertionError("a submission tokenised the item's text")
+
+    monkeypatch.setattr(reading_time, "text_length", refuse)
+    reply = _post(client, "/api/session/submit/", {"item": item, "label": "positive", "confidence": 3, "signals": CALM})
+    assert reply.status_code == 200, reply.content
+    assert Response.objects.get(pk=item).reading_ms == 1_600
+
+
 def test_a_skip_takes_the_signals_too_and_an_answer_without_them_stores_none(in_test):
     client, p, item = in_test
     assert (

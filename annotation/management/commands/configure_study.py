@@ -37,6 +37,7 @@ SHOWN = (
     "comprehension",
     "outcome_codes",
     "data_licence",
+    "checklist_answers",
 )
 
 
@@ -69,6 +70,11 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--data-licence", help="The licence of the human data release (release_study), e.g. 'CC BY 4.0'."
+        )
+        parser.add_argument(
+            "--checklist-file",
+            help="A JSON object of the human-baselines checklist items only the authors can answer, "
+            'e.g. {"0.1": "Our paper", "2.4": "No"}.',
         )
         parser.add_argument("--title", help="The neutral title workers see.")
         parser.add_argument("--description", help="The description workers see.")
@@ -129,6 +135,11 @@ class Command(BaseCommand):
                 ) from None
         if options["data_licence"] is not None:
             changes["data_licence"] = options["data_licence"]
+        if options["checklist_file"]:
+            try:
+                changes["checklist_answers"] = json.loads(_read(options["checklist_file"]))
+            except json.JSONDecodeError as exc:
+                raise CommandError(f"{options['checklist_file']} is not valid JSON: {exc}") from None
         if options["title"] is not None:
             changes["worker_title"] = options["title"]
         if options["description"] is not None:

@@ -1,9 +1,11 @@
 """The nine FewCLUE studies at once: ``create_fewclue_studies [--protocol paper|readme]``.
 
 One study per FewCLUE task present in the catalog (slug ``fewclue-<folder>-<protocol>``), each one
-condition of three workers who train on N items drawn from the development set (the paper: its
-``dev_few_all``) or the training set (the README: ``train_few_all``), then all answer one sample of K
-test items; both drawn with one seed and recorded (docs/studies.md, "FewCLUE studies"). Drafts, as
+condition of workers (three by default: the platform's choice, neither source gives a number) who train on
+N items and then all answer one sample of K items. The paper: N of the development set (``dev_few_all``),
+K of the public test set (``test_public``). The README: N of the training set (``train_few_all``), K of the
+validation set (验证集: ``dev_few_all``, the README's "merged validation set"). Both drawn with one seed
+and recorded (docs/studies.md, "FewCLUE studies"). Drafts, as
 ``create_clues_studies`` makes them; idempotent: an existing study is left as it is. The worker pages
 are in Simplified Chinese (``--language zh-hans``), as the items are; ``--language ""`` follows the browser.
 """
@@ -19,10 +21,11 @@ from annotation.services.studies import studies
 from tasks_app.importing.fewclue.tasks import TASKS
 from tasks_app.models import Task
 
-# protocol option -> (the study's protocol, the named set its training items are drawn from)
+# protocol option -> (the study's protocol, the named set of its training items, the named set of its
+# test items: "" for the task's test set, test_public)
 PROTOCOLS = {
-    "paper": (Study.Protocol.FEWCLUE_PAPER, "dev_few_all"),
-    "readme": (Study.Protocol.FEWCLUE_README, "train_few_all"),
+    "paper": (Study.Protocol.FEWCLUE_PAPER, "dev_few_all", ""),
+    "readme": (Study.Protocol.FEWCLUE_README, "train_few_all", "dev_few_all"),
 }
 
 
@@ -41,8 +44,8 @@ class Command(BaseCommand):
             "--protocol",
             choices=sorted(PROTOCOLS),
             default="paper",
-            help="paper (default): train on development items (dev_few_all); readme: on training items "
-            "(train_few_all).",
+            help="paper (default): train on development items (dev_few_all), test on test_public; readme: train "
+            "on training items (train_few_all), label validation items (dev_few_all).",
         )
         parser.add_argument("--training-items", type=int, default=30, metavar="N", help="Training items (30).")
         parser.add_argument("--test-sample", type=int, default=100, metavar="K", help="Test items per condition.")
@@ -77,7 +80,7 @@ class Command(BaseCommand):
         if unknown:
             raise CommandError(f"--tasks: unknown {unknown}; FewCLUE's tasks are {known}")
         seed = samples.new_seed() if seed is None else seed
-        study_protocol, source = PROTOCOLS[protocol]
+        study_protocol, source, tested = PROTOCOLS[protocol]
 
         def create(task: Task, slug: str) -> Study:
             return studies.create_sampled_design(
@@ -86,9 +89,11 @@ class Command(BaseCommand):
                 training_set_name=source,
                 training_items=training_items,
                 test_sample_size=test_sample,
+                test_set_name=tested,
                 seed=seed,
                 slug=slug,
-                name=f"FewCLUE {task.name} ({protocol}): {training_items} of {source}, {test_sample} test",
+                name=f"FewCLUE {task.name} ({protocol}): {training_items} of {source}, "
+                f"{test_sample} of {tested or 'test_public'}",
                 workers_per_condition=workers,
                 open_now=open,
                 language=language,
@@ -103,4 +108,7 @@ class Command(BaseCommand):
             open_now=open,
             none_ready="No FewCLUE study could be created: import the tasks first (import_fewclue).",
         )
-        self.stdout.write(f"seed {seed}: training items from {source}, {test_sample} test items per condition")
+        self.stdout.write(
+            f"seed {seed}: training items from {source}, {test_sample} test items from {tested or 'test_public'} "
+            "per condition"
+        )

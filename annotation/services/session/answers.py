@@ -340,8 +340,9 @@ def _lock(
         "shown_at": response.shown_at or now,
         "last_seen_at": now,
         "active_ms": timing.active_ms_at(response, now),
-        # Beside the page's observed time (signals), the estimate for this text: same row, same UPDATE.
-        "reading_ms": signals.reading_ms(f"{response.example.question}\n{response.example.context_text}"),
+        # Beside the page's observed time (signals), the example's estimate, computed once at import: same row,
+        # same UPDATE, and no tokenising of the item's text per submission.
+        "reading_ms": response.example.reading_estimate_ms,
     }
     if response.phase == Response.Phase.TRAINING:
         changes["revealed_at"] = now  # the submit response carries the reveal

@@ -69,6 +69,7 @@ EDITABLE_FIELDS = (
     "ethics_review",
     "ethics_board",
     "ethics_reference",
+    "checklist_answers",
     "data_licence",
     "prolific_sync_places",
 ) + tuple(name for name in ("base_reward",) if name in {f.name for f in Study._meta.get_fields()})
@@ -354,6 +355,7 @@ def create_sampled_design(
     training_set_name: str,
     training_items: int,
     test_sample_size: int,
+    test_set_name: str = "",
     seed: int | None = None,
     slug: str,
     name: str = "",
@@ -362,19 +364,25 @@ def create_sampled_design(
     **options: Any,
 ) -> Study:
     """A study of one condition whose workers train on ``training_items`` items drawn from the task's named
-    set ``training_set_name`` and are tested on ``test_sample_size`` items drawn from its test set, both
-    with ``seed`` (a new one if None) and recorded on the condition (FewCLUE's designs)."""
+    set ``training_set_name`` and are tested on ``test_sample_size`` items drawn from its test set (or the
+    named set ``test_set_name``: the FewCLUE README's validation set), both with ``seed`` (a new one if None)
+    and recorded on the condition (FewCLUE's designs). Each set is screened first (``samples.screen``): no
+    item twice, none with contradictory gold, no test item that is also in the training items' set."""
     if protocol not in Study.Protocol.values:
         raise ValidationError({"protocol": f"Unknown protocol {protocol!r}; one of {Study.Protocol.values}."})
-    source = ExampleSet.objects.filter(task=task, role=ExampleSet.Role.NAMED, name=training_set_name).first()
-    if source is None:
-        raise ValidationError({"training_set": f"Task {task.slug} has no set named {training_set_name!r}."})
-    test_set = samples.test_set(task.pk)
-    if test_set is None:
-        raise ValidationError({"task": f"Task {task.slug} has no test set yet: import it first."})
+    source = _named_set(task, training_set_name, "training_set")
+    if test_set_name:
+        test_set = _named_set(task, test_set_name, "test_set")
+    else:
+        found = samples.test_set(task.pk)
+        if found is None:
+            raise ValidationError({"task": f"Task {task.slug} has no test set yet: import it first."})
+        test_set = found
     seed = samples.new_seed() if seed is None else seed
-    training = samples.draw(samples.set_ids(source.pk), training_items, seed=seed, stream="training_sample")
-    test = samples.draw(samples.set_ids(test_set.pk), test_sample_size, seed=seed, stream="test_sample")
+    training_pool = samples.screened(source.pk).kept
+    test_pool = samples.screened(test_set.pk, training_set_id=source.pk).kept
+    training = samples.draw(training_pool, training_items, seed=seed, stream="training_sample")
+    test = samples.draw(test_pool, test_sample_size, seed=seed, stream="test_sample")
     study = Study(
         task=task,
         slug=slug,
@@ -394,6 +402,7 @@ def create_sampled_design(
                 training_set=source,
                 sample_seed=seed,
                 training_sample=training,
+                test_set=test_set,
                 test_sample=test,
             )
             if open_now:
@@ -401,6 +410,13 @@ def create_sampled_design(
     except IntegrityError:
         raise ValidationError({"slug": f"A study with slug {slug!r} already exists."}) from None
     return study
+
+
+def _named_set(task: Task, name: str, field: str) -> ExampleSet:
+    found = ExampleSet.objects.filter(task=task, role=ExampleSet.Role.NAMED, name=name).first()
+    if found is None:
+        raise ValidationError({field: f"Task {task.slug} has no set named {name!r}."})
+    return found
 
 
 def study_delete(*, study: Study) -> None:

@@ -41,6 +41,7 @@ def plan_fewclue_task(folder: Path, task: FewClueTask) -> tuple[TaskPlan, list[L
         return plan, labels
     label_names = {lb.name: lb.definition for lb in labels}
     contents: dict[str, set[str]] = {}  # set name -> content keys (for the few_all comparison)
+    read: dict[str, list[_Row]] = {}  # set name -> its rows (for the gold and overlap checks)
     for name in SET_NAMES:
         display = f"{folder.name}/{name}.json"
         path = folder / f"{name}.json"
@@ -52,6 +53,7 @@ def plan_fewclue_task(folder: Path, task: FewClueTask) -> tuple[TaskPlan, list[L
         for row in rows:
             plan.examples.setdefault(row.fingerprint, row.values)
         contents[name] = {row.content_key for row in rows}
+        read[name] = rows
         plan.sets.append(
             SetPlan(
                 split=None,
@@ -65,6 +67,12 @@ def plan_fewclue_task(folder: Path, task: FewClueTask) -> tuple[TaskPlan, list[L
     for union, parts in UNIONS.items():
         if union in contents and all(p in contents for p in parts):
             findings += _compare_union(task.slug, f"{folder.name}/{union}.json", union, contents, parts)
+    for name, rows in read.items():
+        findings += _contradictory_gold(task.slug, f"{folder.name}/{name}.json", rows)
+    if TEST_SET in read:
+        for name, rows in read.items():
+            if name != TEST_SET:
+                findings += _test_overlap(task.slug, f"{folder.name}/{name}.json", rows, read[TEST_SET])
     plan.findings = findings
     return plan, labels
 
@@ -74,6 +82,8 @@ class _Row:
     fingerprint: str  # identity: the content key, plus which repeat of that content within its file
     content_key: str  # SHA-256 of the line without its id
     values: dict  # the Example's fields
+    item_key: str = ""  # SHA-256 of the line without its id and its label: the item, whatever its gold
+    line: int = 0
 
 
 def _read_file(
@@ -100,7 +110,7 @@ def _read_file(
     rows: list[_Row] = []
     first_line: dict[str, tuple[int, str]] = {}  # id -> (line, content key)
     repeats: Counter[str] = Counter()
-    first_of_content: dict[str, int] = {}
+    first_of_content: dict[str, tuple[int, str]] = {}
     for number, line in json_lines(text):  # not splitlines(): IFLYTEK's texts hold U+2028
         if not line.strip():
             continue
@@ -143,9 +153,10 @@ def _read_file(
         seen = repeats[content_key]
         repeats[content_key] += 1
         if seen:  # the same item under another id: kept as one more example, as CLUES does
-            add(number, "duplicate_content", f"the same item as line {first_of_content[content_key]}, id {source_id}")
+            first, first_id = first_of_content[content_key]
+            add(number, "duplicate_content", f"id {source_id} is the same item as line {first}, id {first_id}")
         else:
-            first_of_content[content_key] = number
+            first_of_content[content_key] = (number, source_id)
         fingerprint = content_key if not seen else sha256(f"{content_key}#{seen}")
         values = {
             "source_id": source_id,
@@ -158,7 +169,8 @@ def _read_file(
             "marks": [],
             **converted.values,
         }
-        rows.append(_Row(fingerprint, content_key, values))
+        shown = {k: v for k, v in raw.items() if k not in (task.id_field, task.label_field)}
+        rows.append(_Row(fingerprint, content_key, values, sha256(canonical_json(shown)), number))
     return rows, findings
 
 
@@ -176,6 +188,54 @@ def _id_and_label(raw: dict, task: FewClueTask, labels: set[str]) -> tuple[str, 
             "unknown_label", f"{task.label_field} {label!r} is not one of the task's {len(labels)} labels"
         )
     return str(source_id), str(label)
+
+
+def _gold(row: _Row) -> str:
+    return str(row.values["gold_answers"][0])
+
+
+def _contradictory_gold(slug: str, display: str, rows: list[_Row]) -> list[Finding]:
+    """Items of one file that are the same but for their id and gold, with different gold: name each pair."""
+    first: dict[str, _Row] = {}
+    findings = []
+    for row in rows:
+        earlier = first.setdefault(row.item_key, row)
+        if earlier is not row and _gold(earlier) != _gold(row):
+            findings.append(
+                Finding(
+                    slug,
+                    display,
+                    row.line,
+                    "contradictory_gold",
+                    f"id {row.values['source_id']} (gold {_gold(row)}) is the same item as line {earlier.line}, "
+                    f"id {earlier.values['source_id']} (gold {_gold(earlier)})",
+                )
+            )
+    return findings
+
+
+def _test_overlap(slug: str, display: str, rows: list[_Row], test: list[_Row]) -> list[Finding]:
+    """Items of a training or development file that are also in test_public (whatever their gold)."""
+    in_test: dict[str, _Row] = {}
+    for row in test:
+        in_test.setdefault(row.item_key, row)
+    findings = []
+    for row in rows:
+        other = in_test.get(row.item_key)
+        if other is None:
+            continue
+        gold = "same gold" if _gold(row) == _gold(other) else f"gold {_gold(row)} here, {_gold(other)} there"
+        findings.append(
+            Finding(
+                slug,
+                display,
+                row.line,
+                "test_overlap",
+                f"id {row.values['source_id']} is {TEST_SET} id {other.values['source_id']} "
+                f"(line {other.line}; {gold})",
+            )
+        )
+    return findings
 
 
 def _compare_union(

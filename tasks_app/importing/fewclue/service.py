@@ -12,26 +12,31 @@ from pathlib import Path
 
 from tasks_app.importing.fewclue.labels import LabelDef
 from tasks_app.importing.fewclue.planning import plan_fewclue_task
-from tasks_app.importing.fewclue.tasks import BY_FOLDER, TASKS, FewClueTask
+from tasks_app.importing.fewclue.tasks import BY_FOLDER, TASKS, TNEWS_WITH_KEYWORDS, FewClueTask
 from tasks_app.importing.findings import Finding
 from tasks_app.importing.layout import LayoutError
 from tasks_app.importing.paper_comparison import KIND as PAPER_COMPARISON
 from tasks_app.importing.planning import TaskPlan
 from tasks_app.importing.service import ImportResult, finish_import
 from tasks_app.models import Label, Task
-from tasks_app.paper import FEWCLUE_LABEL_COUNTS, FEWCLUE_TEST_SET_SIZES
+from tasks_app.paper import FEWCLUE_LABEL_COUNTS, FEWCLUE_SIZES_SOURCE, FEWCLUE_TEST_SET_SIZES
 
 CHINESE = "zh-hans"
-PAPER = "FewCLUE (Xu et al., 2021; public test sizes and label counts as issue 32 gives them)"
+PAPER = FEWCLUE_SIZES_SOURCE
 
 
-def import_fewclue(*, path: Path, folders: list[str] | None = None, dry_run: bool = False) -> ImportResult:
-    """Import FewCLUE's ``datasets/`` folder (all nine tasks, or the named ones). Raises LayoutError or
-    ImportRejected (tasks_app.importing.service)."""
+def import_fewclue(
+    *, path: Path, folders: list[str] | None = None, dry_run: bool = False, tnews_keywords: bool = False
+) -> ImportResult:
+    """Import FewCLUE's ``datasets/`` folder (all nine tasks, or the named ones). TNEWS's items are its
+    headline alone, as the paper's example shows them, or with ``tnews_keywords`` the headline and the data's
+    keywords. Raises LayoutError or ImportRejected (tasks_app.importing.service)."""
     root = Path(path)
     if not root.is_dir():
         raise LayoutError(f"no such directory: {root}")
     chosen = [BY_FOLDER[f] for f in folders] if folders else list(TASKS)
+    if tnews_keywords:
+        chosen = [TNEWS_WITH_KEYWORDS if t.folder == "tnews" else t for t in chosen]
     absent = [t.folder for t in chosen if not (root / t.folder).is_dir()]
     if absent:
         raise LayoutError(f"{root} has no task folder {', '.join(absent)} (give the repository's datasets/ folder)")
@@ -95,7 +100,7 @@ def _compare_with_paper(plan: TaskPlan) -> list[Finding]:
     findings = []
     if test is not None:
         size, expected = len(test.fingerprints), FEWCLUE_TEST_SET_SIZES[folder]
-        verdict = "as in the paper" if size == expected else f"the paper has {expected}"
+        verdict = "as in the paper" if size == expected else f"the paper has {expected}, the file {size - expected:+d}"
         golds = Counter(plan.examples[fp]["gold_answers"][0] for fp in test.fingerprints)
         spread = ", ".join(f"{label} {n}" for label, n in golds.most_common(3))
         more = f" and {len(golds) - 3} more" if len(golds) > 3 else ""

@@ -3,7 +3,8 @@
 Every task is a classification task. A label's name is the value of the line's label field as a
 string ("Positive", "102", "entailment", "1", "true"); CHID's label is the index of the right
 candidate ("0".."6") and the item's own seven idioms are its ``choices``. Pairs (OCNLI, BUSTM) and
-text + keywords (CSL, TNEWS) are two-part contexts; CLUEWSC's two spans are ``marks`` of its text.
+text + keywords (CSL; TNEWS with ``--tnews-keywords``) are two-part contexts; CLUEWSC's two spans are
+``marks`` of its text.
 
 The worker texts (title, description, instructions, segment titles) are English, the platform's default language, with
 their Simplified Chinese in ``Task.translations["zh-hans"]`` (tasks_app.texts), so a study set to zh-hans
@@ -14,7 +15,7 @@ example and the labels' names are Chinese, like the data they belong to.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tasks_app.importing.fewclue.labels import LabelDef
 
@@ -227,21 +228,18 @@ TASKS: tuple[FewClueTask, ...] = (
         "tnews",
         "TNEWS",
         "News headline topic",
-        "Read a news headline (and its keywords, where given) and choose the category of the news.",
+        "Read a news headline and choose the category of the news.",
         "这条新闻属于哪个类别？",
-        headline_and_keywords,
+        single_text("sentence"),  # the paper's example shows the sentence only; the keywords stay in extra
         label_file="label_index2en2zh.json",
         label_name_field="label_desc",
-        segment_titles=("Headline", "Keywords"),
         instructions=(
-            "There are 15 categories, such as finance, sports or entertainment. Decide by what the headline is about; "
-            "the keywords may help, and may be missing."
+            "There are 15 categories, such as finance, sports or entertainment. Decide by what the headline is about."
         ),
         chinese=Chinese(
             "新闻标题的类别",
-            "阅读一条新闻标题（以及给出的关键词），选出这条新闻所属的类别。",
-            "共有 15 个类别，例如财经、体育、娱乐。请根据标题的内容判断；关键词可作参考，也可能没有。",
-            segment_titles=("新闻标题", "关键词"),
+            "阅读一条新闻标题，选出这条新闻所属的类别。",
+            "共有 15 个类别，例如财经、体育、娱乐。请根据标题的内容判断。",
         ),
     ),
     FewClueTask(
@@ -374,3 +372,22 @@ TASKS: tuple[FewClueTask, ...] = (
 )
 
 BY_FOLDER = {task.folder: task for task in TASKS}
+
+# TNEWS with the data's keywords beside the headline (``import_fewclue --tnews-keywords``): the files give
+# them, the paper's example shows only the sentence, so they are an option and not the default.
+TNEWS_WITH_KEYWORDS = replace(
+    BY_FOLDER["tnews"],
+    description="Read a news headline (and its keywords, where given) and choose the category of the news.",
+    convert=headline_and_keywords,
+    segment_titles=("Headline", "Keywords"),
+    instructions=(
+        "There are 15 categories, such as finance, sports or entertainment. Decide by what the headline is about; "
+        "the keywords may help, and may be missing."
+    ),
+    chinese=Chinese(
+        "新闻标题的类别",
+        "阅读一条新闻标题（以及给出的关键词），选出这条新闻所属的类别。",
+        "共有 15 个类别，例如财经、体育、娱乐。请根据标题的内容判断；关键词可作参考，也可能没有。",
+        segment_titles=("新闻标题", "关键词"),
+    ),
+)

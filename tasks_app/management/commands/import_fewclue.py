@@ -33,10 +33,20 @@ class Command(BaseCommand):
             "--json", action="store_true", help="Print the findings as a JSON list instead of the report."
         )
         parser.add_argument("--dry-run", action="store_true", help="Read and check everything, write nothing.")
+        parser.add_argument(
+            "--tnews-keywords",
+            action="store_true",
+            help="Show TNEWS's keywords beside its headline (default: the headline alone, as the paper's example).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         run_import(
             self,
             options,
-            lambda: import_fewclue(path=Path(options["path"]), folders=options["folders"], dry_run=options["dry_run"]),
+            lambda: import_fewclue(
+                path=Path(options["path"]),
+                folders=options["folders"],
+                dry_run=options["dry_run"],
+                tnews_keywords=options["tnews_keywords"],
+            ),
         )

@@ -101,8 +101,9 @@ def test_mturk_can_frame_the_entry_page_and_nobody_else_can(browser, live_server
         frame.locator("h1").wait_for()
         assert "Take part in a tab of its own" in frame.locator("h1").inner_text()  # the open-in-a-tab page
         assert not [m for m in messages if "Content Security Policy" in m or "X-Frame-Options" in m]
-        page.goto("https://elsewhere.example/hit")
-        page.wait_for_timeout(1000)
+        # Until Chromium reports the refusal (no fixed wait): the frame is then refused for good.
+        with page.expect_console_message(lambda msg: "frame-ancestors" in msg.text):
+            page.goto("https://elsewhere.example/hit")
         assert not any("Take part in a tab" in frame.content() for frame in page.frames)  # refused
         assert any("frame-ancestors" in m for m in messages)
     finally:

@@ -49,7 +49,7 @@ def _answer(page) -> None:
 def test_the_page_records_a_copy_a_tab_switch_and_a_fast_answer_and_sends_nothing_else(open_as, db):
     task = make_classification_task(slug="integ", n_test=4)
     p = make_participation(task, state=State.TEST, integrity_hidden_seconds=2)
-    page = open_as(p)
+    page = open_as(p, clock=True)  # the waits below move the page's clock instead of sleeping
     # Playwright keeps every page focused by default; without that, another tab in front takes the
     # focus away from this one as it does in a desktop browser.
     page.context.new_cdp_session(page).send("Emulation.setFocusEmulationEnabled", {"enabled": False})
@@ -62,14 +62,14 @@ def test_the_page_records_a_copy_a_tab_switch_and_a_fast_answer_and_sends_nothin
     wait_for_item(page, 1)  # the worker switches to another tab for 2.5 s, then answers
     other = page.context.new_page()
     other.bring_to_front()
-    page.wait_for_timeout(2500)
+    page.clock.run_for(2500)
     page.bring_to_front()
     other.close()
     _answer(page)
 
     wait_for_item(page, 2)  # read at leisure: slower than reading time
     reading = Response.objects.get(participation=p, position=2).example
-    page.wait_for_timeout(signals.reading_ms(f"{reading.question}\n{reading.context_text}") + 500)
+    page.clock.run_for(signals.reading_ms(f"{reading.question}\n{reading.context_text}") + 500)
     _answer(page)
 
     wait_for_item(page, 3)  # skipped: the skip carries the signals too

@@ -241,7 +241,7 @@ def test_on_a_phone_a_reload_past_the_first_item_keeps_them_folded(open_as, db):
 def test_a_skip_needs_a_second_s_and_anything_else_cancels_it(open_as, db):
     task = make_task_with_items(slug="skip", test=NER_TEST)
     p = make_participation(task, state=State.TEST)
-    page = open_as(p)
+    page = open_as(p, clock=True)
     wait_for_item(page, 0)
     page.keyboard.press("s")
     message = page.locator("#message")
@@ -254,7 +254,7 @@ def test_a_skip_needs_a_second_s_and_anything_else_cancels_it(open_as, db):
     token(page, "London").click()  # a click elsewhere: cancelled
     assert message.is_hidden()
     page.keyboard.press("s")
-    page.wait_for_timeout(4500)  # too late: cancelled
+    page.clock.run_for(4500)  # too late: cancelled (the page's clock moved on, no wait)
     assert message.is_hidden()
     page.keyboard.press("s")
     assert Response.objects.get(participation=p, position=0).status == "pending"
