@@ -18,7 +18,8 @@ from tests.rehearsal import prepared
 State = Participation.State
 SPARE = 99  # a slot number past the design's: the database keeps one holder per slot
 
-pytestmark = [pytest.mark.django_db, pytest.mark.timeout(300)]
+# One worker runs them all (pytest-xdist): the rehearsal behind them runs once per worker that needs it.
+pytestmark = [pytest.mark.django_db, pytest.mark.timeout(300), pytest.mark.xdist_group("rehearsed-state")]
 
 
 @pytest.fixture(scope="session")
