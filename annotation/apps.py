@@ -6,9 +6,12 @@ class AnnotationConfig(AppConfig):
     verbose_name = "Studies and annotations"
 
     def ready(self) -> None:
-        # The one upward call of the services, inverted: the slot lifecycle (state) tells the Prolific
-        # places sync (prolific) of each slot taken or freed through a listener registered here.
+        # The upward calls of the services, inverted: the slot lifecycle (state) and a study's status changes
+        # (studies) tell the Prolific places sync (prolific) of each slot taken or freed and each status
+        # change through listeners registered here.
         from annotation.services.prolific import places
         from annotation.services.state import lifecycle
+        from annotation.services.studies import studies
 
         lifecycle.on_slot_change(places.on_slot_change)
+        studies.on_status_change(places.on_status_change)

@@ -65,10 +65,11 @@ _STUDIES_PARAMETER = OpenApiParameter(
 )
 
 
-def _studies_from_query(request: Request) -> list[Study]:
+def _studies_from_query(request: Request, benchmark: str | None = None) -> list[Study]:
+    """The studies named, or ``all``: every study (of ``benchmark``'s tasks, for a table in its shape)."""
     raw = request.query_params.get("studies", "")
     if raw.strip() == "all":
-        return select_studies(all_studies=True)
+        return select_studies(all_studies=True, benchmark=benchmark)
     return select_studies(refs=raw.split(","))
 
 
@@ -106,9 +107,9 @@ class TableView(APIView):
         responses={200: OpenApiTypes.OBJECT, 400: ErrorSerializer},
     )
     def get(self, request: Request) -> Response:
-        studies = _studies_from_query(request)
-        options = MetricOptions.from_params(request.query_params)
         benchmark = request.query_params.get("benchmark", "clues")
+        studies = _studies_from_query(request, benchmark)
+        options = MetricOptions.from_params(request.query_params)
         if benchmark == "fewclue":
             fewclue = build_fewclue_table(studies=studies, options=options)
             return Response({"studies": [s.slug for s in studies], "options": options.as_dict(), **fewclue.as_dict()})

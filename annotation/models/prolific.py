@@ -103,6 +103,14 @@ class ProlificEvent(models.Model):
         POLL = "poll", "Polling"
 
     event_id = models.CharField(max_length=100, unique=True)
+    # X-Event-ID is not signed: a captured webhook replayed under a new id is known by what was signed.
+    signed_digest = models.CharField(
+        max_length=64,
+        unique=True,
+        null=True,
+        blank=True,
+        help_text="SHA-256 of the webhook's verified signature (the same request replayed has the same one).",
+    )
     source = models.CharField(max_length=10, choices=Source.choices)
     event_type = models.CharField(max_length=60)
     resource_id = models.CharField(max_length=64, db_index=True, help_text="The submission (or study) it concerns.")

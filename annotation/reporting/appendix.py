@@ -12,7 +12,7 @@ from django.conf import settings
 from django.utils import translation
 
 from annotation.models import Study
-from annotation.reporting.statement_design import shown_languages
+from annotation.reporting.statement_design import shown_languages, text_languages
 from annotation.services.session import presentation
 from annotation.services.texts import study_texts
 from tasks_app.texts import texts_for
@@ -43,9 +43,16 @@ def language_texts(study: Study, language: str) -> list[str]:
             if help_.example:
                 lines += [f"  Example: {help_.example}"]
         lines.append("")
+    exists = text_languages(study)
+    fallback = study.language or settings.LANGUAGE_CODE
     if study.consent_required:
-        lines += ["### Consent text", "", *_block(own.consent_text)]
-    if own.survey:
+        if language in exists.get("consent text", [language]):
+            lines += ["### Consent text", "", *_block(own.consent_text)]
+        else:  # never a copy under another language's heading: say which text these pages showed
+            lines += ["### Consent text", "", f"None in this language: these pages showed the {fallback} text.", ""]
+    if own.survey and language not in exists.get("survey", [language]):
+        lines += ["### Survey", "", f"None in this language: these pages showed the {fallback} survey.", ""]
+    elif own.survey:
         lines += [f"### Survey ({study.get_survey_placement_display().lower()})", ""]
         for q in own.survey:
             mark = " (demographic)" if q.get("demographic") else ""

@@ -462,10 +462,20 @@ EXPORT_JOBS = jobs.JobKind(
 )
 
 
+def kind_benchmark(kind: str) -> str:
+    """The benchmark an export of all studies covers: FewCLUE's for its table, CLUES-shaped tasks' otherwise."""
+    return "fewclue" if kind.startswith("fewclue-") else "clues"
+
+
 def _job_params(
-    *, study_refs: Iterable[str | int], all_studies: bool, options: MetricOptions, intervals: IntervalOptions
+    *,
+    study_refs: Iterable[str | int],
+    all_studies: bool,
+    benchmark: str,
+    options: MetricOptions,
+    intervals: IntervalOptions,
 ) -> dict:
-    studies = select_studies(refs=study_refs, all_studies=all_studies)
+    studies = select_studies(refs=study_refs, all_studies=all_studies, benchmark=benchmark)
     shown = {"seed": intervals.seed, "resamples": intervals.resamples, "intervals": int(intervals.in_text)}
     return {"studies": [s.pk for s in studies], **options.as_dict(), **shown}
 
@@ -484,6 +494,7 @@ def export_job_create(
     params = _job_params(
         study_refs=study_refs,
         all_studies=all_studies,
+        benchmark=kind_benchmark(kind),
         options=options or MetricOptions(),
         intervals=intervals or IntervalOptions(),
     )

@@ -23,6 +23,7 @@ from annotation.reporting.majority import NONE, MajorityResult, condition_majori
 from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.provenance import header_lines
 from annotation.reporting.scores import condition_summaries
+from annotation.reporting.selection import benchmark_of
 from annotation.services.session import samples
 from tasks_app.paper import FEWCLUE_HUMAN, FEWCLUE_HUMAN_FROM_CLUE, FEWCLUE_HUMAN_SCORE
 
@@ -168,7 +169,7 @@ def _pct(value: float | None) -> float | None:
 
 def _folder(study: Study) -> str:
     folder = study.task.slug.removeprefix(SLUG_PREFIX)
-    if not study.task.slug.startswith(SLUG_PREFIX) or folder not in TASKS:
+    if benchmark_of(study.task) != "fewclue":
         raise ReportError(f"study {study.slug} is of task {study.task.slug}, not one of FewCLUE's nine tasks")
     return folder
 

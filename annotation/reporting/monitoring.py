@@ -190,6 +190,11 @@ def attention_flags(study: Study, now: datetime) -> list[Notice]:
 def integrity_flags(study: Study, now: datetime) -> list[Notice]:
     """Workers the integrity rule flagged for review (a person decides) or excluded."""
     counts = _last_decisions(IntegrityDecision, study)
+    # Counted once, under the rule that excluded them: a worker the attention rule excluded first may have an
+    # integrity decision "excluded" beside it, and is the attention notice's.
+    counts["excluded"] = Participation.objects.filter(
+        study=study, state=Participation.State.EXCLUDED, exclusion_kind=Participation.ExclusionKind.INTEGRITY
+    ).count()
     notices = []
     if counts["review"]:
         notices.append(

@@ -31,7 +31,6 @@ from django.db.models import Sum
 
 from annotation.models import (
     ComprehensionAttempt,
-    FilterDecision,
     Participation,
     Response,
     Study,
@@ -44,7 +43,7 @@ from annotation.reporting.bootstrap import IntervalOptions
 from annotation.reporting.formats import latex_escape
 from annotation.reporting.heds import ACL_CHECKLIST, HEDS_QUESTIONS, HEDS_VERSION, SECTION_STANDARDS, field_key
 from annotation.reporting.options import MetricOptions, ReportError
-from annotation.reporting.pay import condition_pay
+from annotation.reporting.pay import condition_pay, platform_paid
 from annotation.reporting.scores import ConditionSummary
 from annotation.reporting.statement_design import (
     NOT_COLLECTED,
@@ -57,10 +56,16 @@ from annotation.reporting.statement_design import (
     presentation_section,
     sample_section,
 )
+from annotation.reporting.statement_rules import (
+    attention_check_facts,
+    integrity_facts,
+    integrity_line,
+    training_facts,
+)
 from annotation.reporting.tables import Table, build_table
 from annotation.services.admission import comprehension, consent
-from annotation.services.session import samples, signals
-from annotation.services.verdicts import attention, integrity
+from annotation.services.money.pay import pay_lines
+from annotation.services.session import samples
 
 NOT_RECORDED = "not recorded"
 STATEMENT_FORMATS = ("markdown", "latex", "json")
@@ -153,8 +158,8 @@ def consent_facts(study: Study) -> str:
     declined = consent.declined_count(study)
     return (
         f"Workers gave informed consent before any task ({agreed} agreed, {declined} declined; the time and a "
-        "SHA-256 of the text are recorded per worker), on a consent page whose text, in each language shown, "
-        "is in the appendix."
+        "SHA-256 of the text are recorded per worker), on a consent page whose text is in the appendix, in each "
+        "language it exists in."
     )
 
 
@@ -169,54 +174,6 @@ def instruction_facts(study: Study) -> str:
     return f"Instructions: {', '.join(shown)}; the exact texts are in the appendix."
 
 
-def training_facts(study: Study, table: Table) -> str:
-    levels = [str(c.shots) for c in study.conditions.order_by("shots") if c.shots]
-    training = (
-        f"In training ({' / '.join(levels)} examples by condition), workers answered each example, "
-        "the answer was locked, and then the gold answer was shown."
-        if levels
-        else "There was no training step."
-    )
-    if study.filter_rule == Study.FilterRule.NONE:
-        rule = "No training filter was applied."
-    elif study.filter_rule == Study.FilterRule.ABSOLUTE:
-        rule = f"Workers whose training S1 fell below {study.filter_threshold:.2f} were excluded."
-    else:
-        rule = (
-            f"Workers whose training S1 fell more than {study.filter_threshold:.2f} below the "
-            f"{study.filter_reference} training S1 of the other workers of their condition who finished "
-            "training (whether or not they were excluded later) were excluded; the verdicts were given once "
-            f"the condition's {study.workers_per_condition} workers had trained, or after "
-            f"{study.filter_group_timeout_minutes} minutes against those who had trained by then, and never "
-            "with fewer than two workers trained."
-        )
-    excluded = sum(len(s.excluded) for s in table.summaries)
-    failed = len(failed_the_filter(study))
-    if not excluded:
-        return f"{training} {rule} No worker was excluded."
-    return (
-        f"{training} {rule} Excluded: {plural(excluded, 'worker')} in all ({failed} failed the training filter); "
-        "none of them is averaged in."
-    )
-
-
-def failed_the_filter(study: Study) -> set[int]:
-    """The crowd's workers the training filter failed and no admin readmitted afterwards (previews left
-    out: ``Participation.objects``). An admin's own exclusion is not a filter failure."""
-    decisions = (
-        FilterDecision.objects.filter(participation__in=Participation.objects.filter(study=study), pending_group=False)
-        .order_by("participation_id", "at", "id")
-        .values_list("participation_id", "passed", "is_override")
-    )
-    failed: set[int] = set()
-    for participation_id, passed, is_override in decisions:
-        if not passed and not is_override:
-            failed.add(participation_id)
-        elif passed and is_override:
-            failed.discard(participation_id)  # the admin overrode the verdict
-    return failed
-
-
 def abandonment_facts(study: Study, table: Table) -> str:
     abandoned = sum(len(s.abandoned) for s in table.summaries)
     return f"A slot with no activity for {study.abandon_after_minutes} minutes was released to a new worker; " + (
@@ -224,59 +181,6 @@ def abandonment_facts(study: Study, table: Table) -> str:
         "and none of them is averaged in."
         if abandoned
         else "no worker abandoned."
-    )
-
-
-def attention_check_facts(study: Study) -> str:
-    """The attention checks: how many, the rule, and how many workers failed, were flagged or excluded."""
-    checks = study.attention_checks.count()
-    if not checks:
-        return "Attention checks: none."
-    rule = (
-        f"a worker failing {study.attention_fail_limit} or more was "
-        + ("excluded" if study.attention_action == Study.AttentionAction.EXCLUDE else "flagged for review")
-        if study.attention_fail_limit
-        else "no rule (failures were only reported)"
-    )
-    rows = attention.reports.report(study)
-    failed_any = sum(1 for r in rows if r.failed)
-    flagged = sum(1 for r in rows if r.decision == "review")
-    excluded = sum(1 for r in rows if r.decision == "excluded")
-    given = (
-        f"Of {plural(len(rows), 'worker')} given checks, {failed_any} failed at least one, "
-        f"{flagged} were flagged for review and {excluded} excluded."
-        if rows
-        else "No worker has answered a check yet."
-    )
-    return (
-        f"Attention checks: {plural(checks, 'item')} with an answer stated in the item "
-        f"{'was' if checks == 1 else 'were'} mixed into the test step (never scored); {rule}. {given}"
-    )
-
-
-def integrity_facts(study: Study) -> dict[str, Any]:
-    """The integrity signals: what the page recorded, the rule, and how many workers were flagged and excluded."""
-    rows = integrity.report(study)
-    return {
-        "recorded": "per item: time visible, times and time away (unfocused or hidden), copies of its text "
-        "(a count); no keystrokes, clipboard content or pointer tracks",
-        "reading_rate": f"{signals.WORDS_PER_MINUTE} words or {signals.CJK_CHARS_PER_MINUTE} CJK characters per minute",
-        "rule": integrity.rule_text(study),
-        "workers": len(rows),
-        "with_signals": sum(1 for r in rows if r.figures.with_signals),
-        "flagged": sum(1 for r in rows if r.decision == "review"),
-        "excluded": sum(1 for r in rows if r.decision == "excluded"),
-    }
-
-
-def integrity_line(facts: dict[str, Any]) -> str:
-    """``integrity_facts`` as the statement's sentence."""
-    return (
-        f"Integrity signals: the worker page recorded, {facts['recorded']}; each answer's time was compared "
-        f"with a reading-time estimate for its text ({facts['reading_rate']}); {facts['rule']}. "
-        f"Of {plural(facts['workers'], 'worker')} with test answers, {facts['with_signals']} sent the signals, "
-        f"{facts['flagged']} {'was' if facts['flagged'] == 1 else 'were'} flagged for review and "
-        f"{facts['excluded']} excluded."
     )
 
 
@@ -342,14 +246,17 @@ def time_facts(table: Table) -> str:
     )
 
 
-def pay_facts(study: Study, table: Table) -> str:
+def pay_facts(study: Study) -> str:
+    """The pay, with the median effective hourly pay over the workers the platform paid (``platform_paid``)."""
     rate = f"{study.hourly_rate} {study.currency}/h"
     posted = (
         f"a posted reward of {study.base_reward} {study.currency}, topped up to {rate} by a bonus"
         if study.base_reward
         else f"{rate} for the time spent"
     )
-    effective = [row.effective_hourly for row in table.annotators if row.effective_hourly is not None]
+    paid = platform_paid(Participation.objects.filter(study=study))
+    lines = pay_lines(study=study, participations=paid).values()
+    effective = [line.effective_hourly for line in lines if line.effective_hourly is not None]
     median = statistics.median(effective) if effective else None
     per_condition = ", ".join(
         f"{c.shots}-shot {c.median_effective_hourly if c.median_effective_hourly is not None else '–'}"
@@ -357,12 +264,14 @@ def pay_facts(study: Study, table: Table) -> str:
     )
     text = (
         f"Pay: {posted}. Paid time runs from the moment the worker took the slot (agreeing to the consent text, "
-        "or pressing Start) to their last answer, or to an exclusion during the work, never to a later verdict."
+        "or pressing Start) to their last answer, or to an exclusion during the work, never to a later verdict, "
+        "and never counts the time between an exclusion and a readmission."
     )
     if median is not None:
         text += (
-            f" Median effective hourly pay {Decimal(median).quantize(Decimal('0.01'))} {study.currency}"
-            f" (per condition: {per_condition})."
+            f" Median effective hourly pay {Decimal(median).quantize(Decimal('0.01'))} {study.currency} over the "
+            f"{plural(len(effective), 'worker')} the platform paid (approved or screened out; per condition: "
+            f"{per_condition})."
         )
     return text
 
@@ -449,7 +358,7 @@ def build_statement(
         Section("Survey", survey, collected=bool(study.survey)),
         demographics_section(study),
         Section("Time", time_facts(table)),
-        Section("Pay", pay_facts(study, table)),
+        Section("Pay", pay_facts(study)),
         pay_adequacy_section(study),
         Section("Metric", metric_facts(table)),
         Section("Agreement", agreement_text),
@@ -476,22 +385,58 @@ def build_statement(
     return statement
 
 
+# The statement's headings, each over the sections it holds (by title, in order); a section not named
+# here goes under the last heading.
+HEADINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Participants", ("Platform", "Workers", "Recruitment")),
+    ("Items and presentation", ("Sample", "Presentation", "Instructions")),
+    ("Consent and ethics", ("Consent", "Ethics approval")),
+    (
+        "Training and quality control",
+        ("Training and filter", "Abandonment", "Comprehension check", "Attention checks", "Integrity"),
+    ),
+    ("Survey and demographics", ("Survey", "Demographics")),
+    ("Time and pay", ("Time", "Pay", "Pay adequacy")),
+    ("Metric and agreement", ("Metric", "Agreement")),
+    ("Aggregation and robustness", ("Best individual, mean and majority", "Robustness to the exclusion rules")),
+    ("Appendix", ("Appendix",)),
+)
+
+
+TABLE_HEADING = "Metric and agreement"
+
+
+def headed(statement: Statement) -> list[tuple[str, str]]:
+    """(heading, paragraph) in the order of ``HEADINGS``; a heading without a section is left out."""
+    heading_of = {title: heading for heading, titles in HEADINGS for title in titles}
+    paragraphs: dict[str, list[str]] = {heading: [] for heading, _ in HEADINGS}
+    for section in statement.sections:
+        paragraphs[heading_of.get(section.title, HEADINGS[-1][0])].append(section.text)
+    return [(heading, " ".join(texts)) for heading, texts in paragraphs.items() if texts]
+
+
 def statement_markdown(statement: Statement) -> str:
     study = statement.study
+    table = ["| " + " | ".join(statement.header) + " |", "|" + "|".join([":---"] * len(statement.header)) + "|"]
+    table += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in statement.rows]
     lines = [f"## Human evaluation: {study.task.name}", ""]
-    lines.append(" ".join(section.text for section in statement.sections))
-    lines += ["", "| " + " | ".join(statement.header) + " |", "|" + "|".join([":---"] * len(statement.header)) + "|"]
-    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in statement.rows]
-    lines += ["", f"### {checklist.HEADING}", "", checklist.checklist_markdown(statement.checklist)]
-    return "\n".join(lines) + "\n"
+    for heading, text in headed(statement):
+        lines += [f"### {heading}", "", text, ""]
+        if heading == TABLE_HEADING:  # the per-condition table under the metric it reports
+            lines += [*table, ""]
+            table = []
+    if table:
+        lines += [*table, ""]
+    lines += [f"### {checklist.HEADING}", "", checklist.checklist_markdown(statement.checklist)]
+    return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def statement_latex(statement: Statement) -> str:
     study = statement.study
-    lines = [rf"\paragraph{{Human evaluation: {latex_escape(study.task.name)}}}"]
-    lines.append(latex_escape(" ".join(section.text for section in statement.sections)))
+    lines = [rf"\subsection*{{Human evaluation: {latex_escape(study.task.name)}}}", ""]
+    for heading, text in headed(statement):
+        lines += [rf"\paragraph{{{latex_escape(heading)}.}}", latex_escape(text), ""]
     lines += [
-        "",
         r"\begin{table}[t]",
         r"\centering",
         rf"\begin{{tabular}}{{{'l' * len(statement.header)}}}",

@@ -9,16 +9,20 @@ the study did not collect gives a section marked not collected (``collected=Fals
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from dataclasses import dataclass
 from decimal import Decimal
 
 from django.conf import settings
+from django.db.models import Count, Q
 
-from annotation.models import Participation, Study
+from annotation.models import Participation, Response, Study
 from annotation.reporting import demographics
+from annotation.reporting.pay import platform_paid
 from annotation.services.money.pay import pay_lines
 from annotation.services.session import samples
 from annotation.services.verdicts.attention.definitions import test_set_size
+from tasks_app.texts import missing_texts
 
 NOT_COLLECTED = "not collected"
 APPENDIX_COMMAND = "manage.py study_appendix"
@@ -42,8 +46,27 @@ def shown_languages(study: Study) -> list[str]:
     return [study.language] if study.language else [code for code, _ in settings.LANGUAGES]
 
 
+def served(study: Study) -> Counter[tuple[int, int]]:
+    """(test items, attention checks) each crowd worker who reached the test step was given -> how many
+    workers: what happened, whatever the design says now (checks added after some workers had finished
+    were never shown to them)."""
+    rows = (
+        Response.all_objects.filter(
+            participation__in=Participation.objects.filter(study=study), phase=Response.Phase.TEST
+        )
+        .values("participation_id")
+        .annotate(n=Count("id"), checks=Count("id", filter=Q(attention_check__isnull=False)))
+        .order_by()
+    )
+    return Counter((r["n"] - r["checks"], r["checks"]) for r in rows)
+
+
+def _given(items: int, checks: int) -> str:
+    return plural(items, "test item") + (f" and {plural(checks, 'attention check')} mixed in" if checks else "")
+
+
 def sample_section(study: Study) -> Section:
-    """How the test items were chosen and how many each worker saw."""
+    """How the test items were chosen, and how many each worker was given (as it happened)."""
     items = test_set_size(study)
     checks = study.attention_checks.count()
     levels = [str(c.shots) for c in study.conditions.order_by("shots") if c.shots]
@@ -60,12 +83,26 @@ def sample_section(study: Study) -> Section:
             "worker of the condition, after leaving out items a worker would see twice, items shown alike with "
             "different gold and items also in the training items' set."
         )
-        seen = f"Each worker saw their condition's {plural(k, 'test item')}"
+        design = f"their condition's {_given(k, checks)}"
     else:
         chosen = f"Items: the task's whole test set ({plural(items, 'item')}), the same for every worker and condition."
-        seen = f"Each worker saw all {plural(items, 'test item')}"
-    seen += f" and {plural(checks, 'attention check')} mixed in" if checks else ""
-    return Section("Sample", f"{chosen} {seen}, {training}.")
+        design = f"all {_given(items, checks)}"
+    given = served(study)
+    if not given:
+        seen = f"No worker has reached the test step yet; the design gives each worker {design}, {training}."
+    elif len(given) == 1:
+        ((n, c), workers), *_ = given.items()
+        who = "The 1 worker" if workers == 1 else f"Each of the {workers} workers"
+        seen = f"{who} who reached the test step was given {_given(n, c)}, {training}."
+    else:
+        parts = "; ".join(
+            f"{_given(n, c)} ({plural(w, 'worker')})" for (n, c), w in sorted(given.items(), key=lambda kv: kv[0])
+        )
+        seen = (
+            f"The workers who reached the test step were not all given the same ({training}): {parts}; the design "
+            f"now gives {design}."
+        )
+    return Section("Sample", f"{chosen} {seen}")
 
 
 def presentation_section(study: Study) -> Section:
@@ -111,8 +148,8 @@ def demographics_section(study: Study) -> Section:
 
 def pay_adequacy_section(study: Study) -> Section:
     """What workers received per paid hour (annotation.services.money.pay) against the platform's rates."""
-    participations = list(Participation.objects.filter(study=study))
-    lines = pay_lines(study=study, participations=participations).values()
+    paid = platform_paid(Participation.objects.filter(study=study))  # never a worker who returned, unpaid
+    lines = pay_lines(study=study, participations=paid).values()
     received = [line.received_hourly for line in lines if line.received_hourly is not None]
     currency = study.currency
     rates = [
@@ -129,7 +166,7 @@ def pay_adequacy_section(study: Study) -> Section:
         median = Decimal(statistics.median(received)).quantize(Decimal("0.01"))
         figure = (
             f"workers received a median {median} {currency} per paid hour (lowest {min(received)} {currency}, "
-            f"over {plural(len(received), 'worker')})"
+            f"over {plural(len(received), 'worker')} the platform paid)"
         )
     if not rates:
         return Section(
@@ -149,11 +186,40 @@ def _below(n: int) -> str:
     return "none" if n == 0 else plural(n, "worker")
 
 
+def text_languages(study: Study) -> dict[str, list[str]]:
+    """Which of the languages shown each kind of text exists in: the task's texts (description, instructions,
+    labels: complete in that language), the consent text and the survey (the study's own, in its language or
+    the site's default, and each translation that gives it). A worker whose pages were in another language
+    read the study's own text."""
+    shown = shown_languages(study)
+    own = study.language or settings.LANGUAGE_CODE
+    translations = study.translations if isinstance(study.translations, dict) else {}
+
+    def has(language: str, key: str) -> bool:
+        given = (translations.get(language) or {}).get(key)
+        return language == own or bool(given.strip() if isinstance(given, str) else given)
+
+    found = {"task texts": [language for language in shown if not missing_texts(study.task, language)]}
+    if study.consent_required and study.consent_text.strip():
+        found["consent text"] = [language for language in shown if has(language, "consent_text")]
+    if study.survey:
+        found["survey"] = [language for language in shown if has(language, "survey")]
+    return found
+
+
 def appendix_section(study: Study) -> Section:
-    languages = ", ".join(shown_languages(study))
+    shown = shown_languages(study)
+    parts = []
+    for kind, languages in text_languages(study).items():
+        others = [language for language in shown if language not in languages]
+        where = ", ".join(languages) or "none of them"
+        if others and languages:
+            fallback = study.language or settings.LANGUAGE_CODE
+            where += f" only (pages in {', '.join(others)} showed it in {fallback})"
+        parts.append(f"{kind} in {where}")
     return Section(
         "Appendix",
-        f"Appendix: the exact texts workers saw (task description, instructions, label definitions, consent, "
-        f"survey) in each language shown ({languages}), and screenshots of the start, training, reveal and test "
-        f"pages as a worker sees them (written by {APPENDIX_COMMAND}).",
+        f"Appendix: the exact texts workers saw and screenshots of the start, training, reveal and test pages as a "
+        f"worker sees them (written by {APPENDIX_COMMAND}), for each language the pages could be shown in "
+        f"({', '.join(shown)}); the texts exist as follows: {'; '.join(parts)}.",
     )

@@ -44,16 +44,18 @@ from annotation.reporting.exports import (
     export_to_bytes,
     export_with_provenance,
     iter_annotation_lines,
+    kind_benchmark,
     provenance_json,
     provenance_sidecar_name,
 )
+from annotation.reporting.fewclue_table import build_fewclue_table
 from annotation.reporting.monitoring import live_payload, needs_attention, notices, progress
 from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.pay import condition_pay
 from annotation.reporting.plots import PLOT_FORMATS, all_tasks_plot, task_plot
 from annotation.reporting.provenance import reproducibility_header
 from annotation.reporting.rehearsal_jobs import REPORT_FORMATS, job_status, rehearsal_job_create
-from annotation.reporting.selection import select_studies
+from annotation.reporting.selection import of_benchmark, select_studies
 from annotation.reporting.statement import STATEMENT_FORMATS, build_statement, render_statement
 from annotation.reporting.tables import build_table
 from annotation.services.studies import preview
@@ -63,10 +65,26 @@ from tasks_app.scoring import SKIP_EMPTY, SKIP_EXCLUDE, SKIP_ZERO
 LIVE_SECONDS = 5  # how often the pages poll their live feed
 
 
-def _selection(request: HttpRequest) -> tuple[list[Study], MetricOptions, str]:
+def _selection(request: HttpRequest, benchmark: str | None = None) -> tuple[list[Study], MetricOptions, str]:
+    """The studies asked for (``all`` by default: of ``benchmark``'s tasks, when one is given)."""
     raw = request.GET.get("studies", "all")
-    studies = select_studies(all_studies=True) if raw == "all" else select_studies(refs=raw.split(","))
+    if raw == "all":
+        studies = select_studies(all_studies=True, benchmark=benchmark)
+    else:
+        studies = select_studies(refs=raw.split(","))
     return studies, MetricOptions.from_params(request.GET), raw
+
+
+def _benchmark_tables(studies: list[Study], options: MetricOptions) -> dict:
+    """The CLUES table of the studies of CLUES-shaped tasks and FewCLUE's of FewCLUE's: each its own tasks."""
+    clues, fewclue = of_benchmark(studies, "clues"), of_benchmark(studies, "fewclue")
+    tables: dict = {"table": build_table(studies=clues, options=options) if clues else None}
+    if fewclue:
+        try:
+            tables["fewclue_table"] = build_fewclue_table(studies=fewclue, options=options)
+        except ReportError as exc:  # several protocols at once: say so where the table would be
+            tables["fewclue_error"] = str(exc)
+    return tables
 
 
 AGREEMENT_NAMES = {"fleiss_kappa": "Fleiss’ κ", "pairwise_s1": "pairwise S1"}
@@ -144,7 +162,7 @@ def index(request: HttpRequest) -> HttpResponse:
             "live_url": f"{reverse('dashboard:live')}?studies={raw}",
             "live_seconds": LIVE_SECONDS,
             "studies_value": raw,
-            "table": build_table(studies=studies, options=options),
+            **_benchmark_tables(studies, options),
             "query": _query(raw, options),
             "options": options,
             "option_links": _option_links(None if raw == "all" else raw, options),
@@ -237,10 +255,10 @@ def plot(request: HttpRequest, fmt: str) -> HttpResponse:
     if fmt not in PLOT_FORMATS:
         raise Http404
     try:
-        studies, options, _ = _selection(request)
+        studies, options, _ = _selection(request, benchmark="clues")
     except ReportError as exc:
         return HttpResponseBadRequest(str(exc))
-    table = build_table(studies=studies, options=options)
+    table = build_table(studies=of_benchmark(studies, "clues"), options=options)  # CLUES's shape: its own tasks
     # One task (a study's page): its learning curve with the model runs beside it.
     content = task_plot(table, 0, fmt) if len(table.tasks) == 1 else all_tasks_plot(table, fmt)
     return HttpResponse(content, content_type=EXPORT_KINDS[f"plot-{fmt}"][0])
@@ -252,7 +270,7 @@ def export_now(request: HttpRequest, kind: str) -> HttpResponseBase:
     if kind not in EXPORT_KINDS:
         raise Http404
     try:
-        studies, options, _ = _selection(request)
+        studies, options, _ = _selection(request, benchmark=kind_benchmark(kind))
     except ReportError as exc:
         return HttpResponseBadRequest(str(exc))
     content_type = EXPORT_KINDS[kind][0]
@@ -282,7 +300,7 @@ def export_provenance(request: HttpRequest, kind: str) -> HttpResponse:
     if kind not in EXPORT_KINDS:
         raise Http404
     try:
-        studies, options, _ = _selection(request)
+        studies, options, _ = _selection(request, benchmark=kind_benchmark(kind))
     except ReportError as exc:
         return HttpResponseBadRequest(str(exc))
     if kind == "annotations-jsonl":  # its first line is the provenance; no need to read every annotation

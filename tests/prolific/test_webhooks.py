@@ -356,3 +356,143 @@ def test_with_places_synced_a_full_study_is_paused_and_a_return_resumes_it(hooke
     assert take_part(Client(), study, "p2", standin).status_code == 302
     assert status() == "PAUSED"
     assert not any(method == "PATCH" for method, _, _ in standin.writes())  # a return needs no new place
+
+
+# --- Which participation an event concerns: only the one it provably does ------------------------------------
+
+
+def enter_without_session(client, study, pid, standin, *, prolific_study=PROLIFIC_STUDY):
+    """A hand-made (or older) Prolific link: PROLIFIC_PID and STUDY_ID, no SESSION_ID recorded."""
+    standin.add_submission(submission_id=f"own-{pid}", participant=pid, study_id=prolific_study, status="ACTIVE")
+    query = {"PROLIFIC_PID": pid, "STUDY_ID": prolific_study}
+    assert entry_link.take_part(client, study.slug, query).status_code == 302
+    p = participation_of(pid)
+    assert "SESSION_ID" not in p.platform_data
+    return p
+
+
+def test_a_rejection_in_another_study_of_the_workspace_leaves_our_worker_at_work(hooked, one_slot):
+    """Finding 2: the payload has no study id; Prolific's API says the submission is of another study."""
+    standin, study = hooked, one_slot
+    worker = Client()
+    ours = enter_without_session(worker, study, "p1", standin)
+    standin.add_study(study_id="PS9", reward=100)
+    standin.add_submission(submission_id="elsewhere", participant="p1", study_id="PS9", status="AWAITING REVIEW")
+
+    [sent] = standin.set_status("elsewhere", "REJECTED")
+
+    assert sent["status"] == 200
+    assert "of Prolific study PS9" in json.loads(sent["answer"])["outcome"]
+    ours.refresh_from_db()
+    assert ours.state == State.CLAIMED
+    event = ProlificEvent.objects.get(resource_id="elsewhere")
+    assert event.participation is None and event.status == "REJECTED"
+    assert ("GET", "/api/v1/submissions/elsewhere/", {}) in standin.requests  # asked, not guessed
+    assert worker.get("/api/session/current/").status_code == 200  # still at work, not locked out
+
+
+def test_a_return_of_the_workers_own_submission_is_matched_through_prolific(hooked, one_slot):
+    standin, study = hooked, one_slot
+    ours = enter_without_session(Client(), study, "p1", standin)
+
+    [sent] = standin.set_status("own-p1", "RETURNED")
+
+    assert json.loads(sent["answer"])["outcome"] == "slot freed (returned the study on Prolific)"
+    ours.refresh_from_db()
+    assert ours.state == State.ABANDONED
+    assert ProlificEvent.objects.get(resource_id="own-p1").participation == ours
+
+
+def test_when_prolific_cannot_say_which_study_nothing_changes(prolific_on, secret, one_slot, client, settings):
+    ours = enter_without_session(Client(), one_slot, "p1", prolific_on)
+    settings.PROLIFIC_API_URL = "http://127.0.0.1:9/api/v1/"  # unreachable
+    answer = post_event(client, "REJECTED", pid="p1").json()
+    assert answer["outcome"].startswith("no participation of ours has this submission")
+    settings.PROLIFIC_API_TOKEN = ""  # the operations off: nobody to ask
+    answer = post_event(client, "RETURNED", pid="p1").json()
+    assert answer["outcome"].startswith("no participation of ours has this submission")
+    ours.refresh_from_db()
+    assert ours.state == State.CLAIMED and ProlificEvent.objects.filter(participation=None).count() == 2
+
+
+def test_polling_matches_by_the_study_it_read(prolific_on, one_slot):
+    """Polling reads submissions study by study: it needs no look-up to know which study one is of."""
+    standin = prolific_on
+    ours = enter_without_session(Client(), one_slot, "p1", standin)
+    standin.set_status("own-p1", "TIMED-OUT", notify=False)
+    call_command("prolific", "poll", "--study", one_slot.slug)
+    ours.refresh_from_db()
+    assert ours.state == State.ABANDONED
+    assert not any(path.startswith("/api/v1/submissions/") for _, path, _ in standin.requests)
+
+
+# --- Timestamps and replays ----------------------------------------------------------------------------------
+
+
+def test_a_timestamp_from_the_future_is_refused_even_with_a_good_signature(claimed, client):
+    ahead = str(int(time.time()) + 3600)
+    response = post_event(client, "RETURNED", timestamp=ahead)
+    assert response.status_code == 403 and "replay" in response.json()["detail"]
+    claimed.refresh_from_db()
+    assert claimed.state == State.CLAIMED and not ProlificEvent.objects.exists()
+
+
+@pytest.mark.parametrize("bad", ["nan", "NaN", "inf", "-inf", "-5"])
+def test_a_signed_timestamp_that_is_no_time_is_a_400(claimed, client, bad):
+    response = post_event(client, "RETURNED", timestamp=bad)
+    assert response.status_code == 400 and response.json()["error"] == "bad_webhook"
+    claimed.refresh_from_db()
+    assert claimed.state == State.CLAIMED and not ProlificEvent.objects.exists()
+
+
+def test_an_unsigned_event_time_that_is_no_time_falls_back_to_the_signed_one(claimed, client):
+    now = int(time.time())
+    response = post_event(client, "RETURNED", timestamp=str(now), event_time="nan")
+    assert response.status_code == 200
+    assert ProlificEvent.objects.get().sent_at.timestamp() == now
+
+
+def test_an_unsigned_event_time_ahead_of_the_signed_one_cannot_make_later_events_look_older(claimed, client):
+    """X-Timestamp is not signed: one far ahead is read as the signed request time, so it cannot make the
+    genuine RETURNED that follows look older and be ignored."""
+    now = int(time.time())
+    post_event(client, "AWAITING REVIEW", timestamp=str(now - 10), event_time=str(now + 86400))
+    assert ProlificEvent.objects.get().sent_at.timestamp() == now - 10
+    answer = post_event(client, "RETURNED", timestamp=str(now)).json()
+    assert answer["outcome"] == "slot freed (returned the study on Prolific)"
+
+
+def test_a_captured_request_replayed_under_a_new_event_id_is_a_duplicate(claimed, client):
+    now = str(int(time.time()))
+    first = post_event(client, "AWAITING REVIEW", event_id="ev-1", timestamp=now)
+    assert first.json()["status"] == "recorded"
+    again = post_event(client, "AWAITING REVIEW", event_id="ev-forged-2", timestamp=now, event_time=now)
+    assert again.status_code == 200 and again.json() == {"status": "duplicate"}
+    assert ProlificEvent.objects.count() == 1
+
+
+def test_a_replay_over_http_under_a_new_id_records_nothing(hooked, one_slot):
+    standin, study = hooked, one_slot
+    take_part(Client(), study, "p1", standin)
+    [first] = standin.return_submission("p1")
+    again = standin.post(first["url"], {**first["headers"], "X-Event-ID": "a-fresh-id"}, first["body"])
+    assert again["status"] == 200 and json.loads(again["answer"]) == {"status": "duplicate"}
+    assert ProlificEvent.objects.count() == 1
+
+
+def test_a_link_without_study_id_is_matched_by_the_study_its_colleagues_came_from(hooked):
+    """Neither SESSION_ID nor STUDY_ID: the participation's Prolific study is the one every other Prolific
+    participant of its study came from."""
+    standin = hooked
+    study = StudyFactory(slug="two-slots", workers_per_condition=2)
+    ConditionFactory(study=study, shots=0)
+    take_part(Client(), study, "p0", standin)  # a full link: PS1
+    standin.add_submission(submission_id="own-p1", participant="p1", study_id=PROLIFIC_STUDY, status="ACTIVE")
+    standin.add_study(study_id="PS9", reward=100)
+    standin.add_submission(submission_id="other-p1", participant="p1", study_id="PS9", status="AWAITING REVIEW")
+    assert entry_link.take_part(Client(), study.slug, {"PROLIFIC_PID": "p1"}).status_code == 302
+
+    standin.set_status("other-p1", "REJECTED")
+    assert participation_of("p1").state == State.CLAIMED
+    standin.set_status("own-p1", "RETURNED")
+    assert participation_of("p1").state == State.ABANDONED

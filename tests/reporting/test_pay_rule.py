@@ -11,7 +11,7 @@ from annotation.models import Participation, Response
 from annotation.reporting.exports import export_with_provenance
 from annotation.reporting.options import MetricOptions
 from annotation.services.admission import abandonment
-from annotation.services.money.pay import PAY_RULE_VERSION, pay_line, pay_lines
+from annotation.services.money.pay import PAY_RULE_VERSION, paid_time, pay_line, pay_lines
 from annotation.services.state import lifecycle
 from annotation.services.verdicts import overrides
 from tests.reporting.builders import T0, add_annotator, gold_answers, make_study
@@ -52,9 +52,10 @@ def test_a_worker_excluded_during_training_is_paid_to_the_exclusion(sst2):
     assert _hours(study, p) == Decimal("0.2")  # 12 minutes: to the exclusion, after the last answer
 
 
-def test_after_a_readmission_the_end_is_the_last_answer_not_the_first_exclusion(sst2):
+def test_after_a_readmission_the_end_is_the_last_answer_less_the_wait_for_the_readmission(sst2):
     # Excluded at the end of training (12 min), readmitted (20 min), test answered until 50 min.
-    # Taking the first completion or exclusion would pay 12 minutes.
+    # Taking the first completion or exclusion would pay 12 minutes; paying the wait (rule 2), 50.
+    # By hand: 12 minutes of training, then 50 - 20 = 30 minutes of test: 42 minutes.
     study = make_study(sst2, shots=(0, 10), base_reward=Decimal("0.00"))
     p = add_annotator(study, 10, answers=[], training_answers=[["positive"]] * 3, state=State.TRAINING)
     _answered_at(p, T0 + timedelta(minutes=10))
@@ -62,7 +63,7 @@ def test_after_a_readmission_the_end_is_the_last_answer_not_the_first_exclusion(
     lifecycle.transition(p, to_state=State.TEST, reason="admin override", at=T0 + timedelta(minutes=20))
     Response.all_objects.filter(participation=p).update(submitted_at=T0 + timedelta(minutes=50))
     lifecycle.finish_test(p, at=T0 + timedelta(minutes=50))
-    assert _hours(study, p) == Decimal(50) / 60
+    assert _hours(study, p) == Decimal(42) / 60
 
 
 def test_an_attention_exclusion_at_the_end_of_the_test_ends_paid_time(sst2):
@@ -100,7 +101,7 @@ def test_the_payments_export_rounds_half_up_and_names_the_pay_rule_version(sst2)
     text, provenance = export_with_provenance(kind="payments-csv", studies=[study], options=MetricOptions())
     (columns,) = csv.DictReader(io.StringIO(text.decode()))
     assert (columns["minutes"], columns["amount"], columns["bonus"]) == ("30.00", "0.51", "0.51")
-    assert provenance["pay_rule_version"] == PAY_RULE_VERSION == "2"
+    assert provenance["pay_rule_version"] == PAY_RULE_VERSION == "3"
     assert f"pay rule version {PAY_RULE_VERSION}" in provenance["notes"][0]
 
 
@@ -123,3 +124,52 @@ def test_work_end_counts_a_screen_out_from_claimed_as_the_end_of_the_work():
     later = T0 + timedelta(hours=2)  # activity recorded after the screen-out does not extend paid time
     end = work_end(events, last_answer=None, state=State.EXCLUDED, last_activity=later)
     assert end == screened_out_at and end - claimed_at == timedelta(minutes=3)
+
+
+def test_a_readmission_after_an_end_of_test_exclusion_pays_no_hour_of_the_wait(sst2):
+    # Issue 39, finding 1: claimed at T0, answered the test until 24 minutes, excluded there by the attention
+    # rule; an admin readmits the worker a day later, which ends the test (and writes "completed") at once.
+    # By hand: 24 minutes of work, 12.00/h with no posted reward: 4.80, all of it the bonus.
+    study = make_study(sst2, shots=(0,), base_reward=Decimal("0.00"))
+    p = add_annotator(study, 0, answers=gold_answers(sst2), state=State.TEST)
+    _answered_at(p, T0 + timedelta(minutes=24))
+    lifecycle.exclude(p, reason="attention: failed", kind=Kind.ATTENTION, at=T0 + timedelta(minutes=24))
+    overrides.override(p, admit=True, reason="the check was ambiguous", actor=None)  # now: T0 + 1 day
+    p.refresh_from_db()
+    assert p.state == State.COMPLETED
+    assert _hours(study, p) == Decimal("0.4")
+    line = pay_lines(study=study, participations=[p])[p.pk]
+    assert (line.owed, line.bonus) == (Decimal("4.80"), Decimal("4.80"))
+
+
+def test_a_readmitted_training_filter_failure_is_not_paid_for_the_wait(sst2):
+    # Excluded at the end of training (12 min), readmitted at 3 hours; the worker never comes back and the idle
+    # sweep notices at 4 hours. By hand: the 12 minutes of training, nothing of the 2 h 48 min wait, nothing after.
+    study = make_study(sst2, shots=(0, 10), base_reward=Decimal("0.00"))
+    p = add_annotator(study, 10, answers=[], training_answers=[["positive"]] * 3, state=State.TRAINING)
+    _answered_at(p, T0 + timedelta(minutes=10))
+    lifecycle.exclude(p, reason="failed training filter", kind=Kind.TRAINING_FILTER, at=T0 + timedelta(minutes=12))
+    lifecycle.transition(p, to_state=State.TEST, reason="admin override", at=T0 + timedelta(hours=3))
+    assert _hours(study, p) == Decimal("0.2")  # readmitted, not back yet
+    abandonment.abandon(p, reason="no activity for 60 minutes", at=T0 + timedelta(hours=4))
+    assert _hours(study, p) == Decimal("0.2")
+
+
+def test_paid_time_is_a_pure_function_of_the_events():
+    # The one function every path calls (and a model test can call): two exclusions, one readmission.
+    # Claimed at T0; excluded at 10 min (mid-training, by an admin); readmitted at 40; answered until 70;
+    # excluded again at 70 by the attention rule. By hand: 10 + (70 - 40) = 40 minutes.
+    events = [
+        (State.CLAIMED, State.TRAINING, T0 + timedelta(minutes=1)),
+        (State.TRAINING, State.EXCLUDED, T0 + timedelta(minutes=10)),
+        (State.EXCLUDED, State.TEST, T0 + timedelta(minutes=40)),
+        (State.TEST, State.EXCLUDED, T0 + timedelta(minutes=70)),
+    ]
+    seconds = paid_time(
+        events,
+        start=T0,
+        last_answer=T0 + timedelta(minutes=70),
+        state=State.EXCLUDED,
+        last_activity=T0 + timedelta(minutes=70),
+    )
+    assert seconds == 40 * 60

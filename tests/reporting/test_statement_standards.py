@@ -96,13 +96,15 @@ def test_a_study_that_ran_fills_every_field_of_the_standards(run_study):
     text = {s.title: s.text for s in statement.sections}
     assert text["Platform"] == "Workers came from Prolific (5 workers) and an in-house pool (1 worker)."
     assert "approved by the University Research Ethics Board (reference REB-2026-017)" in text["Ethics approval"]
-    assert "Each worker saw all 4 test items and 1 attention check mixed in" in text["Sample"]
+    # The check was added after these workers had answered (no check answer is stored): the statement says so
+    # rather than "each worker saw all 4 test items and 1 attention check" (issue 40, item 9).
+    assert "Each of the 6 workers who reached the test step was given 4 test items, after 10" in text["Sample"]
     assert "the platform's minimum is 6.00 USD/h" in text["Pay adequacy"]
     assert "recommended rate is 9.00 USD/h" in text["Pay adequacy"]
     # Demographics: counts only, cells under 3 suppressed, free text never summarised.
     demo = text["Demographics"]
     assert "Age: 18-29 4, 30-49 fewer than 3, 50+ fewer than 3 (6 answered)" in demo
-    assert "Native speaker: yes 6, no 0" in demo and "Years of English: median 12.5" in demo
+    assert "Native speaker: yes 6, no 0" in demo and "Years of English: median 12.5 (6 answered)." in demo
     assert "counts below 3" in demo and "Anything to tell us" not in demo
     markdown = render_statement(statement, "markdown")
     assert markdown.startswith("## Human evaluation: SST-2\n")

@@ -169,14 +169,15 @@ def test_statement_holds_every_section_from_stored_facts(voted):
     markdown = render_statement(statement, "markdown")
     assert markdown.startswith("## Human evaluation:") and "| Shots | Completed |" in markdown
     latex = render_statement(statement, "latex")
-    assert r"\paragraph{Human evaluation:" in latex and r"\begin{tabular}" in latex
+    assert r"\subsection*{Human evaluation:" in latex and r"\paragraph{Participants.}" in latex
+    assert r"\begin{tabular}" in latex
 
 
 def test_consent_facts_read_the_study_consent_text_and_the_answers(voted):
     voted.consent_required, voted.consent_text = True, "I agree to take part."
     text = consent_facts(voted)
     assert text.startswith("Workers gave informed consent before any task (0 agreed, 0 declined;")
-    assert text.endswith("on a consent page whose text, in each language shown, is in the appendix.")
+    assert text.endswith("on a consent page whose text is in the appendix, in each language it exists in.")
     assert "I agree" not in text  # the text itself goes to the appendix, never pasted raw
 
 

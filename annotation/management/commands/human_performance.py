@@ -37,12 +37,11 @@ from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.plots import plot_files
 from annotation.reporting.provenance import reproducibility_header
 from annotation.reporting.recompute import recompute_item_scores
-from annotation.reporting.selection import select_studies
+from annotation.reporting.selection import BENCHMARKS, select_studies
 from annotation.reporting.tables import build_table
 from tasks_app.scoring import SKIP_POLICIES
 
 FORMATS = ("csv", "json", "markdown", "latex")
-BENCHMARKS = ("clues", "fewclue")
 
 
 class Command(BaseCommand):
@@ -56,7 +55,9 @@ class Command(BaseCommand):
             metavar="SLUG",
             help="A study slug or id; repeat to combine studies into one table.",
         )
-        parser.add_argument("--all", action="store_true", help="Every study.")
+        parser.add_argument(
+            "--all", action="store_true", help="Every study of --benchmark's tasks (CLUES's by default)."
+        )
         parser.add_argument(
             "--format", choices=FORMATS, default="markdown", help="Format of the table (and of --training)."
         )
@@ -121,7 +122,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         try:
-            studies = select_studies(refs=opts["study"], all_studies=opts["all"])
+            studies = select_studies(refs=opts["study"], all_studies=opts["all"], benchmark=opts["benchmark"])
             options = MetricOptions.from_params(
                 {"skip_policy": opts["skip_policy"], "exclude_skips": opts["exclude_skips"], "ddof": opts["ddof"]}
             )

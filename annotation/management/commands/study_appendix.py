@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.contrib.staticfiles import finders
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
@@ -37,7 +38,6 @@ from annotation.services.state import lifecycle, slots
 from annotation.web import worker_cookie
 
 CHROMIUM = "/usr/bin/chromium"
-ORIGIN = "http://appendix.invalid"
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"]
 WAIT_MS = 15_000
 
@@ -74,6 +74,21 @@ class Command(BaseCommand):
             return
         for path in take_screenshots(study, out):
             self.stdout.write(f"wrote {path}")
+
+
+def served_host() -> str:
+    """A host the settings serve, for the browser's address and the requests' Host header.
+
+    The requests never leave this process (the browser's are routed to the test client), but the app
+    still checks the Host header against ALLOWED_HOSTS: so the pages are asked for under a host the
+    running settings allow, whatever they are, and nothing is added to them."""
+    for allowed in settings.ALLOWED_HOSTS:
+        host = "localhost" if allowed == "*" else allowed.lstrip(".")
+        if host:
+            return host
+    if settings.DEBUG:  # Django's own default with DEBUG on and ALLOWED_HOSTS empty
+        return "localhost"
+    raise CommandError("ALLOWED_HOSTS is empty: the app serves no host, so no page can be shown")
 
 
 def _browser_missing() -> str:
@@ -135,10 +150,10 @@ class MainThread:
 def _respond(client: Client, method: str, path: str, body: bytes, kind: str, language: str) -> tuple[int, bytes, dict]:
     """One browser request answered by the test client (static files from the finders if not served)."""
     headers = {"Accept-Language": language}
-    if method == "GET":
-        response = client.get(path, headers=headers)
+    if method == "GET":  # secure: as behind the deployment's TLS (no redirect to https)
+        response = client.get(path, headers=headers, secure=True)
     else:
-        response = client.generic(method, path, body, kind, headers=headers)
+        response = client.generic(method, path, body, kind, headers=headers, secure=True)
     if response.status_code == 404 and path.startswith("/static/"):
         found = finders.find(path.removeprefix("/static/").split("?")[0])
         if found:
@@ -159,7 +174,9 @@ def _wait_for_item(page: Any, position: int) -> None:
 def _walk(study: Study, page: Any, main: MainThread, language: str, out: Path) -> list[Path]:
     """Drives one throwaway worker through the pages (in the browser's thread), a screenshot at each."""
     shots: list[Path] = []
-    client = Client()
+    host = served_host()
+    origin = f"https://{host}"  # never reached over the network: every request is routed below
+    client = Client(HTTP_HOST=host)
 
     def shot(name: str) -> None:
         path = out / f"{language}-{name}.png"
@@ -167,7 +184,7 @@ def _walk(study: Study, page: Any, main: MainThread, language: str, out: Path) -
         shots.append(path)
 
     def route(route: Any, request: Any) -> None:
-        path = request.url.removeprefix(ORIGIN) or "/"
+        path = request.url.removeprefix(origin) or "/"
         kind = request.headers.get("content-type", "application/octet-stream")
         body = request.post_data_buffer or b""
         status, content, headers = main.call(lambda: _respond(client, request.method, path, body, kind, language))
@@ -176,11 +193,11 @@ def _walk(study: Study, page: Any, main: MainThread, language: str, out: Path) -
     participation = main.call(lambda: _throwaway_participation(study))
     client.cookies[worker_cookie.COOKIE] = worker_cookie.signed_value(participation.pk)
     page.route("**/*", route)
-    page.goto(f"{ORIGIN}/work/")
+    page.goto(f"{origin}/work/")
     if main.call(lambda: consent.required(participation)):
         shot("consent")
         main.call(lambda: consent.agree(participation, language=language))
-        page.goto(f"{ORIGIN}/work/")
+        page.goto(f"{origin}/work/")
     placement = main.call(lambda: survey.due(participation))
     if placement is not None:  # a survey before training: shown, then passed over (nothing stays)
         shot("survey")
@@ -189,10 +206,10 @@ def _walk(study: Study, page: Any, main: MainThread, language: str, out: Path) -
                 participation=participation, placement=placement, answers={}, submitted_at=timezone.now()
             )
         )
-        page.goto(f"{ORIGIN}/work/")
+        page.goto(f"{origin}/work/")
     shot("start")
     main.call(lambda: lifecycle.begin(participation))
-    page.goto(f"{ORIGIN}/work/")
+    page.goto(f"{origin}/work/")
     _wait_for_item(page, 0)
     if participation.state == Participation.State.TRAINING:
         shot("training")
@@ -206,7 +223,7 @@ def _walk(study: Study, page: Any, main: MainThread, language: str, out: Path) -
                 participation, to_state=Participation.State.TEST, reason="appendix screenshots"
             )
         )
-        page.goto(f"{ORIGIN}/work/")
+        page.goto(f"{origin}/work/")
         _wait_for_item(page, 0)
     shot("test")
     return shots

@@ -3,14 +3,19 @@
 Every path that pays or shows pay calls this module: the Prolific bonus operation, the reports and
 exports, the human-evaluation statement, the dashboard and the admin. The rule (docs/reports.md, "Pay"):
 
-- **Paid time** runs from the moment the slot was taken (the claim event, ``lifecycle.record_claim``)
-  to the end of the work: the latest of the worker's last answer, the first completion (the end of the
-  test), an exclusion *during* the work (from claimed, training or test, before any completion: the
+- **Paid time** (``paid_time``, the one function every path calls) runs from the moment the slot was
+  taken (the claim event, ``lifecycle.record_claim``) to the end of the work (``work_end``), less every
+  stretch between an exclusion and a readmission (``excluded_stretches``).
+- **The end of the work** is the latest of the worker's last answer, the first completion (the end of
+  the test), an exclusion *during* the work (from claimed, training or test, before any completion: the
   comprehension check's screen-out before training, the training filter at the end of training, the
   attention rule at the end of the test), a refused consent, and an abandonment (noticed later by the
   idle sweep or the platform: it ends at the worker's last answer or the last step they began). A
-  verdict on a worker who had already completed, and an admin's readmission, come after the work and
-  never move its end. A participation still at work is paid to its last activity.
+  verdict on a worker who had already completed comes after the work and never moves its end. A
+  participation still at work is paid to its last activity.
+- **Between an exclusion and a readmission** nobody works: that stretch is never paid, whatever staff
+  do later. A readmission that ends the test at once (the worker had answered everything) adds nothing;
+  a readmitted worker is paid again from the readmission, for the work after it.
 - **Owed** = hourly rate × paid hours, rounded half-up to the cent.
 - **Bonus** = owed − the posted reward (never below 0): the worker receives reward + bonus = owed, or
   the reward alone when it covers the rate. The reward must be known: with none, no bonus is computed.
@@ -32,7 +37,10 @@ from annotation.models import Participation, ParticipationEvent, Response, Study
 # 1: paid time ran to the last completion or exclusion event (a later verdict or a readmission moved
 #    it), and an unset posted reward counted as 0 (the bonus was the whole hourly pay).
 # 2: paid time ends with the work; the bonus is computed from the reward actually posted.
-PAY_RULE_VERSION = "2"
+# 3: the time between an exclusion and a readmission is not paid (version 2 paid it whenever the
+#    readmission moved the end of the work: a readmission after an end-of-test exclusion paid until the
+#    readmission, and a readmitted training-filter failure was paid for the whole wait).
+PAY_RULE_VERSION = "3"
 
 CENT = Decimal("0.01")
 State = Participation.State
@@ -139,8 +147,46 @@ def work_end(
     return max(ends)
 
 
+def excluded_stretches(events: Iterable[tuple[str, str, datetime]]) -> list[tuple[datetime, datetime | None]]:
+    """Each stretch from an exclusion to the readmission that followed it (None: not readmitted), from a
+    participation's events ``(from_state, to_state, at)`` in time order."""
+    stretches: list[tuple[datetime, datetime | None]] = []
+    excluded_at: datetime | None = None
+    for from_state, to_state, at in events:
+        if to_state == State.EXCLUDED:
+            excluded_at = at
+        elif from_state == State.EXCLUDED and excluded_at is not None:  # a readmission
+            stretches.append((excluded_at, at))
+            excluded_at = None
+    if excluded_at is not None:
+        stretches.append((excluded_at, None))
+    return stretches
+
+
+def paid_time(
+    events: Iterable[tuple[str, str, datetime]],
+    *,
+    start: datetime,
+    last_answer: datetime | None,
+    state: str,
+    last_activity: datetime,
+) -> float:
+    """THE pay rule's paid time, in seconds, of one participation: from ``start`` (the slot taken) to the
+    end of the work (``work_end``), less the part of every stretch between an exclusion and a readmission
+    (``excluded_stretches``) that falls inside it. ``events`` are ``(from_state, to_state, at)`` in time
+    order, the claim left out; ``last_answer`` is the worker's last locked answer (attention checks too);
+    ``state`` and ``last_activity`` are the participation's now. Pure: no database."""
+    events = list(events)
+    end = work_end(events, last_answer=last_answer, state=state, last_activity=last_activity, start=start)
+    idle = 0.0
+    for excluded_at, readmitted_at in excluded_stretches(events):
+        left, right = max(excluded_at, start), min(readmitted_at or end, end)
+        idle += max(0.0, (right - left).total_seconds())
+    return max(0.0, (end - start).total_seconds() - idle)
+
+
 def paid_seconds(participations: Iterable[Participation]) -> dict[int, float]:
-    """Seconds of paid time per participation id, from the claim to the end of the work."""
+    """Seconds of paid time per participation id (``paid_time``), read from the database in two queries."""
     participations = list(participations)
     starts: dict[int, datetime] = {}
     events: dict[int, list[tuple[str, str, datetime]]] = {p.pk: [] for p in participations}
@@ -162,15 +208,13 @@ def paid_seconds(participations: Iterable[Participation]) -> dict[int, float]:
     last_answers: dict[int, datetime] = {row["participation_id"]: row["last"] for row in answers}
     result = {}
     for p in participations:
-        start = starts.get(p.pk, p.created_at)
-        end = work_end(
+        result[p.pk] = paid_time(
             events[p.pk],
+            start=starts.get(p.pk, p.created_at),
             last_answer=last_answers.get(p.pk),
             state=p.state,
             last_activity=p.last_activity_at,
-            start=start,
         )
-        result[p.pk] = max(0.0, (end - start).total_seconds())
     return result
 
 

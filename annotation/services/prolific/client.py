@@ -147,6 +147,10 @@ class ProlificClient:
     def get_study(self, study_id: str) -> dict[str, Any]:
         return self._request("GET", f"studies/{study_id}/", None)
 
+    def get_submission(self, submission_id: str) -> dict[str, Any]:
+        """One submission: its ``study_id``, ``participant`` and ``status`` (*Retrieve a submission*)."""
+        return self._request("GET", f"submissions/{submission_id}/", None)
+
     def posted_reward(self, study_id: str) -> Decimal:
         """The reward posted per participant on the Prolific study, in its currency (``reward`` is in cents)."""
         study = self.get_study(study_id)

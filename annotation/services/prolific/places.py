@@ -1,26 +1,29 @@
-"""places: keep the Prolific study's places in step with the design's free slots.
+"""places: keep the Prolific study's places in step with the design's free slots, while our study is open.
 
-Prolific reopens a place by itself when a submission is RETURNED or TIMED-OUT (its help pages), and our slot is
-freed then too (``webhooks``), so both stay in step. An exclusion of ours (the training filter, the attention
-rule, an admin, the integrity rule) frees our slot but the submission keeps its Prolific place: without more
-places, nobody replaces that worker. So the places a Prolific study needs are
+Prolific reopens a place by itself when a submission is RETURNED, TIMED-OUT or REJECTED (its API reference's
+submission object: "The study place becomes available for another participant"; its help pages for a time-out),
+and our slot is freed then too (``webhooks``), so both stay in step. An exclusion of ours (the training filter,
+the attention rule, an admin, the integrity rule) frees our slot but the submission keeps its Prolific place:
+without more places, nobody replaces that worker. So the places a Prolific study needs are
 
     the design's slots (conditions × workers per condition) + the exclusions that kept their place
 
-(an exclusion whose submission was later returned or timed out on Prolific reopened its own place; a study's
-closing is not replaced). Each exclusion given its place has its ``ProlificAction`` (kind ``places``), and the
-total is raised to that figure in one call (``PATCH studies/{id}/`` with ``total_available_places``): an
+(an exclusion whose submission was last heard RETURNED, TIMED-OUT or REJECTED on Prolific reopened its own place;
+a study's closing is not replaced). Each exclusion given its place has its ``ProlificAction`` (kind ``places``),
+and the total is raised to that figure in one call (``PATCH studies/{id}/`` with ``total_available_places``): an
 absolute figure, so sending it again, after a lost answer or from a concurrent run, adds nothing. Prolific only
 lets places grow: a study with more places than that is left alone (the pause below holds arrivals back).
 
-When every slot of ours is held the study is paused on Prolific (``POST studies/{id}/transition/``
-``{"action": "PAUSE"}``), so no more arrivals are sent to be told the study is full; it is started again
-(``START``) when a slot frees. The plan (the dry run) states the Prolific study's places and status, what would
-change, and its expected cost: the places added × the reward posted on Prolific (Prolific's service fee on top
-is not given by the API).
+Our study's status rules (``places_rows``): only an open study's places grow, and only an open study's Prolific
+study is started again. While every slot of ours is held, or ours is paused, closed (or still a draft), the
+Prolific study is paused (``POST studies/{id}/transition/`` ``{"action": "PAUSE"}``), so no more arrivals are sent
+to be told the study is full, paused or closed; it is started again (``START``) only when ours is open and a slot
+is free. The plan (the dry run) states the Prolific study's places and status, what would change, and its
+expected cost: the places added × the reward posted on Prolific (Prolific's service fee on top is not given by
+the API).
 
-``on_slot_change`` queues a sync (``sync_places`` on Celery) after any change of a slot, when the operations are
-on and the study opts in (``Study.prolific_sync_places``).
+``on_slot_change`` and ``on_status_change`` queue a sync (``sync_places`` on Celery) after any change of a slot
+or of our study's status, when the operations are on and the study opts in (``Study.prolific_sync_places``).
 """
 
 from __future__ import annotations
@@ -57,12 +60,16 @@ from annotation.services.prolific.runs import (
     state_of,
     study_id,
 )
+from annotation.services.prolific.webhooks import SUBMISSION_EVENT
 from annotation.services.state import slots
 
 logger = logging.getLogger(__name__)
 
 SYNC_TASK = "annotation.sync_prolific_places"
-REOPENED = ("RETURNED", "TIMED-OUT")  # Prolific reopens these places itself
+# The submission statuses whose place Prolific opens to another participant by itself (docs/prolific.md,
+# "Places of rejected submissions"). Every other status of its reference (RESERVED, ACTIVE, AWAITING REVIEW,
+# APPROVED, SCREENED OUT, PARTIALLY APPROVED) keeps the place.
+REOPENED = ("RETURNED", "TIMED-OUT", "REJECTED")
 ACTIVE, PAUSED = "ACTIVE", "PAUSED"
 STUDY_ROW = 0  # the participation id of the rows about the Prolific study itself (its total, its status)
 
@@ -75,12 +82,12 @@ def _needing_a_place(study: Study) -> list[Participation]:
         .select_related("worker", "study")
         .order_by("pk")
     )
-    reopened = set(
-        ProlificEvent.objects.filter(participation__in=excluded, status__in=REOPENED).values_list(
-            "participation_id", flat=True
-        )
-    )
-    return [p for p in excluded if p.pk not in reopened]
+    # The submission's status last heard from Prolific (webhook or polling); none heard: it keeps its place.
+    last: dict[int, str] = {}
+    heard = ProlificEvent.objects.filter(participation__in=excluded, event_type=SUBMISSION_EVENT)
+    for participation_id, status in heard.order_by("sent_at", "pk").values_list("participation_id", "status"):
+        last[participation_id] = status
+    return [p for p in excluded if last.get(p.pk) not in REOPENED]
 
 
 def _study_row(study: Study, action: str, state: str, note: str, prolific_study: str, **extra: Any) -> Row:
@@ -110,14 +117,22 @@ def places_rows(study: Study, client: ProlificClient | None) -> tuple[list[Row],
     free = sum(c.free for c in counts)
     needing = _needing_a_place(study)
     before = existing(needing, Kind.PLACES)
+    is_open = study.status == Study.Status.OPEN
     rows = []
     for p in needing:
         state, note = state_of(before.get(p.pk), kind=Kind.PLACES)
+        if state == TODO and not is_open:  # given once the study is open again (a closed one never is)
+            state, note = SKIP, f"our study is {study.status}: places are added only while it is open"
         rows.append(row_for(p, "PLACE +1", state, note or f"excluded ({p.get_exclusion_kind_display()})"))
     target = design + len(needing)
     notes = [f"the design has {design} slots, {free} free; {len(needing)} exclusion(s) kept their Prolific place"]
+    if not is_open:
+        notes.append(f"our study is {study.status}: Prolific's study is paused, started again only once ours is open")
     currency = (study.currency or "").upper()
     if client is None:
+        if not is_open:
+            notes.append(f"Prolific study {sid}: its status is not read while the operations are off")
+            return rows, notes
         base = stored_base(study)
         todo = sum(r.state == TODO for r in rows)
         cost = None if base is None else base.amount * todo
@@ -145,6 +160,8 @@ def places_rows(study: Study, client: ProlificClient | None) -> tuple[list[Row],
         for r in rows:
             if r.state == TODO:
                 r.state, r.note = SKIP, "Prolific's total of places is unknown"
+    elif not is_open:
+        pass  # the exclusions' rows say why nothing grows
     elif total >= target:
         for r in rows:
             if r.state == TODO:  # a run records it, with no call
@@ -158,9 +175,11 @@ def places_rows(study: Study, client: ProlificClient | None) -> tuple[list[Row],
         note = f"{total} → {target} places; expected cost {added} × reward ({each}) + Prolific's service fee"
         rows.append(_study_row(study, f"PLACES {total}→{target}", TODO, note, sid, amount=cost, currency=currency))
     free_after = free  # growing places frees no slot of ours
-    if free_after == 0 and status == ACTIVE:
+    if status == ACTIVE and not is_open:
+        rows.append(_study_row(study, "PAUSE", TODO, f"our study is {study.status}: no more arrivals", sid))
+    elif free_after == 0 and status == ACTIVE:
         rows.append(_study_row(study, "PAUSE", TODO, "every slot is held: no more arrivals", sid))
-    elif free_after > 0 and status == PAUSED:
+    elif free_after > 0 and status == PAUSED and is_open:
         rows.append(_study_row(study, "RESUME", TODO, f"{free_after} slot(s) free again", sid))
     return rows, notes
 
@@ -233,11 +252,20 @@ def _grow(client: ProlificClient, log: CallLog, row: Row, exclusions: list[Row],
 
 def on_slot_change(participation: Participation) -> None:
     """A slot was taken or freed: sync the places after commit, if the operations are on and the study opts in."""
+    _queue(participation.study_id)
+
+
+def on_status_change(study: Study) -> None:
+    """Our study was opened, paused or closed: sync after commit (a pause or close pauses Prolific's study)."""
+    _queue(study.pk)
+
+
+def _queue(study_pk: int) -> None:
     if not enabled():
         return
-    if not Study.objects.filter(pk=participation.study_id, prolific_sync_places=True).exists():
+    if not Study.objects.filter(pk=study_pk, prolific_sync_places=True).exists():
         return
-    transaction.on_commit(partial(_send, participation.study_id))
+    transaction.on_commit(partial(_send, study_pk))
 
 
 def _send(study_pk: int) -> None:
@@ -247,8 +275,9 @@ def _send(study_pk: int) -> None:
 
 
 def sync(*, study_id: int) -> dict[str, int]:
-    """Bring one opted-in study's Prolific places and status in step now (the Celery task, and polling's beat).
-    Its counts by row state; nothing when the operations are off or the study does not opt in."""
+    """Bring one opted-in study's Prolific places and status in step with ours now (the Celery task, and polling's
+    beat): grow and start only while ours is open, pause otherwise. Its counts by row state; nothing when the
+    operations are off or the study does not opt in."""
     if not enabled():
         return {}
     study = Study.objects.select_related("task").filter(pk=study_id, prolific_sync_places=True).first()

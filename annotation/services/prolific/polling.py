@@ -11,8 +11,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from annotation.models import Participation, ProlificEvent, Study, Worker
@@ -93,6 +94,7 @@ def poll(*, study: Study, client: ProlificClient | None = None) -> PollResult:
                 source=ProlificEvent.Source.POLL,
                 payload=payload,
                 sent_at=timezone.now(),
+                prolific_study=prolific_study,  # read by study: no need to ask which study it is of
             )
             if event is not None:
                 result.events.append(event)
@@ -105,9 +107,12 @@ def poll_all() -> int:
     if not operations.enabled():
         return 0
     freed = sum(poll(study=study).freed for study in studies_to_poll())
-    for study_id in Study.objects.filter(prolific_sync_places=True, status=Study.Status.OPEN).values_list(
-        "pk", flat=True
-    ):
+    # Open and paused studies, and those closed within a day: a sync lost to a race (or to Prolific being
+    # away when ours was paused or closed) is caught here, and a paused or closed one's Prolific study paused.
+    Status = Study.Status
+    recent = Q(status=Status.CLOSED, closes_at__gte=timezone.now() - timedelta(days=1))
+    synced = Study.objects.filter(Q(status__in=(Status.OPEN, Status.PAUSED)) | recent, prolific_sync_places=True)
+    for study_id in synced.values_list("pk", flat=True):
         try:
             places.sync(study_id=study_id)
         except ProlificError as exc:

@@ -18,9 +18,12 @@ the way the reference's example does it: base64(HMAC-SHA256(secret, timestamp + 
 with ``X-Prolific-Request-Signature``, ``X-Prolific-Request-Timestamp``, ``X-Event-ID`` and
 ``X-Timestamp``. ``GET studies/{id}/submissions/`` serves the submissions for polling.
 
-Places: Prolific reopens the place of a RETURNED or TIMED-OUT submission by itself (its help pages on
-returned and timed-out submissions); each study's ``places`` records it (``taken`` goes down,
-``reopened`` up). Whether a REJECTED one reopens is not documented: ``reopen_on_reject`` (off).
+Submissions: the statuses of Prolific's reference (``STATUSES``, its "Submission object" and the transition
+endpoint's PARTIALLY APPROVED); ``GET submissions/{id}/`` answers one (with its ``study_id``). Places: Prolific
+reopens the place of a RETURNED or REJECTED submission by itself (the reference: "The study place becomes
+available for another participant"), and of a TIMED-OUT one (its help pages); each study's ``places`` records it
+(``taken`` goes down, ``reopened`` up), whether the status came from ``set_status`` or a transition. Every other
+status keeps its place.
 ``GET studies/{id}/`` shows them (``total_available_places``, ``places_taken``); ``PATCH studies/{id}/`` sets
 the total of a published study, which may only grow (400 otherwise); ``POST studies/{id}/transition/`` pauses
 (``PAUSE``) an ACTIVE study or starts (``START``) a PAUSED one again. ``POST submissions/bulk-approve/``
@@ -46,13 +49,27 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from collections.abc import Callable
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 TOKEN = "test-token"
 SUBMISSION_EVENT = "submission.status.change"
-REOPENING = ("RETURNED", "TIMED-OUT")  # Prolific reopens these places by itself
+# Prolific's submission statuses (docs/prolific.md, "Places of rejected submissions"), and those whose place
+# Prolific opens to another participant by itself.
+STATUSES = (
+    "RESERVED",
+    "ACTIVE",
+    "TIMED-OUT",
+    "AWAITING REVIEW",
+    "APPROVED",
+    "RETURNED",
+    "REJECTED",
+    "SCREENED OUT",
+    "PARTIALLY APPROVED",
+)
+REOPENING = ("RETURNED", "TIMED-OUT", "REJECTED")
 
 
 def sign(secret: str, timestamp: str, body: str) -> str:
@@ -69,7 +86,6 @@ class StandIn:
         self.secrets: dict[str, dict[str, str]] = {}  # workspace id -> {"id", "value"}
         self.subscriptions: dict[str, dict[str, Any]] = {}
         self.places: dict[str, dict[str, int]] = {}  # Prolific study id -> {"total", "taken", "reopened"}
-        self.reopen_on_reject = False
         self.sent: list[dict[str, Any]] = []  # every webhook sent: url, headers, body, answer
         self.requests: list[tuple[str, str, dict[str, Any]]] = []
         self.fail_participants: dict[str, int] = {}  # participant id -> status to answer
@@ -78,6 +94,9 @@ class StandIn:
         self.slow_paths: list[str] = []  # answer these paths after `slow_seconds`
         self.slow_seconds = 1.5
         self.drop_reply: dict[str, str] = {}  # path fragment -> how the answer is lost (once)
+        # Called with (method, path) as each request arrives, before it is handled: a test may hold it there
+        # to interleave two runs (it runs on the request's own thread, the stand-in's lock not held).
+        self.on_request: Callable[[str, str], None] | None = None
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
@@ -111,7 +130,7 @@ class StandIn:
             "status": status,
         }
         place = self.places.setdefault(study_id, {"total": 0, "taken": 0, "reopened": 0})
-        place["taken"] += 1
+        place["taken"] += status not in REOPENING
 
     def set_places(self, study_id: str, total: int) -> None:
         """The Prolific study's total places (``total_available_places``)."""
@@ -130,13 +149,10 @@ class StandIn:
         return self.set_status(self.submission_of(participant)["id"], "TIMED-OUT")
 
     def set_status(self, submission_id: str, status: str, *, notify: bool = True) -> list[dict[str, Any]]:
+        assert status in STATUSES, status
         with self.lock:
             sub = self.submissions[submission_id]
-            sub["status"] = status
-            if status in REOPENING or (status == "REJECTED" and self.reopen_on_reject):
-                place = self.places[sub["study_id"]]
-                place["taken"] -= 1
-                place["reopened"] += 1
+            self._move(sub, status)
         if not notify:
             return []
         payload = {
@@ -146,6 +162,14 @@ class StandIn:
             "status": status,
         }
         return self.notify(payload)
+
+    def _move(self, sub: dict[str, Any], status: str) -> None:
+        """A submission's new status; a place it held and now frees opens to another participant (lock held)."""
+        if status in REOPENING and sub["status"] not in REOPENING:
+            place = self.places[sub["study_id"]]
+            place["taken"] -= 1
+            place["reopened"] += 1
+        sub["status"] = status
 
     def notify(self, payload: dict[str, Any], **overrides: Any) -> list[dict[str, Any]]:
         """Send ``payload`` to every confirmed subscription of its event type; returns what was sent."""
@@ -219,9 +243,18 @@ class StandIn:
             def do_GET(self) -> None:
                 with standin.lock:
                     standin.requests.append(("GET", self.path, {}))
+                if standin.on_request is not None:
+                    standin.on_request("GET", self.path)
                 if self.headers.get("Authorization") != f"Token {TOKEN}":
                     return self._send(401, _error(401, "Unauthorized", "Invalid token."))
                 parts = [p for p in self.path.split("?")[0].split("/") if p][2:]  # after api/v1
+                if parts[:1] == ["submissions"] and len(parts) == 2:
+                    with standin.lock:
+                        one = standin.submissions.get(parts[1])
+                        copy = None if one is None else dict(one)
+                    if copy is None:
+                        return self._send(404, _error(404, "Not found", self.path))
+                    return self._send(200, copy)
                 if parts[:1] == ["studies"] and parts[2:] == ["submissions"]:
                     with standin.lock:
                         found = [s for s in standin.submissions.values() if s["study_id"] == parts[1]]
@@ -255,6 +288,8 @@ class StandIn:
                         return self._send(429, _error(429, "Too many requests", "Slow down."), retry=True)
                 if self.headers.get("Authorization") != f"Token {TOKEN}":
                     return self._send(401, _error(401, "Unauthorized", "Invalid token."))
+                if standin.on_request is not None:
+                    standin.on_request(method, self.path)
                 if any(p in self.path for p in standin.slow_paths):
                     time.sleep(standin.slow_seconds)
                 with standin.lock:
@@ -356,7 +391,7 @@ class StandIn:
             return 400, _error(400, "Invalid", f"Unknown action {action!r}.")
         if sub["status"] not in ("AWAITING REVIEW", target):
             return 400, _error(400, "Invalid", f"Cannot {action} a submission that is {sub['status']}.")
-        sub["status"] = target  # the same request twice is ignored
+        self._move(sub, target)  # the same request twice is ignored
         return 200, dict(sub)
 
     def bulk_approve(self, body: dict[str, Any]) -> tuple[int, Any]:
@@ -375,7 +410,7 @@ class StandIn:
             return failed
         for i in ids:
             if self.submissions[i]["status"] == "AWAITING REVIEW":
-                self.submissions[i]["status"] = "APPROVED"
+                self._move(self.submissions[i], "APPROVED")
         return 200, "The request to bulk approve has been made successfully."
 
     def update_study(self, study_id: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:

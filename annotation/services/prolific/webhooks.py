@@ -13,7 +13,15 @@ only if it still makes sense:
 - an event older (``X-Timestamp``) than one already received for the same submission changes nothing;
 - nothing undoes an approval: after APPROVED, a later status changes nothing;
 - only an active participation (claimed, training, test) is freed; a completed, excluded or declined one
-  keeps its state and the event is recorded beside it.
+  keeps its state and the event is recorded beside it;
+- an event acts only on the participation it provably concerns (``_participation_for``): the one whose
+  SESSION_ID is the submission id, or, for a participation entered without one, the participant's only such
+  participation that came from the Prolific study the submission belongs to, as Prolific's API says
+  (``GET submissions/{id}/``; the payload carries no study id and the subscription covers the whole
+  workspace). Otherwise the event is recorded and nothing changes.
+
+A webhook is known by its ``X-Event-ID`` and, since that header is not signed, by its signature too: the same
+signed request replayed under another id is a duplicate.
 
 Verification follows Prolific's reference (docs/prolific.md, "Webhooks"): ``X-Prolific-Request-Signature``
 is the base64 of HMAC-SHA256, keyed with the workspace's secret (its text, UTF-8), over
@@ -27,6 +35,7 @@ import hashlib
 import hmac
 import json
 import logging
+import math
 import time
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
@@ -34,11 +43,14 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from annotation.errors import ServiceError
 from annotation.models import Participation, ProlificEvent, ProlificHookSecret, Worker
 from annotation.services.admission import abandonment
+from annotation.services.prolific.client import ProlificError
+from annotation.services.prolific.runs import CallLog, enabled, make_client
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +100,8 @@ def _unix_seconds(timestamp: str) -> float:
         value = float(timestamp)
     except ValueError:
         raise BadWebhook(f"{TIMESTAMP_HEADER} is not a UNIX timestamp.") from None
+    if not math.isfinite(value) or value < 0:  # nan compares false with everything, so no window holds it
+        raise BadWebhook(f"{TIMESTAMP_HEADER} is not a UNIX timestamp.")
     # The reference says "UNIX timestamp" without a unit; a value in milliseconds is read as such.
     return value / 1000 if value > 1e11 else value
 
@@ -148,8 +162,10 @@ def receive(*, headers: Mapping[str, str], body: bytes, now: float | None = None
     if not isinstance(payload, dict) or not payload.get("event_type") or not payload.get("resource_id"):
         raise BadWebhook("The body has no event_type or resource_id.")
     # Prolific sends X-Event-ID on every event, the same on each retry; should one lack it, the body
-    # (the same on a retry) stands in for it.
+    # (the same on a retry) stands in for it. The id is not signed, so the signature (over the timestamp and
+    # the body) keys the request too: the same request replayed under another id is a duplicate.
     event_id = _header(headers, EVENT_ID_HEADER) or "body:" + hashlib.sha256(body).hexdigest()
+    signed_digest = hashlib.sha256(_header(headers, SIGNATURE_HEADER).encode()).hexdigest()
     # X-Timestamp orders events but is not signed: it is kept no later than the signed request time.
     signed_at = _unix_seconds(_header(headers, TIMESTAMP_HEADER))
     try:
@@ -157,21 +173,43 @@ def receive(*, headers: Mapping[str, str], body: bytes, now: float | None = None
     except BadWebhook:
         sent = signed_at
     sent_at = datetime.fromtimestamp(sent, tz=UTC)
-    return record_and_apply(event_id=event_id, source=ProlificEvent.Source.WEBHOOK, payload=payload, sent_at=sent_at)
+    return record_and_apply(
+        event_id=event_id,
+        source=ProlificEvent.Source.WEBHOOK,
+        payload=payload,
+        sent_at=sent_at,
+        signed_digest=signed_digest,
+    )
 
 
-def record_and_apply(*, event_id: str, source: str, payload: dict[str, Any], sent_at: datetime) -> ProlificEvent | None:
+def record_and_apply(
+    *,
+    event_id: str,
+    source: str,
+    payload: dict[str, Any],
+    sent_at: datetime,
+    prolific_study: str | None = None,
+    signed_digest: str | None = None,
+) -> ProlificEvent | None:
     """Record one status change heard from Prolific and do what it calls for, once; None if already recorded.
 
-    The one function behind the webhook and polling."""
+    The one function behind the webhook and polling. ``prolific_study``: the Prolific study the submission is
+    known to belong to (polling reads it by study); otherwise it is looked up when the submission is not known
+    by its id (``_study_of_submission``)."""
     event_type = str(payload.get("event_type") or "")[:60]
     resource_id = str(payload.get("resource_id") or "")[:64]
     status = str(payload.get("status") or "").upper()[:30]
     participant_id = str(payload.get("participant_id") or "")[:128]
+    if _already_recorded(event_id, signed_digest):
+        return None
+    if event_type == SUBMISSION_EVENT and prolific_study is None and _unknown_submission(resource_id, participant_id):
+        # Outside the transaction: no lock is held while Prolific answers.
+        prolific_study = _study_of_submission(resource_id, participant_id)
     try:
         with transaction.atomic():
             event = ProlificEvent.objects.create(
                 event_id=event_id[:100],
+                signed_digest=signed_digest,
                 source=source,
                 event_type=event_type,
                 resource_id=resource_id,
@@ -181,37 +219,96 @@ def record_and_apply(*, event_id: str, source: str, payload: dict[str, Any], sen
                 payload=payload,
             )
             if event_type == SUBMISSION_EVENT:
-                event.outcome = _apply_submission_status(event)
+                event.outcome = _apply_submission_status(event, prolific_study or "")
             else:
                 event.outcome = "recorded"
             event.save(update_fields=["outcome", "participation"])
     except IntegrityError:
-        if ProlificEvent.objects.filter(event_id=event_id[:100]).exists():
-            logger.info("Prolific event %s received again: already recorded, nothing done", event_id)
+        if _already_recorded(event_id, signed_digest):
             return None
         raise
     logger.info("Prolific %s %s %s (%s): %s", event_type, resource_id, status or "-", source, event.outcome)
     return event
 
 
-def _participation_for(submission_id: str, participant_id: str) -> Participation | None:
-    """The participation of a submission: by the SESSION_ID stored at entry (the submission id), else the
-    participant's one active participation that has none recorded."""
-    prolific = Participation.objects.select_for_update(of=("self",)).filter(worker__platform=Worker.Platform.PROLIFIC)
+def _already_recorded(event_id: str, signed_digest: str | None) -> bool:
+    same = Q(event_id=event_id[:100])
+    if signed_digest:
+        same |= Q(signed_digest=signed_digest)
+    if ProlificEvent.objects.filter(same).exists():
+        logger.info("Prolific event %s received again: already recorded, nothing done", event_id)
+        return True
+    return False
+
+
+def _prolific(queryset: QuerySet[Participation]) -> QuerySet[Participation]:
+    return queryset.filter(worker__platform=Worker.Platform.PROLIFIC)
+
+
+def _without_session(participant_id: str) -> list[Participation]:
+    """The participant's active participations that recorded no SESSION_ID at entry (a hand-made link)."""
+    found = _prolific(Participation.objects.filter(worker__external_id=participant_id))
+    found = found.filter(state__in=Participation.ACTIVE_STATES)
+    return [p for p in found if not (p.platform_data or {}).get("SESSION_ID")]
+
+
+def _unknown_submission(submission_id: str, participant_id: str) -> bool:
+    """No participation has this submission id, and one of the participant's might be it."""
+    if _prolific(Participation.objects.filter(platform_data__SESSION_ID=submission_id)).exists():
+        return False
+    return bool(participant_id) and bool(_without_session(participant_id))
+
+
+def _study_of_submission(submission_id: str, participant_id: str) -> str:
+    """The Prolific study a submission belongs to, asked of Prolific (``GET submissions/{id}/``); "" when it
+    cannot be known (the operations off, Prolific unreachable, or the submission not the participant's)."""
+    if not enabled():
+        return ""
+    client = make_client()
+    client.on_call = CallLog()
+    try:
+        found = client.get_submission(submission_id)
+    except ProlificError as exc:
+        logger.warning("looking up Prolific submission %s failed: %s", submission_id, exc)
+        return ""
+    owner = str(found.get("participant") or found.get("participant_id") or "")
+    if owner != participant_id:
+        return ""
+    return str(found.get("study_id") or "")
+
+
+def _prolific_study_of(p: Participation) -> str:
+    """The Prolific study a participation came from: its STUDY_ID, else the one all its study's Prolific
+    participants came from; "" when neither is known."""
+    own = str((p.platform_data or {}).get("STUDY_ID") or "")
+    if own:
+        return own
+    data = _prolific(Participation.objects.filter(study_id=p.study_id)).values_list("platform_data", flat=True)
+    ids = {str(d["STUDY_ID"]) for d in data if isinstance(d, dict) and d.get("STUDY_ID")}
+    return ids.pop() if len(ids) == 1 else ""
+
+
+def _participation_for(submission_id: str, participant_id: str, prolific_study: str) -> Participation | None:
+    """The participation a submission provably is: the one whose SESSION_ID (stored at entry) is the submission
+    id; else the participant's one active participation without a SESSION_ID that came from the Prolific study
+    the submission belongs to (``prolific_study``, as Prolific says). Otherwise none: the event concerns another
+    study of the workspace, or cannot be shown to concern ours."""
+    prolific = _prolific(Participation.objects.select_for_update(of=("self",)))
     found = prolific.filter(platform_data__SESSION_ID=submission_id).first()
-    if found is not None or not participant_id:
+    if found is not None or not participant_id or not prolific_study:
         return found
-    candidates = [
-        p
-        for p in prolific.filter(worker__external_id=participant_id, state__in=Participation.ACTIVE_STATES)
-        if not (p.platform_data or {}).get("SESSION_ID")
-    ]
-    return candidates[0] if len(candidates) == 1 else None
+    candidates = [p for p in _without_session(participant_id) if _prolific_study_of(p) == prolific_study]
+    if len(candidates) != 1:
+        return None
+    return prolific.filter(pk=candidates[0].pk).first()  # locked, as the match by SESSION_ID is
 
 
-def _apply_submission_status(event: ProlificEvent) -> str:
-    participation = _participation_for(event.resource_id, event.participant_id)
+def _apply_submission_status(event: ProlificEvent, prolific_study: str) -> str:
+    participation = _participation_for(event.resource_id, event.participant_id, prolific_study)
     if participation is None:
+        if event.participant_id and _without_session(event.participant_id):
+            where = f"Prolific study {prolific_study}" if prolific_study else "a Prolific study Prolific did not say"
+            return f"no participation of ours has this submission (it is of {where}): recorded only"
         return "no participation of ours has this submission"
     event.participation = participation
     earlier = ProlificEvent.objects.filter(resource_id=event.resource_id, event_type=SUBMISSION_EVENT).exclude(

@@ -14,7 +14,7 @@ the commands can all show them next to what was wrong.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import timedelta
 from typing import Any
 
@@ -433,6 +433,17 @@ def study_delete(*, study: Study) -> None:
 # --- Status ---------------------------------------------------------------------------
 
 
+# Called with the study after each change of its status. A higher capability that follows it (the Prolific
+# places) registers here, once, at start-up (AnnotationConfig.ready), as with lifecycle.on_slot_change.
+_status_listeners: list[Callable[[Study], None]] = []
+
+
+def on_status_change(listener: Callable[[Study], None]) -> None:
+    """Register ``listener`` to hear of every change of a study's status (idempotent)."""
+    if listener not in _status_listeners:
+        _status_listeners.append(listener)
+
+
 def change_status(*, study: Study, to_status: str, grace_minutes: int | None = None) -> Study:
     """draft → open ⇄ paused → closed (closed is final); opening checks the study can run.
 
@@ -466,6 +477,8 @@ def change_status(*, study: Study, to_status: str, grace_minutes: int | None = N
         Study.objects.filter(pk=locked.pk).update(**changes)
     for field, value in changes.items():
         setattr(study, field, value)
+    for listener in _status_listeners:
+        listener(study)
     return study
 
 

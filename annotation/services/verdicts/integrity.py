@@ -163,20 +163,45 @@ def judge(
 
 def rule_text(study: Study) -> str:
     """The study's rule in one phrase, for the dashboard and the statement."""
-    if not has_rule(study):
+    return limits_text(
+        max_copies=study.integrity_max_copies,
+        max_fast_share=study.integrity_max_fast_share,
+        max_hidden_share=study.integrity_max_hidden_share,
+        hidden_seconds=study.integrity_hidden_seconds,
+        action=study.integrity_action,
+    )
+
+
+def decision_rule_text(decision: IntegrityDecision) -> str:
+    """The rule a decision was made under (its recorded limits), in the same phrase as ``rule_text``."""
+    return limits_text(
+        max_copies=decision.max_copies,
+        max_fast_share=decision.max_fast_share,
+        max_hidden_share=decision.max_hidden_share,
+        hidden_seconds=decision.hidden_seconds,
+        action=decision.action,
+    )
+
+
+def limits_text(
+    *,
+    max_copies: int | None,
+    max_fast_share: float | None,
+    max_hidden_share: float | None,
+    hidden_seconds: int,
+    action: str,
+) -> str:
+    if max_copies is None and max_fast_share is None and max_hidden_share is None:
         return "no rule (the signals are only reported)"
     limits = []
-    if study.integrity_max_copies is not None:
-        limits.append(f"copied text of more than {_items(study.integrity_max_copies)}")
-    if study.integrity_max_fast_share is not None:
-        limits.append(f"answered more than {study.integrity_max_fast_share:.0%} of items faster than reading time")
-    if study.integrity_max_hidden_share is not None:
-        limits.append(
-            f"left the page for more than {study.integrity_hidden_seconds} s on more than "
-            f"{study.integrity_max_hidden_share:.0%} of items"
-        )
-    action = "excluded" if study.integrity_action == Study.AttentionAction.EXCLUDE else "flagged for review"
-    return f"a worker who {' or '.join(limits)} was {action}"
+    if max_copies is not None:
+        limits.append(f"copied text of more than {_items(max_copies)}")
+    if max_fast_share is not None:
+        limits.append(f"answered more than {max_fast_share:.0%} of items faster than reading time")
+    if max_hidden_share is not None:
+        limits.append(f"left the page for more than {hidden_seconds} s on more than {max_hidden_share:.0%} of items")
+    verdict = "excluded" if action == Study.AttentionAction.EXCLUDE else "flagged for review"
+    return f"a worker who {' or '.join(limits)} was {verdict}"
 
 
 # --- The report -----------------------------------------------------------------------------------

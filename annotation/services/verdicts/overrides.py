@@ -57,6 +57,7 @@ def override(participation: Participation, *, admit: bool, reason: str, actor: U
         slots.lock_study(participation.study_id)
         locked = Participation.all_objects.select_for_update().select_related("study").get(pk=participation.pk)
         why = f"admin override: {reason}"
+        at = timezone.now()  # one moment: a test ended by the readmission ends when it is readmitted (pay)
         try:
             if admit:
                 if State.TEST not in lifecycle.ALLOWED_TRANSITIONS.get(locked.state, set()):
@@ -72,11 +73,11 @@ def override(participation: Participation, *, admit: bool, reason: str, actor: U
                         Participation.all_objects.filter(pk=locked.pk).update(slot_index=slot)
                         why += f" (slot {locked.slot_index} was taken meanwhile: now slot {slot})"
                         locked.slot_index = slot
-                lifecycle.transition(locked, to_state=State.TEST, reason=why, actor=actor)
+                lifecycle.transition(locked, to_state=State.TEST, reason=why, actor=actor, at=at)
                 if _test_done(locked):  # excluded (group verdict, attention rule) after finishing the test
-                    step_end.end_step(locked, readmission=step_end.Readmission(actor=actor))
+                    step_end.end_step(locked, at=at, readmission=step_end.Readmission(actor=actor))
             else:
-                lifecycle.exclude(locked, reason=why, actor=actor, kind=Participation.ExclusionKind.ADMIN)
+                lifecycle.exclude(locked, reason=why, actor=actor, kind=Participation.ExclusionKind.ADMIN, at=at)
         except IntegrityError:
             raise lifecycle.InvalidTransition(
                 "the worker's slot has been given to another worker meanwhile; cannot readmit"
@@ -90,7 +91,7 @@ def override(participation: Participation, *, admit: bool, reason: str, actor: U
             is_override=True,
             reason=reason,
             decided_by=actor,
-            at=timezone.now(),
+            at=at,
         )
     participation.refresh_from_db()
     return decision
