@@ -16,7 +16,15 @@ from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from annotation.models import AttentionCheck, Participation, ParticipationEvent, Response, Study, SurveyResponse
+from annotation.models import (
+    AttentionCheck,
+    AttentionDecision,
+    Participation,
+    ParticipationEvent,
+    Response,
+    Study,
+    SurveyResponse,
+)
 from annotation.rehearsal.report import Invariant
 from annotation.reporting.analyses import majority_and_agreement
 from annotation.reporting.exports import iter_annotation_lines
@@ -253,8 +261,9 @@ def _owed(study: Study, seconds: float) -> tuple[Decimal, Decimal]:
 
 
 def pay_amounts(study: Study, facts: dict[str, Any]) -> tuple[bool, str]:
-    """pay = base + bonus = what is owed at the study's rate; the bonus the stand-in received is that bonus
-    (how many times it was paid is ``nobody_paid_twice``'s)."""
+    """pay = base + bonus = what is owed at the study's rate, each part recomputed from the rate and the
+    independently recomputed paid time; the bonus the stand-in received is that bonus (how many times it was
+    paid is ``nobody_paid_twice``'s)."""
     participations = [p for p in _participations(study) if p.state in PAID_STATES]
     lines = pay_lines(study=study, participations=participations)
     paid = facts["standin"]["bonus_paid"]
@@ -266,8 +275,8 @@ def pay_amounts(study: Study, facts: dict[str, Any]) -> tuple[bool, str]:
         if line.base is None or line.bonus is None:
             problems.append(f"{p.worker.external_id}: no posted reward (base_reward): no bonus can be computed")
             continue
-        if line.amount != line.base + line.bonus:
-            problems.append(f"{p.worker.external_id}: {line.amount} ≠ {line.base} + {line.bonus}")
+        if line.bonus != amount - base:  # the bonus tops the posted reward up to what is owed, recomputed
+            problems.append(f"{p.worker.external_id}: bonus {line.bonus}, owed {amount} less the reward {base}")
         if line.base != base or abs(line.amount - amount) > Decimal("0.01"):
             problems.append(
                 f"{p.worker.external_id}: paid {line.amount} (base {line.base}), owed {amount} (base {base})"
@@ -297,13 +306,12 @@ def nobody_paid_twice(study: Study, facts: dict[str, Any]) -> tuple[bool, str]:
 
 def counted_only(study: Study, facts: dict[str, Any]) -> tuple[bool, str]:
     """Attention rows, previews and excluded (or abandoned) workers are absent from the table, the agreement
-    and the annotations export's scored rows."""
+    and the annotations export's scored rows. Who completed is read from each participation's events (the
+    state its last transition reached), not from the state column the table and the export read."""
     problems = []
-    completed = Counter(
-        Participation.objects.filter(study=study, state=State.COMPLETED, is_preview=False).values_list(
-            "condition__shots", flat=True
-        )
-    )
+    ended = _states_by_events(study)  # not the state column the table and the export read
+    shots_of = dict(Participation.objects.filter(study=study).values_list("pk", "condition__shots"))
+    completed = Counter(shots_of[pk] for pk, state in ended.items() if state == State.COMPLETED)
     table = build_table(studies=[study], include_models=False, intervals=None)
     for summary in table.summaries:
         if summary.n != completed.get(summary.shots, 0):
@@ -318,9 +326,7 @@ def counted_only(study: Study, facts: dict[str, Any]) -> tuple[bool, str]:
             problems.append(f"agreement {row['shots']}-shot over {row['items']} items, the test set has {test_items}")
     checks = set(AttentionCheck.objects.filter(study=study).values_list("example_id", flat=True))
     previews = set(Participation.all_objects.filter(study=study, is_preview=True).values_list("pk", flat=True))
-    not_counted = set(
-        Participation.objects.filter(study=study).exclude(state=State.COMPLETED).values_list("pk", flat=True)
-    )
+    not_counted = {pk for pk, state in ended.items() if state != State.COMPLETED}
     lines = [json.loads(line) for line in iter_annotation_lines(studies=[study], options=MetricOptions())][1:]
     for line in lines:
         if line["example_id"] in checks:
@@ -336,6 +342,18 @@ def counted_only(study: Study, facts: dict[str, Any]) -> tuple[bool, str]:
         f"{len(checks)} check(s) or the {len(previews)} preview(s)"
     )
     return _listed(problems, ok)
+
+
+def _states_by_events(study: Study) -> dict[int, str]:
+    """Each crowd participation's state as its last recorded transition left it."""
+    ended: dict[int, str] = {}
+    for pk, to_state in (
+        ParticipationEvent.objects.filter(participation__study=study, participation__is_preview=False)
+        .order_by("at", "id")
+        .values_list("participation_id", "to_state")
+    ):
+        ended[pk] = to_state
+    return ended
 
 
 def _item_score(line: dict[str, Any], gold: list[str], policy: str) -> float | None:
@@ -437,63 +455,108 @@ def statement_counts(study: Study, facts: dict[str, Any]) -> tuple[bool, str]:
     return _listed(problems, f"{compared} counts compared")
 
 
+def _check_failures(study: Study) -> dict[int, int]:
+    """Participation id -> attention checks failed, recomputed from each answer and the check's own expected
+    answer (not from the stored score the rule tallies): passed is answered with exactly the expected label
+    or words."""
+    failed: dict[int, int] = {}
+    rows = Response.all_objects.filter(
+        participation__study=study, participation__is_preview=False, attention_check__isnull=False
+    ).values_list(
+        "participation_id",
+        "status",
+        "label",
+        "answer",
+        "attention_check__expected_label",
+        "attention_check__expected_spans",
+    )
+    for pk, status, label, answer, expected_label, expected_spans in rows:
+        given = {str(a) for a in (answer or [])} | ({label} if label else set())
+        expected = {expected_label} if expected_label else set(expected_spans or [])
+        passed = status == Response.Status.ANSWERED and given == expected
+        failed[pk] = failed.get(pk, 0) + (0 if passed else 1)
+    return failed
+
+
+def _expected_attention(study: Study, failed: int, readmitted: bool) -> str:
+    """The attention rule's decision, recomputed from the study's limit and action: N failures or more of a
+    limit N > 0 is flagged (excluded when the action excludes, unless an admin readmitted)."""
+    limit = study.attention_fail_limit
+    if not (limit > 0 and failed >= limit):
+        return AttentionDecision.Decision.PASSED
+    if study.attention_action == Study.AttentionAction.EXCLUDE and not readmitted:
+        return AttentionDecision.Decision.EXCLUDED
+    return AttentionDecision.Decision.REVIEW
+
+
 def rules_catch_who_they_should(study: Study, facts: dict[str, Any]) -> Result:
     """The attention checks can be answered: workers who read them pass every one, the one who answers
-    them wrong on purpose fails them (and is flagged or excluded as the rule says); the training filter
-    excludes the worker who answers every training example wrong."""
-    from annotation.services.verdicts import attention
-
+    them wrong on purpose fails them; every worker whose test ended got the decision the rule gives for the
+    failures recomputed from the answers (and the state it implies); the training filter excludes the
+    worker who answers every training example wrong."""
     problems, notes = [], []
-    rows = (
-        {r.worker: r for r in attention.reports.report(study)}
-        if AttentionCheck.objects.filter(study=study).exists()
-        else {}
-    )
+    failures = _check_failures(study)
+    decisions: dict[int, AttentionDecision] = {}
+    for d in AttentionDecision.objects.filter(participation__study=study).order_by("at", "id"):
+        decisions[d.participation_id] = d  # the last one stands
     by_worker = {p.worker.external_id: p for p in _participations(study)}
     limit = study.attention_fail_limit
-    for w in facts["crowd"]:
-        row = rows.get(w["worker_id"])
-        if row is None or w["study"] != study.slug or not w.get("checks_answered"):
+    for p in by_worker.values():
+        if p.pk not in failures or p.state not in PAID_STATES:
             continue
+        found = decisions.get(p.pk)
+        expected = _expected_attention(study, failures[p.pk], found is not None and found.decided_by_id is not None)
+        if found is None or found.decision != expected or found.failed_count != failures[p.pk]:
+            got = f"{found.decision} ({found.failed_count} failed)" if found else "no decision"
+            problems.append(f"{p.worker.external_id} failed {failures[p.pk]} (limit {limit}): {got}, {expected} due")
+        excluded = p.state == State.EXCLUDED and p.exclusion_kind == Participation.ExclusionKind.ATTENTION
+        if excluded != (expected == AttentionDecision.Decision.EXCLUDED):
+            problems.append(f"{p.worker.external_id} is {p.state} after the decision {expected}")
+    answered = set()
+    for w in facts["crowd"]:
+        seen = by_worker.get(w["worker_id"])
+        if seen is None or seen.pk not in failures or w["study"] != study.slug or not w.get("checks_answered"):
+            continue
+        answered.add(w["worker_id"])
         if w["behaviour"] == "fails_attention":
-            if not row.failed:
+            if not failures[seen.pk]:
                 problems.append(f"{w['worker_id']} answered every check wrong, yet failed none")
-            elif limit and row.failed >= limit and not row.decision:
-                problems.append(f"{w['worker_id']} failed {row.failed} check(s) and has no verdict")
             else:
                 # The rule's word beside the limit it applied: "passed" after five failures reads as a
                 # bug unless the report says the study set no limit.
                 rule = f"limit {limit}" if limit else "no fail limit"
-                notes.append(f"the check failer failed {row.failed} ({rule}: {row.decision or 'no decision yet'})")
-        elif row.failed:
-            problems.append(f"{w['worker_id']} ({w['behaviour']}) read the checks and still failed {row.failed}")
+                said = decisions[seen.pk].decision if seen.pk in decisions else "no decision yet"
+                notes.append(f"the check failer failed {failures[seen.pk]} ({rule}: {said})")
+        elif failures[seen.pk]:
+            problems.append(f"{w['worker_id']} ({w['behaviour']}) read the checks and still failed {failures[seen.pk]}")
     unexercised = []
-    if not rows:
+    if not AttentionCheck.objects.filter(study=study).exists():
         unexercised.append("attention checks (none in the design)")
-    elif not any(w["behaviour"] == "fails_attention" and w["worker_id"] in rows for w in facts["crowd"]):
+    elif not any(w["behaviour"] == "fails_attention" and w["worker_id"] in answered for w in facts["crowd"]):
         unexercised.append("the attention rule (the check failer took no part)")
     after_finish = _excluded_after_finish(study)
     if study.filter_rule == Study.FilterRule.NONE:
         unexercised.append("the training filter (none in the design)")
     for w in _crowd(facts, "fails_training"):
-        p = by_worker.get(w["worker_id"])
+        trainee = by_worker.get(w["worker_id"])
         if study.filter_rule == Study.FilterRule.NONE:
             continue
-        if p is None or not p.condition.shots:
+        if trainee is None or not trainee.condition.shots:
             unexercised.append("the training filter (its failer met no training step)")
-        elif p.state != State.EXCLUDED or p.exclusion_kind != Participation.ExclusionKind.TRAINING_FILTER:
+        elif trainee.state != State.EXCLUDED or trainee.exclusion_kind != Participation.ExclusionKind.TRAINING_FILTER:
+            kind = f" ({trainee.exclusion_kind})" if trainee.exclusion_kind else ""
             problems.append(
-                f"{w['worker_id']} answered every training example wrong ({p.condition.shots}-shot) and is "
-                f"{p.state}{' (' + p.exclusion_kind + ')' if p.exclusion_kind else ''}, not excluded by the filter"
+                f"{w['worker_id']} answered every training example wrong ({trainee.condition.shots}-shot) and is "
+                f"{trainee.state}{kind}, not excluded by the filter"
             )
-        elif p.pk in after_finish:
+        elif trainee.pk in after_finish:
             # The relative rule judges the group once it has trained; a fast failer finished first.
             notes.append(
-                f"the filter failer was excluded ({p.condition.shots}-shot) after finishing the test, keeping the "
-                f"completed code it was shown ({w['code']})"
+                f"the filter failer was excluded ({trainee.condition.shots}-shot) after finishing the test, keeping "
+                f"the completed code it was shown ({w['code']})"
             )
         else:
-            notes.append(f"the filter failer was excluded ({p.condition.shots}-shot) and shown code {w['code']}")
+            notes.append(f"the filter failer was excluded ({trainee.condition.shots}-shot) and shown code {w['code']}")
     passed, detail = _listed(problems, "; ".join(notes) or "nothing to catch")
     return passed, detail, unexercised
 

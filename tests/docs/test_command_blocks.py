@@ -43,6 +43,7 @@ EXEMPT = {
     "docs/development.md: SCHEMATHESIS=1 .venv/bin/python -m pytest -q -p no:cacheprovider -m schemathesis -s": (
         TEST_COMMAND
     ),
+    "docs/development.md: .venv/bin/python -m pytest -q -p no:cacheprovider tests/lifecycle": TEST_COMMAND,
     "docs/importing.md: Compared with the CLUES paper (Table 3; MNLI 7 genres x 30):": NOT_A_COMMAND,
     "docs/importing.md: cd FewCLUE": "needs a clone of FewCLUE's repository (a peer's install)",
     "docs/importing.md: .venv/bin/python bench/import_release.py ../shared/clues": BENCHMARK,

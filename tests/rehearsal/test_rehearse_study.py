@@ -4,7 +4,6 @@ in CI's PostgreSQL stage) by the simulated crowd over HTTP; every invariant hold
 untouched, and a tampered fact is reported as a failed invariant with a non-zero exit."""
 
 import json
-from decimal import Decimal
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -14,51 +13,10 @@ from annotation.management.commands import rehearse_study as command
 from annotation.models import Participation, Study
 from annotation.rehearsal import runner
 from annotation.services.studies import studies
-from annotation.services.verdicts import attention
-from tasks_app.demo import import_demo_data
-from tasks_app.models import Task
+from tests.rehearsal.demo_study import demo_study as _demo_study
 
 # transactional_db: no test transaction around the run, so that PostgreSQL can CREATE the scratch database.
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(300)]
-
-
-def _demo_study(*, shots=(10, 20)) -> Study:
-    """The demo's SST-2 study (as load_demo makes it), configured as a real one: consent, survey, an
-    attention check that excludes, the training filter, a posted reward; fewer conditions to keep the run
-    short (with training in each, so that the worker who fails the filter meets it)."""
-    import_demo_data()
-    study = studies.create_standard_design(
-        task=Task.objects.get(slug="sst2"),
-        split_number=1,
-        slug="demo-sst2",
-        name="Demo: SST-2",
-        outcome_codes={"completed": {"code": "DEMO-SST2", "url": ""}},
-    )
-    studies.set_conditions(study=study, shots=shots)
-    Study.objects.filter(pk=study.pk).update(
-        consent_required=True,
-        consent_text="You will label sentences. Your answers are kept anonymously.",
-        survey=[
-            {"key": "age_band", "type": "single", "label": "Your age", "options": ["18-29", "30-49", "50+"]},
-            {"key": "years", "type": "number", "label": "Years of annotation work", "min": 0, "max": 60},
-        ],
-        comprehension=[
-            {
-                "key": "what",
-                "label": "What do you decide for each sentence?",
-                "options": ["Its sentiment", "Its topic"],
-                "correct": ["Its sentiment"],
-            }
-        ],
-        attention_fail_limit=1,
-        attention_action=Study.AttentionAction.EXCLUDE,
-        filter_rule=Study.FilterRule.ABSOLUTE,
-        filter_threshold=0.5,
-        base_reward=Decimal("0.10"),
-    )
-    study.refresh_from_db()
-    attention.definitions.generate(study=study, positions=[2])
-    return studies.change_status(study=study, to_status=Study.Status.OPEN)
 
 
 def test_the_demo_study_rehearsed_end_to_end_keeps_every_invariant(tmp_path):

@@ -1,0 +1,543 @@
+"""A study's lifecycle as a hypothesis state machine, with every actor, checked against a ledger of its own.
+
+Actors: workers (open the link, start, answer or fail the attention check, come back, try a second
+condition of the task), staff (exclude, readmit, edit the attention rule, pause, reopen, close with or
+without grace, run review / bonus / group / places against the Prolific stand-in), the platform (a
+submission's status change for this study or for another study of the workspace: returned, timed out,
+rejected, approved; duplicates and out of order) and the clock (moved, never slept; the idle sweep and
+the close-out of a closed study).
+
+The workers act through the pages and the session API (Django's test client), staff and the platform
+through the services the admin, the commands, the Celery tasks and the webhook call. After every step
+the ledger (``Ledger``), kept by this test from what each actor did and the protocol's rules, is compared
+with the database and the stand-in: never with the code's own figures.
+
+``KNOWN_OPEN`` names the findings of issue 39 still open on this branch: the check that would see each is
+skipped for the participations it concerns only. Remove an entry when its fix merges.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from decimal import ROUND_HALF_UP, Decimal
+from unittest import mock
+
+from django.db import transaction
+from django.test import Client
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from annotation.models import AttentionDecision, Participation, Response, Study
+from annotation.reporting.statement import build_statement
+from annotation.services.admission import abandonment, closing
+from annotation.services.money import pay
+from annotation.services.prolific import operations, webhooks
+from annotation.services.prolific.standin import TOKEN, StandIn
+from annotation.services.state import lifecycle
+from annotation.services.studies import studies
+from annotation.services.verdicts import attention, overrides
+from tests.entry_link import take_part
+from tests.factories import ConditionFactory, StudyFactory, make_classification_task
+
+# Findings of issue 39 open on this branch (fixed on other branches), by name, each with what it skips:
+# e.g. "finding-1": "paid time counts the time between an exclusion and a readmission".
+KNOWN_OPEN: dict[str, str] = {}  # findings 1-4 (issue 39) merged: every check is on
+
+# LIFECYCLE_CHECK=finding-2,finding-3 checks those all the same (to see the model catch them).
+CHECKED = set(filter(None, os.environ.get("LIFECYCLE_CHECK", "").split(",")))
+
+State = Participation.State
+ACTIVE = (State.CLAIMED, State.TRAINING, State.TEST)
+HOLDING = (*ACTIVE, State.COMPLETED)
+WORKERS = ["w0", "w1", "w2", "w3"]
+SLOTS = 2  # workers per condition
+TEST_ITEMS = 3  # and one attention check at position 2
+PROLIFIC_STUDY = "PS1"
+RATE, BASE = Decimal("12.00"), Decimal("0.50")
+START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+FREEING = ("RETURNED", "TIMED-OUT", "REJECTED")
+STATEMENT_EVERY = 5  # steps between two checks of the statement's counts (it is the slowest to build)
+REOPENED = ("RETURNED", "TIMED-OUT", "REJECTED")  # REJECTED: finding 4 (Prolific reopens the place)
+
+
+class Clock:
+    """The time every service reads (``django.utils.timezone.now``), moved by the test only."""
+
+    def __init__(self) -> None:
+        self.now = START
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@dataclass
+class Entry:
+    """The ledger's view of one worker's participation in the study."""
+
+    worker: str
+    session: bool  # the entry link carried SESSION_ID
+    state: str = State.CLAIMED
+    claimed_at: datetime = START
+    last_act: datetime = START
+    excluded_at: datetime | None = None
+    gaps: float = 0.0  # seconds between an exclusion and a readmission
+    answered: int = 0
+    failed_checks: int = 0
+    kind: str = ""  # exclusion kind
+    readmitted: bool = False
+    staff_ended: bool = False  # excluded by staff after the worker's last act (finding 1's rule)
+    submission: str = "AWAITING REVIEW"
+    approved: bool = False
+    last_event_at: datetime | None = None
+    ejected_elsewhere: bool = False  # an event about another study freed it (finding 2)
+
+    @property
+    def done(self) -> bool:
+        return self.answered >= TEST_ITEMS + 1
+
+    def paid_seconds(self) -> float:
+        return max(0.0, (self.last_act - self.claimed_at).total_seconds() - self.gaps)
+
+
+@dataclass
+class Ledger:
+    entries: dict[str, Entry] = field(default_factory=dict)
+    status: str = Study.Status.OPEN
+    closes_at: datetime | None = None
+    fail_limit: int = 1
+    bonus_paid: dict[str, Decimal] = field(default_factory=dict)
+    places_total: int = 0
+    exclusions_by_limit: dict[int, int] = field(default_factory=dict)  # attention exclusions by the limit in force
+
+    def holding(self) -> list[Entry]:
+        return [e for e in self.entries.values() if e.state in HOLDING]
+
+    def over(self, now: datetime) -> bool:
+        return self.status == Study.Status.CLOSED and self.closes_at is not None and self.closes_at <= now
+
+
+def owed_bonus(seconds: float) -> Decimal:
+    """The bonus at the rate for ``seconds`` of paid time, over the posted reward (pay rule of docs/reports.md)."""
+    owed = (RATE * Decimal(str(seconds)) / Decimal(3600)).quantize(Decimal("0.01"), ROUND_HALF_UP)
+    if seconds < 60:  # MIN_SECONDS_FOR_RATE: no effective rate, so no top-up
+        return Decimal("0.00")
+    return max(Decimal("0.00"), owed - BASE)
+
+
+class Problems:
+    def __init__(self) -> None:
+        self.found: list[str] = []
+
+    def add(self, text: str, finding: str | None = None) -> None:
+        if finding is None or finding not in KNOWN_OPEN or finding in CHECKED:
+            self.found.append(f"{text}{f' [{finding}]' if finding else ''}")
+
+    def check(self) -> None:
+        assert not self.found, "\n".join(self.found)
+
+
+class LifecycleMachine(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.clock = Clock()
+        self.patch = mock.patch("django.utils.timezone.now", self.clock)
+        self.patch.start()
+        self.atomic = transaction.atomic()
+        self.atomic.__enter__()  # a fresh database state per example: rolled back in teardown
+        self.standin = StandIn().start()
+        self.settings = mock.patch.multiple(
+            "django.conf.settings",
+            PROLIFIC_API_TOKEN=TOKEN,
+            PROLIFIC_API_URL=self.standin.url,
+            PROLIFIC_WORKSPACE_ID="ws1",
+            PROLIFIC_TIMEOUT_SECONDS=2,
+            create=True,
+        )
+        self.settings.start()
+        self.ledger = Ledger()
+        self.clients: dict[str, Client] = {}
+        self.events = itertools.count(1)
+        self.sent: list[dict] = []  # events delivered, for duplicates
+        self.bonus_due: dict[str, tuple[Decimal, Entry]] = {}  # what each bonus paid was due, when paid
+        self.places_run = False
+        self.steps = 0
+        task = make_classification_task(slug="lc", n_test=TEST_ITEMS, n_train=0)
+        self.study = StudyFactory(
+            task=task,
+            slug="lc",
+            workers_per_condition=SLOTS,
+            hourly_rate=RATE,
+            base_reward=BASE,
+            currency="GBP",
+            attention_fail_limit=1,
+            attention_action=Study.AttentionAction.EXCLUDE,
+            abandon_after_minutes=30,
+        )
+        self.condition = ConditionFactory(study=self.study, shots=0)
+        second = StudyFactory(task=task, slug="lc-second", workers_per_condition=SLOTS)
+        ConditionFactory(study=second, shots=0)
+        attention.definitions.generate(study=self.study, positions=[2])
+        self.standin.add_study(study_id=PROLIFIC_STUDY, reward=int(BASE * 100))
+        self.standin.set_places(PROLIFIC_STUDY, SLOTS)
+        self.ledger.places_total = SLOTS
+
+    def teardown(self) -> None:
+        try:
+            transaction.set_rollback(True)
+            self.atomic.__exit__(None, None, None)
+        finally:
+            self.settings.stop()
+            self.patch.stop()
+            self.standin.stop()
+
+    # --- helpers -------------------------------------------------------------------------------
+
+    def tick(self, seconds: int = 1) -> None:
+        self.clock.now += timedelta(seconds=seconds)
+
+    def participation(self, worker: str) -> Participation | None:
+        return Participation.objects.filter(study=self.study, worker__external_id=worker).first()
+
+    def client(self, worker: str) -> Client:
+        return self.clients.setdefault(worker, Client())
+
+    def worker_request(self, worker: str) -> Entry | None:
+        """A request of the worker's browser: closes them out if the study is over, else is an act."""
+        entry = self.ledger.entries.get(worker)
+        if entry is None or entry.state not in ACTIVE:
+            return None
+        if self.ledger.over(self.clock.now):
+            self.close_out(entry)
+            return None
+        entry.last_act = self.clock.now
+        return entry
+
+    def close_out(self, entry: Entry) -> None:
+        if entry.state == State.CLAIMED:
+            entry.state = State.ABANDONED
+        elif entry.state in ACTIVE:
+            entry.state, entry.kind, entry.excluded_at = State.EXCLUDED, Participation.ExclusionKind.CLOSED, None
+
+    def end_test(self, entry: Entry) -> None:
+        limit = self.ledger.fail_limit
+        if limit and entry.failed_checks >= limit:
+            entry.state, entry.kind, entry.excluded_at = State.EXCLUDED, "attention", self.clock.now
+            self.ledger.exclusions_by_limit[limit] = self.ledger.exclusions_by_limit.get(limit, 0) + 1
+        else:
+            entry.state = State.COMPLETED
+
+    # --- workers -------------------------------------------------------------------------------
+
+    @rule(worker=st.sampled_from(WORKERS), session=st.booleans())
+    def open_the_link(self, worker: str, session: bool) -> None:
+        if worker in self.ledger.entries:
+            return
+        self.tick()
+        params = {"PROLIFIC_PID": worker, "STUDY_ID": PROLIFIC_STUDY}
+        if session:
+            params["SESSION_ID"] = f"sub-{worker}"
+        took = self.ledger.status == Study.Status.OPEN and len(self.ledger.holding()) < SLOTS
+        take_part(self.client(worker), "lc", params)
+        if took:
+            now = self.clock.now
+            self.ledger.entries[worker] = Entry(worker, session, claimed_at=now, last_act=now)
+            self.standin.add_submission(submission_id=f"sub-{worker}", participant=worker, study_id=PROLIFIC_STUDY)
+
+    @rule(worker=st.sampled_from(WORKERS))
+    def start(self, worker: str) -> None:
+        self.tick()
+        entry = self.worker_request(worker)
+        self.client(worker).post("/api/session/start/", content_type="application/json")
+        if entry is not None and entry.state == State.CLAIMED:
+            entry.state = State.TEST
+
+    @rule(worker=st.sampled_from(WORKERS), passes_check=st.booleans(), minutes=st.integers(0, 20))
+    def answer(self, worker: str, passes_check: bool, minutes: int) -> None:
+        self.tick(60 * minutes + 1)
+        entry = self.worker_request(worker)
+        client = self.client(worker)
+        current = client.get("/api/session/current/")
+        item = current.json().get("item") if current.status_code == 200 else None
+        if entry is None or entry.state != State.TEST or item is None:
+            return
+        response = Response.all_objects.select_related("attention_check").get(pk=item["item"])
+        check = response.attention_check
+        label = "positive"
+        if check is not None:
+            label = check.expected_label if passes_check else self.wrong_label(check.expected_label)
+        sent = client.post(
+            "/api/session/submit/",
+            {"item": item["item"], "label": label, "confidence": 3},
+            content_type="application/json",
+        )
+        assert sent.status_code == 200, sent.content
+        entry.answered += 1
+        entry.failed_checks += check is not None and not passes_check
+        if entry.done:
+            self.end_test(entry)
+
+    def wrong_label(self, expected: str) -> str:
+        return "negative" if expected == "positive" else "positive"
+
+    @rule(worker=st.sampled_from(WORKERS), minutes=st.integers(0, 45))
+    def come_back(self, worker: str, minutes: int) -> None:
+        self.tick(60 * minutes + 1)
+        self.worker_request(worker)
+        self.client(worker).get("/work/")
+        self.client(worker).get("/api/session/current/")  # the page's script asks for the item at once
+
+    @rule(worker=st.sampled_from(WORKERS))
+    def open_a_second_condition(self, worker: str) -> None:
+        if worker not in self.ledger.entries:
+            return
+        self.tick()
+        answer = take_part(self.client(worker), "lc-second", {"PROLIFIC_PID": worker, "STUDY_ID": "PS2"})
+        assert answer.status_code == 403, answer.status_code
+
+    # --- staff ---------------------------------------------------------------------------------
+
+    @rule(worker=st.sampled_from(WORKERS))
+    def exclude(self, worker: str) -> None:
+        entry, p = self.ledger.entries.get(worker), self.participation(worker)
+        if entry is None or p is None:
+            return
+        self.tick()
+        try:
+            overrides.override(p, admit=False, reason="staff", actor=None)
+        except lifecycle.InvalidTransition:
+            return
+        if entry.state in ACTIVE:
+            entry.staff_ended = True  # the exclusion comes after the worker's last act
+        entry.state, entry.kind, entry.excluded_at = State.EXCLUDED, "admin", self.clock.now
+
+    @rule(worker=st.sampled_from(WORKERS))
+    def readmit(self, worker: str) -> None:
+        entry, p = self.ledger.entries.get(worker), self.participation(worker)
+        if entry is None or p is None or entry.state != State.EXCLUDED:
+            return
+        self.tick()
+        try:
+            overrides.override(p, admit=True, reason="staff", actor=None)
+        except lifecycle.InvalidTransition:
+            return
+        if entry.excluded_at is not None:
+            entry.gaps += (self.clock.now - entry.excluded_at).total_seconds()
+        entry.excluded_at, entry.kind, entry.readmitted = None, "", True
+        entry.state = State.COMPLETED if entry.done else State.TEST
+        if entry.state == State.TEST:
+            entry.last_act = self.clock.now  # back at work from now
+
+    @rule(limit=st.sampled_from([0, 1, 2]))
+    def edit_the_attention_rule(self, limit: int) -> None:
+        self.tick()
+        studies.study_update(study=self.study, attention_fail_limit=limit)
+        self.ledger.fail_limit = limit
+
+    @rule(
+        to=st.sampled_from([Study.Status.OPEN, Study.Status.PAUSED, Study.Status.CLOSED]),
+        grace=st.sampled_from([0, 30]),
+    )
+    def change_status(self, to: str, grace: int) -> None:
+        self.tick()
+        try:
+            changed = studies.change_status(
+                study=self.study, to_status=to, grace_minutes=grace if to == Study.Status.CLOSED else None
+            )
+        except Exception:
+            return
+        if self.ledger.status != changed.status and to == Study.Status.CLOSED:
+            self.ledger.closes_at = self.clock.now + timedelta(minutes=grace)
+        self.ledger.status = changed.status
+
+    @rule(operation=st.sampled_from(["review", "bonus", "group", "places"]))
+    def run_a_prolific_operation(self, operation: str) -> None:
+        self.tick()
+        study = Study.objects.get(pk=self.study.pk)
+        before = {pid: self.standin.paid_to(pid) for pid in self.ledger.entries}
+        report = operations.run(operation=operation, study=study)
+        failed = [(r.participant, r.action, r.note) for r in report.rows if r.state == "failed"]
+        assert not failed, failed  # the stand-in answers every call here
+        if operation == "bonus":
+            for worker, entry in self.ledger.entries.items():
+                got = self.standin.paid_to(worker) - before[worker]
+                if got:
+                    self.ledger.bonus_paid.setdefault(worker, Decimal("0.00"))
+                    self.ledger.bonus_paid[worker] += got
+                    self.bonus_due[worker] = (owed_bonus(entry.paid_seconds()), entry)
+        if operation == "places":
+            self.places_run = True
+
+    # --- the platform ----------------------------------------------------------------------------
+
+    @rule(
+        worker=st.sampled_from(WORKERS),
+        status=st.sampled_from(["RETURNED", "TIMED-OUT", "REJECTED", "APPROVED", "AWAITING REVIEW"]),
+        elsewhere=st.booleans(),
+        late=st.booleans(),
+    )
+    def platform_event(self, worker: str, status: str, elsewhere: bool, late: bool) -> None:
+        self.tick()
+        entry = self.ledger.entries.get(worker)
+        if elsewhere:
+            submission = f"other-{worker}"
+        elif entry is None:
+            return
+        else:
+            submission = f"sub-{worker}"
+        sent_at = self.clock.now - timedelta(hours=1) if late else self.clock.now
+        payload = {
+            "event_type": webhooks.SUBMISSION_EVENT,
+            "resource_id": submission,
+            "participant_id": worker,
+            "status": status,
+        }
+        event_id = f"ev-{next(self.events)}"
+        webhooks.record_and_apply(event_id=event_id, source="webhook", payload=payload, sent_at=sent_at)
+        self.sent.append({"event_id": event_id, "payload": payload, "sent_at": sent_at})
+        if entry is None:
+            return
+        if elsewhere:
+            if status in FREEING and entry.state in ACTIVE and not entry.session:
+                entry.ejected_elsewhere = True  # finding 2: the code frees it; the ledger says it must not
+            return
+        if entry.last_event_at is not None and sent_at < entry.last_event_at:
+            return  # older than one already heard: nothing
+        entry.last_event_at = sent_at
+        if entry.approved:
+            return
+        entry.submission = status
+        if status == "APPROVED":
+            entry.approved = True
+        elif status in FREEING and entry.state in ACTIVE:
+            entry.state = State.ABANDONED
+
+    @precondition(lambda self: bool(self.sent))
+    @rule(which=st.integers(0, 1000))
+    def platform_sends_again(self, which: int) -> None:
+        sent = self.sent[which % len(self.sent)]
+        self.tick()
+        assert webhooks.record_and_apply(source="webhook", **sent) is None  # recorded once, nothing done
+
+    # --- the clock -------------------------------------------------------------------------------
+
+    @rule(minutes=st.integers(1, 120))
+    def time_passes(self, minutes: int) -> None:
+        self.clock.now += timedelta(minutes=minutes)
+
+    @rule()
+    def idle_sweep(self) -> None:
+        self.tick()
+        abandonment.release_abandoned(now=self.clock.now)
+        cutoff = self.clock.now - timedelta(minutes=30)
+        for entry in self.ledger.entries.values():
+            if entry.state in ACTIVE and entry.last_act < cutoff:
+                entry.state = State.ABANDONED
+
+    @rule()
+    def close_out_sweep(self) -> None:
+        self.tick()
+        closing.close_out_expired(now=self.clock.now)
+        if self.ledger.over(self.clock.now):
+            for entry in self.ledger.entries.values():
+                self.close_out(entry)
+
+    # --- the ledger against the database ---------------------------------------------------------
+
+    @invariant()
+    def the_ledger_holds(self) -> None:
+        """Every check, after every step, states first (the others read the states)."""
+        for check in (self.states_and_slots, self.paid_time_and_bonuses, self.places_and_exclusions):
+            check()
+        self.steps += 1
+        if self.steps % STATEMENT_EVERY == 0:
+            self.statement_counts()
+
+    def states_and_slots(self) -> None:
+        problems = Problems()
+        rows = {
+            p.worker.external_id: p for p in Participation.objects.filter(study=self.study).select_related("worker")
+        }
+        for worker, entry in self.ledger.entries.items():
+            p = rows.get(worker)
+            if p is None:
+                problems.add(f"{worker}: the ledger has a participation, the database none")
+                continue
+            if entry.ejected_elsewhere and p.state == State.ABANDONED and entry.state in ACTIVE:
+                problems.add(f"{worker}: freed by an event about another study", "finding-2")
+                entry.state = State.ABANDONED  # the branch's behaviour, followed from here on
+            elif p.state != entry.state:
+                problems.add(f"{worker}: {p.state} in the database, {entry.state} in the ledger")
+        for worker in set(rows) - set(self.ledger.entries):
+            problems.add(f"{worker}: a participation the ledger never saw taken ({rows[worker].state})")
+        holding = [p for p in rows.values() if p.state in HOLDING]
+        if len(holding) > SLOTS or len({p.slot_index for p in holding}) != len(holding):
+            problems.add(f"slots over the design: {[(p.worker.external_id, p.slot_index) for p in holding]}")
+        expected = {e.worker for e in self.ledger.holding()}
+        if {p.worker.external_id for p in holding} != expected and not problems.found:
+            problems.add(f"slots held by {sorted(p.worker.external_id for p in holding)}, ledger {sorted(expected)}")
+        problems.check()
+
+    def paid_time_and_bonuses(self) -> None:
+        problems = Problems()
+        paid = list(Participation.objects.filter(study=self.study, state__in=(State.COMPLETED, State.EXCLUDED)))
+        seconds = pay.paid_seconds(paid)
+        for p in paid:
+            entry = self.ledger.entries[p.worker.external_id]
+            mine = entry.paid_seconds()
+            if abs(seconds[p.pk] - mine) > 1.0:
+                finding = "finding-1" if entry.gaps or entry.staff_ended or entry.readmitted else None
+                problems.add(f"{entry.worker}: {seconds[p.pk]:.0f} s paid, {mine:.0f} s by the ledger", finding)
+        for worker, amount in self.ledger.bonus_paid.items():
+            due, entry = self.bonus_due[worker]
+            if amount != due:
+                finding = "finding-1" if entry.gaps or entry.staff_ended or entry.readmitted else None
+                problems.add(f"{worker}: bonus {amount} paid on Prolific, {due} due", finding)
+        twice = [w for w in self.ledger.entries if self.payments(w) > 1]
+        if twice:
+            problems.add(f"paid twice: {twice}")
+        problems.check()
+
+    def payments(self, worker: str) -> int:
+        return sum(bulk["paid"] for bulk in self.standin.bulks.values() for p, _ in bulk["lines"] if p == worker)
+
+    def places_and_exclusions(self) -> None:
+        problems = Problems()
+        needing = [
+            e
+            for e in self.ledger.entries.values()
+            if e.state == State.EXCLUDED
+            and e.kind != Participation.ExclusionKind.CLOSED
+            and e.submission not in REOPENED
+        ]
+        total = self.standin.places[PROLIFIC_STUDY]["total"]
+        if self.places_run:
+            need = max(self.ledger.places_total, SLOTS + len(needing))
+            rejected = any(
+                e.submission == "REJECTED" for e in self.ledger.entries.values() if e.state == State.EXCLUDED
+            )
+            if total != need:
+                problems.add(f"Prolific has {total} places, the design needs {need}", "finding-4" if rejected else None)
+            self.ledger.places_total = max(self.ledger.places_total, total)
+            status = self.standin.studies[PROLIFIC_STUDY]["status"]
+            if self.ledger.status != Study.Status.OPEN and status == "ACTIVE":
+                problems.add(f"Prolific study ACTIVE while ours is {self.ledger.status}", "finding-3")
+            self.places_run = False
+        decisions = AttentionDecision.objects.filter(
+            participation__study=self.study, decision=AttentionDecision.Decision.EXCLUDED
+        )
+        by_limit: dict[int, int] = {}
+        for limit in decisions.values_list("fail_limit", flat=True):
+            by_limit[limit] = by_limit.get(limit, 0) + 1
+        if by_limit != self.ledger.exclusions_by_limit:
+            problems.add(f"attention exclusions by limit {by_limit}, ledger {self.ledger.exclusions_by_limit}")
+        problems.check()
+
+    def statement_counts(self) -> None:
+        counts = {s: sum(e.state == s for e in self.ledger.entries.values()) for s in State.values}
+        text = {s.title: s.text for s in build_statement(study=Study.objects.get(pk=self.study.pk)).sections}
+        want = f"0-shot: {counts[State.COMPLETED]} completed, {counts[State.EXCLUDED]} excluded, "
+        want += f"{counts[State.ABANDONED]} abandoned"
+        assert want in text.get("Workers", ""), (want, text.get("Workers"))

@@ -1,0 +1,73 @@
+"""A rehearsed study kept as a fixture: one real rehearsal (the smallest design that meets every behaviour)
+runs once per test session on a SQLite scratch database; its rows are dumped and its facts kept, and each
+fault-injection test loads them into its own database and runs the invariants in-process on them."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.core.management import call_command
+from django.db import transaction
+
+from annotation.models import Study
+from annotation.rehearsal import runner
+from tasks_app.models import Task
+from tests.rehearsal.demo_study import demo_study
+
+MANAGE = Path(__file__).resolve().parents[2] / "manage.py"
+SLUG = "demo-sst2"
+APPS = ["tasks_app", "annotation", "auth.user"]  # what the invariants read; no content types or permissions
+
+
+@dataclass(frozen=True)
+class Rehearsed:
+    fixture: Path
+    facts: dict[str, Any]
+    slug: str
+
+
+def rehearse_once(directory: Path) -> Rehearsed:
+    """Rehearse the demo study (one 10-shot condition: the training filter is met; 5 workers per condition:
+    room for every special behaviour) and keep its rows and facts in ``directory``; the demo study itself
+    is rolled back. With REHEARSED_DIR set to the directory of an earlier run, that run is reused (while
+    working on the invariants; never in CI)."""
+    kept = Path(os.environ.get("REHEARSED_DIR") or directory)
+    if (kept / "facts.json").exists():
+        return Rehearsed(kept / "rehearsed.json", json.loads((kept / "facts.json").read_text()), SLUG)
+    with transaction.atomic():
+        study = demo_study(shots=(10,))
+        report = runner.rehearse(study=study, workers_per_condition=5, engine="sqlite", keep=True)
+        transaction.set_rollback(True)
+    assert report.passed, [i for i in report.invariants if not i.passed]
+    scratch = Path(report.scratch["directory"])
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "annotation.settings.base",
+        "DEBUG": "1",
+        "DATABASE_URL": f"sqlite:///{scratch / 'rehearsal.sqlite3'}",
+    }
+    subprocess.run(
+        [sys.executable, str(MANAGE), "dumpdata", "--all", *APPS, "-o", str(kept / "rehearsed.json")],
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    (kept / "facts.json").write_text((scratch / "facts.json").read_text(encoding="utf-8"), encoding="utf-8")
+    shutil.rmtree(scratch, ignore_errors=True)
+    return Rehearsed(kept / "rehearsed.json", json.loads((kept / "facts.json").read_text()), SLUG)
+
+
+def load(rehearsed: Rehearsed) -> Study:
+    """The rehearsed rows in this test's database (the migrations' own catalog rows make way, as the
+    rehearsal's ``prepare`` step does)."""
+    Task.objects.all().delete()
+    call_command("loaddata", str(rehearsed.fixture), verbosity=0)
+    return Study.objects.select_related("task").get(slug=rehearsed.slug)
