@@ -40,6 +40,11 @@ EXEMPT = {
     "docs/development.md: annotation/services/": NOT_A_COMMAND,
     "docs/development.md: .venv/bin/pre-commit install": "installs git hooks into the clone",
     "docs/development.md: .venv/bin/python -m pytest -q -p no:cacheprovider": TEST_COMMAND,
+    "docs/development.md: bash scripts/test.sh": TEST_COMMAND,
+    "docs/development.md: bash scripts/test.sh --durations=20": TEST_COMMAND,
+    "docs/development.md: bash scripts/release_checks.sh": (
+        "the release's long runs, hours (tests/test_release_checks.py runs its set-up and wiring)"
+    ),
     "docs/development.md: SCHEMATHESIS=1 .venv/bin/python -m pytest -q -p no:cacheprovider -m schemathesis -s": (
         TEST_COMMAND
     ),
@@ -78,7 +83,10 @@ NOT_RUN = {
 }
 RUN_PAGES = ["docs/importing.md", "docs/reports.md", "docs/studies.md"]
 # The data location, substituted: FewCLUE's release by the small copy in the repository.
-SUBSTITUTIONS = [("../FewCLUE/datasets", "tests/fixtures/fewclue")]
+SUBSTITUTIONS = [
+    ("../FewCLUE/datasets", "tests/fixtures/fewclue"),
+    ("../shared/fewclue/datasets", "tests/fixtures/fewclue"),
+]
 
 
 def docs_blocks():
