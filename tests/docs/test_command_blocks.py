@@ -39,7 +39,6 @@ EXEMPT = {
     "docs/development.md: bash scripts/check.sh": "CI's first stage runs exactly these (.ci/run)",
     "docs/development.md: annotation/services/": NOT_A_COMMAND,
     "docs/development.md: .venv/bin/pre-commit install": "installs git hooks into the clone",
-    "docs/development.md: .venv/bin/python -m pytest -q -p no:cacheprovider": TEST_COMMAND,
     "docs/development.md: bash scripts/test.sh": TEST_COMMAND,
     "docs/development.md: bash scripts/test.sh --durations=20": TEST_COMMAND,
     "docs/development.md: bash scripts/release_checks.sh": (
