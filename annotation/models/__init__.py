@@ -8,6 +8,7 @@ from annotation.models.participation import (
     Participation,
     ParticipationEvent,
     SurveyResponse,
+    Withdrawal,
     Worker,
 )
 from annotation.models.prolific import (
@@ -47,5 +48,6 @@ __all__ = [
     "Response",
     "Study",
     "SurveyResponse",
+    "Withdrawal",
     "Worker",
 ]
