@@ -1,6 +1,7 @@
 """A participant withdraws: answers gone, identifier nowhere, payment rows kept, their link refuses them."""
 
 import io
+import json
 
 import pytest
 from django.core.management import call_command
@@ -123,3 +124,20 @@ def test_a_decline_is_a_consent_record_and_goes(client, study):
     ConsentDecline.objects.create(study=study, worker=_answer_everything(client, PID).worker, at=timezone.now())
     _withdraw(PID, "--run")
     assert not ConsentDecline.objects.exists()
+
+
+def test_participant_data_holds_every_row_about_them_and_nothing_of_others(client, study):
+    mine = _answer_everything(client, PID)
+    client.logout()
+    _answer_everything(client, OTHER)
+    out = io.StringIO()
+    call_command("participant_data", "--platform", "prolific", "--id", PID, stdout=out)
+    data = json.loads(out.getvalue())
+    assert [w["external_id"] for w in data["worker"]] == [PID]
+    assert [p["id"] for p in data["participations"]] == [mine.pk]
+    assert sorted(a["id"] for a in data["answers"]) == sorted(
+        Response.all_objects.filter(participation=mine).values_list("pk", flat=True)
+    )
+    assert OTHER not in out.getvalue()
+    with pytest.raises(CommandError, match="no prolific participant"):
+        call_command("participant_data", "--platform", "prolific", "--id", "nobody")
