@@ -1,5 +1,6 @@
 """Subject access: everything stored about one participant, as plain data (``manage.py participant_data``)."""
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.core import serializers
@@ -29,7 +30,7 @@ class UnknownParticipant(Exception):
     pass
 
 
-def _rows(queryset: QuerySet[Any] | list[Model]) -> list[dict[str, Any]]:
+def _rows(queryset: QuerySet[Any] | Sequence[Model]) -> list[dict[str, Any]]:
     return [{"id": r["pk"], **r["fields"]} for r in serializers.serialize("python", queryset)]
 
 
