@@ -2,6 +2,7 @@
 
 import io
 import json
+import logging
 
 import pytest
 from django.core.management import call_command
@@ -141,3 +142,9 @@ def test_participant_data_holds_every_row_about_them_and_nothing_of_others(clien
     assert OTHER not in out.getvalue()
     with pytest.raises(CommandError, match="no prolific participant"):
         call_command("participant_data", "--platform", "prolific", "--id", "nobody")
+
+
+def test_an_entry_logs_no_identifier(client, study, caplog):
+    caplog.set_level(logging.DEBUG)
+    _answer_everything(client, PID)
+    assert caplog.records and PID not in caplog.text
