@@ -148,3 +148,16 @@ def test_an_entry_logs_no_identifier(client, study, caplog):
     caplog.set_level(logging.DEBUG)
     _answer_everything(client, PID)
     assert caplog.records and PID not in caplog.text
+
+
+def test_the_statement_counts_the_withdrawal_and_leaves_their_answers_out(client, study):
+    from annotation.reporting.statement import consent_facts
+
+    study.consent_required, study.consent_text = True, "# Consent\n\nYou agree."
+    study.save()
+    _answer_everything(client, PID)
+    client.logout()
+    _answer_everything(client, OTHER)
+    assert "(2 agreed, 0 declined;" in consent_facts(study)
+    _withdraw(PID, "--run")
+    assert "(1 agreed, 0 declined, 1 withdrew later (answers erased);" in consent_facts(study)
