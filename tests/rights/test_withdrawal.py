@@ -161,3 +161,22 @@ def test_the_statement_counts_the_withdrawal_and_leaves_their_answers_out(client
     assert "(2 agreed, 0 declined;" in consent_facts(study)
     _withdraw(PID, "--run")
     assert "(1 agreed, 0 declined, 1 withdrew later (answers erased);" in consent_facts(study)
+
+
+def test_the_admin_action_shows_the_dry_run_then_withdraws(client, study):
+    from django.contrib.auth.models import User
+    from django.test import Client
+
+    mine = _answer_everything(client, PID)
+    User.objects.create_superuser("pi", "pi@example.org", "pw")
+    staff = Client()
+    staff.login(username="pi", password="pw")
+    url = "/admin/annotation/participation/"
+    form = {"action": "withdraw_participants", "_selected_action": [mine.pk]}
+    page = staff.post(url, form)
+    assert page.status_code == 200 and "delete 3 answer(s)" in page.content.decode()
+    assert PID not in page.content.decode()
+    assert Response.objects.filter(participation=mine).count() == 3  # the page changed nothing
+    staff.post(url, {**form, "apply": "1"})
+    assert Withdrawal.objects.get().run_by == "pi"
+    assert PID not in _everything_stored()
