@@ -19,13 +19,13 @@ PID = "5f0c0ffee0ddba11deadbeef"
 OTHER = "60aaaaaaaaaaaaaaaaaaaaaa"
 
 
-def _answer_everything(client, pid: str, slug: str = "w-study") -> Participation:
+def _answer_everything(client, pid: str, slug: str = "w-study", label: str = "negative") -> Participation:
     take_part(client, slug, {"PROLIFIC_PID": pid, "STUDY_ID": "s1", "SESSION_ID": f"sess-{pid}"})
     client.post("/api/session/start/", content_type="application/json")
     while (item := client.get("/api/session/current/").json()["item"]) is not None:
         client.post(
             "/api/session/submit/",
-            {"item": item["item"], "label": "negative", "confidence": 2},
+            {"item": item["item"], "label": label, "confidence": 2},
             content_type="application/json",
         )
     return Participation.objects.get(worker__external_id=pid)
@@ -180,3 +180,17 @@ def test_the_admin_action_shows_the_dry_run_then_withdraws(client, study):
     staff.post(url, {**form, "apply": "1"})
     assert Withdrawal.objects.get().run_by == "pi"
     assert PID not in _everything_stored()
+
+
+def test_the_table_is_recomputed_without_them(client, study):
+    from annotation.reporting.scores import annotator_rows
+
+    _answer_everything(client, PID, label="negative")
+    client.logout()
+    other = _answer_everything(client, OTHER, label="positive")
+    gold = [r.example.gold_answers for r in Response.objects.filter(participation=other, phase="test")]
+    expected = sum(["positive"] == g for g in gold) / len(gold)  # S1 of one label: 1 when it is the gold
+    assert len(annotator_rows(studies=[study])) == 2
+    _withdraw(PID, "--run")
+    [row] = annotator_rows(studies=[study])
+    assert (row.participation_id, row.test_s1) == (other.pk, pytest.approx(expected))
