@@ -189,7 +189,7 @@ def test_the_table_is_recomputed_without_them(client, study):
     client.logout()
     other = _answer_everything(client, OTHER, label="positive")
     gold = [r.example.gold_answers for r in Response.objects.filter(participation=other, phase="test")]
-    expected = sum(["positive"] == g for g in gold) / len(gold)  # S1 of one label: 1 when it is the gold
+    expected = sum(g == ["positive"] for g in gold) / len(gold)  # S1 of one label: 1 when it is the gold
     assert len(annotator_rows(studies=[study])) == 2
     _withdraw(PID, "--run")
     [row] = annotator_rows(studies=[study])
