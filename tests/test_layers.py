@@ -81,6 +81,7 @@ CAPABILITIES: dict[str, tuple[str, ...]] = {
     "session": ("state", "texts", "verdicts", "admission"),
     "studies": ("state", "texts", "verdicts", "admission", "session"),
     "prolific": ("state", "money", "admission", "jobs"),
+    "rights": ("state", "prolific"),  # participants' rights: withdrawal, subject access, retention
 }
 # At most this many modules directly under annotation/: its face (__init__, apps, asgi, celery,
 # the urls modules, wsgi) and the base error; everything else lives in a package.

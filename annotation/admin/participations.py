@@ -28,6 +28,7 @@ from annotation.models import (
     Worker,
 )
 from annotation.services.admission import blocklist
+from annotation.services.rights import withdrawal
 from annotation.services.state import lifecycle
 from annotation.services.verdicts import overrides
 
@@ -195,7 +196,7 @@ class ParticipationAdmin(admin.ModelAdmin):
         IntegrityDecisionInline,
         SurveyResponseInline,
     ]
-    actions = ["readmit_participations", "exclude_participations"]
+    actions = ["readmit_participations", "exclude_participations", "withdraw_participants"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Participation]:
         return Participation.objects.all()  # staff previews are nobody's participation
@@ -253,3 +254,33 @@ class ParticipationAdmin(admin.ModelAdmin):
     @admin.action(description="Exclude (override the training filter)")
     def exclude_participations(self, request: HttpRequest, queryset: QuerySet[Participation]) -> HttpResponse | None:
         return self._override(request, queryset, admit=False)
+
+    @admin.action(description="Withdraw the participant (erase their answers, pseudonymise their id)")
+    def withdraw_participants(self, request: HttpRequest, queryset: QuerySet[Participation]) -> HttpResponse | None:
+        """The withdrawal of annotation.services.rights, after a page that shows its dry run."""
+        workers = {(p.worker.platform, p.worker.external_id) for p in queryset.select_related("worker")}
+        if "apply" in request.POST:
+            for platform, external_id in sorted(workers):
+                try:
+                    withdrawal.withdraw(platform=platform, external_id=external_id, run_by=_staff(request).username)
+                    self.message_user(request, "Withdrawn: answers erased, identifier pseudonymised.", messages.SUCCESS)
+                except withdrawal.WithdrawalError as exc:
+                    self.message_user(request, f"Nothing changed: {exc}", messages.ERROR)
+            return None
+        plans, refused = [], []
+        for platform, external_id in sorted(workers):
+            try:
+                plans.append(withdrawal.plan(platform=platform, external_id=external_id))
+            except withdrawal.WithdrawalError as exc:
+                refused.append(str(exc))
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Withdraw participants",
+            "plans": plans,
+            "refused": refused,
+            "queryset": queryset,
+            "action": request.POST.get("action"),
+            "opts": self.model._meta,
+            "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+        }
+        return TemplateResponse(request, "admin/annotation/participation/withdraw.html", context)

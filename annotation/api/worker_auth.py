@@ -113,18 +113,13 @@ class WorkerSessionView(APIView):
 
     def log_refusal(self, exc: AnswerError | closing.StudyClosed) -> None:
         # Debug only: refusals are routine (double clicks, stale pages). The code, never the answer's text.
+        # The participation's number, never the worker's platform id: logs keep no identifiers
+        # (docs/participants.md), and the number leads to the worker in the admin.
         if self.worker is None or not logger.isEnabledFor(logging.DEBUG):
-            return  # the worker's id is read only when it will be logged
+            return
         participation = self.worker.participation
-        worker = participation.worker
         logger.debug(
-            "refused %s %s: %s (participation %s, %s worker %s)",
-            self.request.method,
-            self.request.path,
-            exc.code,
-            participation.pk,
-            worker.platform,
-            worker.external_id,
+            "refused %s %s: %s (participation %s)", self.request.method, self.request.path, exc.code, participation.pk
         )
 
     def finalize_response(self, request: Request, response: JSONResponse, *args: Any, **kwargs: Any) -> JSONResponse:

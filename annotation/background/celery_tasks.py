@@ -8,6 +8,7 @@ from annotation.services.admission import abandonment, closing
 from annotation.services.prolific import jobs as prolific_jobs
 from annotation.services.prolific import places as prolific_places
 from annotation.services.prolific import polling
+from annotation.services.rights import retention
 from annotation.services.verdicts import filter_groups
 
 logger = logging.getLogger(__name__)
@@ -73,3 +74,12 @@ def sync_prolific_places(study_id: int) -> dict[str, int]:
     """After a slot of a study that opts in was taken or freed (``prolific.places.on_slot_change``): bring the
     Prolific study's places and status in step. Its counts by row state."""
     return prolific_places.sync(study_id=study_id)
+
+
+@shared_task(name="annotation.pseudonymise_expired_identifiers")
+def pseudonymise_expired_identifiers() -> int:
+    """Periodic (CELERY_BEAT_SCHEDULE): pseudonymise the identifiers of workers whose studies are all past
+    IDENTIFIER_RETENTION_DAYS (annotation.services.rights.retention)."""
+    done = retention.pseudonymise_expired()
+    logger.log(logging.INFO if done else logging.DEBUG, "retention: %d worker(s) pseudonymised", done)
+    return done

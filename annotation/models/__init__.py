@@ -9,6 +9,7 @@ from annotation.models.participation import (
     Participation,
     ParticipationEvent,
     SurveyResponse,
+    Withdrawal,
     Worker,
 )
 from annotation.models.prolific import (
@@ -49,5 +50,6 @@ __all__ = [
     "Response",
     "Study",
     "SurveyResponse",
+    "Withdrawal",
     "Worker",
 ]

@@ -17,12 +17,15 @@ class ExportJob(BackgroundJob):
         help_text="The reproducibility header and notes of the file; a CSV's only copy (CSV files carry none).",
     )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    stale_since = models.DateTimeField(
+        null=True, blank=True, help_text="A participant withdrew after it was made: export again."
+    )
 
     class Meta:
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
-        return f"{self.kind} ({self.status})"
+        return f"{self.kind} ({self.status}{', stale' if self.stale_since else ''})"
 
 
 class ModelRun(models.Model):

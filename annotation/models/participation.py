@@ -54,7 +54,9 @@ class CountedParticipations(models.Manager["Participation"]):
     participation, uses ``Participation.all_objects``."""
 
     def get_queryset(self) -> models.QuerySet["Participation"]:
-        return super().get_queryset().filter(is_preview=False)
+        # A withdrawn participant's participation (annotation.services.rights) is kept, answerless, only
+        # for its payment rows and its slot: it leaves every count, table and export here.
+        return super().get_queryset().filter(is_preview=False, withdrawn_at__isnull=True)
 
 
 class Participation(models.Model):
@@ -104,6 +106,9 @@ class Participation(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     last_activity_at = models.DateTimeField(auto_now_add=True, db_index=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    withdrawn_at = models.DateTimeField(
+        null=True, blank=True, help_text="The participant withdrew: answers erased, identifiers pseudonymised."
+    )
 
     # ``objects`` is the default manager (Meta): related managers (study.participations), the admin and
     # prefetches leave previews out too. Cascades use the base manager, a plain one: they reach previews.
@@ -259,3 +264,23 @@ class ComprehensionAttempt(models.Model):
 
     def __str__(self) -> str:
         return f"{self.participation_id}: comprehension attempt {self.number} ({'passed' if self.passed else 'failed'})"
+
+
+class Withdrawal(models.Model):
+    """A participant's withdrawal (annotation.services.rights.withdrawal), without personal data.
+
+    What is kept and why (docs/participants.md): which study and condition lost a participation, when,
+    and which staff member ran it; the participation itself stays, answerless and pseudonymised, with
+    its Prolific payment rows."""
+
+    participation = models.OneToOneField(Participation, on_delete=models.PROTECT, related_name="withdrawal")
+    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="withdrawals")
+    condition = models.ForeignKey(Condition, on_delete=models.PROTECT, related_name="withdrawals")
+    at = models.DateTimeField()
+    run_by = models.CharField(max_length=150, help_text="The staff member (username) or command that ran it.")
+
+    class Meta:
+        ordering = ["study", "at"]
+
+    def __str__(self) -> str:
+        return f"withdrawal from {self.study} ({self.at:%Y-%m-%d})"

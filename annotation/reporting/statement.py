@@ -152,12 +152,19 @@ def consent_facts(study: Study) -> str:
     """The consent step: whether workers had to agree and how many did and declined; the text itself is in
     the appendix (never pasted here: it is Markdown, and may be long)."""
     text = (study.consent_text or "").strip()
+    # A withdrawn worker's consent record is erased with their answers (annotation.services.rights): counted
+    # here, and in nothing else.
+    withdrew = study.withdrawals.count()
     if not (study.consent_required and text):
-        return "Consent: no consent page was shown in the tool."
+        later = f" {plural(withdrew, 'worker')} withdrew; their answers were erased." if withdrew else ""
+        return "Consent: no consent page was shown in the tool." + later
     agreed = Participation.objects.filter(study=study, consented_at__isnull=False).count()
     declined = consent.declined_count(study)
+    counts = f"{agreed} agreed, {declined} declined" + (
+        f", {withdrew} withdrew later (answers erased)" if withdrew else ""
+    )
     return (
-        f"Workers gave informed consent before any task ({agreed} agreed, {declined} declined; the time and a "
+        f"Workers gave informed consent before any task ({counts}; the time and a "
         "SHA-256 of the text are recorded per worker), on a consent page whose text is in the appendix, in each "
         "language it exists in."
     )

@@ -9,6 +9,7 @@ only makes sense behind HTTPS, ``test`` and ``bench`` adjust this for the test
 suite and the replay benchmark.
 """
 
+import hmac
 import re
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,15 @@ if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY is required when DEBUG is off (set DEBUG=1 for local development)")
     SECRET_KEY = "insecure-development-key-only-used-with-DEBUG-on"
+
+# The key of the keyed hash (HMAC-SHA256) that replaces a participant's platform identifier when they
+# withdraw or their study's retention ends (annotation.services.rights, docs/participants.md). Only the
+# environment holds it: with it, a returning withdrawn worker is still recognised (one try per task).
+# Unset, it is derived from SECRET_KEY (also only in the environment), so no running deployment breaks;
+# set it to keep the pseudonyms stable when SECRET_KEY is rotated.
+PSEUDONYM_KEY = env_str("PSEUDONYM_KEY") or hmac.new(SECRET_KEY.encode(), b"pseudonym-key", "sha256").hexdigest()
+# Days platform identifiers are kept after a study closes and its Prolific operations are done.
+IDENTIFIER_RETENTION_DAYS = env_int("IDENTIFIER_RETENTION_DAYS", 90, minimum=1)
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -166,6 +176,10 @@ CELERY_BEAT_SCHEDULE = {
     "decide-training-filters": {
         "task": "annotation.decide_training_filters",
         "schedule": env_int("ABANDON_SWEEP_SECONDS", 60, minimum=1),
+    },
+    "pseudonymise-expired-identifiers": {
+        "task": "annotation.pseudonymise_expired_identifiers",
+        "schedule": env_int("RETENTION_SWEEP_SECONDS", 3600, minimum=1),
     },
     "sweep-export-jobs": {
         "task": "annotation.sweep_export_jobs",

@@ -27,3 +27,11 @@ def test_every_example_survey_is_a_valid_survey_definition(path):
 def test_there_is_a_chinese_example_survey():
     questions = json.loads((EXAMPLES / "survey.zh-hans.json").read_text(encoding="utf-8"))
     assert all(not q["label"].isascii() for q in questions)
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("consent.*.md")), ids=lambda p: p.name)
+def test_every_example_consent_text_says_how_to_withdraw_and_how_long_ids_are_kept(path):
+    text = path.read_text(encoding="utf-8")
+    # The retention is the default of IDENTIFIER_RETENTION_DAYS (docs/participants.md).
+    assert "**90 " in text
+    assert any(word in text for word in ("withdraw", "zurückziehen", "撤回"))

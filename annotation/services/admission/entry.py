@@ -39,7 +39,7 @@ from django.utils.translation import gettext
 
 from annotation.models import Condition, Participation, Study, Worker
 from annotation.services.admission import abandonment, consent
-from annotation.services.state import lifecycle, outcomes, slots
+from annotation.services.state import lifecycle, outcomes, pseudonyms, slots
 from annotation.services.state.platforms import CompletionTarget, EntryParams
 
 _random = random.SystemRandom()
@@ -76,7 +76,12 @@ class JoinResult:
 def _existing(*, worker: Worker | None, study: Study) -> Participation | None:
     if worker is None:
         return None
-    return Participation.objects.select_related("condition").filter(worker=worker, task_id=study.task_id).first()
+    # all_objects: a withdrawn participation (left out of Participation.objects) still used the worker's try.
+    return (
+        Participation.all_objects.select_related("condition")
+        .filter(worker=worker, task_id=study.task_id, is_preview=False)
+        .first()
+    )
 
 
 def _answer_for_known_worker(*, worker: Worker | None, study: Study) -> JoinResult | None:
@@ -86,6 +91,8 @@ def _answer_for_known_worker(*, worker: Worker | None, study: Study) -> JoinResu
     existing = _existing(worker=worker, study=study)
     if existing is None:
         return JoinResult(Outcome.DECLINED, study) if consent.has_declined(worker=worker, study=study) else None
+    if existing.withdrawn_at is not None:
+        return JoinResult(Outcome.ALREADY_TOOK_PART, study)  # withdrew: their data is gone, their try is not
     if existing.study_id == study.pk and existing.state in _RESUMABLE:
         return JoinResult(Outcome.RESUMED, study, existing)
     if existing.study_id == study.pk and existing.state == Participation.State.ABANDONED:
@@ -94,10 +101,15 @@ def _answer_for_known_worker(*, worker: Worker | None, study: Study) -> JoinResu
 
 
 def _find_worker(params: EntryParams) -> Worker | None:
-    return Worker.objects.filter(platform=params.platform, external_id=params.external_id).first()
+    # A withdrawn worker (or one past the retention time) is stored under the keyed hash of their id.
+    ids = (params.external_id, pseudonyms.pseudonym(platform=params.platform, external_id=params.external_id))
+    return Worker.objects.filter(platform=params.platform, external_id__in=ids).order_by("external_id").first()
 
 
 def _get_or_create_worker(params: EntryParams) -> Worker:
+    known = _find_worker(params)
+    if known is not None:
+        return known
     # get_or_create inserts in a savepoint and falls back to a get on IntegrityError, so two
     # first entries of the same worker (e.g. into two studies at once) end with one row.
     worker, _ = Worker.objects.get_or_create(platform=params.platform, external_id=params.external_id)

@@ -133,7 +133,7 @@ def parse_entry(query: Mapping[str, str], *, raw_query: str | None = None) -> En
     if params.preview:
         logger.debug("MTurk preview (no worker yet)")
     else:
-        logger.debug("entry from %s worker %s", params.platform, params.external_id)
+        logger.debug("entry from a %s worker", params.platform)  # never the id: logs keep no identifiers
     return params
 
 

@@ -24,7 +24,7 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
-from django.db.models import Count, Q
+from django.db.models import Count, Q, QuerySet
 
 from annotation.models import Condition, Participation, Study
 
@@ -66,12 +66,18 @@ def lock_study(study_id: int) -> tuple[Study, list[Condition]]:
     return study, conditions
 
 
+def _slot_holders() -> QuerySet[Participation]:
+    """The participations that hold a slot number: a withdrawn participant's keeps it (their place was
+    used and paid; docs/participants.md), so the database's one-holder-per-slot rule and this agree.
+    No preview: the only kind without a slot number."""
+    return Participation.all_objects.filter(holding(), is_preview=False)
+
+
 def held_numbers(condition_id: int, *, exclude_participation: int | None = None) -> set[int]:
     """The slot numbers of the condition's holders (leaving one participation out, if given)."""
-    rows = Participation.objects.filter(holding(), condition_id=condition_id)
+    rows = _slot_holders().filter(condition_id=condition_id)
     if exclude_participation is not None:
         rows = rows.exclude(pk=exclude_participation)
-    # Participation.objects has no preview, the only kind without a slot number.
     return {slot for slot in rows.values_list("slot_index", flat=True) if slot is not None}
 
 
@@ -79,7 +85,7 @@ def free_by_condition(conditions: Iterable[Condition], slots: int) -> dict[int, 
     """Condition id -> its free slot numbers (``free_numbers``), in one query."""
     conditions = list(conditions)
     held: dict[int, set[int]] = {c.pk: set() for c in conditions}
-    rows = Participation.objects.filter(holding(), condition__in=conditions).values_list("condition_id", "slot_index")
+    rows = _slot_holders().filter(condition__in=conditions).values_list("condition_id", "slot_index")
     for condition_id, slot in rows:
         if slot is not None:  # never, outside previews
             held[condition_id].add(slot)

@@ -1,0 +1,1 @@
+"""Participants' rights: withdrawal and erasure, subject access, retention of identifiers (docs/participants.md)."""
