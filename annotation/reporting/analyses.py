@@ -31,7 +31,8 @@ from annotation.reporting.agreement import (
 )
 from annotation.reporting.alpha import alpha_of, ratings_by_condition, task_alpha
 from annotation.reporting.bootstrap import IntervalOptions
-from annotation.reporting.correlation import CORRELATION_METHOD, spearman_with_interval
+from annotation.reporting.correlation import CORRELATION_METHOD
+from annotation.reporting.figure_cache import spearman_with_interval
 from annotation.reporting.options import MetricOptions
 from annotation.reporting.pay import condition_pay
 from annotation.reporting.scores import policy_score

@@ -51,7 +51,7 @@ class Correlation:
     interval: Interval | None
 
 
-def _codes(keys: Sequence[Hashable]) -> tuple[np.ndarray, int]:
+def cluster_codes(keys: Sequence[Hashable]) -> tuple[np.ndarray, int]:
     """Each key as an index 0..k-1 (in order of first appearance), and k."""
     index: dict[Hashable, int] = {}
     return np.array([index.setdefault(key, len(index)) for key in keys], dtype=int), len(index)
@@ -74,8 +74,8 @@ def spearman_with_interval(
     rho = spearman(xs, ys)
     if math.isnan(rho):
         return Correlation(rho=rho, n=int(xs.size), interval=None)
-    who, n_annotators = _codes(annotators)
-    what, n_items = _codes(items)
+    who, n_annotators = cluster_codes(annotators)
+    what, n_items = cluster_codes(items)
     rng = np.random.default_rng(options.seed)  # drawn as the cells are: annotators, then items
     annotator_draws = draw(rng, options.resamples, n_annotators)
     item_draws = draw(rng, options.resamples, n_items)
