@@ -31,8 +31,10 @@ def test_a_kept_gap_follows_the_model_s_scores():
     model = {1: 1.0, 2: 0.0, 3: 0.0}
     assert figure_cache.paired_gap(SCORES, model) == bootstrap.paired_gap(SCORES, model)
     other = {1: 0.0, 2: 0.0, 3: 0.0}
-    assert figure_cache.paired_gap(SCORES, other) == bootstrap.paired_gap(SCORES, other) != bootstrap.paired_gap(
-        SCORES, model
+    assert (
+        figure_cache.paired_gap(SCORES, other)
+        == bootstrap.paired_gap(SCORES, other)
+        != bootstrap.paired_gap(SCORES, model)
     )
     assert figure_cache.paired_gap(SCORES, {9: 1.0}) is None  # "no figure" is kept too, and stays None
 
