@@ -87,9 +87,19 @@ def alpha_for(conditions: Iterable[Condition], *, classification: bool) -> dict[
     return alpha_of(_ratings(conditions, classification), classification=classification)
 
 
-def task_alpha(study: Study) -> dict[str, Any]:
-    """Alpha over every completed annotator of the study's conditions together."""
-    return alpha_for(study.conditions.all(), classification=study.task.is_classification)
+def study_ratings(study: Study) -> dict[int, Ratings]:
+    """``ratings_by_condition`` of every condition of the study (what a page passes to both users below)."""
+    return ratings_by_condition(study.conditions.all(), study.task.is_classification)
+
+
+def task_alpha(study: Study, *, ratings: Mapping[int, Ratings] | None = None) -> dict[str, Any]:
+    """Alpha over every completed annotator of the study's conditions together (``ratings``: the study's
+    ``study_ratings``, when the caller has read them)."""
+    by_condition = study_ratings(study) if ratings is None else ratings
+    merged: Ratings = {}
+    for condition_ratings in by_condition.values():
+        merged.update(condition_ratings)
+    return alpha_of(merged, classification=study.task.is_classification)
 
 
 def item_coincidences(ratings: Mapping[Hashable, Mapping[Hashable, Hashable]]) -> np.ndarray | None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Mapping
 from itertools import combinations
 from typing import Any
 
@@ -29,7 +30,7 @@ from annotation.reporting.agreement import (
     majority_spans,
     pairwise_s1,
 )
-from annotation.reporting.alpha import alpha_of, ratings_by_condition, task_alpha
+from annotation.reporting.alpha import Ratings, alpha_of, ratings_by_condition, task_alpha
 from annotation.reporting.bootstrap import IntervalOptions
 from annotation.reporting.correlation import CORRELATION_METHOD
 from annotation.reporting.figure_cache import spearman_with_interval
@@ -141,10 +142,15 @@ def _test_answers(
     return answers, gold, scores
 
 
-def majority_and_agreement(*, study: Study, options: MetricOptions) -> list[dict[str, Any]]:
+def majority_and_agreement(
+    *, study: Study, options: MetricOptions, ratings: Mapping[int, Ratings] | None = None
+) -> list[dict[str, Any]]:
+    """Per condition: the majority vote's S1, agreement and alpha (``ratings``: the study's ``study_ratings``,
+    when the caller has read them)."""
     classification = study.task.is_classification
     conditions = list(study.conditions.order_by("shots"))
-    ratings = ratings_by_condition(conditions, classification)  # alpha's units, every condition in one pass
+    if ratings is None:
+        ratings = ratings_by_condition(conditions, classification)  # alpha's units, every condition in one pass
     result = []
     for condition in conditions:
         answers, gold, scores = _test_answers(condition, options)
