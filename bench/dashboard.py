@@ -119,7 +119,8 @@ def build(database: Path, *, benchmark: str, data: str, seed: int) -> dict:
     else:
         source = SHARED / "fewclue" / "datasets" if data == "real" else REPO / "tests" / "fixtures" / "fewclue"
         call_command("import_fewclue", str(source), **quiet)
-        call_command("create_fewclue_studies", open=True, seed=seed, **quiet)
+        small = {} if data == "real" else {"training_items": 2, "test_sample": 3}  # the fixture: 10 training, 3 test
+        call_command("create_fewclue_studies", open=True, seed=seed, **small, **quiet)
     setup_seconds = time.perf_counter() - started
 
     started = time.perf_counter()
