@@ -107,10 +107,19 @@ def krippendorff_alpha_nominal(ratings: Mapping[Hashable, Mapping[Hashable, Hash
 _TOKEN = re.compile(r"\S+")
 
 
-def token_marks(text: str, spans: Iterable[tuple[int, int]]) -> list[int]:
-    """The span-agreement unit: per whitespace token of ``text``, 1 if any span overlaps it, else 0."""
+def token_offsets(text: str) -> list[tuple[int, int]]:
+    """The (start, end) of each whitespace token of ``text``."""
+    return [m.span() for m in _TOKEN.finditer(text)]
+
+
+def token_marks(text: str, spans: Iterable[tuple[int, int]], tokens: list[tuple[int, int]] | None = None) -> list[int]:
+    """The span-agreement unit: per whitespace token of ``text``, 1 if any span overlaps it, else 0
+    (``tokens``: the text's ``token_offsets``, when the caller has them)."""
     spans = list(spans)
-    return [int(any(start < m.end() and m.start() < end for start, end in spans)) for m in _TOKEN.finditer(text)]
+    tokens = token_offsets(text) if tokens is None else tokens
+    if not spans:
+        return [0] * len(tokens)
+    return [int(any(start < t_end and t_start < end for start, end in spans)) for t_start, t_end in tokens]
 
 
 def spans_of_strings(text: str, strings: Iterable[str]) -> list[tuple[int, int]]:

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from annotation.models import AnswerSpan, Condition, Participation, Response, Study
-from annotation.reporting.agreement import krippendorff_alpha_nominal, spans_of_strings, token_marks
+from annotation.reporting.agreement import krippendorff_alpha_nominal, spans_of_strings, token_marks, token_offsets
 from annotation.reporting.bootstrap import Interval, IntervalOptions, draw, percentile_interval
 from tasks_app.models import Example
 
@@ -29,7 +29,11 @@ UNIT_TOKEN = "context token (inside an answer span or not, nominal)"
 ALPHA_METHOD = "percentile bootstrap over test items (an item's tokens together), the annotators kept"
 
 
-def _ratings(conditions: Iterable[Condition], classification: bool) -> dict[Hashable, dict[Hashable, Hashable]]:
+Ratings = dict[Hashable, dict[Hashable, Hashable]]
+
+
+def ratings_by_condition(conditions: Iterable[Condition], classification: bool) -> dict[int, Ratings]:
+    """Each condition's ratings (coder -> unit -> value), read in one pass over the conditions' answers."""
     rows = list(
         Response.objects.filter(
             participation__condition__in=list(conditions),
@@ -37,29 +41,39 @@ def _ratings(conditions: Iterable[Condition], classification: bool) -> dict[Hash
             phase=Response.Phase.TEST,
         )
         .exclude(status__in=[Response.Status.PENDING, Response.Status.SKIPPED])
-        .values_list("pk", "participation_id", "example_id", "answer")
+        .values_list("pk", "participation__condition_id", "participation_id", "example_id", "answer")
     )
-    ratings: dict[Hashable, dict[Hashable, Hashable]] = defaultdict(dict)
+    by_condition: dict[int, Ratings] = defaultdict(lambda: defaultdict(dict))
     if classification:
-        for _, pid, example_id, answer in rows:
-            ratings[pid][example_id] = tuple(sorted(set(answer or [])))
-        return ratings
+        for _, cid, pid, example_id, answer in rows:
+            by_condition[cid][pid][example_id] = tuple(sorted(set(answer or [])))
+        return by_condition
     spans: dict[int, list[tuple[int, int]]] = defaultdict(list)
     for response_id, start, end in AnswerSpan.objects.filter(response_id__in=[r[0] for r in rows]).values_list(
         "response_id", "start", "end"
     ):
         spans[response_id].append((start, end))
-    texts = {e.pk: e.context_text for e in Example.objects.filter(pk__in={r[2] for r in rows}).only("id", "context")}
-    for response_id, pid, example_id, answer in rows:
+    texts = {e.pk: e.context_text for e in Example.objects.filter(pk__in={r[3] for r in rows}).only("id", "context")}
+    tokens: dict[int, list[tuple[int, int]]] = {}  # each text tokenised once, not once per annotator
+    for response_id, cid, pid, example_id, answer in rows:
         text = texts[example_id]
+        if example_id not in tokens:
+            tokens[example_id] = token_offsets(text)
         placed = spans.get(response_id) or spans_of_strings(text, answer or [])
-        for index, mark in enumerate(token_marks(text, placed)):
-            ratings[pid][(example_id, index)] = mark
-    return ratings
+        for index, mark in enumerate(token_marks(text, placed, tokens[example_id])):
+            by_condition[cid][pid][(example_id, index)] = mark
+    return by_condition
 
 
-def alpha_for(conditions: Iterable[Condition], *, classification: bool) -> dict[str, Any]:
-    ratings = _ratings(conditions, classification)
+def _ratings(conditions: Iterable[Condition], classification: bool) -> Ratings:
+    """The ratings of the conditions together (their coders are distinct participations)."""
+    merged: Ratings = {}
+    for ratings in ratings_by_condition(conditions, classification).values():
+        merged.update(ratings)
+    return merged
+
+
+def alpha_of(ratings: Mapping[Hashable, Mapping[Hashable, Hashable]], *, classification: bool) -> dict[str, Any]:
     value = krippendorff_alpha_nominal(ratings)
     return {
         "measure": "krippendorff_alpha_nominal",
@@ -69,9 +83,23 @@ def alpha_for(conditions: Iterable[Condition], *, classification: bool) -> dict[
     }
 
 
-def task_alpha(study: Study) -> dict[str, Any]:
-    """Alpha over every completed annotator of the study's conditions together."""
-    return alpha_for(study.conditions.all(), classification=study.task.is_classification)
+def alpha_for(conditions: Iterable[Condition], *, classification: bool) -> dict[str, Any]:
+    return alpha_of(_ratings(conditions, classification), classification=classification)
+
+
+def study_ratings(study: Study) -> dict[int, Ratings]:
+    """``ratings_by_condition`` of every condition of the study (what a page passes to both users below)."""
+    return ratings_by_condition(study.conditions.all(), study.task.is_classification)
+
+
+def task_alpha(study: Study, *, ratings: Mapping[int, Ratings] | None = None) -> dict[str, Any]:
+    """Alpha over every completed annotator of the study's conditions together (``ratings``: the study's
+    ``study_ratings``, when the caller has read them)."""
+    by_condition = study_ratings(study) if ratings is None else ratings
+    merged: Ratings = {}
+    for condition_ratings in by_condition.values():
+        merged.update(condition_ratings)
+    return alpha_of(merged, classification=study.task.is_classification)
 
 
 def item_coincidences(ratings: Mapping[Hashable, Mapping[Hashable, Hashable]]) -> np.ndarray | None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Mapping
 from itertools import combinations
 from typing import Any
 
@@ -29,9 +30,10 @@ from annotation.reporting.agreement import (
     majority_spans,
     pairwise_s1,
 )
-from annotation.reporting.alpha import alpha_for, task_alpha
+from annotation.reporting.alpha import Ratings, alpha_of, ratings_by_condition, task_alpha
 from annotation.reporting.bootstrap import IntervalOptions
-from annotation.reporting.correlation import CORRELATION_METHOD, spearman_with_interval
+from annotation.reporting.correlation import CORRELATION_METHOD
+from annotation.reporting.figure_cache import spearman_with_interval
 from annotation.reporting.options import MetricOptions
 from annotation.reporting.pay import condition_pay
 from annotation.reporting.scores import policy_score
@@ -140,10 +142,17 @@ def _test_answers(
     return answers, gold, scores
 
 
-def majority_and_agreement(*, study: Study, options: MetricOptions) -> list[dict[str, Any]]:
+def majority_and_agreement(
+    *, study: Study, options: MetricOptions, ratings: Mapping[int, Ratings] | None = None
+) -> list[dict[str, Any]]:
+    """Per condition: the majority vote's S1, agreement and alpha (``ratings``: the study's ``study_ratings``,
+    when the caller has read them)."""
     classification = study.task.is_classification
+    conditions = list(study.conditions.order_by("shots"))
+    if ratings is None:
+        ratings = ratings_by_condition(conditions, classification)  # alpha's units, every condition in one pass
     result = []
-    for condition in study.conditions.order_by("shots"):
+    for condition in conditions:
         answers, gold, scores = _test_answers(condition, options)
         annotators = _completed_ids(condition)
         per_annotator = [{eid: by_p[pid] for eid, by_p in answers.items() if pid in by_p} for pid in annotators]
@@ -175,7 +184,7 @@ def majority_and_agreement(*, study: Study, options: MetricOptions) -> list[dict
         else:
             value = pairwise_s1(per_annotator)
             row["agreement"] = {"measure": "pairwise_s1", "value": _pct(value), "items": len(answers)}
-        row["alpha"] = alpha_for([condition], classification=classification)
+        row["alpha"] = alpha_of(ratings.get(condition.pk, {}), classification=classification)
         result.append(row)
     return result
 

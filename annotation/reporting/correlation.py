@@ -51,7 +51,7 @@ class Correlation:
     interval: Interval | None
 
 
-def _codes(keys: Sequence[Hashable]) -> tuple[np.ndarray, int]:
+def cluster_codes(keys: Sequence[Hashable]) -> tuple[np.ndarray, int]:
     """Each key as an index 0..k-1 (in order of first appearance), and k."""
     index: dict[Hashable, int] = {}
     return np.array([index.setdefault(key, len(index)) for key in keys], dtype=int), len(index)
@@ -74,15 +74,40 @@ def spearman_with_interval(
     rho = spearman(xs, ys)
     if math.isnan(rho):
         return Correlation(rho=rho, n=int(xs.size), interval=None)
-    who, n_annotators = _codes(annotators)
-    what, n_items = _codes(items)
+    who, n_annotators = cluster_codes(annotators)
+    what, n_items = cluster_codes(items)
     rng = np.random.default_rng(options.seed)  # drawn as the cells are: annotators, then items
     annotator_draws = draw(rng, options.resamples, n_annotators)
     item_draws = draw(rng, options.resamples, n_items)
+    # A resample keeps each pair as often as its weight: its ranks and rho are those of the pairs repeated
+    # that many times, computed from the weights (no copies, no sort: the distinct values are sorted once).
+    x_values, x_codes = np.unique(xs, return_inverse=True)
+    y_values, y_codes = np.unique(ys, return_inverse=True)
     replicates = np.empty(options.resamples)
     for b in range(options.resamples):
         weight = np.bincount(annotator_draws[b], minlength=n_annotators)[who]
         weight *= np.bincount(item_draws[b], minlength=n_items)[what]
-        kept = np.repeat(np.arange(xs.size), weight)
-        replicates[b] = spearman(xs[kept], ys[kept])
+        replicates[b] = _weighted_spearman(weight, x_codes, x_values.size, y_codes, y_values.size)
     return Correlation(rho=rho, n=int(xs.size), interval=percentile_interval(replicates, options.level))
+
+
+def _weighted_ranks(weight: np.ndarray, codes: np.ndarray, k: int) -> np.ndarray | None:
+    """Each pair's average rank among the pairs repeated ``weight`` times (codes: its value's sorted index);
+    None if the kept pairs have one value only (no variation: no rho)."""
+    counts = np.bincount(codes, weights=weight, minlength=k)
+    if np.count_nonzero(counts) < 2:
+        return None
+    starts = np.cumsum(counts) - counts
+    return (starts + (counts + 1) / 2)[codes]
+
+
+def _weighted_spearman(weight: np.ndarray, x_codes: np.ndarray, kx: int, y_codes: np.ndarray, ky: int) -> float:
+    """``spearman`` of the pairs repeated ``weight`` times."""
+    total = float(weight.sum())
+    rx, ry = _weighted_ranks(weight, x_codes, kx), _weighted_ranks(weight, y_codes, ky)
+    if total < 2 or rx is None or ry is None:
+        return math.nan
+    dx = rx - float((weight * rx).sum()) / total
+    dy = ry - float((weight * ry).sum()) / total
+    denominator = math.sqrt(float((weight * dx * dx).sum()) * float((weight * dy * dy).sum()))
+    return math.nan if denominator == 0 else float((weight * dx * dy).sum() / denominator)

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from annotation.models import ModelRun, Response, Study
-from annotation.reporting.bootstrap import Gap, IntervalOptions, cell_interval, paired_gap
+from annotation.reporting.bootstrap import Gap, IntervalOptions
+from annotation.reporting.figure_cache import cell_interval, paired_gap
 from annotation.reporting.item_scores import CellKey, CellScores, cell_item_scores
 from annotation.reporting.options import MetricOptions
 from annotation.reporting.predictions import model_item_scores, model_run_score

@@ -27,7 +27,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation.models import ExportJob, RehearsalJob, Study
-from annotation.reporting.alpha import task_alpha
+from annotation.reporting.alpha import study_ratings, task_alpha
 from annotation.reporting.analyses import (
     confidence_vs_correctness,
     item_difficulty,
@@ -181,6 +181,8 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
     except ReportError as exc:
         return HttpResponseBadRequest(str(exc))
     table = build_table(studies=[study], options=options)
+    ratings = study_ratings(study)  # alpha's units, read once for the conditions and the whole study
+    aggregation = majority_and_agreement(study=study, options=options, ratings=ratings)
     return render(
         request,
         "dashboard/study.html",
@@ -202,8 +204,8 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "studies_value": study.slug,
             "options": options,
             "option_links": _option_links(None, options),
-            "aggregation": [_agreement_text(row) for row in majority_and_agreement(study=study, options=options)],
-            "task_alpha": task_alpha(study),
+            "aggregation": [_agreement_text(row) for row in aggregation],
+            "task_alpha": task_alpha(study, ratings=ratings),
             "overlaps": training_overlaps(study=study, options=options),
             "hardest": item_difficulty(study=study, limit=10),
             "confidence": confidence_vs_correctness(study=study),
