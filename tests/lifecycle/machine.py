@@ -522,7 +522,10 @@ class LifecycleMachine(RuleBasedStateMachine):
                 problems.add(f"Prolific has {total} places, the design needs {need}", "finding-4" if rejected else None)
             self.ledger.places_total = max(self.ledger.places_total, total)
             status = self.standin.studies[PROLIFIC_STUDY]["status"]
-            if self.ledger.status != Study.Status.OPEN and status == "ACTIVE":
+            # The app learns which Prolific study is ours from an arrival's STUDY_ID: before anyone came,
+            # it cannot pause what it does not know (places says so in its notes).
+            known = Participation.all_objects.filter(study=self.study, platform_data__has_key="STUDY_ID").exists()
+            if known and self.ledger.status != Study.Status.OPEN and status == "ACTIVE":
                 problems.add(f"Prolific study ACTIVE while ours is {self.ledger.status}", "finding-3")
             self.places_run = False
         decisions = AttentionDecision.objects.filter(
