@@ -26,7 +26,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from unittest import mock
 
 from django.db import transaction
-from django.test import Client
+from django.test import Client, override_settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
@@ -148,15 +148,15 @@ class LifecycleMachine(RuleBasedStateMachine):
         self.atomic = transaction.atomic()
         self.atomic.__enter__()  # a fresh database state per example: rolled back in teardown
         self.standin = StandIn().start()
-        self.settings = mock.patch.multiple(
-            "django.conf.settings",
+        # Django's own override, undone exactly: patching the settings object by hand deletes the setting
+        # on the way out, for every later test of the process.
+        self.settings = override_settings(
             PROLIFIC_API_TOKEN=TOKEN,
             PROLIFIC_API_URL=self.standin.url,
             PROLIFIC_WORKSPACE_ID="ws1",
             PROLIFIC_TIMEOUT_SECONDS=2,
-            create=True,
         )
-        self.settings.start()
+        self.settings.enable()
         self.ledger = Ledger()
         self.clients: dict[str, Client] = {}
         self.events = itertools.count(1)
@@ -189,7 +189,7 @@ class LifecycleMachine(RuleBasedStateMachine):
             transaction.set_rollback(True)
             self.atomic.__exit__(None, None, None)
         finally:
-            self.settings.stop()
+            self.settings.disable()
             self.patch.stop()
             self.standin.stop()
 
