@@ -201,6 +201,7 @@ class HumanPerfAdapter(Adapter):
             "shots": [0],
             # a few more slots than laid-out workers, in case a session has to join during a phase
             "workers_per_condition": state.pool_size + 4,
+            "base_reward": "0.00",  # paid by the hour: the launch check needs the posted reward stated
         }
         study = self.check(s.post(self.url("/api/studies/"), json=body, timeout=REQUEST_TIMEOUT), 201).json()
         state.study_id = study["id"]

@@ -64,7 +64,11 @@ def test_the_walkthrough_works_as_written_after_the_demo(tmp_path, clues_dir):
 SUBSTITUTIONS = [
     ("../shared/clues", "tasks_app/demo_data"),  # the data location: the bundled demo release, the same format
     ("--every 40", "--every 4"),  # the demo's test sets have 8 items, the release's hundreds
-    ("'…'", "'a-long-password-1'"),  # the password the researcher types in place of the ellipsis
+    # ensure_admin prints a new strong password; the test gives one it knows, to log in as the researcher would.
+    (
+        "manage.py ensure_admin --username admin ",
+        "manage.py ensure_admin --username admin --password 'a-long-password-1' ",
+    ),
 ]
 # Lines of the walk-through that cannot run inside a test, each with the reason.
 NOT_RUN = {
@@ -122,7 +126,7 @@ def test_the_walkthrough_runs_as_written_to_the_end(walked):
     shown = run_script(".venv/bin/python manage.py configure_study clues-sst2-split1 --show", cwd=where, env=env)
     assert "What we record" in shown and "C0MPL3TE" in shown and "native" in shown
     assert "Dry run" in prolific
-    assert "\\begin{table}" in publish and '"heds_version"' in publish  # the LaTeX table, the HEDS form
+    assert "\\begin{table" in publish and '"heds_version"' in publish  # the LaTeX table, the HEDS form
     appendix = where / "appendix"
     assert (appendix / "texts.md").read_text(encoding="utf-8").startswith("# Appendix")
     if "screenshots skipped" not in publish:  # Chromium present: the README's "texts + screenshots"
@@ -145,7 +149,7 @@ def test_the_fewclue_commands_run_as_written_beside_the_clues_study(walked, tmp_
     here = checkout(tmp_path / "checkout")
     (here / "db.sqlite3").write_bytes((where / "db.sqlite3").read_bytes())  # the walked database, a copy
     (block,) = [b for b in blocks(REPO / "README.md") if "import_fewclue" in b.text]
-    script = "export DEBUG=1\n" + block.text.replace("../FewCLUE/datasets", str(data))  # the data location
+    script = "export DEBUG=1\n" + block.text.replace("../shared/fewclue/datasets", str(data))  # the data location
     out = run_script(script, cwd=here, env=environment(DATABASE_URL=f"sqlite:///{here / 'db.sqlite3'}"), timeout=900)
     assert "EPRSTMT" in out and "Human (FewCLUE paper)" in out and "SST-2" not in out
 

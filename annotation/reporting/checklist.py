@@ -519,11 +519,12 @@ def checklist_markdown(answers: list[Answer]) -> str:
 
 def checklist_latex(answers: list[Answer]) -> str:
     """A description list: it fits one column of a two-column paper, where a four-column table would not."""
-    lines = [rf"\paragraph{{{latex_escape(HEADING)}}}", r"\begin{description}\small"]
+    # \sloppy: the answers name dotted fields (Condition.test_sample) that a narrow column cannot hyphenate.
+    lines = [rf"\paragraph{{{latex_escape(HEADING)}}}", r"{\sloppy\small", r"\begin{description}"]
     for a in answers:
         source = {DATA: f"data: {a.basis}", AUTHORS: "filled by the authors", NOT_FILLED: "not filled"}[a.source]
         lines.append(rf"\item[{a.number} {latex_escape(a.title)}] {latex_escape(a.answer)} ({latex_escape(source)})")
-    lines.append(r"\end{description}")
+    lines += [r"\end{description}", r"\par}"]
     return "\n".join(lines)
 
 

@@ -90,7 +90,11 @@ def test_the_button_rehearses_the_demo_in_the_background_with_the_real_engine(tm
     env.update(DJANGO_SETTINGS_MODULE="annotation.settings.base", DEBUG="1", DATABASE_URL=db.url)
     server = None
     try:
-        for args in (["migrate", "-v0"], ["load_demo"], ["ensure_admin", "--username", "boss", "--password", "pw"]):
+        for args in (
+            ["migrate", "-v0"],
+            ["load_demo"],
+            ["ensure_admin", "--username", "boss", "--password", "a-long-password-1"],
+        ):
             done = subprocess.run([sys.executable, str(MANAGE), *args], env=env, capture_output=True, text=True)
             assert done.returncode == 0, done.stderr
         port = free_port()
@@ -112,7 +116,9 @@ def test_the_button_rehearses_the_demo_in_the_background_with_the_real_engine(tm
 
         _until(answers, seconds=60, every=0.2, what="the server answering")
         login = site.get("/admin/login/?next=/dashboard/")
-        site.post("/admin/login/?next=/dashboard/", {"username": "boss", "password": "pw"}, token_from=login)
+        site.post(
+            "/admin/login/?next=/dashboard/", {"username": "boss", "password": "a-long-password-1"}, token_from=login
+        )
         page = site.get("/dashboard/study/demo-sst2/")
         assert "Nothing blocks the launch." in page  # the demo ships ready: a posted reward, no placeholder
 

@@ -55,6 +55,8 @@ EXEMPT = {
         BENCHMARK
     ),
     "docs/performance.md: .venv/bin/python bench/replay.py --concurrency 16": BENCHMARK,
+    "docs/performance.md: .venv/bin/python bench/dashboard.py --code before=../before --code after=. --rounds 2 "
+    "--requests 3": BENCHMARK,
     "docs/performance.md: .venv/bin/python bench/openloop.py": BENCHMARK,
     "docs/performance.md: .venv/bin/python bench/launch_burst.py --db sqlite": BENCHMARK,
     "docs/performance.md: DB_CONN_MAX_AGE=600 .venv/bin/gunicorn annotation.wsgi:application "

@@ -109,7 +109,19 @@ def test_a_skip_is_a_vote_under_the_skip_policy(fewclue):
 def test_a_tie_is_no_strict_majority_and_a_seeded_draw_under_plurality(fewclue):
     # FewCLUE's README votes without a tie rule: the strict rule counts the tie as wrong, the plurality draws
     # among the tied answers with random.Random("<sample seed>:<item id>"), and both are reported.
-    _create("--training-items", "2", "--test-sample", "1", "--tasks", "ocnli", "--seed", "1", "--open")
+    _create(
+        "--training-items",
+        "2",
+        "--test-sample",
+        "1",
+        "--tasks",
+        "ocnli",
+        "--seed",
+        "1",
+        "--posted-reward",
+        "1.00",
+        "--open",
+    )
     condition = Condition.objects.get(study__slug="fewclue-ocnli-paper")
     item = condition.training_set.task.examples.get(pk=condition.test_sample[0])
     gold = item.gold_answers[0]
