@@ -523,7 +523,10 @@ def checklist_latex(answers: list[Answer]) -> str:
     lines = [rf"\paragraph{{{latex_escape(HEADING)}}}", r"{\sloppy\small", r"\begin{description}"]
     for a in answers:
         source = {DATA: f"data: {a.basis}", AUTHORS: "filled by the authors", NOT_FILLED: "not filled"}[a.source]
-        lines.append(rf"\item[{a.number} {latex_escape(a.title)}] {latex_escape(a.answer)} ({latex_escape(source)})")
+        # The label is the number alone: a bold title does not break, and the longest overflow a column.
+        lines.append(
+            rf"\item[{a.number}] \textit{{{latex_escape(a.title)}}}: {latex_escape(a.answer)} ({latex_escape(source)})"
+        )
     lines += [r"\end{description}", r"\par}"]
     return "\n".join(lines)
 

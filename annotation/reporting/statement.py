@@ -440,9 +440,10 @@ def statement_markdown(statement: Statement) -> str:
 
 def statement_latex(statement: Statement) -> str:
     study = statement.study
-    lines = [rf"\subsection*{{Human evaluation: {latex_escape(study.task.name)}}}", ""]
+    lines = [rf"\subsection*{{Human evaluation: {latex_escape(study.task.name)}}}", "", r"\begin{sloppypar}"]
     for heading, text in headed(statement):
         lines += [rf"\paragraph{{{latex_escape(heading)}.}}", latex_escape(text), ""]
+    lines += [r"\end{sloppypar}", ""]  # the paragraphs name settings and dotted fields a column cannot hyphenate
     # Seven columns do not fit one column of a two-column paper: the table spans both (table*).
     opening, closing = latex_float(len(statement.header))
     lines += [
