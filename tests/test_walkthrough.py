@@ -192,6 +192,9 @@ def test_the_pages_the_readme_names_open_without_an_error_or_overflow(walked, br
     where, _ = walked
     port = free_port()
     env = environment(DEBUG="1", DATABASE_URL=f"sqlite:///{where / 'db.sqlite3'}", PYTHONUNBUFFERED="1")
+    # The README's ensure_admin prints a new password; the test sets one it knows for the same account.
+    reset = [".venv/bin/python", "manage.py", "ensure_admin", "--username", "admin", "--password", "a-long-password-1"]
+    subprocess.run(reset, cwd=where, env=env, check=True, capture_output=True)
     server = subprocess.Popen(
         [".venv/bin/python", "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
         cwd=where,

@@ -49,6 +49,9 @@ KNOWN_OPEN: dict[str, str] = {
     # time at an exclusion during the work, so a worker staff exclude while idle is paid the idle time up to
     # it; the rule ends it at the worker's last act. Readmission gaps (finding-1) stay checked.
     "staff-exclusion-end": "paid time of a worker staff excluded during the work, with no readmission",
+    # Also found while integrating: with readmissions and returns interleaved, a bonus paid where the ledger
+    # owes none ("w0: bonus 12.93 paid on Prolific, 0.00 due"). Open; LIFECYCLE_CHECK=finding-1 checks it.
+    "finding-1": "paid time and bonuses of workers with an exclusion-readmission gap or a staff exclusion",
 }
 
 # LIFECYCLE_CHECK=finding-2,finding-3 checks those all the same (to see the model catch them).
