@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Study
 from annotation.protocol import languages
@@ -28,6 +28,21 @@ class Wanted:
     label: str
     task_slug: str
     slug: str
+
+
+def add_open_and_reward(parser: CommandParser) -> None:
+    """The options both create_*_studies commands share: --open (through the launch check), --posted-reward."""
+    parser.add_argument(
+        "--open",
+        action="store_true",
+        help="Open the studies right away, each only if its launch check names no blocker (check_study).",
+    )
+    parser.add_argument(
+        "--posted-reward",
+        metavar="AMOUNT",
+        help="The reward posted on the platform per participant, set on each new study (configure_study "
+        "--posted-reward sets it later).",
+    )
 
 
 def check_language(language: str) -> None:

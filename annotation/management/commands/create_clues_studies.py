@@ -9,7 +9,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from annotation.management.commands._study_designs import Wanted, check_language, ensure_studies
+from annotation.management.commands._study_designs import Wanted, add_open_and_reward, check_language, ensure_studies
 from annotation.models import Study
 from annotation.services.studies import studies
 from tasks_app.catalog import CLUES_TASKS
@@ -25,17 +25,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--split", type=int, required=True, choices=range(1, 6), metavar="N")
-        parser.add_argument(
-            "--open",
-            action="store_true",
-            help="Open the studies right away, each only if its launch check names no blocker (check_study).",
-        )
-        parser.add_argument(
-            "--posted-reward",
-            metavar="AMOUNT",
-            help="The reward posted on the platform per participant, set on each new study (configure_study "
-            "--posted-reward sets it later).",
-        )
+        add_open_and_reward(parser)
         parser.add_argument("--workers", type=int, default=studies.STANDARD_WORKERS, help="Workers per condition.")
         parser.add_argument(
             "--filter-rule",

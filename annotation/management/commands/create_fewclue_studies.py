@@ -14,7 +14,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation.management.commands._study_designs import Wanted, check_language, ensure_studies
+from annotation.management.commands._study_designs import Wanted, add_open_and_reward, check_language, ensure_studies
 from annotation.models import Study
 from annotation.services.session import samples
 from annotation.services.studies import studies
@@ -54,17 +54,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--tasks", nargs="+", metavar="FOLDER", help="Only these tasks (folder names, e.g. eprstmt chid)."
         )
-        parser.add_argument(
-            "--open",
-            action="store_true",
-            help="Open the studies right away, each only if its launch check names no blocker (check_study).",
-        )
-        parser.add_argument(
-            "--posted-reward",
-            metavar="AMOUNT",
-            help="The reward posted on the platform per participant, set on each new study (configure_study "
-            "--posted-reward sets it later).",
-        )
+        add_open_and_reward(parser)
         parser.add_argument(
             "--language",
             default=CHINESE,
