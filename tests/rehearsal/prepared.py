@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from django.apps import apps
 from django.core.management import call_command
-from django.db import transaction
+from django.db import connection, transaction
 
 from annotation.models import Study
 from annotation.rehearsal import runner
@@ -68,6 +69,38 @@ def rehearse_once(directory: Path) -> Rehearsed:
 def load(rehearsed: Rehearsed) -> Study:
     """The rehearsed rows in this test's database (the migrations' own catalog rows make way, as the
     rehearsal's ``prepare`` step does)."""
+    tables = [
+        m._meta.db_table for app in ("tasks_app", "annotation", "auth") for m in apps.get_app_config(app).get_models()
+    ]
+    before = _sequence_values(tables)
     Task.objects.all().delete()
     call_command("loaddata", str(rehearsed.fixture), verbosity=0)
+    _never_behind(before)
     return Study.objects.select_related("task").get(slug=rehearsed.slug)
+
+
+# loaddata sets each PostgreSQL sequence to the largest id it loaded. Sequences are not transactional: the
+# test's rollback brings the migrations' rows back (ids up to the old value) but leaves the sequence behind
+# them, and the next test on this database to insert a row would collide. So a sequence only moves forward.
+
+
+def _sequence_values(tables: list[str]) -> dict[str, int]:
+    if connection.vendor != "postgresql":
+        return {}
+    values = {}
+    with connection.cursor() as cursor:
+        for table in tables:
+            cursor.execute("SELECT pg_get_serial_sequence(%s, 'id')", [table])
+            (sequence,) = cursor.fetchone()
+            if sequence:
+                cursor.execute(f"SELECT last_value FROM {sequence}")
+                values[sequence] = cursor.fetchone()[0]
+    return values
+
+
+def _never_behind(before: dict[str, int]) -> None:
+    with connection.cursor() as cursor:
+        for sequence, value in before.items():
+            cursor.execute(
+                "SELECT setval(%s, GREATEST(%s, (SELECT last_value FROM " + sequence + ")))", [sequence, value]
+            )
