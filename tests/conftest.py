@@ -51,6 +51,25 @@ def pytest_collection_modifyitems(config, items):
         if "multinode" in item.keywords:
             # The stacks share one database name and Redis db (tests/deploy/conftest.py): one worker runs them.
             item.add_marker(pytest.mark.xdist_group("multinode"))
+    if os.environ.get("DATABASE_TESTS_ONLY") == "1":
+        _keep_only_database_tests(config, items)
+
+
+# What a test asks for when it reads or writes the database (pytest-django's fixtures, and the session
+# fixtures that build rows once); a test without any of them fails if it touches the database.
+DATABASE_FIXTURES = {"db", "transactional_db", "live_server", "django_db_setup"}
+
+
+def _keep_only_database_tests(config, items) -> None:
+    """CI's PostgreSQL stage: the tests that never reach the database already ran, identically, in the
+    SQLite stage (settings parsing, files, pure functions); running them twice only costs minutes."""
+    keep, drop = [], []
+    for item in items:
+        uses = item.get_closest_marker("django_db") or DATABASE_FIXTURES & set(getattr(item, "fixturenames", ()))
+        (keep if uses or "postgres" in item.keywords else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 def _database_url(settings_dict: dict) -> str:

@@ -119,6 +119,7 @@ def test_the_walkthrough_is_the_readmes_commands_in_order():
 
 @pytest.mark.browser
 @pytest.mark.timeout(1200)
+@pytest.mark.xdist_group("walked")  # the module's walk-through is built once, on one worker (minutes)
 def test_the_walkthrough_runs_as_written_to_the_end(walked):
     """Every command from migrate to the appendix, on a fresh checkout's layout with the bundled release."""
     where, (setup, prolific, publish) = walked
@@ -140,6 +141,7 @@ def _fewclue_data() -> Path | None:
 
 
 @pytest.mark.timeout(900)
+@pytest.mark.xdist_group("walked")
 def test_the_fewclue_commands_run_as_written_beside_the_clues_study(walked, tmp_path):
     """The README's FewCLUE block in the database where the CLUES walk-through ran (issue 40, item 3)."""
     data = _fewclue_data()
@@ -183,6 +185,7 @@ PAGES = [
 
 @pytest.mark.browser
 @pytest.mark.timeout(600)
+@pytest.mark.xdist_group("walked")
 def test_the_pages_the_readme_names_open_without_an_error_or_overflow(walked, browser):
     """`runserver` as the README runs it (on a free port), then each page it names opened in Chromium, as the
     admin the walk-through made: no server error, no raw template or message placeholder, no page wider
