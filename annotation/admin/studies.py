@@ -154,7 +154,7 @@ class StudyAdmin(StudyPages, ProlificStudyActions, admin.ModelAdmin):
                 "classes": ["collapse"],
             },
         ),
-        # Study.translations: a JSON textarea of the documented shape (annotation.services.texts.study_texts).
+        # Study.translations: fields per language (annotation.admin.widgets.TranslationsWidget).
         ("Texts in other languages", {"fields": ["translations"], "classes": ["collapse"]}),
         ("Survey", {"fields": ["survey", "survey_placement"], "classes": ["collapse"]}),
         ("Ethics review", {"fields": ["ethics_review", "ethics_board", "ethics_reference"], "classes": ["collapse"]}),

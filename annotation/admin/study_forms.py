@@ -12,7 +12,7 @@ from django import forms
 from django.contrib.admin.helpers import ActionForm
 from django.core.exceptions import ValidationError
 
-from annotation.admin.widgets import OutcomeCodesWidget, SurveyField
+from annotation.admin.widgets import ComprehensionField, OutcomeCodesWidget, SurveyField, TranslationsField
 from annotation.models import AttentionCheck, Study
 from annotation.protocol.languages import study_language_choices
 from annotation.services.admission import closing
@@ -54,7 +54,10 @@ GRACE_FIELD = forms.IntegerField(required=False, min_value=0, max_value=closing.
 
 
 class StudyForm(forms.ModelForm):
-    survey = SurveyField()  # lines, not JSON (annotation.admin.widgets)
+    # Lines and fields, not JSON (annotation.admin.widgets).
+    survey = SurveyField()
+    comprehension = ComprehensionField(label="Comprehension check")
+    translations = TranslationsField(label="Texts in other languages")
 
     condition_shots = forms.TypedMultipleChoiceField(
         label="Conditions",
@@ -103,6 +106,9 @@ class StudyForm(forms.ModelForm):
 
     def clean_comprehension(self) -> list[Any]:
         return self.cleaned_data.get("comprehension") or []
+
+    def clean_translations(self) -> dict[str, Any]:
+        return self.cleaned_data.get("translations") or {}
 
     def clean_survey_placement(self) -> str:
         return self.cleaned_data.get("survey_placement") or Study.SurveyPlacement.AFTER_TEST

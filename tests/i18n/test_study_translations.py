@@ -85,7 +85,9 @@ def test_the_api_stores_study_translations_and_refuses_bad_ones_storing_nothing(
 
 def test_the_admin_study_form_has_the_translations_field(admin_client, task):
     page = admin_client.get("/admin/annotation/study/add/").content.decode()
-    assert 'name="translations"' in page
+    for language in ("de", "zh-hans"):  # fields per language, not a JSON box
+        for field in ("worker_title", "worker_description", "consent_text", "survey"):
+            assert f'name="translations__{language}__{field}"' in page
 
 
 def test_study_texts_fall_back_to_the_study_s_own_texts(task):
