@@ -1,5 +1,5 @@
 """Taking part through a study's entry link, as a worker's browser does: the start page's form posts back to
-the link (agree to the consent text, or Start), and that claims the slot (annotation.views.entry)."""
+the link (agree to the consent text, or Take part), and that claims the slot (annotation.views.entry)."""
 
 from urllib.parse import urlencode
 
@@ -8,7 +8,7 @@ from annotation.services.admission import consent
 
 
 def choice_for(study: Study | None) -> str:
-    """The start page's button that takes part: agree where the study asks for consent, else Start."""
+    """The start page's button that takes part: agree where the study asks for consent, else Take part."""
     return "agree" if study is not None and consent.is_asked(study) else "start"
 
 

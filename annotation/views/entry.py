@@ -164,7 +164,7 @@ def _take_part(
     choice = request.POST.get("choice")
     asked = consent.is_asked(study)
     if choice not in (("agree", "decline") if asked else ("start",)):
-        error = _("Choose whether you agree.") if asked else _("Press Start to take part.")
+        error = _("Choose whether you agree.") if asked else _("Press Take part to join the study.")
         return _start_page(request, study, language=language, error=error, status=400)
     if choice == "decline":
         return entry.decline(study=study, params=params)

@@ -272,6 +272,19 @@ def test_four_workers_opening_the_link_take_no_slot_and_write_nothing(client, ma
     assert _join(client, study, worker_id="w5").status_code == 302  # every slot was still free
 
 
+def test_the_two_first_pages_ask_for_two_different_things(client, make_study):
+    """Without a consent text, the entry page holds a place ("Take part") and the worker's start page, with the
+    instructions, begins the work ("Start"): not Start twice on two near-identical pages (issue 40, item 14)."""
+    study = make_study()
+    entry_page = _open(client, study, worker_id="w1").content.decode()
+    assert 'id="entry-start">Take part</button>' in entry_page and ">Start</button>" not in entry_page
+    assert _join(client, study, worker_id="w1").status_code == 302
+    start_page = client.get(reverse("worker:home"), follow=True).content.decode()
+    assert 'id="start-button" disabled>Start</button>' in start_page and "Take part</button>" not in start_page
+    refused = client.post(f"/join/{study.slug}/?worker_id=w2", {"choice": "nonsense"})
+    assert refused.status_code == 400 and "Press Take part to join the study." in refused.content.decode()
+
+
 def test_opening_then_agreeing_takes_exactly_one_slot_and_records_the_consent_and_the_claim(client, make_study):
     study = make_study(consent_required=True, consent_text="We record your answers.")
     page = _open(client, study, worker_id="alice")
