@@ -297,6 +297,7 @@
   ItemPage.prototype.paintMergeOffer = function () {
     var box = $("merge-offer"), pair = this.adjacentPair(), self = this;
     if (!box) return;
+    var appearing = box.hidden && !!pair;
     box.textContent = "";
     box.hidden = !pair;
     if (!pair) return;
@@ -313,5 +314,10 @@
     box.appendChild(el("span", { class: "merge-question", text: question }));
     box.appendChild(merge);
     box.appendChild(apart);
+    // Below a long text on a phone the question would go unseen: bring it just into view when it appears.
+    // After the frame's layout: the list of spans above it may still grow in this event.
+    if (appearing) requestAnimationFrame(function () {
+      if (!box.hidden && box.getBoundingClientRect().bottom > window.innerHeight) box.scrollIntoView({ block: "nearest" });
+    });
   };
 })();

@@ -100,6 +100,24 @@ def test_two_adjacent_words_become_two_spans_and_the_page_offers_to_merge_them(o
     assert row.answer == ["Amara Osei", "Kofi"] and row.score == 1.0
 
 
+# A CoNLL-like item long enough that, on a phone, the spans and the merge question sit below the first screen.
+LONG = [("Amara Osei met Kofi in Accra . " + "The talks went on for hours and ended late . " * 30, ["Amara Osei"])]
+
+
+def test_on_a_phone_the_merge_question_comes_into_view_when_it_appears(open_as, db):
+    task = make_task_with_items(slug="mphone", test=LONG)
+    page = open_as(make_participation(task, state=State.TEST), viewport={"width": 390, "height": 844}, touch=True)
+    wait_for_item(page, 0)
+    token(page, "Amara").tap()
+    token(page, "Osei").tap()
+    assert span_texts(page) == ["Amara", "Osei"]
+    page.wait_for_function("() => new Promise(done => requestAnimationFrame(() => done(true)))")  # a frame later
+    box = page.locator("#merge-offer").bounding_box()
+    assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= 844, box
+    shot(page, "item-merge-offer-phone")
+    assert not page.js_errors
+
+
 def test_the_merge_key_and_keeping_two_adjacent_spans_apart(open_as, db):
     task = make_task_with_items(slug="mkey", test=AMARA)
     page = open_as(make_participation(task, state=State.TEST))
