@@ -3,7 +3,8 @@
 Each function reads one set of stored facts and returns a ``Section`` of the statement: the sample
 (how items were chosen, how many each worker saw), the presentation order, the ethics review, the
 retention of identifiers, the demographics, the pay against the platform's rates, and the appendix of
-texts and screenshots. A fact the study did not collect gives a section marked not collected (``collected=False``), never a guess.
+texts and screenshots. A fact the study did not collect gives a section marked not collected
+(``collected=False``), never a guess.
 """
 
 from __future__ import annotations
