@@ -18,6 +18,7 @@ from annotation.models import (
     ProlificEvent,
     ProlificGroup,
     ProlificJob,
+    ProlificMessage,
     ProlificSubscription,
     Study,
 )
@@ -191,6 +192,16 @@ class _ReadOnly(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
+
+
+@admin.register(ProlificMessage)
+class ProlificMessageAdmin(_ReadOnly):
+    """Every message sent to participants (manage.py prolific message), with who sent it and to whom."""
+
+    list_display = ["created_at", "study", "kind", "prolific_study", "recipient_count", "status", "sent_by"]
+    list_filter = ["kind", "status"]
+    search_fields = ["key", "subject", "body"]
+    readonly_fields = [f.name for f in ProlificMessage._meta.fields]
 
 
 @admin.register(ProlificJob)

@@ -175,3 +175,41 @@ def test_a_withdrawn_participant_is_no_recipient_and_their_id_in_sent_messages_i
     assert "p2" not in row.recipients and done.pseudonym in row.recipients
     assert not ProlificCall.objects.filter(request__icontains='"p2"').exists()
     assert messages.plan(study=study, kind="bulk", text="Hello again")[0].recipients == ["p1", "p3"]
+
+
+def test_the_commands_docs_prolific_shows_run_as_written_against_the_stand_in(prolific_on, prolific_study):
+    import shlex
+
+    from tests.docs.blocks import REPO, blocks
+
+    study, condition = prolific_study
+    study.slug = "clues-sst2-split1"
+    study.save(update_fields=["slug"])
+    first, second = "5f0c0ffee0ddba11deadbeef", "60aaaaaaaaaaaaaaaaaaaaaa"
+    join(prolific_on, condition, first, state=State.COMPLETED, slot=0)
+    join(prolific_on, condition, second, state=State.COMPLETED, slot=1)
+    [block] = [b for b in blocks(REPO / "docs" / "prolific.md") if "prolific message" in b.text]
+    for command in block.commands():
+        args = shlex.split(command)
+        assert args[:3] == [".venv/bin/python", "manage.py", "prolific"], command
+        call_command(*args[2:], stdout=io.StringIO())
+    thanks, paused = TEMPLATES["thanks"]["en"].body, TEMPLATES["paused"]["de"].body
+    assert prolific_on.inbox == {
+        first: [thanks, "Your bonus was paid today.", paused],
+        second: [thanks, paused],
+    }
+    assert set(ProlificMessage.objects.values_list("sent_by", flat=True)) == {"alice", "manage.py prolific"}
+
+
+def test_resolving_an_uncertain_message_from_the_command(three):
+    study, standin = three
+    standin.drop_reply["messages/bulk/"] = "close"
+    [item] = messages.send(study=study, kind="bulk", text="Hello", sent_by="alice")
+    with pytest.raises(CommandError, match="needs --sent yes or --sent no"):
+        _message("--study", study.slug, "--resolve", item.key)
+    out = _message("--study", study.slug, "--resolve", item.key, "--sent", "no")
+    assert "failed" in out  # not sent: the next run sends it
+    messages.send(study=study, kind="bulk", text="Hello", sent_by="alice")
+    assert standin.inbox == {pid: ["Hello", "Hello"] for pid in ("p1", "p2", "p3")}  # as resolved by hand
+    with pytest.raises(CommandError, match="not uncertain"):
+        _message("--study", study.slug, "--resolve", item.key, "--sent", "yes")
