@@ -213,3 +213,29 @@ def test_resolving_an_uncertain_message_from_the_command(three):
     assert standin.inbox == {pid: ["Hello", "Hello"] for pid in ("p1", "p2", "p3")}  # as resolved by hand
     with pytest.raises(CommandError, match="not uncertain"):
         _message("--study", study.slug, "--resolve", item.key, "--sent", "yes")
+
+
+def test_the_admin_page_shows_the_dry_run_then_sends_once(three):
+    from django.contrib.auth.models import User
+    from django.test import Client
+
+    study, standin = three
+    User.objects.create_superuser("pi", "pi@example.org", "pw")
+    staff = Client()
+    staff.login(username="pi", password="pw")
+    picked = staff.post("/admin/annotation/study/", {"action": "prolific_message", "_selected_action": [study.pk]})
+    url = f"/admin/annotation/study/{study.pk}/prolific-message/"
+    assert picked.status_code == 302 and picked["Location"] == url
+    assert staff.get(url).status_code == 200
+    form = {"kind": "bulk", "template": "thanks", "language": "", "subject": "", "text": "", "to": "", "again": ""}
+    dry = staff.post(url, {**form, "preview": "1"}).content.decode()
+    assert "Dry run" in dry and TEMPLATES["thanks"]["en"].body in dry and 'name="send"' in dry
+    assert standin.inbox == {} and not ProlificMessage.objects.exists()
+    sent = staff.post(url, {**form, "send": "1"}).content.decode()
+    assert "Sent" in sent and ProlificMessage.objects.get().sent_by == "pi"
+    staff.post(url, {**form, "send": "1"})  # a second press sends nothing
+    assert standin.inbox == {pid: [TEMPLATES["thanks"]["en"].body] for pid in ("p1", "p2", "p3")}
+    refused = staff.post(url, {**form, "template": "", "send": "1"}).content.decode()
+    assert "The message is empty" in refused and "Nothing was sent" in refused
+    assert ProlificMessage.objects.count() == 1
+    assert "Prolific messages" in staff.get("/admin/annotation/prolificmessage/").content.decode()
