@@ -239,3 +239,15 @@ def test_the_admin_page_shows_the_dry_run_then_sends_once(three):
     assert "The message is empty" in refused and "Nothing was sent" in refused
     assert ProlificMessage.objects.count() == 1
     assert "Prolific messages" in staff.get("/admin/annotation/prolificmessage/").content.decode()
+
+
+def test_the_json_dry_run_lists_each_call_with_its_recipients(three):
+    import json
+
+    study, standin = three
+    data = json.loads(_message("--study", study.slug, "--kind", "broadcast", "--template", "bonus", "--json"))
+    assert data["dry_run"] is True
+    [one] = data["messages"]
+    assert (one["kind"], one["prolific_study"], one["recipients"]) == ("broadcast", "PS1", ["p1", "p2", "p3"])
+    assert one["subject"] == TEMPLATES["bonus"]["en"].subject and one["state"] == "to do"
+    assert standin.writes() == []

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -74,10 +74,9 @@ class Outgoing:
     note: str = ""
     template: str = ""
     language: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if k != "extra"}
+        return asdict(self)
 
 
 def texts(*, study: Study, template: str | None, language: str | None, text: str, subject: str) -> tuple[str, str]:
