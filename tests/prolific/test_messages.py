@@ -251,3 +251,37 @@ def test_the_json_dry_run_lists_each_call_with_its_recipients(three):
     assert (one["kind"], one["prolific_study"], one["recipients"]) == ("broadcast", "PS1", ["p1", "p2", "p3"])
     assert one["subject"] == TEMPLATES["bonus"]["en"].subject and one["state"] == "to do"
     assert standin.writes() == []
+
+
+def test_the_api_runs_the_dry_run_then_sends_once_and_refuses_bad_input(three, settings):
+    from django.contrib.auth.models import User
+    from django.test import Client
+
+    study, standin = three
+    User.objects.create_superuser("pi", "pi@example.org", "pw")
+    staff = Client()
+    staff.login(username="pi", password="pw")
+    url = f"/api/studies/{study.pk}/prolific-messages/"
+
+    def post(**data):
+        return staff.post(url, data, content_type="application/json")
+
+    dry = post(kind="one", to="p3", template="thanks")
+    assert dry.status_code == 200 and dry.json()["dry_run"] is True
+    assert [(m["recipients"], m["state"]) for m in dry.json()["messages"]] == [(["p3"], "to do")]
+    assert standin.inbox == {}
+    for _ in range(2):
+        sent = post(kind="one", to="p3", template="thanks", run=True)
+        assert sent.status_code == 200 and sent.json()["messages"][0]["state"] == "done"
+    assert standin.inbox == {"p3": [TEMPLATES["thanks"]["en"].body]}
+    assert ProlificMessage.objects.get().sent_by == "pi"
+    too_long = post(kind="bulk", text="x" * (messages.MAX_BODY_CHARS + 1), run=True)
+    assert too_long.status_code == 400 and too_long.json()["error"] == "invalid"
+    assert f"at most {messages.MAX_BODY_CHARS}" in too_long.json()["detail"]
+    assert post(kind="shout", text="Hi").status_code == 400
+    assert staff.post("/api/studies/999999/prolific-messages/", {"kind": "bulk"}, "application/json").status_code == 404
+    settings.PROLIFIC_API_TOKEN = ""
+    off = post(kind="bulk", text="Hi", run=True)
+    assert off.status_code == 409 and off.json()["error"] == "prolific_off"
+    assert post(kind="bulk", text="Hi").status_code == 200  # the dry run needs no Prolific
+    assert ProlificMessage.objects.count() == 1 and list(standin.inbox) == ["p3"]
