@@ -96,7 +96,7 @@ class OutgoingSerializer(serializers.Serializer):
     subject = serializers.CharField(allow_blank=True)
     body = serializers.CharField()
     key = serializers.CharField(help_text="Our own id of the message (a broadcast's id on Prolific).")
-    state = serializers.ChoiceField(choices=list(operations.STATES))
+    state = serializers.CharField(help_text="to do, done, uncertain or failed.")
     note = serializers.CharField(allow_blank=True)
     template = serializers.CharField(allow_blank=True)
     language = serializers.CharField(allow_blank=True)
