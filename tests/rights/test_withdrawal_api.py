@@ -130,3 +130,17 @@ def test_with_the_operations_off_the_report_says_the_group_was_left(settings, cl
     done = _post(staff, platform="prolific", id=PID, run=True).json()
     assert any("not removed from Prolific participant group" in line for line in done["lines"])
     assert Withdrawal.objects.count() == 1
+
+
+def test_a_withdrawal_of_another_platform_sends_nothing_to_prolific(grouped, study):
+    from annotation.models import Participation
+    from annotation.services.rights import withdrawal
+    from tests.factories import ParticipationFactory, WorkerFactory
+
+    worker = WorkerFactory(platform="mturk", external_id="A1MTURKWORKER")
+    ParticipationFactory(
+        condition=study.conditions.get(), worker=worker, slot_index=5, state=Participation.State.COMPLETED
+    )
+    done = withdrawal.withdraw(platform="mturk", external_id="A1MTURKWORKER", run_by="pi")
+    assert done.groups == [] and done.group_notes == [] and grouped.requests == []
+    assert grouped.groups["g1"]["members"] == {PID, OTHER}

@@ -133,7 +133,8 @@ def plan(*, platform: str, external_id: str, study_slug: str | None = None) -> P
     }
     result.identifier_copies = scrub.count_everywhere(external_id)
     result.kept_actions = sum(p.prolific_actions.count() for p in participations)
-    result.groups = [g.name for g in prolific_group.groups_of({p.task_id for p in participations})]
+    if platform == Worker.Platform.PROLIFIC:  # the groups hold Prolific ids only
+        result.groups = [g.name for g in prolific_group.groups_of({p.task_id for p in participations})]
     result.stale_exports = len(_exports_of({p.study_id for p in participations} | {d.study_id for d in declines}))
     return result
 
@@ -169,9 +170,10 @@ def withdraw(*, platform: str, external_id: str, study_slug: str | None = None, 
                 job.file.delete(save=False)  # a file that names them goes; the others only turn stale
             job.stale_since = now
             job.save(update_fields=["file", "stale_since"])
-    done.group_notes = prolific_group.remove_member(
-        participant=external_id, pseudonym=done.pseudonym, task_ids={p.task_id for p in done.participations}
-    )
+    if platform == Worker.Platform.PROLIFIC:
+        done.group_notes = prolific_group.remove_member(
+            participant=external_id, pseudonym=done.pseudonym, task_ids={p.task_id for p in done.participations}
+        )
     return done
 
 
