@@ -262,8 +262,13 @@ class ParticipationAdmin(admin.ModelAdmin):
         if "apply" in request.POST:
             for platform, external_id in sorted(workers):
                 try:
-                    withdrawal.withdraw(platform=platform, external_id=external_id, run_by=_staff(request).username)
-                    self.message_user(request, "Withdrawn: answers erased, identifier pseudonymised.", messages.SUCCESS)
+                    done = withdrawal.withdraw(
+                        platform=platform, external_id=external_id, run_by=_staff(request).username
+                    )
+                    groups = "".join(f" {note}." for note in done.group_notes)
+                    self.message_user(
+                        request, f"Withdrawn: answers erased, identifier pseudonymised.{groups}", messages.SUCCESS
+                    )
                 except withdrawal.WithdrawalError as exc:
                     self.message_user(request, f"Nothing changed: {exc}", messages.ERROR)
             return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import Model, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -18,16 +19,33 @@ from annotation.models import (
     ProlificEvent,
     ProlificGroup,
     ProlificJob,
+    ProlificMessage,
     ProlificSubscription,
     Study,
 )
 from annotation.services.prolific import jobs, operations
+from annotation.services.prolific import messages as prolific_messages
+from annotation.services.prolific.message_templates import TEMPLATES
+
+
+class MessageForm(forms.Form):
+    kind = forms.ChoiceField(choices=ProlificMessage.Kind.choices)
+    to = forms.CharField(required=False, max_length=128, help_text="To one participant: their Prolific id.")
+    template = forms.ChoiceField(
+        choices=[("", "none: write the text"), *[(t, t) for t in sorted(TEMPLATES)]], required=False
+    )
+    language = forms.CharField(
+        required=False, max_length=10, help_text="The template's language (default: the study's)."
+    )
+    subject = forms.CharField(required=False, max_length=200, help_text="A broadcast's subject (or the template's).")
+    text = forms.CharField(required=False, widget=forms.Textarea, help_text="The text (or the template's).")
+    again = forms.CharField(required=False, max_length=50, help_text="Any word, to send a message sent before again.")
 
 
 class ProlificStudyActions(admin.ModelAdmin):
     """Mixed into StudyAdmin: one action per operation, each opening its dry-run page."""
 
-    prolific_actions = ["prolific_review", "prolific_bonus", "prolific_group", "prolific_places"]
+    prolific_actions = ["prolific_review", "prolific_bonus", "prolific_group", "prolific_places", "prolific_message"]
 
     def get_fieldsets(self, request: HttpRequest, obj: Model | None = None) -> Any:
         # The study's Prolific setting, in a section of its own after the study admin's own sections.
@@ -60,8 +78,60 @@ class ProlificStudyActions(admin.ModelAdmin):
     def prolific_places(self, request: HttpRequest, queryset: QuerySet[Study]) -> HttpResponseRedirect | None:
         return self._prolific_redirect(request, queryset, "places")
 
+    @admin.action(description="Prolific: message the participants (dry run first)")
+    def prolific_message(self, request: HttpRequest, queryset: QuerySet[Study]) -> HttpResponseRedirect | None:
+        if queryset.count() != 1:
+            self.message_user(request, "Select one study to message its participants.", messages.ERROR)
+            return None
+        return HttpResponseRedirect(reverse("admin:annotation_study_prolific_message", args=[queryset.get().pk]))
+
+    def prolific_message_view(self, request: HttpRequest, study_id: int) -> HttpResponse:
+        """The message's form; "Show the dry run" plans it, "Send" (from the dry run's page) sends it."""
+        if not self.has_change_permission(request):
+            return HttpResponse(status=403)
+        study = get_object_or_404(Study, pk=study_id)
+        form = MessageForm(request.POST or None)
+        items: list[prolific_messages.Outgoing] = []
+        error = ""
+        if request.method == "POST" and form.is_valid():
+            what = {
+                "study": study,
+                "kind": form.cleaned_data["kind"],
+                "text": form.cleaned_data["text"],
+                "subject": form.cleaned_data["subject"],
+                "template": form.cleaned_data["template"] or None,
+                "language": form.cleaned_data["language"] or None,
+                "participant": form.cleaned_data["to"] or None,
+                "again": form.cleaned_data["again"],
+            }
+            try:
+                if "send" in request.POST:
+                    items = prolific_messages.send(**what, sent_by=request.user.get_username())
+                    self.message_user(request, "Sent (see each message's state below).", messages.SUCCESS)
+                else:
+                    items = prolific_messages.plan(**what)
+            except (prolific_messages.MessageError, operations.ProlificDisabled) as exc:
+                error = f"{exc} Nothing was sent."
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Message the participants: {study.slug}",
+            "opts": Study._meta,
+            "study": study,
+            "form": form,
+            "items": items,
+            "error": error,
+            "enabled": operations.enabled(),
+            "sent": "send" in request.POST,
+        }
+        return TemplateResponse(request, "admin/annotation/study/prolific_message.html", context)
+
     def get_urls(self) -> list[URLPattern]:
         own = [
+            path(
+                "<int:study_id>/prolific-message/",
+                self.admin_site.admin_view(self.prolific_message_view),
+                name="annotation_study_prolific_message",
+            ),
             path(
                 "<int:study_id>/prolific/<str:operation>/",
                 self.admin_site.admin_view(self.prolific_view),
@@ -191,6 +261,16 @@ class _ReadOnly(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
+
+
+@admin.register(ProlificMessage)
+class ProlificMessageAdmin(_ReadOnly):
+    """Every message sent to participants (manage.py prolific message), with who sent it and to whom."""
+
+    list_display = ["created_at", "study", "kind", "prolific_study", "recipient_count", "status", "sent_by"]
+    list_filter = ["kind", "status"]
+    search_fields = ["key", "subject", "body"]
+    readonly_fields = [f.name for f in ProlificMessage._meta.fields]
 
 
 @admin.register(ProlificJob)

@@ -1,4 +1,5 @@
-"""POST /api/studies/{id}/prolific/{operation}/: a Prolific operation's dry run, or its run (docs/prolific.md)."""
+"""POST /api/studies/{id}/prolific/{operation}/: a Prolific operation's dry run, or its run (docs/prolific.md);
+POST /api/studies/{id}/prolific-messages/: a message to the study's participants, its dry run or its sending."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from rest_framework.views import APIView
 
 from annotation.api.errors import ErrorResponsesSchema, ErrorSerializer
 from annotation.models import Study
-from annotation.services.prolific import operations
+from annotation.services.prolific import messages, operations
+from annotation.services.prolific.message_templates import TEMPLATES
 
 
 class ProlificRunSerializer(serializers.Serializer):
@@ -74,3 +76,68 @@ class ProlificOperationView(APIView):
         else:
             report = operations.plan(operation=operation, study=study)
         return Response(report.as_dict())
+
+
+class MessageRequestSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=list(messages.KINDS))
+    to = serializers.CharField(required=False, allow_blank=True, max_length=128, help_text="kind one: the Prolific id.")
+    template = serializers.ChoiceField(choices=sorted(TEMPLATES), required=False, allow_blank=True)
+    language = serializers.CharField(required=False, allow_blank=True, max_length=10)
+    subject = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    text = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+    again = serializers.CharField(required=False, allow_blank=True, max_length=50)
+    run = serializers.BooleanField(default=False, help_text="false (default): the dry run only.")
+
+
+class OutgoingSerializer(serializers.Serializer):
+    kind = serializers.CharField()
+    prolific_study = serializers.CharField()
+    recipients = serializers.ListField(child=serializers.CharField())
+    subject = serializers.CharField(allow_blank=True)
+    body = serializers.CharField()
+    key = serializers.CharField(help_text="Our own id of the message (a broadcast's id on Prolific).")
+    state = serializers.CharField(help_text="to do, done, uncertain or failed.")
+    note = serializers.CharField(allow_blank=True)
+    template = serializers.CharField(allow_blank=True)
+    language = serializers.CharField(allow_blank=True)
+
+
+class MessagesReportSerializer(serializers.Serializer):
+    dry_run = serializers.BooleanField()
+    messages = OutgoingSerializer(many=True)
+
+
+class ProlificMessageView(APIView):
+    schema = ErrorResponsesSchema()
+    permission_classes = [IsAdminUser]
+
+    @extend_schema(
+        summary="A message to a study's Prolific participants (one, bulk, broadcast): the dry run, or the run",
+        parameters=[OpenApiParameter("id", int, OpenApiParameter.PATH, description="Study id")],
+        request=MessageRequestSerializer,
+        responses={
+            200: MessagesReportSerializer,
+            400: ErrorSerializer,
+            404: OpenApiResponse(ErrorSerializer, description="No such study"),
+            409: OpenApiResponse(ErrorSerializer, description="The Prolific integration is off (no token)"),
+        },
+    )
+    def post(self, request: Request, id: int) -> Response:
+        study = get_object_or_404(Study, pk=id)
+        data = MessageRequestSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        given = data.validated_data
+        what = {
+            "study": study,
+            "kind": given["kind"],
+            "text": given.get("text", ""),
+            "subject": given.get("subject", ""),
+            "template": given.get("template") or None,
+            "language": given.get("language") or None,
+            "participant": given.get("to") or None,
+            "again": given.get("again", ""),
+        }
+        # Sending without the operations on is 409 prolific_off (make_client); the dry run needs no Prolific.
+        sent_by = request.user.get_username()
+        items = messages.send(**what, sent_by=sent_by) if given["run"] else messages.plan(**what)
+        return Response({"dry_run": not given["run"], "messages": [i.as_dict() for i in items]})

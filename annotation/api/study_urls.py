@@ -1,10 +1,11 @@
 """Admins' API: /api/studies/, /api/conditions/, /api/participations/, /api/workers/, /api/attention-checks/,
-/api/participants/export/, /api/studies/{id}/prolific/{operation}/."""
+/api/participants/export/, /api/participants/withdraw/, /api/studies/{id}/prolific/{operation}/,
+/api/studies/{id}/prolific-messages/."""
 
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from annotation.api import attention, prolific, studies
+from annotation.api import attention, prolific, rights, studies
 
 router = SimpleRouter()
 router.register("studies", studies.StudyViewSet, basename="study")
@@ -19,6 +20,8 @@ urlpatterns = [
         prolific.ProlificOperationView.as_view(),
         name="study-prolific",
     ),
+    path("studies/<int:id>/prolific-messages/", prolific.ProlificMessageView.as_view(), name="study-prolific-messages"),
     path("participants/export/", studies.ParticipantExportView.as_view(), name="participant-export"),
+    path("participants/withdraw/", rights.WithdrawalView.as_view(), name="participant-withdraw"),
     *router.urls,
 ]

@@ -19,6 +19,7 @@ from annotation.models.prolific import (
     ProlificGroup,
     ProlificHookSecret,
     ProlificJob,
+    ProlificMessage,
     ProlificSubscription,
 )
 from annotation.models.rehearsal import RehearsalJob
@@ -45,6 +46,7 @@ __all__ = [
     "ProlificGroup",
     "ProlificHookSecret",
     "ProlificJob",
+    "ProlificMessage",
     "ProlificSubscription",
     "RehearsalJob",
     "Response",

@@ -61,6 +61,9 @@ class ProlificCall(models.Model):
     """One HTTP exchange with Prolific, with its answer (or why there was none)."""
 
     action = models.ForeignKey(ProlificAction, on_delete=models.CASCADE, null=True, blank=True, related_name="calls")
+    message = models.ForeignKey(
+        "ProlificMessage", on_delete=models.CASCADE, null=True, blank=True, related_name="calls"
+    )
     method = models.CharField(max_length=8)
     path = models.CharField(max_length=300)
     request = models.JSONField(default=dict, blank=True)
@@ -76,6 +79,49 @@ class ProlificCall(models.Model):
 
     def __str__(self) -> str:
         return f"{self.method} {self.path} → {self.status_code or self.error[:40]}"
+
+
+class ProlificMessage(models.Model):
+    """One message sent to participants through Prolific: to one, in bulk, or as a broadcast.
+
+    ``key`` is our own id, unique: the row is claimed (``uncertain``) and committed before the call, so a
+    second run of the same message sends nothing (annotation.services.prolific.messages); a broadcast sends
+    it as its ``id``, which Prolific documents as making a resend return the first broadcast. ``recipients``
+    holds the participants' ids as sent: a withdrawal pseudonymises them there as everywhere.
+    """
+
+    class Kind(models.TextChoices):
+        ONE = "one", "To one participant"
+        BULK = "bulk", "Bulk message"
+        BROADCAST = "broadcast", "Broadcast"
+
+    class Status(models.TextChoices):
+        DONE = "done", "Sent"
+        FAILED = "failed", "Refused (nothing sent; a run retries it)"
+        UNCERTAIN = "uncertain", "Sent, answer unknown (check on Prolific)"
+
+    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="prolific_messages")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    key = models.CharField(max_length=64, unique=True, help_text="Our own id of the message (a broadcast's id).")
+    prolific_study = models.CharField(max_length=64, help_text="The Prolific study the message is about.")
+    template = models.CharField(max_length=30, blank=True)
+    language = models.CharField(max_length=10, blank=True)
+    subject = models.CharField(max_length=200, blank=True, help_text="A broadcast's subject.")
+    body = models.TextField()
+    recipients = models.JSONField(default=list, help_text="The participants' ids, as sent.")
+    recipient_count = models.PositiveIntegerField(default=0)
+    status = models.CharField(max_length=10, choices=Status.choices)
+    prolific_id = models.CharField(max_length=64, blank=True, help_text="The broadcast's id on Prolific.")
+    error = models.TextField(blank=True)
+    sent_by = models.CharField(max_length=150, help_text="The staff member (username) or command that sent it.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} message to {self.recipient_count} on {self.prolific_study}: {self.status}"
 
 
 class ProlificGroup(models.Model):

@@ -56,6 +56,7 @@ SECTION_STANDARDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "Presentation": (("3.3.2", "3.3.4.2", "3.3.7"), ()),
     "Consent": ((), ("D3",)),
     "Ethics approval": (("5.1",), ("D4",)),
+    "Data retention": ((), ("D3",)),
     "Instructions": (("4.3.7", "4.3.8", "3.3.4.2"), ("D1",)),
     "Training and filter": (("3.2.4", "3.3.3.1", "3.3.3.2"), ()),
     "Abandonment": (("3.3.5",), ()),

@@ -54,6 +54,7 @@ from annotation.reporting.statement_design import (
     pay_adequacy_section,
     plural,
     presentation_section,
+    retention_section,
     sample_section,
 )
 from annotation.reporting.statement_rules import (
@@ -356,6 +357,7 @@ def build_statement(
         presentation_section(study),
         Section("Consent", consent_facts(study), collected=study.consent_required),
         ethics_section(study),
+        retention_section(study),
         Section("Instructions", instruction_facts(study)),
         Section("Training and filter", training_facts(study, table)),
         Section("Abandonment", abandonment_facts(study, table)),
@@ -397,7 +399,7 @@ def build_statement(
 HEADINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Participants", ("Platform", "Workers", "Recruitment")),
     ("Items and presentation", ("Sample", "Presentation", "Instructions")),
-    ("Consent and ethics", ("Consent", "Ethics approval")),
+    ("Consent and ethics", ("Consent", "Ethics approval", "Data retention")),
     (
         "Training and quality control",
         ("Training and filter", "Abandonment", "Comprehension check", "Attention checks", "Integrity"),

@@ -2,8 +2,9 @@
 
 Each function reads one set of stored facts and returns a ``Section`` of the statement: the sample
 (how items were chosen, how many each worker saw), the presentation order, the ethics review, the
-demographics, the pay against the platform's rates, and the appendix of texts and screenshots. A fact
-the study did not collect gives a section marked not collected (``collected=False``), never a guess.
+retention of identifiers, the demographics, the pay against the platform's rates, and the appendix of
+texts and screenshots. A fact the study did not collect gives a section marked not collected
+(``collected=False``), never a guess.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 from dataclasses import dataclass
+from datetime import timedelta
 from decimal import Decimal
 
 from django.conf import settings
@@ -20,6 +22,7 @@ from annotation.models import Participation, Response, Study
 from annotation.reporting import demographics
 from annotation.reporting.pay import platform_paid
 from annotation.services.money.pay import pay_lines
+from annotation.services.rights import retention
 from annotation.services.session import samples
 from annotation.services.verdicts.attention.definitions import test_set_size
 from tasks_app.texts import missing_texts
@@ -129,6 +132,21 @@ def ethics_section(study: Study) -> Section:
             "Ethics approval", f"Ethics approval: the study was exempt from ethics review, as stated{by}{reference}."
         )
     return Section("Ethics approval", f"Ethics approval: {NOT_COLLECTED}.", collected=False)
+
+
+def retention_section(study: Study) -> Section:
+    """How long the workers' platform identifiers are kept (the IDENTIFIER_RETENTION_DAYS setting)."""
+    days = settings.IDENTIFIER_RETENTION_DAYS
+    text = (
+        f"Data retention: the workers' platform identifiers are kept for {plural(days, 'day')} after the study "
+        "is closed and every Prolific operation on it is done, then replaced in every record by a keyed hash "
+        "(setting IDENTIFIER_RETENTION_DAYS); a worker who withdraws has their answers erased and their "
+        "identifier replaced at once."
+    )
+    since = retention.over_since(study)
+    if since is not None:
+        text += f" This study's identifiers are due for replacement on {since + timedelta(days=days):%Y-%m-%d}."
+    return Section("Data retention", text)
 
 
 def demographics_section(study: Study) -> Section:

@@ -66,6 +66,8 @@ EXEMPT = {
         PROLIFIC
     ),
     "docs/prolific.md: .venv/bin/python manage.py prolific poll --study clues-sst2-split1": PROLIFIC,
+    "docs/prolific.md: .venv/bin/python manage.py prolific message --study clues-sst2-split1 --kind bulk "
+    "--template thanks": "runs as written against the Prolific stand-in (tests/prolific/test_messages.py)",
     "docs/prolific.md: the design's slots (conditions × workers per condition) "
     "+ the exclusions that kept their place": NOT_A_COMMAND,
     "docs/reports.md: DATABASE_URL=postgres://postgres@127.0.0.1:5432/annotation CELERY_INTEGRATION=1 \\": TEST_COMMAND,

@@ -5,6 +5,7 @@ demographics as suppressed counts, and a LaTeX table from the dashboard that pdf
 import json
 import shutil
 import subprocess
+from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 
@@ -291,3 +292,18 @@ def test_the_statement_gives_alpha_with_its_interval(sst2):
         add_annotator(study, 0, answers=answers)
     text = _sections(study)["Agreement"].text
     assert "alpha over all conditions together" in text and "[95% CI " in text and "test items" in text
+
+
+def test_the_ethics_part_states_the_retention_of_identifiers_and_when_it_ends(sst2, settings):
+    settings.IDENTIFIER_RETENTION_DAYS = 30
+    study = make_study(sst2, shots=(0,))
+    section = _sections(study)["Data retention"]
+    assert "identifiers are kept for 30 days after the study is closed" in section.text
+    assert "IDENTIFIER_RETENTION_DAYS" in section.text and "due for replacement" not in section.text
+    study.status = Study.Status.CLOSED
+    study.save(update_fields=["status"])
+    due = (study.created_at + timedelta(days=30)).date()  # nothing happened to it: created_at
+    assert f"due for replacement on {due:%Y-%m-%d}" in _sections(study)["Data retention"].text
+    markdown = render_statement(build_statement(study=study), "markdown")
+    ethics = markdown.split("### Consent and ethics", 1)[1].split("\n### ", 1)[0]
+    assert "kept for 30 days" in ethics

@@ -143,6 +143,7 @@ def test_statement_holds_every_section_from_stored_facts(voted):
         "Presentation",
         "Consent",
         "Ethics approval",
+        "Data retention",
         "Instructions",
         "Training and filter",
         "Abandonment",

@@ -6,6 +6,7 @@ manage.py prolific group --study sst2-split1 --json      # add the task's partic
 manage.py prolific places --study sst2-split1            # places follow the design; pause when full
 manage.py prolific subscribe --url https://study.example.org/hooks/prolific/ --run   # webhooks
 manage.py prolific poll --study sst2-split1              # free the slots of returned submissions now
+manage.py prolific message --study sst2-split1 --kind bulk --template thanks --run   # write to participants
 """
 
 import json
@@ -15,9 +16,10 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Study
-from annotation.services.prolific import operations, polling, subscriptions
+from annotation.services.prolific import messages, operations, polling, subscriptions
+from annotation.services.prolific.message_templates import TEMPLATES
 
-HOOK_COMMANDS = ("subscribe", "poll")
+HOOK_COMMANDS = ("subscribe", "poll", "message")
 
 
 class Command(BaseCommand):
@@ -32,6 +34,16 @@ class Command(BaseCommand):
         parser.add_argument("--study", help="Study slug (every operation but subscribe).")
         parser.add_argument("--url", help="subscribe: the app's webhook URL, https://<host>/hooks/prolific/.")
         parser.add_argument("--workspace", help="subscribe: the Prolific workspace (default PROLIFIC_WORKSPACE_ID).")
+        parser.add_argument("--kind", choices=messages.KINDS, help="message: to one (--to), bulk, or broadcast.")
+        parser.add_argument("--to", help="message --kind one: the participant's Prolific id.")
+        parser.add_argument("--text", default="", help="message: the text (or a template's).")
+        parser.add_argument("--template", choices=sorted(TEMPLATES), help="message: a common message.")
+        parser.add_argument("--language", help="message: the template's language (default: the study's, or en).")
+        parser.add_argument("--subject", default="", help="message: a broadcast's subject (or the template's).")
+        parser.add_argument("--again", default="", help="message: any word, to send a message sent before again.")
+        parser.add_argument("--resolve", metavar="KEY", help="message: an uncertain message checked on Prolific.")
+        parser.add_argument("--sent", choices=("yes", "no"), help="message --resolve: was it sent?")
+        parser.add_argument("--by", default="manage.py prolific", help="message: who sends it (recorded).")
         parser.add_argument("--run", action="store_true", help="Do it (default: only show the plan).")
         parser.add_argument("--json", action="store_true", help="Print the report as JSON.")
 
@@ -45,6 +57,8 @@ class Command(BaseCommand):
             raise CommandError(f"No study with slug {study!r}.")
         if operation == "poll":
             return self._poll(found)
+        if operation == "message":
+            return self._message(found, run=run, **options)
         if run:
             try:
                 report = operations.run(operation=operation, study=found)
@@ -109,6 +123,48 @@ class Command(BaseCommand):
         self.stdout.write(f"{result.freed} slot(s) freed")
         if result.errors:
             raise CommandError("Polling failed: " + "; ".join(result.errors))
+
+    def _message(self, study: Study, *, run: bool, **options: Any) -> None:
+        if options["resolve"]:
+            if options["sent"] is None:
+                raise CommandError("--resolve KEY needs --sent yes or --sent no (what Prolific shows).")
+            try:
+                row = messages.resolve(key=options["resolve"], sent=options["sent"] == "yes", note=options["by"])
+            except messages.MessageError as exc:
+                raise CommandError(str(exc)) from None
+            self.stdout.write(f"message {row.key}: {row.status}")
+            return
+        if not options["kind"]:
+            raise CommandError("message needs --kind one, bulk or broadcast.")
+        what = {
+            "study": study,
+            "kind": options["kind"],
+            "text": options["text"],
+            "subject": options["subject"],
+            "template": options["template"],
+            "language": options["language"],
+            "participant": options["to"],
+            "again": options["again"],
+        }
+        try:
+            items = messages.send(**what, sent_by=options["by"]) if run else messages.plan(**what)
+        except (messages.MessageError, operations.ProlificDisabled) as exc:
+            raise CommandError(f"{exc} Nothing was sent.") from None
+        if options["json"]:
+            self.stdout.write(_dumps({"dry_run": not run, "messages": [i.as_dict() for i in items]}))
+        else:
+            head = "Dry run (nothing sent; add --run to send)" if not run else "Run"
+            self.stdout.write(f"{head}: {options['kind']} message for {study.slug}")
+            for i in items:
+                subject = f" subject {i.subject!r};" if i.kind == messages.Kind.BROADCAST else ""
+                self.stdout.write(
+                    f"Prolific study {i.prolific_study}: {len(i.recipients)} recipient(s);{subject} "
+                    f"{i.state} {i.note}".rstrip()
+                )
+            if items:
+                self.stdout.write(f"text: {items[0].body}")
+        if any(i.state in (operations.FAILED, operations.UNCERTAIN) for i in items):
+            raise CommandError("Some messages failed or are uncertain: see above.")
 
 
 def _dumps(data: Any) -> str:

@@ -13,6 +13,13 @@ docs/prolific.md lists them with what each operation sends:
 - ``POST /bulk-bonus-payments/{id}/pay/``: pay a set-up bonus. Documented as NOT idempotent.
 - ``POST /participant-groups/``: create a group (``name``, ``workspace_id``).
 - ``POST /participant-groups/{id}/participants/``: add ``participant_ids``; members are ignored.
+- ``DELETE /participant-groups/{id}/participants/``: remove ``participant_ids``; non-members are ignored.
+- ``POST /messages/``: a message (``recipient_id``, ``body``, ``study_id``) to one participant.
+- ``POST /messages/bulk/``: one message (``ids``, ``body``, ``study_id``) to many participants.
+- ``POST /broadcasts/``: one message to many participants of a study, each in a conversation of its own
+  (``id``, ``study_id``, ``subject``, ``body``, ``participant_ids``); our own ``id`` makes a resend return the
+  broadcast already sent instead of sending it twice. At most 4,000 recipients (as a bulk message); 404 while
+  broadcasts are not enabled for the study's workspace.
 - ``POST /submissions/bulk-approve/``: approve many submissions (``submission_ids``) in one call; Prolific
   answers at once and approves them in the background ("Bulk approve in progress").
 - ``PATCH /studies/{id}/``: a published study's ``total_available_places`` (Prolific only lets it grow).
@@ -172,6 +179,28 @@ class ProlificClient:
 
     def add_to_group(self, group_id: str, participant_ids: list[str]) -> dict[str, Any]:
         return self._post(f"participant-groups/{group_id}/participants/", {"participant_ids": participant_ids})
+
+    def remove_from_group(self, group_id: str, participant_ids: list[str]) -> dict[str, Any]:
+        body = {"participant_ids": participant_ids}
+        return self._request("DELETE", f"participant-groups/{group_id}/participants/", body)
+
+    def send_message(self, *, recipient_id: str, body: str, study_id: str) -> dict[str, Any]:
+        return self._post("messages/", {"recipient_id": recipient_id, "body": body, "study_id": study_id})
+
+    def bulk_message(self, *, ids: list[str], body: str, study_id: str) -> dict[str, Any]:
+        return self._post("messages/bulk/", {"ids": ids, "body": body, "study_id": study_id})
+
+    def broadcast(
+        self, *, broadcast_id: str, study_id: str, subject: str, body: str, participant_ids: list[str]
+    ) -> dict[str, Any]:
+        payload = {
+            "id": broadcast_id,
+            "study_id": study_id,
+            "subject": subject,
+            "body": body,
+            "participant_ids": participant_ids,
+        }
+        return self._post("broadcasts/", payload)
 
     def list_submissions(self, study_id: str) -> list[dict[str, Any]]:
         """Every submission of a Prolific study, following the answer's next page if it names one."""

@@ -7,10 +7,13 @@ already in are ignored); if Prolific refuses it, they are added one by one so ea
 
 from __future__ import annotations
 
+import json
+
 from django.conf import settings
 
 from annotation.models import Participation, ProlificAction, ProlificGroup, Study
 from annotation.services.prolific.client import (
+    CallRecord,
     ProlificClient,
     ProlificConnectionError,
     ProlificError,
@@ -20,6 +23,7 @@ from annotation.services.prolific.client import (
 from annotation.services.prolific.runs import (
     DONE,
     FAILED,
+    OFF_MESSAGE,
     TODO,
     CallLog,
     Kind,
@@ -27,8 +31,10 @@ from annotation.services.prolific.runs import (
     Row,
     Status,
     claim,
+    enabled,
     existing,
     finish,
+    make_client,
     prolific_participations,
     row_for,
     run_each,
@@ -135,3 +141,50 @@ def _group_one(client: ProlificClient, log: CallLog, group: ProlificGroup, row: 
         log.action = None
     finish(claimed, Status.DONE)
     row.state = DONE
+
+
+class _PseudonymisedLog(CallLog):
+    """The call log of a withdrawn participant's removal: their id is written as its pseudonym."""
+
+    def __init__(self, old: str, new: str) -> None:
+        super().__init__()
+        self.old, self.new = old, new
+
+    def __call__(self, record: CallRecord) -> None:
+        request = json.loads(json.dumps(record.request).replace(self.old, self.new))
+        answer, error = record.response.replace(self.old, self.new), record.error.replace(self.old, self.new)
+        super().__call__(
+            CallRecord(record.method, record.path, request, record.status, answer, record.ok, error, record.seconds)
+        )
+
+
+def groups_of(task_ids: set[int]) -> list[ProlificGroup]:
+    return list(ProlificGroup.objects.filter(task__in=task_ids).order_by("name"))
+
+
+def remove_member(
+    *, participant: str, pseudonym: str, task_ids: set[int], client: ProlificClient | None = None
+) -> list[str]:
+    """Take a withdrawn participant out of the participant groups of their tasks; what happened, group by group.
+
+    Prolific ignores a non-member, so a second try is harmless. The call log names them by their pseudonym."""
+    # audit: prolific_group_remove before=member after=removed
+    groups = groups_of(task_ids)
+    if not groups:
+        return []
+    if client is None and not enabled():
+        return [f"not removed from Prolific participant group {g.name!r}: {OFF_MESSAGE}" for g in groups]
+    client = client or make_client()
+    client.on_call = _PseudonymisedLog(participant, pseudonym)
+    notes = []
+    for g in groups:
+        try:
+            client.remove_from_group(g.group_id, [participant])
+        except ProlificError as exc:
+            notes.append(
+                f"NOT removed from Prolific participant group {g.name!r} ({g.group_id}): "
+                f"{str(exc).replace(participant, pseudonym)} Remove them on Prolific by hand."
+            )
+        else:
+            notes.append(f"removed from Prolific participant group {g.name!r} ({g.group_id})")
+    return notes

@@ -20,7 +20,7 @@ from django.conf import settings
 from django.db import transaction
 
 from annotation.errors import ServiceError
-from annotation.models import Participation, ProlificAction, ProlificCall, Worker
+from annotation.models import Participation, ProlificAction, ProlificCall, ProlificMessage, Worker
 from annotation.services.prolific.client import CallRecord, ProlificClient, ProlificConnectionError
 
 Kind = ProlificAction.Kind
@@ -171,10 +171,12 @@ class CallLog:
 
     def __init__(self) -> None:
         self.action: ProlificAction | None = None
+        self.message: ProlificMessage | None = None
 
     def __call__(self, record: CallRecord) -> None:
         ProlificCall.objects.create(
             action=self.action,
+            message=self.message,
             method=record.method,
             path=record.path[:300],
             request=record.request,

@@ -30,6 +30,15 @@ the total of a published study, which may only grow (400 otherwise); ``POST stud
 approves ``submission_ids`` (or a ``study_id`` and ``participant_ids``): all or none (400 for an id it does
 not know), answering a plain string as Prolific does.
 
+Messages: ``POST messages/`` (``recipient_id``, ``body``, ``study_id``) and ``POST messages/bulk/`` (``ids``,
+``body``, ``study_id``) answer 204 with no body; ``POST broadcasts/`` (``id``, ``study_id``, ``subject``,
+``body``, ``participant_ids``) answers 201 with the broadcast (``id``, ``study_id``, ``subject``, ``topic``,
+``body``, ``audience_source``, ``recipient_count``, ``datetime_created``, ``replied_count``), or 200 with the
+same broadcast, sending nothing, when its ``id`` was used before; 404 unless ``broadcasts_enabled``; every
+recipient must have a submission in the study; over ``MESSAGE_RECIPIENT_LIMIT`` recipients is a 400 naming
+the limit. Each message reaches ``inbox[participant]``. ``DELETE participant-groups/{id}/participants/``
+removes ``participant_ids`` (non-members ignored).
+
 Lost answers: ``drop_reply[path fragment] = "close" | "reset" | "truncate"`` makes the next request whose
 path contains the fragment take effect and then lose its answer: the connection is closed before any byte
 (the client sees ``RemoteDisconnected``), reset (``ConnectionResetError``), or closed half-way through the
@@ -70,6 +79,8 @@ STATUSES = (
     "PARTIALLY APPROVED",
 )
 REOPENING = ("RETURNED", "TIMED-OUT", "REJECTED")
+# Prolific's reference: a broadcast "can go to as many people as a bulk message, 4,000 by default".
+MESSAGE_RECIPIENT_LIMIT = 4000
 
 
 def sign(secret: str, timestamp: str, body: str) -> str:
@@ -88,6 +99,9 @@ class StandIn:
         self.places: dict[str, dict[str, int]] = {}  # Prolific study id -> {"total", "taken", "reopened"}
         self.sent: list[dict[str, Any]] = []  # every webhook sent: url, headers, body, answer
         self.requests: list[tuple[str, str, dict[str, Any]]] = []
+        self.broadcasts: dict[str, dict[str, Any]] = {}
+        self.broadcasts_enabled = True  # the workspace has broadcasts (404 otherwise, as documented)
+        self.inbox: dict[str, list[str]] = {}  # participant id -> the bodies they received, in order
         self.fail_participants: dict[str, int] = {}  # participant id -> status to answer
         self.rate_limit_next = 0  # answer the next N requests with 429
         self.retry_after = "0"
@@ -275,6 +289,9 @@ class StandIn:
             def do_POST(self) -> None:
                 self._write("POST")
 
+            def do_DELETE(self) -> None:
+                self._write("DELETE")
+
             def _write(self, method: str) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 try:
@@ -322,7 +339,7 @@ class StandIn:
             def _send(
                 self, status: int, answer: dict[str, Any], retry: bool = False, headers: dict[str, str] | None = None
             ) -> None:
-                data = json.dumps(answer).encode()
+                data = b"" if status == 204 else json.dumps(answer).encode()
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
@@ -348,6 +365,16 @@ class StandIn:
             if parts[:1] == ["studies"] and len(parts) == 2:
                 return self.update_study(parts[1], body)
             return 404, _error(404, "Not found", path)
+        if method == "DELETE":
+            if parts[:1] == ["participant-groups"] and parts[2:] == ["participants"]:
+                return self.remove_from_group(parts[1], body)
+            return 404, _error(404, "Not found", path)
+        if parts == ["messages"]:
+            return self.message(body)
+        if parts == ["messages", "bulk"]:
+            return self.bulk_message(body)
+        if parts == ["broadcasts"]:
+            return self.broadcast(body)
         if parts[:1] == ["studies"] and parts[2:] == ["transition"]:
             return self.transition_study(parts[1], body)
         if parts == ["submissions", "bulk-approve"]:
@@ -477,6 +504,68 @@ class StandIn:
             return failed
         group["members"].update(ids)
         return 200, {"results": [{"participant_id": pid} for pid in sorted(group["members"])]}
+
+    def remove_from_group(self, group_id: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        group = self.groups.get(group_id)
+        if group is None:
+            return 404, _error(404, "Not found", "No such participant group.")
+        group["members"].difference_update(body.get("participant_ids") or [])
+        return 200, {"results": [{"participant_id": pid} for pid in sorted(group["members"])]}
+
+    def _deliver(self, ids: list[str], text: str) -> None:
+        for pid in ids:
+            self.inbox.setdefault(pid, []).append(text)
+
+    def message(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        if not body.get("recipient_id") or not body.get("body") or not body.get("study_id"):
+            return 400, _error(400, "Invalid", "recipient_id, body and study_id are required")
+        if failed := self._failing([body["recipient_id"]]):
+            return failed
+        self._deliver([body["recipient_id"]], body["body"])
+        return 204, {}
+
+    def bulk_message(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        ids = list(body.get("ids") or [])
+        if not ids or not body.get("body") or not body.get("study_id"):
+            return 400, _error(400, "Invalid", "ids, body and study_id are required")
+        if len(ids) > MESSAGE_RECIPIENT_LIMIT:
+            return 400, _error(400, "Invalid", f"At most {MESSAGE_RECIPIENT_LIMIT} recipients.")
+        if failed := self._failing(ids):
+            return failed
+        self._deliver(ids, body["body"])
+        return 204, {}
+
+    def broadcast(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        study = body.get("study_id")
+        if not self.broadcasts_enabled or study not in self.studies:
+            return 404, _error(404, "Not found", "Broadcasts are not enabled for this study's workspace.")
+        own = body.get("id")
+        if own and own in self.broadcasts:  # the same id again: the broadcast already sent, nothing sent twice
+            return 200, dict(self.broadcasts[own])
+        ids = list(body.get("participant_ids") or [])
+        if not ids or not body.get("body") or not body.get("subject"):
+            return 400, _error(400, "Invalid", "participant_ids, subject and body are required")
+        if len(ids) > MESSAGE_RECIPIENT_LIMIT:
+            return 400, _error(400, "Invalid", f"At most {MESSAGE_RECIPIENT_LIMIT} recipients.")
+        took_part = {s["participant"] for s in self.submissions.values() if s["study_id"] == study}
+        if wrong := [pid for pid in ids if pid not in took_part]:
+            return 400, _error(400, "Invalid", f"No submission in the study: {', '.join(wrong)}")
+        if failed := self._failing(ids):
+            return failed
+        broadcast_id = own or uuid.uuid4().hex[:24]
+        self.broadcasts[broadcast_id] = {
+            "id": broadcast_id,
+            "study_id": study,
+            "subject": body["subject"],
+            "topic": body.get("topic"),
+            "body": body["body"],
+            "audience_source": "participant_ids",
+            "recipient_count": len(ids),
+            "datetime_created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "replied_count": 0,
+        }
+        self._deliver(ids, body["body"])
+        return 201, dict(self.broadcasts[broadcast_id])
 
     def create_secret(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         workspace = body.get("workspace_id")

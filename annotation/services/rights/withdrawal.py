@@ -10,6 +10,8 @@ the platform identifier, in any table and JSON column, is replaced by its keyed 
 (``state.pseudonyms``), by which the entry still recognises the worker and refuses a second try.
 
 A withdrawal covers all of the person's participations; ``study`` only checks they took part there.
+Once the erasure is committed, they are taken out of the Prolific participant groups of their tasks
+(``prolific.group.remove_member``): a failure there is reported, and changes nothing of the erasure.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.errors import ServiceError
 from annotation.models import (
     ComprehensionAttempt,
     ConsentDecline,
@@ -30,12 +33,28 @@ from annotation.models import (
     Withdrawal,
     Worker,
 )
+from annotation.services.prolific import group as prolific_group
 from annotation.services.rights import scrub
 from annotation.services.state import pseudonyms
 
 
-class WithdrawalError(Exception):
+class WithdrawalError(ServiceError):
     """Bad input: an unknown identifier, another study's participant, a second withdrawal. Nothing changed."""
+
+    code = "withdrawal_refused"
+    status = 400
+
+
+class UnknownParticipant(WithdrawalError):
+    """No such participant (or no such study)."""
+
+    code = "not_found"
+    status = 404
+
+
+class AlreadyWithdrawn(WithdrawalError):
+    code = "already_withdrawn"
+    status = 409
 
 
 @dataclass
@@ -50,6 +69,8 @@ class Plan:
     identifier_copies: dict[str, int] = field(default_factory=dict)
     kept_actions: int = 0
     stale_exports: int = 0
+    groups: list[str] = field(default_factory=list)
+    group_notes: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
         out = [f"participant {self.worker.platform}:<given id> -> pseudonym {self.pseudonym}"]
@@ -61,7 +82,9 @@ class Plan:
         out += [f"pseudonymise {n} row(s) of {where}" for where, n in self.identifier_copies.items()]
         out.append(f"keep {self.kept_actions} Prolific action row(s) (payment figures), pseudonymised")
         out.append(f"mark {self.stale_exports} export(s) stale")
-        return out
+        if not self.group_notes:
+            out += [f"remove from Prolific participant group {name!r}" for name in self.groups]
+        return out + self.group_notes
 
 
 def _exports_of(study_ids: set[int]) -> list[ExportJob]:
@@ -76,8 +99,8 @@ def plan(*, platform: str, external_id: str, study_slug: str | None = None) -> P
     if worker is None:
         stored = {"participation__worker__platform": platform, "participation__worker__external_id": alias}
         if Withdrawal.objects.filter(**stored).exists():
-            raise WithdrawalError("this participant has already withdrawn: nothing left to erase")
-        raise WithdrawalError(f"no {platform} participant with this id is stored")
+            raise AlreadyWithdrawn("this participant has already withdrawn: nothing left to erase")
+        raise UnknownParticipant(f"no {platform} participant with this id is stored")
     participations = list(
         Participation.all_objects.filter(worker=worker, is_preview=False).select_related("study", "condition")
     )
@@ -85,7 +108,7 @@ def plan(*, platform: str, external_id: str, study_slug: str | None = None) -> P
     if study_slug is not None:
         study = Study.objects.filter(slug=study_slug).first()
         if study is None:
-            raise WithdrawalError(f"no study {study_slug!r}")
+            raise UnknownParticipant(f"no study {study_slug!r}")
         if not any(p.study_id == study.pk for p in participations) and not any(
             d.study_id == study.pk for d in declines
         ):
@@ -93,7 +116,7 @@ def plan(*, platform: str, external_id: str, study_slug: str | None = None) -> P
     if not participations and not declines:
         raise WithdrawalError("this participant never took part in a study (a staff preview?)")
     if any(p.withdrawn_at for p in participations):
-        raise WithdrawalError("this participant has already withdrawn")
+        raise AlreadyWithdrawn("this participant has already withdrawn")
     active = [p for p in participations if p.state in Participation.ACTIVE_STATES]
     if active:
         raise WithdrawalError(
@@ -110,6 +133,8 @@ def plan(*, platform: str, external_id: str, study_slug: str | None = None) -> P
     }
     result.identifier_copies = scrub.count_everywhere(external_id)
     result.kept_actions = sum(p.prolific_actions.count() for p in participations)
+    if platform == Worker.Platform.PROLIFIC:  # the groups hold Prolific ids only
+        result.groups = [g.name for g in prolific_group.groups_of({p.task_id for p in participations})]
     result.stale_exports = len(_exports_of({p.study_id for p in participations} | {d.study_id for d in declines}))
     return result
 
@@ -121,6 +146,7 @@ def plan_only(*, platform: str, external_id: str, study_slug: str | None = None,
 
 def withdraw(*, platform: str, external_id: str, study_slug: str | None = None, run_by: str) -> Plan:
     """Withdraw the participant (see the module's docstring); all or nothing. Returns what was done."""
+    # audit: withdraw_participant before={participations, answers} after={withdrawn_at, pseudonym}
     with transaction.atomic():
         done = plan(platform=platform, external_id=external_id, study_slug=study_slug)
         now = timezone.now()
@@ -144,6 +170,10 @@ def withdraw(*, platform: str, external_id: str, study_slug: str | None = None, 
                 job.file.delete(save=False)  # a file that names them goes; the others only turn stale
             job.stale_since = now
             job.save(update_fields=["file", "stale_since"])
+    if platform == Worker.Platform.PROLIFIC:
+        done.group_notes = prolific_group.remove_member(
+            participant=external_id, pseudonym=done.pseudonym, task_ids={p.task_id for p in done.participations}
+        )
     return done
 
 
