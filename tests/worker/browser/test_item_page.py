@@ -113,7 +113,7 @@ def test_on_a_phone_the_merge_question_comes_into_view_when_it_appears(open_as, 
     assert span_texts(page) == ["Amara", "Osei"]
     page.wait_for_function("() => new Promise(done => requestAnimationFrame(() => done(true)))")  # a frame later
     box = page.locator("#merge-offer").bounding_box()
-    assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= 844, box
+    assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 844, box
     shot(page, "item-merge-offer-phone")
     assert not page.js_errors
 
