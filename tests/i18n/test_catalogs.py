@@ -73,3 +73,21 @@ def test_the_po_reader_reads_plurals_contexts_and_continuations(tmp_path):
     assert catalog[("one %(n)s", 1)] == "viele %(n)s"
     assert catalog["menu\x04Open"] == "Öffnen"
     assert "guess" not in catalog
+
+
+def test_german_calls_an_item_aufgabe_and_a_training_item_uebungsbeispiel_everywhere():
+    """One word for one thing (issue 40, item 14): a worker who reads "Aufgabe" on one page and "Frage" or
+    "Beispiel" for the same item on the next wonders whether they are different things."""
+    import re
+
+    mixed = []
+    for domain in ("django", "djangojs"):
+        for entry in pofile.read(LOCALE / "de" / "LC_MESSAGES" / f"{domain}.po"):
+            source = f"{entry.msgid} {entry.msgid_plural or ''}"
+            if entry.is_header or entry.obsolete or not re.search(r"\bitems?\b", source, re.I):
+                continue
+            for text in entry.msgstr.values():
+                word = "Übungsbeispiel" if re.search(r"\btraining items?\b", source, re.I) else "Aufgabe"
+                if word not in text and not text.startswith(("item ", "items ")) or re.search(r"\bFragen?\b", text):
+                    mixed.append((entry.msgid, text))
+    assert mixed == []
