@@ -36,7 +36,7 @@ from annotation.models import (
     Study,
     SurveyResponse,
 )
-from annotation.reporting import aggregates, checklist, demographics
+from annotation.reporting import aggregates, analysis_plan, checklist, demographics
 from annotation.reporting.alpha import ALPHA_METHOD, task_alpha, task_alpha_interval
 from annotation.reporting.analyses import majority_and_agreement
 from annotation.reporting.bootstrap import IntervalOptions
@@ -66,6 +66,7 @@ from annotation.reporting.tables import Table, build_table
 from annotation.services.admission import comprehension, consent
 from annotation.services.money.pay import pay_lines
 from annotation.services.session import samples
+from annotation.services.texts import study_texts
 
 NOT_RECORDED = "not recorded"
 STATEMENT_FORMATS = ("markdown", "latex", "json")
@@ -84,6 +85,7 @@ class Statement:
     header: list[str] = field(default_factory=list)
     rows: list[list[str]] = field(default_factory=list)
     checklist: list[checklist.Answer] = field(default_factory=list)  # Wei et al.'s items, in their order
+    plan: analysis_plan.PlanCheck | None = None  # the frozen analysis plan against the analysis run here
 
 
 def _minutes(seconds: float | None) -> str:
@@ -234,6 +236,35 @@ def integrity_section(study: Study) -> Section:
     return Section("Integrity", integrity_line(integrity_facts(study)))
 
 
+def ai_tools_section(study: Study) -> Section:
+    """The instruction on AI tools workers were shown (or that none was), with the integrity signal that bears
+    on it beside it: how many test answers had a copy of the item's text."""
+    texts = study_texts.ai_instruction_languages(study)
+    answers = Response.objects.filter(
+        participation__in=Participation.objects.filter(study=study), phase=Response.Phase.TEST
+    ).exclude(status=Response.Status.PENDING)
+    copied = answers.filter(copy_count__gt=0)
+    signal = (
+        f"Beside it, the integrity signals: {copied.count()} of {plural(answers.count(), 'test answer')} had the "
+        f"item's text copied ({plural(copied.values('participation_id').distinct().count(), 'worker')}); other "
+        "tool use (a second device, typing the text) cannot be seen."
+    )
+    if not texts:
+        return Section("AI tools", f"Instruction on AI tools: none was shown to workers. {signal}", collected=False)
+    return Section(
+        "AI tools",
+        f"Instruction on AI tools, shown to workers with the task's instructions (the start page, the "
+        f'comprehension check, beside each item): "{study.ai_instruction.strip()}" (in {", ".join(texts)}; each '
+        f"language's text is in the appendix). {signal}",
+    )
+
+
+def preregistration_section(study: Study, check: analysis_plan.PlanCheck) -> Section:
+    """The pre-registration and the analysis plan frozen at the launch: its hash, and whether the analysis
+    reported here matches it (and where not, each part that differs)."""
+    return Section("Pre-registration", check.text(), collected=bool(study.preregistration) or check.matches is not None)
+
+
 def _test_seconds(participation_ids: list[int]) -> dict[int, float]:
     rows = (
         Response.objects.filter(participation_id__in=participation_ids, phase=Response.Phase.TEST)
@@ -347,6 +378,7 @@ def build_statement(
     )
     agreement_text, agreement = agreement_facts(study, options, intervals)
     statement = Statement(study=study)
+    statement.plan = analysis_plan.plan_check(study, options, intervals or IntervalOptions())
     survey = survey_facts(study)
     statement.sections = [
         Section("Platform", platform_facts(table)),
@@ -362,6 +394,7 @@ def build_statement(
         Section("Comprehension check", comprehension_facts(study), collected=bool(study.comprehension)),
         Section("Attention checks", attention_check_facts(study), collected=study.attention_checks.exists()),
         integrity_section(study),
+        ai_tools_section(study),
         Section("Survey", survey, collected=bool(study.survey)),
         demographics_section(study),
         Section("Time", time_facts(table)),
@@ -371,9 +404,10 @@ def build_statement(
         Section("Agreement", agreement_text),
         Section("Best individual, mean and majority", aggregate_facts(study, options)),
         Section("Robustness to the exclusion rules", robustness_facts(study, options)),
+        preregistration_section(study, statement.plan),
         appendix_section(study),
     ]
-    statement.checklist = checklist.answer_checklist(study, table)
+    statement.checklist = checklist.answer_checklist(study, table, statement.plan)
     kappa = "Fleiss' kappa" if study.task.is_classification else "Pairwise S1"
     statement.header = ["Shots", "Completed", "Excluded", "Abandoned", "S1 (95% CI)", kappa, "Krippendorff's alpha"]
     for summary in _summaries(table):
@@ -400,12 +434,13 @@ HEADINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Consent and ethics", ("Consent", "Ethics approval")),
     (
         "Training and quality control",
-        ("Training and filter", "Abandonment", "Comprehension check", "Attention checks", "Integrity"),
+        ("Training and filter", "Abandonment", "Comprehension check", "Attention checks", "Integrity", "AI tools"),
     ),
     ("Survey and demographics", ("Survey", "Demographics")),
     ("Time and pay", ("Time", "Pay", "Pay adequacy")),
     ("Metric and agreement", ("Metric", "Agreement")),
     ("Aggregation and robustness", ("Best individual, mean and majority", "Robustness to the exclusion rules")),
+    ("Pre-registration and analysis plan", ("Pre-registration",)),
     ("Appendix", ("Appendix",)),
 )
 
@@ -512,6 +547,7 @@ def statement_datasheet(statement: Statement) -> dict[str, Any]:
         "demographics": [s.as_dict() for s in demographics.summarise(study)],
         "table": {"header": statement.header, "rows": statement.rows},
         "checklist": checklist.checklist_json(statement.checklist),
+        "analysis_plan": statement.plan.as_dict() if statement.plan else None,
     }
 
 
