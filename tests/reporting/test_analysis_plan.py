@@ -9,6 +9,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.db import DatabaseError, transaction
 
@@ -17,6 +18,7 @@ from annotation.reporting import analysis_plan
 from annotation.reporting.bootstrap import IntervalOptions
 from annotation.reporting.options import MetricOptions
 from annotation.reporting.provenance import reproducibility_header
+from annotation.reporting.release import build_release
 from annotation.reporting.statement import build_statement, render_statement, statement_datasheet
 from annotation.services.studies import studies
 from annotation.services.verdicts import attention
@@ -165,3 +167,16 @@ def test_the_pre_registration_is_set_by_the_command_and_shown_in_the_statement_a
     assert item.answer.startswith("Yes: https://osf.io/abcd1; the analysis plan frozen at the full launch")
     assert statement_datasheet(statement)["analysis_plan"]["preregistration"] == "https://osf.io/abcd1"
     assert Participation.objects.filter(study=draft).count() == 0
+
+
+def test_the_release_s_data_card_names_the_plan_and_the_admin_shows_it_read_only(draft, client):
+    _launched(draft)
+    study = _ran(draft)
+    plan = AnalysisPlan.objects.get(study=study)
+    card = build_release(study)["DATA_CARD.md"].decode()
+    assert f"The analysis plan frozen at the full launch has SHA-256 {plan.sha256}; the table" in card
+    assert "in design.json matches it" in card
+    client.force_login(get_user_model().objects.create_superuser("admin", password="pw"))
+    page = client.get(f"/admin/annotation/study/{study.pk}/change/").content.decode()
+    assert f"SHA-256 {plan.sha256}" in page and 'name="preregistration"' in page
+    assert 'name="ai_instruction"' in page and 'name="frozen_plan"' not in page  # shown, never a field
