@@ -180,6 +180,8 @@ def instruction_facts(study: Study) -> str:
     labels = task.labels.count() if task.is_classification else 0
     if labels:
         shown.append(f"each of the {labels} labels with a definition and an example")
+    if (study.ai_instruction or "").strip():
+        shown.append("an instruction on AI tools with the instructions (AI tools, below)")
     return f"Instructions: {', '.join(shown)}; the exact texts are in the appendix."
 
 
@@ -245,7 +247,7 @@ def ai_tools_section(study: Study) -> Section:
     ).exclude(status=Response.Status.PENDING)
     copied = answers.filter(copy_count__gt=0)
     signal = (
-        f"Beside it, the integrity signals: {copied.count()} of {plural(answers.count(), 'test answer')} had the "
+        f"The integrity signal on it: {copied.count()} of {plural(answers.count(), 'test answer')} had the "
         f"item's text copied ({plural(copied.values('participation_id').distinct().count(), 'worker')}); other "
         "tool use (a second device, typing the text) cannot be seen."
     )
