@@ -8,10 +8,13 @@ class AnnotationConfig(AppConfig):
     def ready(self) -> None:
         # The upward calls of the services, inverted: the slot lifecycle (state) and a study's status changes
         # (studies) tell the Prolific places sync (prolific) of each slot taken or freed and each status
-        # change through listeners registered here.
+        # change through listeners registered here, as is the freeze of a launched study's analysis plan.
+        from annotation.reporting import analysis_plan
         from annotation.services.prolific import places
         from annotation.services.state import lifecycle
         from annotation.services.studies import studies
 
         lifecycle.on_slot_change(places.on_slot_change)
         studies.on_status_change(places.on_status_change)
+        # A study opened for its full launch freezes its analysis plan (reporting owns the analysis).
+        studies.on_status_change(analysis_plan.on_status_change)

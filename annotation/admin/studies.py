@@ -21,7 +21,7 @@ from django.utils.safestring import SafeString
 from annotation.admin.prolific import ProlificStudyActions
 from annotation.admin.study_forms import AttentionCheckForm, AttentionCheckFormSet, StudyActionForm, StudyForm
 from annotation.admin.study_views import StudyPages
-from annotation.models import AttentionCheck, Condition, Study
+from annotation.models import AnalysisPlan, AttentionCheck, Condition, Study
 from annotation.services.state import outcomes, slots
 from annotation.services.studies import studies
 from annotation.services.verdicts import attention
@@ -72,6 +72,7 @@ class StudyAdmin(StudyPages, ProlificStudyActions, admin.ModelAdmin):
         "cohorts",
         "past_participants",
         "outcome_table",
+        "frozen_plan",
     ]
     inlines = [ConditionInline, AttentionCheckInline]
     actions = [
@@ -150,7 +151,7 @@ class StudyAdmin(StudyPages, ProlificStudyActions, admin.ModelAdmin):
         (
             "What workers see",
             {
-                "fields": ["worker_title", "worker_description", "consent_required", "consent_text"],
+                "fields": ["worker_title", "worker_description", "ai_instruction", "consent_required", "consent_text"],
                 "classes": ["collapse"],
             },
         ),
@@ -158,6 +159,7 @@ class StudyAdmin(StudyPages, ProlificStudyActions, admin.ModelAdmin):
         ("Texts in other languages", {"fields": ["translations"], "classes": ["collapse"]}),
         ("Survey", {"fields": ["survey", "survey_placement"], "classes": ["collapse"]}),
         ("Ethics review", {"fields": ["ethics_review", "ethics_board", "ethics_reference"], "classes": ["collapse"]}),
+        ("Pre-registration", {"fields": ["preregistration", "frozen_plan"], "classes": ["collapse"]}),
         ("Human-baselines checklist: the authors' answers", {"fields": ["checklist_answers"], "classes": ["collapse"]}),
         ("Data release", {"fields": ["data_licence"], "classes": ["collapse"]}),
         ("Comprehension check", {"fields": ["comprehension"], "classes": ["collapse"]}),
@@ -232,6 +234,15 @@ class StudyAdmin(StudyPages, ProlificStudyActions, admin.ModelAdmin):
             ),
         )
         return format_html('<table class="cohorts">{}{}</table>', head, body)
+
+    @admin.display(description="analysis plan")
+    def frozen_plan(self, study: Study) -> str:
+        """The plan frozen at the full launch (annotation.reporting.analysis_plan): read only, as the database
+        keeps it."""
+        plan = AnalysisPlan.objects.filter(study=study).first() if study.pk else None
+        if plan is None:
+            return "Frozen (hashed) when the study opens for its full launch."
+        return f"Frozen {plan.frozen_at:%Y-%m-%d %H:%M} UTC, SHA-256 {plan.sha256}"
 
     @admin.display(description="codes per outcome")
     def outcome_table(self, study: Study) -> SafeString | str:

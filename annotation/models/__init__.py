@@ -12,6 +12,7 @@ from annotation.models.participation import (
     Withdrawal,
     Worker,
 )
+from annotation.models.plan import AnalysisPlan
 from annotation.models.prolific import (
     ProlificAction,
     ProlificCall,
@@ -27,6 +28,7 @@ from annotation.models.response import AnswerSpan, Response
 from annotation.models.study import Condition, Study
 
 __all__ = [
+    "AnalysisPlan",
     "AttentionCheck",
     "AttentionDecision",
     "AnswerSpan",

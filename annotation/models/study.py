@@ -107,6 +107,18 @@ class Study(models.Model):
         max_length=200, blank=True, help_text="The board that approved the study or granted the exemption."
     )
     ethics_reference = models.CharField(max_length=100, blank=True, help_text="The approval's reference number.")
+    preregistration = models.CharField(
+        max_length=500,
+        blank=True,
+        help_text="Where the study's design was publicly pre-registered before it ran (a URL or a registry's "
+        "reference, e.g. https://osf.io/abcd1); empty: not pre-registered. The statement and the checklist say it.",
+    )
+    ai_instruction = models.TextField(
+        blank=True,
+        help_text="What workers are told about AI tools (e.g. not to use AI assistants), shown with the task's "
+        "instructions on every page that shows them; per language in translations (ai_instruction). Empty: "
+        "nothing is said. The statement records it beside the integrity signals.",
+    )
     checklist_answers = models.JSONField(
         default=dict,
         blank=True,

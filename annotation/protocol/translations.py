@@ -13,7 +13,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
-TEXT_FIELDS = ("worker_title", "worker_description", "consent_text")
+TEXT_FIELDS = ("worker_title", "worker_description", "consent_text", "ai_instruction")
 QUESTION_FIELDS = ("label", "options")
 MAX_TEXT_LENGTH = 20_000
 

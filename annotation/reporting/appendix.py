@@ -33,6 +33,15 @@ def language_texts(study: Study, language: str) -> list[str]:
     lines += ["### Description (on every page)", "", *_block(task.description or "(none)")]
     if task.instructions.strip():
         lines += ["### Instructions (beside each item)", "", *_block(task.instructions)]
+    if task.ai_instruction.strip():
+        lines += ["### Instruction on AI tools (with the instructions)", ""]
+        if language in study_texts.ai_instruction_languages(study):
+            lines += _block(task.ai_instruction)
+        else:  # as with the consent: never a copy under another language's heading
+            lines += [
+                f"None in this language: these pages showed the {study.language or settings.LANGUAGE_CODE} text.",
+                "",
+            ]
     if task.is_classification:
         labels = list(study.task.labels.order_by("position", "pk"))
         helps = texts_for(study.task, language, labels=labels).labels

@@ -22,10 +22,14 @@ from django.db.models import Count
 
 from annotation.models import ModelRun, Participation, Response, Study
 from annotation.protocol.checklist import CHECKLIST
+from annotation.reporting.analysis_plan import PlanCheck, plan_check
+from annotation.reporting.bootstrap import IntervalOptions
 from annotation.reporting.demographics import demographic_questions, summarise
 from annotation.reporting.formats import latex_escape
+from annotation.reporting.options import MetricOptions
 from annotation.reporting.statement_design import shown_languages
 from annotation.reporting.tables import Table
+from annotation.services.texts import study_texts
 from tasks_app.models import ExampleSet
 
 State = Participation.State
@@ -57,9 +61,10 @@ class Answer:
 class Facts:
     """What the answers read, each read once."""
 
-    def __init__(self, study: Study, table: Table) -> None:
+    def __init__(self, study: Study, table: Table, plan: PlanCheck) -> None:
         self.study = study
         self.table = table
+        self.plan = plan
         self.slots = list(
             Participation.objects.filter(study=study).exclude(state=State.DECLINED).select_related("worker")
         )
@@ -195,6 +200,23 @@ def ethics(f: Facts) -> tuple[str, str]:
     return f"Yes: {s.get_ethics_review_display()}" + (f" ({detail})" if detail else ""), "Study.ethics_*"
 
 
+def preregistration(f: Facts) -> tuple[str, str]:
+    ref = f.study.preregistration.strip()
+    said = f"Yes: {ref}" if ref else "No: no public pre-registration recorded"
+    plan = f.plan
+    if plan.sha256 is None:
+        frozen = "no analysis plan frozen (the study has not opened for its full launch)"
+    elif plan.matches:
+        frozen = f"the analysis plan frozen at the full launch (SHA-256 {plan.sha256}) matches the reported analysis"
+    else:
+        parts = ", ".join(d.part for d in plan.differences)
+        frozen = (
+            f"the analysis plan frozen at the full launch (SHA-256 {plan.sha256}) differs from the reported "
+            f"analysis in {_n(len(plan.differences), 'part')}: {parts}"
+        )
+    return f"{said}; {frozen}", "Study.preregistration, AnalysisPlan (frozen when the study opened)"
+
+
 # --- 2. Recruitment --------------------------------------------------------------------------------------
 
 
@@ -318,9 +340,14 @@ def execution_exclusions(f: Facts) -> tuple[str, str]:
 
 def tool_enforcement(f: Facts) -> tuple[str, str]:
     copies = Response.objects.filter(participation__in=f.slots, copy_count__gt=0).count()
+    signal = f"copying is recorded per item ({copies} items with a copy); other tool use cannot be seen"
+    languages = study_texts.ai_instruction_languages(f.study)
+    if not languages:
+        return f"Partial: no instruction on AI tools was shown; {signal}", "Study.ai_instruction (empty), Response"
     return (
-        f"Partial: copying is recorded per item ({copies} items with a copy); other tool use cannot be seen",
-        "Response.copy_count (the page's signals)",
+        f'Partial: workers were told "{f.study.ai_instruction.strip()}" (in {", ".join(languages)}) with the '
+        f"instructions; {signal}",
+        "Study.ai_instruction and its translations, Response.copy_count (the page's signals)",
     )
 
 
@@ -447,6 +474,7 @@ FROM_DATA: dict[str, Callable[[Facts], tuple[str, str]]] = {
     "1.4": items_per_baseliner,
     "1.6": iterative_design,
     "1.9": ethics,
+    "1.10": preregistration,
     "2.2": sampling_strategy,
     "2.3": recruitment_qc,
     "2.3.1": recruitment_qc,
@@ -485,9 +513,10 @@ FROM_DATA: dict[str, Callable[[Facts], tuple[str, str]]] = {
 }
 
 
-def answer_checklist(study: Study, table: Table) -> list[Answer]:
-    """Every item, in order: from the data, the authors' answer on the study, or "not filled"."""
-    facts = Facts(study, table)
+def answer_checklist(study: Study, table: Table, plan: PlanCheck | None = None) -> list[Answer]:
+    """Every item, in order: from the data, the authors' answer on the study, or "not filled". ``plan``: the
+    frozen analysis plan against the analysis run (the statement's; default: the default options')."""
+    facts = Facts(study, table, plan or plan_check(study, MetricOptions(), IntervalOptions()))
     own = study.checklist_answers or {}
     answers = []
     for number, title, question in CHECKLIST:

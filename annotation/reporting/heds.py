@@ -63,6 +63,7 @@ SECTION_STANDARDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "Comprehension check": (("3.2.4", "3.3.3.1", "3.3.3.2"), ("D1",)),
     "Attention checks": (("3.3.3.1", "3.3.3.2"), ()),
     "Integrity": (("3.3.3.1", "3.3.3.2"), ()),
+    "AI tools": (("3.3.3.1", "3.3.3.2", "3.3.4.2"), ("D1",)),
     "Survey": (("3.2.5",), ()),
     "Demographics": (("3.2.5",), ("D5",)),
     "Time": (("3.3.5",), ()),
@@ -72,6 +73,7 @@ SECTION_STANDARDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "Agreement": (("4.3.11.1", "4.3.11.2"), ()),
     "Best individual, mean and majority": (("4.3.9", "4.3.10"), ()),
     "Robustness to the exclusion rules": (("3.3.3.1", "3.3.3.2"), ()),
+    "Pre-registration": (("4.3.9", "4.3.10"), ()),
     "Appendix": (("3.3.4.1",), ("D1",)),
 }
 

@@ -6,12 +6,12 @@ questions and gold answers, so any change to an example or to the order
 changes it), the app version, the metric options, and the versions of the
 training filter's rules: the current one, and per study those its recorded
 verdicts were made under (verdicts stay as decided; docs/studies.md, "Rule
-changes and collected results").
+changes and collected results"); per study, its pre-registration and whether
+the analysis matches the plan frozen at its launch (``analysis_plan``).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable
 from typing import Any
@@ -20,33 +20,14 @@ from django.conf import settings
 from django.utils import timezone
 
 from annotation.models import FilterDecision, Study
+from annotation.reporting import analysis_plan
+from annotation.reporting.hashing import example_set_sha256
 from annotation.reporting.options import MetricOptions
 from annotation.services.money.pay import PAY_RULE_VERSION
-from tasks_app.models import ExampleSet, ExampleSetItem
+from tasks_app.models import ExampleSet
 
 
-def example_set_sha256(example_set: ExampleSet | None) -> str | None:
-    if example_set is None:
-        return None
-    digest = hashlib.sha256()
-    rows = (
-        ExampleSetItem.objects.filter(example_set=example_set)
-        .order_by("position")
-        .values_list(
-            "example__source_id",
-            "example__context",
-            "example__question",
-            "example__gold_answers",
-            "example__alternative_answers",
-        )
-    )
-    for row in rows.iterator(chunk_size=2000):
-        digest.update(json.dumps(row, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode())
-        digest.update(b"\n")
-    return digest.hexdigest()
-
-
-def study_configuration(study: Study) -> dict[str, Any]:
+def study_configuration(study: Study, options: MetricOptions | None = None) -> dict[str, Any]:
     test_set = ExampleSet.objects.filter(task=study.task, role=ExampleSet.Role.TEST).first()
     return {
         "slug": study.slug,
@@ -83,6 +64,10 @@ def study_configuration(study: Study) -> dict[str, Any]:
             }
             for c in study.conditions.select_related("training_set__split", "training_set__task").order_by("shots")
         ],
+        "preregistration": study.preregistration or None,
+        # The plan frozen at the full launch, and whether this analysis (its metric options, the rules now)
+        # matches it; the intervals are the table's business, not compared here.
+        "analysis_plan": analysis_plan.plan_check(study, options or MetricOptions(), None).as_dict(),
     }
 
 
@@ -96,7 +81,7 @@ def reproducibility_header(*, studies: Iterable[Study], options: MetricOptions, 
         "metric_note": options.describe(),
         "filter_rule_version": FilterDecision.RULE_VERSION,
         "pay_rule_version": PAY_RULE_VERSION,  # annotation.services.money.pay; docs/reports.md lists what each moved
-        "studies": [study_configuration(s) for s in studies],
+        "studies": [study_configuration(s, options) for s in studies],
     }
 
 

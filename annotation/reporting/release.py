@@ -255,6 +255,8 @@ def _data_card(study: Study, participations: list[Participation], design: dict[s
         f"hour for their time. Ethics review: {ethics}. The exact texts they saw are in texts.md; the design "
         "and rules in design.json.",
         "",
+        _plan_line(study, design),
+        "",
         "## Exclusions",
         "",
         "How each baseliner ended (participants.csv, `state` and `exclusion_kind`): "
@@ -281,6 +283,20 @@ def _data_card(study: Study, participations: list[Participation], design: dict[s
         f"- `{CHECKSUMS}`: `sha256sum -c {CHECKSUMS}` checks every file above.",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _plan_line(study: Study, design: dict[str, Any]) -> str:
+    plan = design["studies"][0]["analysis_plan"]
+    registered = (
+        f"Pre-registration: {study.preregistration}." if study.preregistration else ("Pre-registration: none recorded.")
+    )
+    if plan["sha256"] is None:
+        return f"{registered} No analysis plan was frozen (the study did not open for its full launch)."
+    match = "matches it" if plan["matches"] else f"differs from it in {len(plan['differences'])} part(s)"
+    return (
+        f"{registered} The analysis plan frozen at the full launch has SHA-256 {plan['sha256']}; the table "
+        f"in design.json {match} (design.json, `studies[0].analysis_plan`)."
+    )
 
 
 def build_release(study: Study, *, options: MetricOptions | None = None) -> dict[str, bytes]:

@@ -36,7 +36,7 @@ from annotation.models import (
     Study,
     SurveyResponse,
 )
-from annotation.reporting import aggregates, checklist, demographics
+from annotation.reporting import aggregates, analysis_plan, checklist, demographics
 from annotation.reporting.alpha import ALPHA_METHOD, task_alpha, task_alpha_interval
 from annotation.reporting.analyses import majority_and_agreement
 from annotation.reporting.bootstrap import IntervalOptions
@@ -67,6 +67,7 @@ from annotation.reporting.tables import Table, build_table
 from annotation.services.admission import comprehension, consent
 from annotation.services.money.pay import pay_lines
 from annotation.services.session import samples
+from annotation.services.texts import study_texts
 
 NOT_RECORDED = "not recorded"
 STATEMENT_FORMATS = ("markdown", "latex", "json")
@@ -85,6 +86,7 @@ class Statement:
     header: list[str] = field(default_factory=list)
     rows: list[list[str]] = field(default_factory=list)
     checklist: list[checklist.Answer] = field(default_factory=list)  # Wei et al.'s items, in their order
+    plan: analysis_plan.PlanCheck | None = None  # the frozen analysis plan against the analysis run here
 
 
 def _minutes(seconds: float | None) -> str:
@@ -179,6 +181,8 @@ def instruction_facts(study: Study) -> str:
     labels = task.labels.count() if task.is_classification else 0
     if labels:
         shown.append(f"each of the {labels} labels with a definition and an example")
+    if (study.ai_instruction or "").strip():
+        shown.append("an instruction on AI tools with the instructions (AI tools, below)")
     return f"Instructions: {', '.join(shown)}; the exact texts are in the appendix."
 
 
@@ -233,6 +237,35 @@ def integrity_section(study: Study) -> Section:
     """The integrity signals (focus, copying, reading time): the policy, the rule and how many were flagged
     and excluded. The worker page records them with every answer, so they are always collected."""
     return Section("Integrity", integrity_line(integrity_facts(study)))
+
+
+def ai_tools_section(study: Study) -> Section:
+    """The instruction on AI tools workers were shown (or that none was), with the integrity signal that bears
+    on it beside it: how many test answers had a copy of the item's text."""
+    texts = study_texts.ai_instruction_languages(study)
+    answers = Response.objects.filter(
+        participation__in=Participation.objects.filter(study=study), phase=Response.Phase.TEST
+    ).exclude(status=Response.Status.PENDING)
+    copied = answers.filter(copy_count__gt=0)
+    signal = (
+        f"The integrity signal on it: {copied.count()} of {plural(answers.count(), 'test answer')} had the "
+        f"item's text copied ({plural(copied.values('participation_id').distinct().count(), 'worker')}); other "
+        "tool use (a second device, typing the text) cannot be seen."
+    )
+    if not texts:
+        return Section("AI tools", f"Instruction on AI tools: none was shown to workers. {signal}", collected=False)
+    return Section(
+        "AI tools",
+        f"Instruction on AI tools, shown to workers with the task's instructions (the start page, the "
+        f'comprehension check, beside each item): "{study.ai_instruction.strip()}" (in {", ".join(texts)}; each '
+        f"language's text is in the appendix). {signal}",
+    )
+
+
+def preregistration_section(study: Study, check: analysis_plan.PlanCheck) -> Section:
+    """The pre-registration and the analysis plan frozen at the launch: its hash, and whether the analysis
+    reported here matches it (and where not, each part that differs)."""
+    return Section("Pre-registration", check.text(), collected=bool(study.preregistration) or check.matches is not None)
 
 
 def _test_seconds(participation_ids: list[int]) -> dict[int, float]:
@@ -348,6 +381,7 @@ def build_statement(
     )
     agreement_text, agreement = agreement_facts(study, options, intervals)
     statement = Statement(study=study)
+    statement.plan = analysis_plan.plan_check(study, options, intervals or IntervalOptions())
     survey = survey_facts(study)
     statement.sections = [
         Section("Platform", platform_facts(table)),
@@ -364,6 +398,7 @@ def build_statement(
         Section("Comprehension check", comprehension_facts(study), collected=bool(study.comprehension)),
         Section("Attention checks", attention_check_facts(study), collected=study.attention_checks.exists()),
         integrity_section(study),
+        ai_tools_section(study),
         Section("Survey", survey, collected=bool(study.survey)),
         demographics_section(study),
         Section("Time", time_facts(table)),
@@ -373,9 +408,10 @@ def build_statement(
         Section("Agreement", agreement_text),
         Section("Best individual, mean and majority", aggregate_facts(study, options)),
         Section("Robustness to the exclusion rules", robustness_facts(study, options)),
+        preregistration_section(study, statement.plan),
         appendix_section(study),
     ]
-    statement.checklist = checklist.answer_checklist(study, table)
+    statement.checklist = checklist.answer_checklist(study, table, statement.plan)
     kappa = "Fleiss' kappa" if study.task.is_classification else "Pairwise S1"
     statement.header = ["Shots", "Completed", "Excluded", "Abandoned", "S1 (95% CI)", kappa, "Krippendorff's alpha"]
     for summary in _summaries(table):
@@ -402,12 +438,13 @@ HEADINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Consent and ethics", ("Consent", "Ethics approval", "Data retention")),
     (
         "Training and quality control",
-        ("Training and filter", "Abandonment", "Comprehension check", "Attention checks", "Integrity"),
+        ("Training and filter", "Abandonment", "Comprehension check", "Attention checks", "Integrity", "AI tools"),
     ),
     ("Survey and demographics", ("Survey", "Demographics")),
     ("Time and pay", ("Time", "Pay", "Pay adequacy")),
     ("Metric and agreement", ("Metric", "Agreement")),
     ("Aggregation and robustness", ("Best individual, mean and majority", "Robustness to the exclusion rules")),
+    ("Pre-registration and analysis plan", ("Pre-registration",)),
     ("Appendix", ("Appendix",)),
 )
 
@@ -514,6 +551,7 @@ def statement_datasheet(statement: Statement) -> dict[str, Any]:
         "demographics": [s.as_dict() for s in demographics.summarise(study)],
         "table": {"header": statement.header, "rows": statement.rows},
         "checklist": checklist.checklist_json(statement.checklist),
+        "analysis_plan": statement.plan.as_dict() if statement.plan else None,
     }
 
 

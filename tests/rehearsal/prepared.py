@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,11 +41,22 @@ def rehearse_once(directory: Path) -> Rehearsed:
     is rolled back. With REHEARSED_DIR set to the directory of an earlier run, that run is reused (while
     working on the invariants; never in CI)."""
     kept = Path(os.environ.get("REHEARSED_DIR") or directory)
+    return rehearse_design(kept, lambda: demo_study(shots=(10,)), workers_per_condition=5)
+
+
+def rehearse_design(directory: Path, make: Callable[[], Study], *, workers_per_condition: int | None) -> Rehearsed:
+    """Rehearse the study ``make`` creates (rolled back afterwards) and keep its rows and facts in
+    ``directory`` (reused when a run already left them there)."""
+    kept = directory
     if (kept / "facts.json").exists():
-        return Rehearsed(kept / "rehearsed.json", json.loads((kept / "facts.json").read_text()), SLUG)
+        facts = json.loads((kept / "facts.json").read_text())
+        # A run kept before its slug was written down is the demo's.
+        slug = (kept / "slug").read_text() if (kept / "slug").exists() else SLUG
+        return Rehearsed(kept / "rehearsed.json", facts, slug)
     with transaction.atomic():
-        study = demo_study(shots=(10,))
-        report = runner.rehearse(study=study, workers_per_condition=5, engine="sqlite", keep=True)
+        study = make()
+        slug = study.slug
+        report = runner.rehearse(study=study, workers_per_condition=workers_per_condition, engine="sqlite", keep=True)
         transaction.set_rollback(True)
     assert report.passed, [i for i in report.invariants if not i.passed]
     scratch = Path(report.scratch["directory"])
@@ -62,8 +74,9 @@ def rehearse_once(directory: Path) -> Rehearsed:
         timeout=300,
     )
     (kept / "facts.json").write_text((scratch / "facts.json").read_text(encoding="utf-8"), encoding="utf-8")
+    (kept / "slug").write_text(slug)
     shutil.rmtree(scratch, ignore_errors=True)
-    return Rehearsed(kept / "rehearsed.json", json.loads((kept / "facts.json").read_text()), SLUG)
+    return Rehearsed(kept / "rehearsed.json", json.loads((kept / "facts.json").read_text()), slug)
 
 
 def load(rehearsed: Rehearsed) -> Study:

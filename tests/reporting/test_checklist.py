@@ -129,6 +129,7 @@ CHANGES: dict[str, Callable[[Study], None]] = {
     "1.4": _add_check,
     "1.6": lambda s: RehearsalJob.objects.create(study=s, passed=True),
     "1.9": _update(ethics_review=Study.EthicsReview.APPROVED, ethics_board="the Board"),
+    "1.10": _update(preregistration="https://osf.io/abcd1"),
     "2.2": lambda s: WorkerFactory._meta.model.objects.filter(participations__study=s).update(platform="inhouse"),
     "2.3": _update(consent_required=False),
     "2.3.1": _update(consent_required=False),

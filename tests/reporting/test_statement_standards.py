@@ -16,6 +16,7 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from annotation.models import Participation, Study, SurveyResponse
+from annotation.reporting import analysis_plan
 from annotation.reporting.formats import CSV_COLUMNS
 from annotation.reporting.heds import ACL_CHECKLIST, HEDS_QUESTIONS
 from annotation.reporting.statement import build_statement, render_statement, statement_datasheet
@@ -67,8 +68,11 @@ def run_study(sst2):
         platform_recommended_hourly=Decimal("9.00"),
         base_reward=Decimal("2.00"),
         attention_fail_limit=1,
+        preregistration="https://osf.io/abcd1",
+        ai_instruction="Do not use AI assistants.",
     )
     attention.definitions.generate(study=study, positions=[2])
+    analysis_plan.freeze(study)  # the factory's study is open without a launch: freeze as the launch does
     gold = gold_answers(sst2)
     ages = ["18-29", "18-29", "18-29", "30-49", "50+", "18-29"]
     for i, age in enumerate(ages):

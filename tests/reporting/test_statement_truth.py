@@ -256,6 +256,7 @@ def test_the_statement_says_what_workers_were_given_and_which_languages_texts_ex
         "### Time and pay",
         "### Metric and agreement",
         "### Aggregation and robustness",
+        "### Pre-registration and analysis plan",
         "### Appendix",
         f"### {checklist.HEADING}",  # the human-baselines checklist, after the statement
     ]

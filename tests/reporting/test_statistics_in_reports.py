@@ -150,6 +150,7 @@ def test_statement_holds_every_section_from_stored_facts(voted):
         "Comprehension check",
         "Attention checks",
         "Integrity",
+        "AI tools",
         "Survey",
         "Demographics",
         "Time",
@@ -159,6 +160,7 @@ def test_statement_holds_every_section_from_stored_facts(voted):
         "Agreement",
         "Best individual, mean and majority",
         "Robustness to the exclusion rules",
+        "Pre-registration",
         "Appendix",
     ]
     text = {s.title: s.text for s in statement.sections}

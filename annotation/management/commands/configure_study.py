@@ -9,6 +9,9 @@ manage.py configure_study sst2-split1 --title "Movie review sentiment" --no-cons
 manage.py configure_study sst2-split1 --data-licence "CC BY 4.0"   # for the data release (release_study)
 manage.py configure_study sst2-split1 --integrity-max-fast-share 0.5 --integrity-action review   # the integrity rule
 manage.py configure_study sst2-split1 --ethics-review approved --ethics-board "Univ. board" --ethics-reference 2026-17
+manage.py configure_study sst2-split1 --preregistration https://osf.io/abcd1   # where the design was registered
+manage.py configure_study sst2-split1 --ai-instruction-standard   # "do not use AI tools", in every worker language
+manage.py configure_study sst2-split1 --ai-instruction "Do not use ChatGPT."   # your own (translations: the admin)
 manage.py configure_study sst2-split1 --show          # print the settings and the outcome codes as JSON
 
 Every change goes through annotation.services.studies.studies.study_update, so a
@@ -26,6 +29,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Study
+from annotation.protocol import ai_tools
 from annotation.services.state.outcomes import Outcome
 from annotation.services.studies import studies
 
@@ -50,6 +54,8 @@ SHOWN = (
     "ethics_review",
     "ethics_board",
     "ethics_reference",
+    "preregistration",
+    "ai_instruction",
 )
 
 
@@ -110,6 +116,22 @@ class Command(BaseCommand):
         parser.add_argument("--ethics-review", choices=[*Study.EthicsReview.values, ""], help="approved or exempt.")
         parser.add_argument("--ethics-board", help="The board that approved the study or granted the exemption.")
         parser.add_argument("--ethics-reference", help="The approval's reference number.")
+        parser.add_argument(
+            "--preregistration",
+            help="Where the design was publicly pre-registered (a URL or a registry's reference; '' for none).",
+        )
+        ai = parser.add_mutually_exclusive_group()
+        ai.add_argument(
+            "--ai-instruction",
+            help="What workers are told about AI tools, shown with the instructions ('' for nothing); its "
+            "translations are set in the admin (Translations, ai_instruction).",
+        )
+        ai.add_argument(
+            "--ai-instruction-standard",
+            action="store_true",
+            help="Tell workers not to use AI assistants, translation tools or search engines, in every language "
+            "the worker pages ship (annotation.protocol.ai_tools).",
+        )
         parser.add_argument("--title", help="The neutral title workers see.")
         parser.add_argument("--description", help="The description workers see.")
         parser.add_argument("--show", action="store_true", help="Print the settings after any change.")
@@ -195,11 +217,28 @@ class Command(BaseCommand):
         ):
             if options[name] is not None:
                 changes[name] = options[name]
+        if options["preregistration"] is not None:
+            changes["preregistration"] = options["preregistration"].strip()
+        if options["ai_instruction"] is not None:
+            changes["ai_instruction"] = options["ai_instruction"].strip()
+        if options["ai_instruction_standard"]:
+            changes.update(_standard_ai_instruction(study))
         if options["title"] is not None:
             changes["worker_title"] = options["title"]
         if options["description"] is not None:
             changes["worker_description"] = options["description"]
         return changes
+
+
+def _standard_ai_instruction(study: Study) -> dict[str, Any]:
+    """The shipped instruction as the study's own text (in the study's language, else the default one) and as
+    a translation in each other shipped language, the study's other translations kept."""
+    own = study.language or ai_tools.DEFAULT_LANGUAGE
+    translations = {code: dict(texts) for code, texts in (study.translations or {}).items() if isinstance(texts, dict)}
+    for code, text in ai_tools.STANDARD.items():
+        if code != own:
+            translations.setdefault(code, {})["ai_instruction"] = text
+    return {"ai_instruction": ai_tools.STANDARD[own], "translations": translations}
 
 
 def _read(path: str) -> str:

@@ -61,6 +61,7 @@ class WorkerTask:
     instructions: str
     kind: str
     multiple_spans: bool
+    ai_instruction: str = ""  # the study's instruction on AI tools, shown with the instructions ("" none)
 
     @property
     def is_classification(self) -> bool:
@@ -88,6 +89,7 @@ def worker_task(study: Study, task: Task | None = None, *, language: str | None 
         instructions=texts.instructions,
         kind=task.kind,
         multiple_spans=task.multiple_spans,
+        ai_instruction=mine.ai_instruction,
     )
 
 

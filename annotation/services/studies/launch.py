@@ -4,7 +4,8 @@
 Blockers: placeholders left in what workers read (the example consent's "[£X.XX]", "[researcher name,
 email]"), no posted reward, task texts missing in the study's language, a condition a worker cannot finish
 in the time the consent states. Deserving a look: attention checks without a fail limit (nobody is
-screened), no integrity rule, no ethics reference, a consent that a browser-language study shows untranslated.
+screened), no integrity rule, no ethics reference, a consent or an instruction on AI tools that a
+browser-language study shows untranslated.
 
 ``open_study`` is how a person opens a study (the admin, the API, ``check_study --open``, the creation
 commands' ``--open``): with a blocker it refuses unless told to override, and an override is recorded
@@ -27,7 +28,7 @@ from annotation.models import AttentionCheck, LaunchOverride, Study
 from annotation.protocol.languages import shipped
 from annotation.services.session import presentation
 from annotation.services.studies import studies
-from annotation.services.texts import languages
+from annotation.services.texts import languages, study_texts
 from annotation.services.verdicts import integrity
 
 # What a researcher fills in: text in square brackets (not a Markdown link), amounts written with X or Y, and
@@ -239,6 +240,20 @@ def _looks(study: Study) -> list[Finding]:
                     f"{', '.join(others)}: those browsers get their own pages around this consent.",
                     "add the consent in those languages (the admin: Translations), or fix the study's language "
                     "(create_clues_studies --language)",
+                )
+            )
+    if (study.ai_instruction or "").strip():
+        have = study_texts.ai_instruction_languages(study)
+        shown = [study.language] if study.language in shipped() else shipped()
+        lacking = [code for code in shown if code not in have]
+        if lacking:
+            found.append(
+                Finding(
+                    "ai_instruction_untranslated",
+                    f"The instruction on AI tools has no text in {', '.join(lacking)}: workers reading those pages "
+                    "would get it in another language.",
+                    "add it in those languages (the admin: Translations, ai_instruction), or "
+                    f"manage.py configure_study {slug} --ai-instruction-standard",
                 )
             )
     return found

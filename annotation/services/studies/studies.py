@@ -70,6 +70,8 @@ EDITABLE_FIELDS = (
     "ethics_board",
     "ethics_reference",
     "checklist_answers",
+    "preregistration",
+    "ai_instruction",
     "data_licence",
     "prolific_sync_places",
 ) + tuple(name for name in ("base_reward",) if name in {f.name for f in Study._meta.get_fields()})

@@ -1,7 +1,7 @@
 """A study's worker-facing texts in one language: the one place that picks them.
 
 A study's own fields (``worker_title``, ``worker_description``,
-``consent_text``, each survey question's ``label`` and ``options``) are its
+``consent_text``, ``ai_instruction``, each survey question's ``label`` and ``options``) are its
 default texts. ``Study.translations`` gives them per shipped language, any of
 them::
 
@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
+
 from annotation.models import Study
 
 
@@ -33,6 +35,7 @@ class StudyTexts:
     worker_title: str
     worker_description: str
     consent_text: str
+    ai_instruction: str  # what workers are told about AI tools, with the task's instructions
     # The survey's questions as defined, each with its label translated and ``choices``: (value, text) pairs.
     survey: list[dict[str, Any]] = field(default_factory=list)
 
@@ -73,6 +76,7 @@ def texts_for(study: Study, language: str | None) -> StudyTexts:
         worker_title=_text(translation.get("worker_title")) or study.worker_title,
         worker_description=_text(translation.get("worker_description")) or study.worker_description,
         consent_text=_text(translation.get("consent_text")) or study.consent_text,
+        ai_instruction=_text(translation.get("ai_instruction")) or study.ai_instruction,
         survey=_survey(study, translation.get("survey") or {}),
     )
 
@@ -80,3 +84,13 @@ def texts_for(study: Study, language: str | None) -> StudyTexts:
 def consent_text(study: Study, language: str | None) -> str:
     """The consent text a worker of ``study`` reads in ``language`` (what the consent hash is of)."""
     return _text(_translation(study, language).get("consent_text")) or study.consent_text
+
+
+def ai_instruction_languages(study: Study) -> list[str]:
+    """The languages the study's AI-tool instruction has its own text in: the study's language (or the
+    default one) for the study's own text, and each translation that gives it."""
+    if not (study.ai_instruction or "").strip():
+        return []
+    own = study.language or settings.LANGUAGE_CODE
+    translated = [code for code in (study.translations or {}) if _text(_translation(study, code).get("ai_instruction"))]
+    return list(dict.fromkeys([own, *translated]))
