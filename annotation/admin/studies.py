@@ -67,6 +67,8 @@ class StudyAdmin(StudyPages, ProlificStudyActions, admin.ModelAdmin):
     readonly_fields = [
         "status",
         "closes_at",
+        "pilot_opened_at",
+        "rest_opened_at",
         "protocol",
         "test_sample_size",
         "cohorts",
@@ -95,8 +97,11 @@ class StudyAdmin(StudyPages, ProlificStudyActions, admin.ModelAdmin):
                     "split_number",
                     "condition_shots",
                     "workers_per_condition",
+                    "pilot_workers_per_condition",
                     "status",
                     "closes_at",
+                    "pilot_opened_at",
+                    "rest_opened_at",
                 ]
             },
         ),

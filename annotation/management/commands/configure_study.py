@@ -9,6 +9,7 @@ manage.py configure_study sst2-split1 --title "Movie review sentiment" --no-cons
 manage.py configure_study sst2-split1 --data-licence "CC BY 4.0"   # for the data release (release_study)
 manage.py configure_study sst2-split1 --integrity-max-fast-share 0.5 --integrity-action review   # the integrity rule
 manage.py configure_study sst2-split1 --ethics-review approved --ethics-board "Univ. board" --ethics-reference 2026-17
+manage.py configure_study sst2-split1 --pilot-workers-per-condition 1   # the pilot's share (check_study --pilot)
 manage.py configure_study sst2-split1 --show          # print the settings and the outcome codes as JSON
 
 Every change goes through annotation.services.studies.studies.study_update, so a
@@ -50,6 +51,7 @@ SHOWN = (
     "ethics_review",
     "ethics_board",
     "ethics_reference",
+    "pilot_workers_per_condition",
 )
 
 
@@ -110,6 +112,12 @@ class Command(BaseCommand):
         parser.add_argument("--ethics-review", choices=[*Study.EthicsReview.values, ""], help="approved or exempt.")
         parser.add_argument("--ethics-board", help="The board that approved the study or granted the exemption.")
         parser.add_argument("--ethics-reference", help="The approval's reference number.")
+        parser.add_argument(
+            "--pilot-workers-per-condition",
+            metavar="P",
+            help="The pilot's share: workers per condition while the study runs as a pilot "
+            "(check_study --open --pilot), at most its workers per condition ('': no pilot).",
+        )
         parser.add_argument("--title", help="The neutral title workers see.")
         parser.add_argument("--description", help="The description workers see.")
         parser.add_argument("--show", action="store_true", help="Print the settings after any change.")
@@ -195,6 +203,12 @@ class Command(BaseCommand):
         ):
             if options[name] is not None:
                 changes[name] = options[name]
+        raw = options["pilot_workers_per_condition"]
+        if raw is not None:
+            try:
+                changes["pilot_workers_per_condition"] = int(raw) if raw.strip() else None
+            except ValueError:
+                raise CommandError(f"--pilot-workers-per-condition takes a whole number, or ''; got {raw!r}.") from None
         if options["title"] is not None:
             changes["worker_title"] = options["title"]
         if options["description"] is not None:
