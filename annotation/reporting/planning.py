@@ -39,6 +39,7 @@ import numpy as np
 
 from annotation.models import Study
 from annotation.reporting.bootstrap import IntervalOptions, cell_interval
+from annotation.reporting.figure_cache import digest, remembered
 from annotation.reporting.options import ReportError
 from annotation.reporting.scores import annotator_rows
 from annotation.services.money.pay import pay_line, stored_base
@@ -380,15 +381,20 @@ def plan_for_study(
         """The median width (S1 points) of ``n`` workers around ``centre``; one random stream per cell and size."""
         key = (centre, n, stream)
         if key not in simulated:
-            rng = np.random.default_rng([seed, stream, n])
-            simulated[key] = 100 * median_width(
-                accuracy=centre,
-                spread=spread,
-                workers=n,
-                items=test_items,
-                rng=rng,
-                simulations=simulations,
-                resamples=resamples,
+            # A pure function of these inputs: kept between requests (the dashboard's pilot card) under their digest.
+            inputs = digest("plan-width", centre, spread, n, test_items, seed, stream, simulations, resamples)
+            simulated[key] = 100 * remembered(
+                "plan-width",
+                inputs,
+                lambda: median_width(
+                    accuracy=centre,
+                    spread=spread,
+                    workers=n,
+                    items=test_items,
+                    rng=np.random.default_rng([seed, stream, n]),
+                    simulations=simulations,
+                    resamples=resamples,
+                ),
             )
         return simulated[key]
 
