@@ -133,3 +133,16 @@ def test_a_prolific_study_made_with_every_place_is_paused_when_the_pilot_is_full
     assert study_rows(report) == [("PAUSE", "done")]
     assert any("cannot be lowered" in note for note in report.notes)
     assert prolific(standin) == (DESIGN_PLACES, "PAUSED")
+
+
+def test_the_rest_opened_before_anyone_came_is_raised_at_the_first_arrival(pilot, django_capture_on_commit_callbacks):
+    """The app learns which Prolific study is its own from an arrival's STUDY_ID: until then nothing is raised."""
+    study, standin = pilot
+    studies.change_status(study=study, to_status=Study.Status.OPEN, pilot=True)
+    with django_capture_on_commit_callbacks(execute=True):
+        launch.open_rest(study=study)
+    assert prolific(standin) == (PILOT_PLACES, "ACTIVE") and standin.writes() == []
+    study.refresh_from_db()
+    with django_capture_on_commit_callbacks(execute=True):
+        arrive(standin, study, "first")
+    assert prolific(standin) == (DESIGN_PLACES, "ACTIVE")
