@@ -198,3 +198,38 @@ def test_check_study_refuses_pilot_without_open(draft):
     with pytest.raises(CommandError, match="--pilot goes with --open"):
         call_command("check_study", draft.slug, "--pilot")
     assert _fields(draft)[0] == Study.Status.DRAFT
+
+
+# --- The researchers' API -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def api(db):
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    client = Client()
+    client.force_login(get_user_model().objects.create_superuser("admin", password="pw"))
+    return client
+
+
+def test_the_api_sets_the_share_opens_a_pilot_then_the_rest(api, make_study):
+    from decimal import Decimal
+
+    study = make_study(shots=(0, 10), workers=3, status=Study.Status.DRAFT, base_reward=Decimal("1.50"))
+    url = f"/api/studies/{study.pk}/"
+    response = api.patch(url, {"pilot_workers_per_condition": 4}, content_type="application/json")
+    assert response.status_code == 400 and "pilot_workers_per_condition" in response.json()["fields"]
+    assert api.patch(url, {"pilot_workers_per_condition": 1}, content_type="application/json").status_code == 200
+    status = f"{url}status/"
+    response = api.post(status, {"status": "open", "rest": True}, content_type="application/json")
+    assert response.status_code == 400 and "not in a pilot" in response.json()["fields"]["status"][0]
+    assert _fields(study)[0] == Study.Status.DRAFT
+    body = api.post(status, {"status": "open", "pilot": True}, content_type="application/json").json()
+    assert body["status"] == "open" and body["pilot_opened_at"] and body["rest_opened_at"] is None
+    counts = api.get(f"{url}counts/").json()
+    assert [(c["slots"], c["free"]) for c in counts] == [(1, 1), (1, 1)]
+    body = api.post(status, {"status": "open", "rest": True}, content_type="application/json").json()
+    assert body["rest_opened_at"] and [c["slots"] for c in api.get(f"{url}counts/").json()] == [3, 3]
+    response = api.post(status, {"status": "paused", "pilot": True}, content_type="application/json")
+    assert response.status_code == 400
