@@ -233,3 +233,21 @@ def test_the_api_sets_the_share_opens_a_pilot_then_the_rest(api, make_study):
     assert body["rest_opened_at"] and [c["slots"] for c in api.get(f"{url}counts/").json()] == [3, 3]
     response = api.post(status, {"status": "paused", "pilot": True}, content_type="application/json")
     assert response.status_code == 400
+
+
+def test_the_statement_says_the_study_was_piloted(draft):
+    from datetime import UTC, datetime
+    from unittest import mock
+
+    from annotation.reporting.statement import build_statement
+
+    def workers():
+        sections = build_statement(study=Study.objects.get(pk=draft.pk)).sections
+        return {s.title: s.text for s in sections}["Workers"]
+
+    with mock.patch("django.utils.timezone.now", return_value=datetime(2026, 3, 2, 9, tzinfo=UTC)):
+        studies.change_status(study=draft, to_status=Study.Status.OPEN, pilot=True)
+    assert "launched as a pilot of 1 worker per condition on 2026-03-02; the rest of its places had not" in workers()
+    with mock.patch("django.utils.timezone.now", return_value=datetime(2026, 3, 4, 9, tzinfo=UTC)):
+        launch.open_rest(study=draft)
+    assert "on 2026-03-02, the rest opened on 2026-03-04; the pilot's workers are counted." in workers()
