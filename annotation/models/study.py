@@ -288,6 +288,12 @@ class Study(models.Model):
                 ),
                 name="study_pilot_share_within_design",
             ),
+            # A piloted study keeps its share: cleared while running it would open every slot without "open the
+            # rest", and afterwards the statement reports it.
+            models.CheckConstraint(
+                condition=Q(pilot_opened_at__isnull=True) | Q(pilot_workers_per_condition__isnull=False),
+                name="study_piloted_has_a_share",
+            ),
             models.CheckConstraint(condition=Q(hourly_rate__gte=0), name="study_rate_not_negative"),
             models.CheckConstraint(
                 condition=Q(test_sample_size__isnull=True) | Q(test_sample_size__gte=1),
@@ -322,6 +328,11 @@ class Study(models.Model):
             errors["pilot_workers_per_condition"] = [
                 f"The pilot's share is part of the design: at most the {self.workers_per_condition} workers per "
                 f"condition; got {pilot}."
+            ]
+        elif pilot is None and self.pilot_opened_at is not None:
+            errors["pilot_workers_per_condition"] = [
+                "The study was opened as a pilot: it keeps its share (to open every slot, manage.py check_study "
+                f"{self.slug} --open-rest)."
             ]
         if self.consent_required and not (self.consent_text or "").strip():
             errors["consent_text"] = ["Consent is required: write the consent text workers agree to."]

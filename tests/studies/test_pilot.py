@@ -251,3 +251,19 @@ def test_the_statement_says_the_study_was_piloted(draft):
     with mock.patch("django.utils.timezone.now", return_value=datetime(2026, 3, 4, 9, tzinfo=UTC)):
         launch.open_rest(study=draft)
     assert "on 2026-03-02, the rest opened on 2026-03-04; the pilot's workers are counted." in workers()
+
+
+def test_a_piloted_studys_share_cannot_be_cleared_nor_changed_after_the_rest(draft):
+    studies.change_status(study=draft, to_status=Study.Status.OPEN, pilot=True)
+    before = _fields(draft)
+    with pytest.raises(ValidationError, match="keeps its share"):
+        studies.study_update(study=draft, pilot_workers_per_condition=None)
+    with pytest.raises(CommandError, match="keeps its share"):
+        call_command("configure_study", draft.slug, "--pilot-workers-per-condition", "")
+    assert _fields(draft) == before and slots.open_slots(Study.objects.get(pk=draft.pk)) == 1
+    launch.open_rest(study=draft)
+    before = _fields(draft)
+    for share in (None, 2):  # after the rest, the share is the pilot's record (the statement reports it)
+        with pytest.raises(ValidationError, match="share"):
+            studies.study_update(study=draft, pilot_workers_per_condition=share)
+    assert _fields(draft) == before

@@ -261,6 +261,14 @@ def validate_change(
             raise ValidationError(
                 {"workers_per_condition": f"A condition already holds {held} workers; cannot lower N below that."}
             )
+    if (
+        pilot_workers_per_condition is not None
+        and study.rest_opened_at is not None
+        and pilot_workers_per_condition != study.pilot_workers_per_condition
+    ):
+        raise ValidationError(
+            {"pilot_workers_per_condition": "The rest is open: the pilot's share is its record now and stays."}
+        )
     if pilot_workers_per_condition is not None and study.in_pilot:
         held = max((c.filled for c in slots.condition_counts([study])[study.pk]), default=0)
         if pilot_workers_per_condition < held:
