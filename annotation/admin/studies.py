@@ -67,6 +67,8 @@ class StudyAdmin(StudyPages, ProlificStudyActions, admin.ModelAdmin):
     readonly_fields = [
         "status",
         "closes_at",
+        "pilot_opened_at",
+        "rest_opened_at",
         "protocol",
         "test_sample_size",
         "cohorts",
@@ -96,8 +98,11 @@ class StudyAdmin(StudyPages, ProlificStudyActions, admin.ModelAdmin):
                     "split_number",
                     "condition_shots",
                     "workers_per_condition",
+                    "pilot_workers_per_condition",
                     "status",
                     "closes_at",
+                    "pilot_opened_at",
+                    "rest_opened_at",
                 ]
             },
         ),
@@ -318,8 +323,9 @@ class StudyAdmin(StudyPages, ProlificStudyActions, admin.ModelAdmin):
                 self.message_user(request, f"“{study.name}”: added {len(made)} attention check(s).", messages.SUCCESS)
 
     def save_model(self, request: HttpRequest, obj: Study, form: forms.ModelForm[Study], change: bool) -> None:
-        if change:  # never write back the status read with the form: actions and the API change it
-            fields = [f.name for f in Study._meta.concrete_fields if f.name not in ("id", "status")]
+        if change:  # never write back the status (nor the pilot's dates) read with the form: status changes set them
+            kept = ("id", "status", "pilot_opened_at", "rest_opened_at")
+            fields = [f.name for f in Study._meta.concrete_fields if f.name not in kept]
             studies.study_save(study=obj, update_fields=fields)
         else:
             studies.study_save(study=obj)

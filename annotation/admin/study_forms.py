@@ -142,6 +142,7 @@ class StudyForm(forms.ModelForm):
                     shots=shots,
                     workers_per_condition=cleaned.get("workers_per_condition"),
                     test_order=cleaned.get("test_order"),
+                    pilot_workers_per_condition=cleaned.get("pilot_workers_per_condition"),
                 )
             studies.validate_design(task=task, split_number=split, shots=shots)
         except ValidationError as exc:

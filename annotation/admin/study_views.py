@@ -37,6 +37,19 @@ STATUS_BUTTONS: dict[str, list[tuple[str, str]]] = {
     Study.Status.OPEN: [(Study.Status.PAUSED, "Pause (no new workers)"), (Study.Status.CLOSED, "Close")],
     Study.Status.PAUSED: [(Study.Status.OPEN, "Open the study"), (Study.Status.CLOSED, "Close")],
 }
+# The pilot launch's two buttons: their values are not statuses; status_view maps them to the launch service.
+OPEN_PILOT, OPEN_REST = "open-pilot", "open-rest"
+
+
+def status_buttons(study: Study) -> list[tuple[str, str]]:
+    """STATUS_BUTTONS, with "Open as pilot" on a draft with a pilot share and "Open the rest" during a pilot."""
+    buttons = list(STATUS_BUTTONS.get(study.status, []))
+    if study.status == Study.Status.DRAFT and study.pilot_workers_per_condition:
+        buttons.insert(0, (OPEN_PILOT, f"Open as pilot ({study.pilot_workers_per_condition} per condition)"))
+    if study.in_pilot and study.status != Study.Status.CLOSED:
+        buttons = [b for b in buttons if b[0] != Study.Status.OPEN]  # reopening a paused pilot: the rest's button
+        buttons.insert(0, (OPEN_REST, f"Open the rest ({study.workers_per_condition} per condition)"))
+    return buttons
 
 
 class StudyPages(admin.ModelAdmin):
@@ -51,7 +64,7 @@ class StudyPages(admin.ModelAdmin):
             join_url = request.build_absolute_uri(reverse("entry:join", args=[study.slug]))
             extra_context["entry_links"] = platforms.entry_links(join_url)
             if self.has_change_permission(request, study):
-                extra_context["status_buttons"] = STATUS_BUTTONS.get(study.status, [])
+                extra_context["status_buttons"] = status_buttons(study)
                 extra_context["status_url"] = reverse("admin:annotation_study_status", args=[study.pk])
                 extra_context["default_grace"] = closing.DEFAULT_GRACE_MINUTES
             extra_context["preview_links"] = preview.links(study)
@@ -129,7 +142,22 @@ class StudyPages(admin.ModelAdmin):
         if request.method != "POST" or not self.has_change_permission(request, study):
             return HttpResponse(status=405 if request.method != "POST" else 403)
         to_status = request.POST.get("to_status", "")
-        options = {}
+        options: dict[str, Any] = {}
+        if to_status == OPEN_REST:
+            try:
+                # audit: open_rest before=status,rest_opened_at after=status,rest_opened_at
+                launch.open_rest(study=study)
+            except ValidationError as exc:
+                self.message_user(request, f"“{study.name}”: {_error_text(exc)}", messages.ERROR)
+            else:
+                self.message_user(
+                    request,
+                    f"“{study.name}”: the rest is open, {study.workers_per_condition} workers per condition.",
+                    messages.SUCCESS,
+                )
+            return HttpResponseRedirect(reverse("admin:annotation_study_change", args=[pk]))
+        if to_status == OPEN_PILOT:
+            to_status, options["pilot"] = Study.Status.OPEN, True
         if to_status == Study.Status.CLOSED:
             try:
                 grace = GRACE_FIELD.clean(request.POST.get("grace_minutes", "").strip())
@@ -168,7 +196,9 @@ class StudyPages(admin.ModelAdmin):
                     if (to_status == Study.Status.CLOSED and study.closes_at)
                     else ""
                 )
-                self.message_user(request, f"“{study.name}” is now {to_status}.{closes}", messages.SUCCESS)
+                share = study.pilot_workers_per_condition
+                pilot = f" as a pilot ({share} per condition)" if options.get("pilot") else ""
+                self.message_user(request, f"“{study.name}” is now {to_status}{pilot}.{closes}", messages.SUCCESS)
 
     @admin.action(description="Open the selected studies")
     def open_studies(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:

@@ -144,12 +144,23 @@ class StudySerializer(serializers.ModelSerializer[Study]):
             "protocol",
             "test_sample_size",
             "closes_at",
+            "pilot_opened_at",
+            "rest_opened_at",
             "created_at",
             "updated_at",
         ]
         # The protocol and the test sample are set by the design that creates the study
         # (services.studies.studies.create_sampled_design), never changed afterwards.
-        read_only_fields = ["status", "protocol", "test_sample_size", "closes_at", "created_at", "updated_at"]
+        read_only_fields = [
+            "status",
+            "protocol",
+            "test_sample_size",
+            "closes_at",
+            "pilot_opened_at",
+            "rest_opened_at",
+            "created_at",
+            "updated_at",
+        ]
         extra_kwargs = {
             "workers_per_condition": {"max_value": SMALL_MAX},
             "abandon_after_minutes": {"max_value": INT_MAX},
@@ -182,6 +193,25 @@ class StatusChangeSerializer(serializers.Serializer):
         help_text="Opening a draft only: open it although its launch check names blockers (GET .../launch-check/); "
         "the override is recorded with who asked and the blockers. Without it such a study is refused (400).",
     )
+    pilot = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Opening a draft only: launch it as a pilot, with its pilot_workers_per_condition of each "
+        "condition's slots (docs/studies.md, A pilot launch).",
+    )
+    rest = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text='With "status": "open": open the rest of a running pilot\'s slots (a paused pilot opens too). '
+        "Refused (400) for a study not in a pilot.",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if (attrs.get("pilot") or attrs.get("rest")) and attrs["status"] != Study.Status.OPEN:
+            raise ValidationError({"status": 'A pilot, or the rest after it, is opened: "status": "open".'})
+        if attrs.get("pilot") and attrs.get("rest"):
+            raise ValidationError({"rest": "Open a study as a pilot, or open the rest of its pilot: not both."})
+        return attrs
 
 
 class LaunchFindingSerializer(serializers.Serializer):
@@ -421,8 +451,13 @@ class StudyViewSet(viewsets.ModelViewSet[Study]):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         try:
-            if data["status"] == Study.Status.OPEN and data.get("grace_minutes") is None:
-                study = launch.open_study(study=self.get_object(), override=data["override_blockers"], by=request.user)
+            if data["rest"]:
+                # audit: open_rest before=status,rest_opened_at after=status,rest_opened_at
+                study = launch.open_rest(study=self.get_object())
+            elif data["status"] == Study.Status.OPEN and data.get("grace_minutes") is None:
+                study = launch.open_study(
+                    study=self.get_object(), override=data["override_blockers"], by=request.user, pilot=data["pilot"]
+                )
             else:
                 study = studies.change_status(
                     study=self.get_object(), to_status=data["status"], grace_minutes=data.get("grace_minutes")

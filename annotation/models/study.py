@@ -63,6 +63,22 @@ class Study(models.Model):
     )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
     workers_per_condition = models.PositiveSmallIntegerField(default=3, validators=[MinValueValidator(1)])
+    # A pilot launch (docs/studies.md, "A pilot launch"): opened with this share of each condition's slots, the
+    # rest opened later (services.studies.studies.change_status); services.state.slots.open_slots reads them.
+    pilot_workers_per_condition = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="The pilot's share: how many workers per condition may take part while the study runs as a "
+        "pilot (opened with “Open as pilot”), at most the workers per condition; the rest of the slots open with "
+        "“Open the rest”. Empty: no pilot.",
+    )
+    pilot_opened_at = models.DateTimeField(
+        null=True, blank=True, editable=False, help_text="When the study was opened as a pilot (empty: it was not)."
+    )
+    rest_opened_at = models.DateTimeField(
+        null=True, blank=True, editable=False, help_text="When the rest of a pilot study's slots were opened."
+    )
     hourly_rate = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal("12.00"))
     currency = models.CharField(max_length=3, default="USD")
     prolific_sync_places = models.BooleanField(
@@ -276,6 +292,20 @@ class Study(models.Model):
         constraints = [
             models.CheckConstraint(condition=Q(split_number__gte=1, split_number__lte=5), name="study_split_1_to_5"),
             models.CheckConstraint(condition=Q(workers_per_condition__gte=1), name="study_at_least_one_worker"),
+            models.CheckConstraint(
+                condition=Q(pilot_workers_per_condition__isnull=True)
+                | Q(
+                    pilot_workers_per_condition__gte=1,
+                    pilot_workers_per_condition__lte=models.F("workers_per_condition"),
+                ),
+                name="study_pilot_share_within_design",
+            ),
+            # A piloted study keeps its share: cleared while running it would open every slot without "open the
+            # rest", and afterwards the statement reports it.
+            models.CheckConstraint(
+                condition=Q(pilot_opened_at__isnull=True) | Q(pilot_workers_per_condition__isnull=False),
+                name="study_piloted_has_a_share",
+            ),
             models.CheckConstraint(condition=Q(hourly_rate__gte=0), name="study_rate_not_negative"),
             models.CheckConstraint(
                 condition=Q(test_sample_size__isnull=True) | Q(test_sample_size__gte=1),
@@ -305,6 +335,17 @@ class Study(models.Model):
         for rate in ("hourly_rate", "platform_minimum_hourly", "platform_recommended_hourly"):
             if (getattr(self, rate) or 0) < 0:
                 errors[rate] = ["An hourly rate is not negative."]
+        pilot = self.pilot_workers_per_condition
+        if pilot is not None and self.workers_per_condition is not None and pilot > self.workers_per_condition:
+            errors["pilot_workers_per_condition"] = [
+                f"The pilot's share is part of the design: at most the {self.workers_per_condition} workers per "
+                f"condition; got {pilot}."
+            ]
+        elif pilot is None and self.pilot_opened_at is not None:
+            errors["pilot_workers_per_condition"] = [
+                "The study was opened as a pilot: it keeps its share (to open every slot, manage.py check_study "
+                f"{self.slug} --open-rest)."
+            ]
         if self.consent_required and not (self.consent_text or "").strip():
             errors["consent_text"] = ["Consent is required: write the consent text workers agree to."]
         checks = (
@@ -328,6 +369,11 @@ class Study(models.Model):
     @property
     def is_open(self) -> bool:
         return self.status == self.Status.OPEN
+
+    @property
+    def in_pilot(self) -> bool:
+        """Opened as a pilot, the rest not opened yet (whatever the status: a paused pilot is still one)."""
+        return self.pilot_opened_at is not None and self.rest_opened_at is None
 
 
 class Condition(models.Model):

@@ -50,7 +50,14 @@ def prepare(*, fixture: str, slug: str, workers_per_condition: int | None, secon
     Task.objects.all().delete()
     call_command("loaddata", fixture, verbosity=0)
     study = Study.objects.get(slug=slug)
-    changes: dict[str, Any] = {"status": Study.Status.DRAFT, "closes_at": None}
+    # The copy rehearses the whole design at once: a pilot of the real study (its share, its dates) is not copied.
+    changes: dict[str, Any] = {
+        "status": Study.Status.DRAFT,
+        "closes_at": None,
+        "pilot_workers_per_condition": None,
+        "pilot_opened_at": None,
+        "rest_opened_at": None,
+    }
     if workers_per_condition:
         changes["workers_per_condition"] = workers_per_condition
     assumed = {}

@@ -127,11 +127,10 @@ def freeze(study: Study) -> AnalysisPlan:
         return AnalysisPlan.objects.get(study=study)
 
 
-# pilot: the pilot launch (issue 42.7) answers here, and its "open the rest" reaches ``freeze`` through the
-# status listeners; until it is merged, every opening is a full launch.
 def in_pilot(study: Study) -> bool:
-    """Whether ``study`` is open for a pilot only: its full launch, and the freeze, come later."""
-    return False
+    """Whether ``study`` is open for a pilot only: its full launch ("open the rest", which reaches ``freeze``
+    through the status listeners like any opening), and so the freeze, come later."""
+    return study.in_pilot
 
 
 def on_status_change(study: Study) -> None:

@@ -217,6 +217,15 @@ def integrity_flags(study: Study, now: datetime) -> list[Notice]:
 
 def finished(study: Study, now: datetime) -> list[Notice]:
     rows = progress([study])[study.pk]
+    if study.status != Study.Status.CLOSED and study.in_pilot and rows and all(c.is_done for c in rows):
+        return [
+            Notice(
+                "info",
+                "pilot-done",
+                f"The pilot is complete ({sum(c.completed for c in rows)} workers): look at its results and the "
+                f"planning figures, then open the rest (manage.py check_study {study.slug} --open-rest).",
+            )
+        ]
     if study.status == Study.Status.OPEN and rows and all(c.is_done for c in rows):
         return [Notice("info", "finished", "Every slot is completed: close the study when you are ready.")]
     return []

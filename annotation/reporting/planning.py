@@ -39,6 +39,7 @@ import numpy as np
 
 from annotation.models import Study
 from annotation.reporting.bootstrap import IntervalOptions, cell_interval
+from annotation.reporting.figure_cache import digest, remembered
 from annotation.reporting.options import ReportError
 from annotation.reporting.scores import annotator_rows
 from annotation.services.money.pay import pay_line, stored_base
@@ -380,15 +381,20 @@ def plan_for_study(
         """The median width (S1 points) of ``n`` workers around ``centre``; one random stream per cell and size."""
         key = (centre, n, stream)
         if key not in simulated:
-            rng = np.random.default_rng([seed, stream, n])
-            simulated[key] = 100 * median_width(
-                accuracy=centre,
-                spread=spread,
-                workers=n,
-                items=test_items,
-                rng=rng,
-                simulations=simulations,
-                resamples=resamples,
+            # A pure function of these inputs: kept between requests (the dashboard's pilot card) under their digest.
+            inputs = digest("plan-width", centre, spread, n, test_items, seed, stream, simulations, resamples)
+            simulated[key] = 100 * remembered(
+                "plan-width",
+                inputs,
+                lambda: median_width(
+                    accuracy=centre,
+                    spread=spread,
+                    workers=n,
+                    items=test_items,
+                    rng=np.random.default_rng([seed, stream, n]),
+                    simulations=simulations,
+                    resamples=resamples,
+                ),
             )
         return simulated[key]
 
@@ -528,3 +534,47 @@ def rehearsal_section(study_slug: str) -> dict[str, Any]:
     except PlanningError as exc:
         return {"error": str(exc)}
     return {**plan.as_dict(), "markdown": plan.markdown()}
+
+
+# The dashboard's pilot card plans on the page's request: fewer simulated studies than plan_study's default,
+# said on the page with the command that reproduces it (the same seed and counts give the same figures).
+PILOT_SIMULATIONS = 40
+PILOT_RESAMPLES = 200
+
+
+def pilot_section(study: Study) -> dict[str, Any]:
+    """The dashboard's pilot card while ``study`` runs as a pilot: each condition's pilot results (completed
+    workers, their mean test S1) and the plan from them for the design's workers per condition and the usual
+    sizes, or why there is no plan yet (``error``: e.g. no completed pilot worker)."""
+    workers = tuple(sorted({*DEFAULT_WORKERS, min(study.workers_per_condition, MAX_WORKERS)}))
+    sizes = ",".join(str(n) for n in workers)
+    section: dict[str, Any] = {
+        "share": study.pilot_workers_per_condition,
+        "design": study.workers_per_condition,
+        "command": f"manage.py plan_study {study.slug} --workers {sizes} --simulations {PILOT_SIMULATIONS} "
+        f"--resamples {PILOT_RESAMPLES}",
+    }
+    try:
+        plan = plan_for_study(study, workers=workers, simulations=PILOT_SIMULATIONS, resamples=PILOT_RESAMPLES)
+    except PlanningError as exc:
+        return {**section, "error": str(exc)}
+    rows = [
+        {
+            "shots": c.shots,
+            "pilot_workers": c.pilot_workers,
+            "accuracy": round(100 * c.accuracy, 1),
+            "widths": [c.widths[n] for n in plan.workers],
+            "gaps": [c.detectable_gap[n] for n in plan.workers],
+        }
+        for c in plan.cells
+    ]
+    return {
+        **section,
+        "plan": plan.as_dict(),
+        "workers": list(plan.workers),
+        "rows": rows,
+        "costs": [str(plan.costs[n]) for n in plan.workers],
+        "currency": plan.currency,
+        "times": [t.as_dict() for t in plan.times],
+        "assumptions": plan.assumptions,
+    }

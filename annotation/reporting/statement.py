@@ -126,7 +126,19 @@ def workers_facts(study: Study, table: Table) -> str:
         + "; ".join(parts)
         + "."
         + test_sample_facts(study)
+        + pilot_facts(study)
     )
+
+
+def pilot_facts(study: Study) -> str:
+    """A pilot launch (docs/studies.md): ' It was launched as a pilot of ...', or nothing."""
+    if study.pilot_opened_at is None:
+        return ""
+    opened = f"{study.pilot_opened_at:%Y-%m-%d}"
+    text = f" It was launched as a pilot of {plural(study.pilot_workers_per_condition or 0, 'worker')} per condition"
+    if study.rest_opened_at is None:
+        return text + f" on {opened}; the rest of its places had not opened."
+    return text + f" on {opened}, the rest opened on {study.rest_opened_at:%Y-%m-%d}; the pilot's workers are counted."
 
 
 def test_sample_facts(study: Study) -> str:

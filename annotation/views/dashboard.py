@@ -52,6 +52,7 @@ from annotation.reporting.fewclue_table import build_fewclue_table
 from annotation.reporting.monitoring import live_payload, needs_attention, notices, progress
 from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.pay import condition_pay
+from annotation.reporting.planning import pilot_section
 from annotation.reporting.plots import PLOT_FORMATS, all_tasks_plot, task_plot
 from annotation.reporting.provenance import reproducibility_header
 from annotation.reporting.rehearsal_jobs import REPORT_FORMATS, job_status, rehearsal_job_create
@@ -217,6 +218,7 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "rehearsals": RehearsalJob.objects.filter(study=study)[:5],
             "launch_check": launch.launch_check(study),
             "launch_overrides": study.launch_overrides.all()[:5],
+            "pilot": pilot_section(study) if study.in_pilot else None,
         },
     )
 

@@ -104,3 +104,23 @@ def test_the_six_task_table_is_whole_at_1366_and_a_study_needing_attention_comes
             scroll = page.locator(".table-and-plot .scroll")
             assert scroll.evaluate("(box) => box.scrollWidth <= box.clientWidth + 1")  # no column cut off
             shot(page, "dashboard-overview-attention")
+
+
+def test_the_pilot_card_reads_on_a_phone_and_a_laptop(open_as, staff_session, sst2):
+    from annotation.models import Study
+    from annotation.services.studies import studies
+
+    study = make_study(sst2, shots=(0, 10), slug="piloting", status=Study.Status.DRAFT, workers_per_condition=3)
+    studies.study_update(study=study, pilot_workers_per_condition=1)
+    studies.change_status(study=study, to_status=Study.Status.OPEN, pilot=True)
+    gold = gold_answers(sst2)
+    add_annotator(study, 0, answers=gold)
+    add_annotator(study, 10, answers=[g if i < 2 else wrong(g, sst2) for i, g in enumerate(gold)])
+    for viewport, name in (({"width": 390, "height": 844}, "phone"), ({"width": 1366, "height": 900}, "desktop")):
+        page = open_as(None, path="/dashboard/study/piloting/", cookies=staff_session, viewport=viewport)
+        card = page.locator("#pilot")
+        assert card.is_visible() and "Pilot: 1 of 3" in card.locator("h2").inner_text()
+        assert card.locator("table.pilot-plan tbody tr").count() == 2
+        assert page.evaluate(FITS) and page.evaluate(OVERFLOWING) == []
+        assert not page.js_errors
+        shot(page, f"dashboard-pilot-{name}")

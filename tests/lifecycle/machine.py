@@ -1,8 +1,9 @@
 """A study's lifecycle as a hypothesis state machine, with every actor, checked against a ledger of its own.
 
 Actors: workers (open the link, start, answer or fail the attention check, come back, try a second
-condition of the task), staff (exclude, readmit, edit the attention rule, pause, reopen, close with or
-without grace, run review / bonus / group / places against the Prolific stand-in), the platform (a
+condition of the task), staff (launch the study plainly or as a pilot of one worker per condition, open the
+rest, exclude, readmit, edit the attention rule, pause, reopen, close with or without grace, run review /
+bonus / group / places against the Prolific stand-in), the platform (a
 submission's status change for this study or for another study of the workspace: returned, timed out,
 rejected, approved; duplicates and out of order) and the clock (moved, never slept; the idle sweep and
 the close-out of a closed study).
@@ -25,10 +26,11 @@ from datetime import UTC, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from unittest import mock
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.test import Client, override_settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from annotation.models import AttentionDecision, Participation, Response, Study
 from annotation.reporting.statement import build_statement
@@ -37,7 +39,7 @@ from annotation.services.money import pay
 from annotation.services.prolific import operations, webhooks
 from annotation.services.prolific.standin import TOKEN, StandIn
 from annotation.services.state import lifecycle
-from annotation.services.studies import studies
+from annotation.services.studies import launch, studies
 from annotation.services.verdicts import attention, overrides
 from tests.entry_link import take_part
 from tests.factories import ConditionFactory, StudyFactory, make_classification_task
@@ -62,6 +64,7 @@ ACTIVE = (State.CLAIMED, State.TRAINING, State.TEST)
 HOLDING = (*ACTIVE, State.COMPLETED)
 WORKERS = ["w0", "w1", "w2", "w3"]
 SLOTS = 2  # workers per condition
+PILOT = 1  # the pilot's share of them, when the study is launched as a pilot
 TEST_ITEMS = 3  # and one attention check at position 2
 PROLIFIC_STUDY = "PS1"
 RATE, BASE = Decimal("12.00"), Decimal("0.50")
@@ -119,6 +122,11 @@ class Ledger:
     bonus_paid: dict[str, Decimal] = field(default_factory=dict)
     places_total: int = 0
     exclusions_by_limit: dict[int, int] = field(default_factory=dict)  # attention exclusions by the limit in force
+    pilot: int | None = None  # the pilot's share while the study runs as a pilot (the rest not opened)
+
+    def open_slots(self) -> int:
+        """The slots a condition may hold now: the pilot's share while piloting, else the design's."""
+        return self.pilot if self.pilot is not None else SLOTS
 
     def holding(self) -> list[Entry]:
         return [e for e in self.entries.values() if e.state in HOLDING]
@@ -190,14 +198,14 @@ class LifecycleMachine(RuleBasedStateMachine):
             attention_fail_limit=1,
             attention_action=Study.AttentionAction.EXCLUDE,
             abandon_after_minutes=30,
+            status=Study.Status.DRAFT,  # launched by the first rule (launch), plainly or as a pilot
+            pilot_workers_per_condition=PILOT,
         )
         self.condition = ConditionFactory(study=self.study, shots=0)
         second = StudyFactory(task=task, slug="lc-second", workers_per_condition=SLOTS)
         ConditionFactory(study=second, shots=0)
         attention.definitions.generate(study=self.study, positions=[2])
         self.standin.add_study(study_id=PROLIFIC_STUDY, reward=int(BASE * 100))
-        self.standin.set_places(PROLIFIC_STUDY, SLOTS)
-        self.ledger.places_total = SLOTS
 
     def teardown(self) -> None:
         try:
@@ -244,6 +252,18 @@ class LifecycleMachine(RuleBasedStateMachine):
         else:
             entry.state = State.COMPLETED
 
+    # --- the launch ------------------------------------------------------------------------------
+
+    @initialize(pilot=st.booleans())
+    def launch(self, pilot: bool) -> None:
+        """Staff open the study as a person does (the launch check, nothing blocking), plainly or as a pilot;
+        the Prolific study was made with the places of what opens (docs/studies.md, "A pilot launch")."""
+        launch.open_study(study=self.study, pilot=pilot)
+        self.ledger.pilot = PILOT if pilot else None
+        self.ledger.status = Study.Status.OPEN
+        self.standin.set_places(PROLIFIC_STUDY, self.ledger.open_slots())
+        self.ledger.places_total = self.ledger.open_slots()
+
     # --- workers -------------------------------------------------------------------------------
 
     @rule(worker=st.sampled_from(WORKERS), session=st.booleans())
@@ -254,7 +274,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         params = {"PROLIFIC_PID": worker, "STUDY_ID": PROLIFIC_STUDY}
         if session:
             params["SESSION_ID"] = f"sub-{worker}"
-        took = self.ledger.status == Study.Status.OPEN and len(self.ledger.holding()) < SLOTS
+        took = self.ledger.status == Study.Status.OPEN and len(self.ledger.holding()) < self.ledger.open_slots()
         take_part(self.client(worker), "lc", params)
         if took:
             now = self.clock.now
@@ -366,6 +386,37 @@ class LifecycleMachine(RuleBasedStateMachine):
         if self.ledger.status != changed.status and to == Study.Status.CLOSED:
             self.ledger.closes_at = self.clock.now + timedelta(minutes=grace)
         self.ledger.status = changed.status
+
+    def pilot_fields(self) -> tuple:
+        fields = ("status", "pilot_opened_at", "rest_opened_at")
+        return tuple(Study.objects.filter(pk=self.study.pk).values_list(*fields)[0])
+
+    @rule()
+    def open_the_rest(self) -> None:
+        """Allowed only while the ledger's study is a pilot, not closed; refused otherwise, changing nothing."""
+        self.tick()
+        allowed = self.ledger.pilot is not None and self.ledger.status != Study.Status.CLOSED
+        before = self.pilot_fields()
+        try:
+            launch.open_rest(study=self.study)
+        except ValidationError:
+            assert not allowed, "the rest of a running pilot was refused"
+            assert self.pilot_fields() == before
+            return
+        assert allowed, f"the rest opened on a study not in pilot ({self.ledger.status}, pilot {self.ledger.pilot})"
+        self.ledger.pilot, self.ledger.status = None, Study.Status.OPEN
+
+    @rule()
+    def open_as_a_pilot_again(self) -> None:
+        """Launched once: opening as a pilot again is always refused, changing nothing."""
+        self.tick()
+        before = self.pilot_fields()
+        try:
+            studies.change_status(study=self.study, to_status=Study.Status.OPEN, pilot=True)
+        except ValidationError:
+            assert self.pilot_fields() == before
+            return
+        raise AssertionError("a launched study opened as a pilot again")
 
     @rule(operation=st.sampled_from(["review", "bonus", "group", "places"]))
     def run_a_prolific_operation(self, operation: str) -> None:
@@ -488,7 +539,10 @@ class LifecycleMachine(RuleBasedStateMachine):
         for worker in set(rows) - set(self.ledger.entries):
             problems.add(f"{worker}: a participation the ledger never saw taken ({rows[worker].state})")
         holding = [p for p in rows.values() if p.state in HOLDING]
-        if len(holding) > SLOTS or len({p.slot_index for p in holding}) != len(holding):
+        # Only the slots open now are held, numbered below them: a pilot's in its share's (0..PILOT-1).
+        allowed = self.ledger.open_slots()
+        over = any(p.slot_index is None or p.slot_index >= allowed for p in holding)
+        if len(holding) > allowed or over or len({p.slot_index for p in holding}) != len(holding):
             problems.add(f"slots over the design: {[(p.worker.external_id, p.slot_index) for p in holding]}")
         expected = {e.worker for e in self.ledger.holding()}
         if {p.worker.external_id for p in holding} != expected and not problems.found:
@@ -528,11 +582,13 @@ class LifecycleMachine(RuleBasedStateMachine):
         ]
         total = self.standin.places[PROLIFIC_STUDY]["total"]
         if self.places_run:
-            need = max(self.ledger.places_total, SLOTS + len(needing))
+            need = max(self.ledger.places_total, self.ledger.open_slots() + len(needing))
             rejected = any(
                 e.submission == "REJECTED" for e in self.ledger.entries.values() if e.state == State.EXCLUDED
             )
-            if total != need:
+            # Before anyone came the Prolific study is unknown, so nothing is raised yet (a pilot's rest opened
+            # first): the first arrival's sync raises it. Every entry of the ledger came with STUDY_ID.
+            if total != need and self.ledger.entries:
                 problems.add(f"Prolific has {total} places, the design needs {need}", "finding-4" if rejected else None)
             self.ledger.places_total = max(self.ledger.places_total, total)
             status = self.standin.studies[PROLIFIC_STUDY]["status"]

@@ -28,3 +28,29 @@ def test_the_lifecycle_keeps_the_ledger():
             **profile,
         ),
     )
+
+
+def test_a_pilot_then_the_rest_keeps_the_ledger():
+    """The pilot's path as one fixed sequence of the model's rules (the bounded run above may not reach it):
+    a pilot of one slot refuses the second arrival, its places are the pilot's, the rest opens the design."""
+    machine = LifecycleMachine()
+    try:
+        machine.launch(pilot=True)
+        steps = [
+            lambda: machine.open_the_link("w0", True),
+            lambda: machine.open_the_link("w1", True),  # refused: the pilot's one slot is held
+            lambda: machine.run_a_prolific_operation("places"),
+            lambda: machine.open_as_a_pilot_again(),
+            lambda: machine.open_the_rest(),
+            lambda: machine.open_the_rest(),  # refused: the rest is open already
+            lambda: machine.open_the_link("w2", False),
+            lambda: machine.run_a_prolific_operation("places"),
+            lambda: machine.open_the_link("w3", True),  # refused: the design's two slots are held
+        ]
+        for step in steps:
+            step()
+            machine.the_ledger_holds()
+        assert sorted(machine.ledger.entries) == ["w0", "w2"]
+        assert machine.standin.places["PS1"]["total"] == 2
+    finally:
+        machine.teardown()

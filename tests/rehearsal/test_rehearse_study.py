@@ -83,3 +83,17 @@ def test_a_postgresql_scratch_database_needs_a_postgresql_server():
 def test_a_rehearsal_step_refuses_the_real_database():
     with pytest.raises(CommandError, match="only on the rehearsal's scratch database"):
         call_command("rehearsal_step", "sweep", "--slug", "demo-sst2")
+
+
+def test_a_study_in_its_pilot_rehearses_its_whole_design(tmp_path):
+    """The copy runs the design, not the real study's pilot (its share, even above a smaller N asked for)."""
+    study = _demo_study()
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.DRAFT, pilot_workers_per_condition=2)
+    studies.change_status(study=study, to_status=Study.Status.OPEN, pilot=True)
+    out = tmp_path / "report.json"
+    call_command("rehearse_study", study.slug, "--workers-per-condition", "1", "--format", "json", "-o", str(out))
+    report = json.loads(out.read_text())
+    failed = [i for i in report["invariants"] if not i["passed"]]
+    assert report["passed"] and not failed, failed
+    study.refresh_from_db()
+    assert study.in_pilot and study.pilot_workers_per_condition == 2  # the real study was only read

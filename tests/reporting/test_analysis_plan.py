@@ -180,3 +180,16 @@ def test_the_release_s_data_card_names_the_plan_and_the_admin_shows_it_read_only
     page = client.get(f"/admin/annotation/study/{study.pk}/change/").content.decode()
     assert f"SHA-256 {plan.sha256}" in page and 'name="preregistration"' in page
     assert 'name="ai_instruction"' in page and 'name="frozen_plan"' not in page  # shown, never a field
+
+
+def test_a_pilot_freezes_nothing_and_opening_the_rest_freezes_the_plan(draft):
+    """The plan is frozen at the full launch: a pilot is how the design is tried, and may still change it."""
+    Study.objects.filter(pk=draft.pk).update(pilot_workers_per_condition=1)
+    draft.refresh_from_db()
+    studies.change_status(study=draft, to_status=Study.Status.OPEN, pilot=True)
+    assert not AnalysisPlan.objects.filter(study=draft).exists()
+    studies.change_status(study=draft, to_status=Study.Status.PAUSED)  # a paused pilot is still one
+    studies.change_status(study=draft, to_status=Study.Status.OPEN)
+    assert not AnalysisPlan.objects.filter(study=draft).exists()
+    studies.change_status(study=draft, to_status=Study.Status.OPEN, rest=True)
+    assert AnalysisPlan.objects.filter(study=draft).count() == 1

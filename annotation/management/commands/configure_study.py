@@ -12,6 +12,7 @@ manage.py configure_study sst2-split1 --ethics-review approved --ethics-board "U
 manage.py configure_study sst2-split1 --preregistration https://osf.io/abcd1   # where the design was registered
 manage.py configure_study sst2-split1 --ai-instruction-standard   # "do not use AI tools", in every worker language
 manage.py configure_study sst2-split1 --ai-instruction "Do not use ChatGPT."   # your own (translations: the admin)
+manage.py configure_study sst2-split1 --pilot-workers-per-condition 1   # the pilot's share (check_study --pilot)
 manage.py configure_study sst2-split1 --show          # print the settings and the outcome codes as JSON
 
 Every change goes through annotation.services.studies.studies.study_update, so a
@@ -56,6 +57,7 @@ SHOWN = (
     "ethics_reference",
     "preregistration",
     "ai_instruction",
+    "pilot_workers_per_condition",
 )
 
 
@@ -131,6 +133,12 @@ class Command(BaseCommand):
             action="store_true",
             help="Tell workers not to use AI assistants, translation tools or search engines, in every language "
             "the worker pages ship (annotation.protocol.ai_tools).",
+        )
+        parser.add_argument(
+            "--pilot-workers-per-condition",
+            metavar="P",
+            help="The pilot's share: workers per condition while the study runs as a pilot "
+            "(check_study --open --pilot), at most its workers per condition ('': no pilot).",
         )
         parser.add_argument("--title", help="The neutral title workers see.")
         parser.add_argument("--description", help="The description workers see.")
@@ -223,6 +231,12 @@ class Command(BaseCommand):
             changes["ai_instruction"] = options["ai_instruction"].strip()
         if options["ai_instruction_standard"]:
             changes.update(_standard_ai_instruction(study))
+        raw = options["pilot_workers_per_condition"]
+        if raw is not None:
+            try:
+                changes["pilot_workers_per_condition"] = int(raw) if raw.strip() else None
+            except ValueError:
+                raise CommandError(f"--pilot-workers-per-condition takes a whole number, or ''; got {raw!r}.") from None
         if options["title"] is not None:
             changes["worker_title"] = options["title"]
         if options["description"] is not None:

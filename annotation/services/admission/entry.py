@@ -165,10 +165,10 @@ def _claim(
             return known
         if locked.status != Study.Status.OPEN:
             return JoinResult(Outcome.NOT_OPEN, locked)
-        free = slots.free_by_condition(conditions, locked.workers_per_condition)
+        free = slots.free_by_condition(conditions, slots.open_slots(locked))
         condition_id = choose_condition(free)
         if condition_id is None and abandonment.release_abandoned(study=locked):
-            free = slots.free_by_condition(conditions, locked.workers_per_condition)  # idle slots just released
+            free = slots.free_by_condition(conditions, slots.open_slots(locked))  # idle slots just released
             condition_id = choose_condition(free)
         if condition_id is None:
             return JoinResult(Outcome.FULL, locked)

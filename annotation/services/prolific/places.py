@@ -8,6 +8,9 @@ without more places, nobody replaces that worker. So the places a Prolific study
 
     the design's slots (conditions × workers per condition) + the exclusions that kept their place
 
+where the design's slots are those open now (``slots.open_slots``): during a pilot launch, the pilot's share of
+each condition (docs/studies.md, "A pilot launch"), so the Prolific study is paused once the pilot's slots are
+held, and "open the rest" raises its places to the whole design and starts it again
 (an exclusion whose submission was last heard RETURNED, TIMED-OUT or REJECTED on Prolific reopened its own place;
 a study's closing is not replaced). Each exclusion given its place has its ``ProlificAction`` (kind ``places``),
 and the total is raised to that figure in one call (``PATCH studies/{id}/`` with ``total_available_places``): an
@@ -125,7 +128,12 @@ def places_rows(study: Study, client: ProlificClient | None) -> tuple[list[Row],
             state, note = SKIP, f"our study is {study.status}: places are added only while it is open"
         rows.append(row_for(p, "PLACE +1", state, note or f"excluded ({p.get_exclusion_kind_display()})"))
     target = design + len(needing)
-    notes = [f"the design has {design} slots, {free} free; {len(needing)} exclusion(s) kept their Prolific place"]
+    whole = sum(c.design_slots for c in counts)
+    pilot = f"the pilot opens {design} of the design's {whole} slots" if design < whole else ""
+    notes = [
+        f"{pilot or f'the design has {design} slots'}, {free} free; {len(needing)} exclusion(s) kept their "
+        "Prolific place"
+    ]
     if not is_open:
         notes.append(f"our study is {study.status}: Prolific's study is paused, started again only once ours is open")
     currency = (study.currency or "").upper()

@@ -7,6 +7,11 @@ database's partial unique index on (condition, slot_index) is built from the
 same tuple. Abandoned and excluded participations keep their slot number but
 hold nothing, so the slot counts as free again.
 
+A study opened as a pilot (``Study.in_pilot``) offers only its pilot share of each condition's slots,
+numbers 0..P-1, until the rest is opened: ``open_slots`` is that rule, and every count and allocation
+below takes its N from it. Who took part in the pilot stays known to the fresh-worker rule (admission)
+like anyone: the rest's workers are new ones.
+
 Free slots are counted, not only numbered: a condition has ``N - held``
 free slots (never fewer than 0), and the numbers offered are the lowest
 unheld ones below N, as many as that count. (Holders above N can exist once
@@ -38,6 +43,18 @@ def holding(prefix: str = "") -> Q:
 
 
 # --- The arithmetic -------------------------------------------------------------------
+
+
+def open_slots_of(*, workers: int, pilot: int | None, piloting: bool) -> int:
+    """The slots per condition workers may hold now: the pilot's share while piloting, else the design's N."""
+    return min(pilot, workers) if piloting and pilot else workers
+
+
+def open_slots(study: Study) -> int:
+    """``open_slots_of`` for a study: what the entry, a readmission and the counts take as N."""
+    return open_slots_of(
+        workers=study.workers_per_condition, pilot=study.pilot_workers_per_condition, piloting=study.in_pilot
+    )
 
 
 def free_count(*, slots: int, filled: int) -> int:
@@ -111,7 +128,7 @@ class ConditionCounts:
     condition_id: int
     study_id: int
     shots: int
-    slots: int
+    slots: int  # open now: the pilot's share while piloting (open_slots), else the design's N
     filled: int  # the holders: claimed + training + test + completed
     claimed: int
     in_training: int
@@ -120,6 +137,7 @@ class ConditionCounts:
     excluded: int
     abandoned: int
     declined: int
+    design_slots: int = 0  # the design's N (workers per condition), pilot or not
 
     @property
     def free(self) -> int:
@@ -155,7 +173,15 @@ def condition_counts(studies: Iterable[Study]) -> dict[int, list[ConditionCounts
     rows = (
         Condition.objects.filter(study__in=studies)
         .order_by("study_id", "shots")
-        .values("id", "study_id", "shots", "study__workers_per_condition")
+        .values(
+            "id",
+            "study_id",
+            "shots",
+            "study__workers_per_condition",
+            "study__pilot_workers_per_condition",
+            "study__pilot_opened_at",
+            "study__rest_opened_at",
+        )
         .annotate(filled=Count("participations", filter=holding("participations__") & counted), **per_state)
     )
     result: dict[int, list[ConditionCounts]] = defaultdict(list)
@@ -165,9 +191,14 @@ def condition_counts(studies: Iterable[Study]) -> dict[int, list[ConditionCounts
                 condition_id=r["id"],
                 study_id=r["study_id"],
                 shots=r["shots"],
-                slots=r["study__workers_per_condition"],
+                slots=open_slots_of(
+                    workers=r["study__workers_per_condition"],
+                    pilot=r["study__pilot_workers_per_condition"],
+                    piloting=r["study__pilot_opened_at"] is not None and r["study__rest_opened_at"] is None,
+                ),
                 filled=r["filled"],
                 **{name: r[name] for name in _STATE_FIELDS},
+                design_slots=r["study__workers_per_condition"],
             )
         )
     return {s.pk: result.get(s.pk, []) for s in studies}

@@ -9,8 +9,10 @@ browser-language study shows untranslated.
 
 ``open_study`` is how a person opens a study (the admin, the API, ``check_study --open``, the creation
 commands' ``--open``): with a blocker it refuses unless told to override, and an override is recorded
-(``LaunchOverride``: who, when, which blockers). ``studies.change_status`` stays the bare transition the
-machinery uses (a rehearsal's scratch copy, the tests' fixtures).
+(``LaunchOverride``: who, when, which blockers). ``open_study(pilot=True)`` launches it as a pilot (its pilot
+share of each condition's slots; the same check, as it is the launch), ``open_rest`` opens the rest after it.
+``studies.change_status`` stays the bare transition the machinery uses (a rehearsal's scratch copy, the tests'
+fixtures).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from django.db import transaction
 from annotation.models import AttentionCheck, LaunchOverride, Study
 from annotation.protocol.languages import shipped
 from annotation.services.session import presentation
+from annotation.services.state import slots
 from annotation.services.studies import studies
 from annotation.services.texts import languages, study_texts
 from annotation.services.verdicts import integrity
@@ -256,7 +259,22 @@ def _looks(study: Study) -> list[Finding]:
                     f"manage.py configure_study {slug} --ai-instruction-standard",
                 )
             )
+    if study.in_pilot:
+        found.append(_pilot_look(study))
     return found
+
+
+def _pilot_look(study: Study) -> Finding:
+    counts = slots.condition_counts([study])[study.pk]
+    done = sum(min(c.completed, c.slots) for c in counts)
+    share = sum(c.slots for c in counts)
+    return Finding(
+        "pilot_running",
+        f"The study runs as a pilot: {study.pilot_workers_per_condition} of {study.workers_per_condition} workers "
+        f"per condition, {done} of its {share} workers completed. Look at their results and the planning figures "
+        "(the dashboard's study page) before the rest.",
+        f"manage.py check_study {study.slug} --open-rest (opens the remaining slots; Prolific's places follow)",
+    )
 
 
 def launch_check(study: Study) -> LaunchCheck:
@@ -265,17 +283,24 @@ def launch_check(study: Study) -> LaunchCheck:
 
 
 def open_study(
-    *, study: Study, override: bool = False, by: User | AnonymousUser | None = None, by_name: str = ""
+    *,
+    study: Study,
+    override: bool = False,
+    by: User | AnonymousUser | None = None,
+    by_name: str = "",
+    pilot: bool = False,
 ) -> Study:
     """Open ``study`` as a person asks to. Its launch (draft → open) is refused (LaunchBlocked) while the
     launch check names a blocker, unless ``override``; then the override is recorded with who asked (``by``,
-    or ``by_name`` for a command) and the blockers as they were. Reopening a paused study is no launch."""
+    or ``by_name`` for a command) and the blockers as they were. Reopening a paused study is no launch.
+    ``pilot``: the launch is a pilot's (``studies.change_status`` says when it may be)."""
     launching = study.status == Study.Status.DRAFT
     check = launch_check(study) if launching else LaunchCheck(study=study.slug)
     if check.blockers and not override:
         raise LaunchBlocked(check)
     with transaction.atomic():
-        opened = studies.change_status(study=study, to_status=Study.Status.OPEN)
+        # audit: open_study (open_pilot when pilot) before=status,pilot_opened_at after=status,pilot_opened_at
+        opened = studies.change_status(study=study, to_status=Study.Status.OPEN, pilot=pilot)
         if check.blockers:
             user = by if by is not None and by.pk else None
             LaunchOverride.objects.create(
@@ -285,3 +310,9 @@ def open_study(
                 blockers=[f.as_dict() for f in check.blockers],
             )
     return opened
+
+
+def open_rest(*, study: Study) -> Study:
+    """Open the rest of a pilot's slots as a person asks to (the pilot was the launch: no check again)."""
+    # audit: open_rest before=status,rest_opened_at,open slots per condition after=status,rest_opened_at,N
+    return studies.change_status(study=study, to_status=Study.Status.OPEN, rest=True)

@@ -74,6 +74,7 @@ EDITABLE_FIELDS = (
     "ai_instruction",
     "data_licence",
     "prolific_sync_places",
+    "pilot_workers_per_condition",
 ) + tuple(name for name in ("base_reward",) if name in {f.name for f in Study._meta.get_fields()})
 
 STATUS_TRANSITIONS: dict[str, set[str]] = {
@@ -233,9 +234,10 @@ def validate_change(
     shots: Iterable[int] | None = None,
     workers_per_condition: int | None = None,
     test_order: str | None = None,
+    pilot_workers_per_condition: int | None = None,
 ) -> None:
     """What may change once a study exists: the design and the test order only while nobody has joined,
-    N never below the slots held."""
+    N never below the slots held, nor a running pilot's share."""
     current = sorted(study.conditions.values_list("shots", flat=True))
     changes_design = (split_number is not None and split_number != study.split_number) or (
         shots is not None and sorted(set(shots)) != current
@@ -260,6 +262,23 @@ def validate_change(
         if workers_per_condition < held:
             raise ValidationError(
                 {"workers_per_condition": f"A condition already holds {held} workers; cannot lower N below that."}
+            )
+    if (
+        pilot_workers_per_condition is not None
+        and study.rest_opened_at is not None
+        and pilot_workers_per_condition != study.pilot_workers_per_condition
+    ):
+        raise ValidationError(
+            {"pilot_workers_per_condition": "The rest is open: the pilot's share is its record now and stays."}
+        )
+    if pilot_workers_per_condition is not None and study.in_pilot:
+        held = max((c.filled for c in slots.condition_counts([study])[study.pk]), default=0)
+        if pilot_workers_per_condition < held:
+            raise ValidationError(
+                {
+                    "pilot_workers_per_condition": f"The pilot is running and a condition already holds {held} "
+                    "workers; cannot lower its share below that."
+                }
             )
 
 
@@ -290,6 +309,7 @@ def study_update(
             shots=shots,
             workers_per_condition=options.get("workers_per_condition"),
             test_order=options.get("test_order"),
+            pilot_workers_per_condition=options.get("pilot_workers_per_condition"),
         )
         codes = options.get("outcome_codes", {})
         if codes is None:  # null: no change
@@ -446,26 +466,43 @@ def on_status_change(listener: Callable[[Study], None]) -> None:
         _status_listeners.append(listener)
 
 
-def change_status(*, study: Study, to_status: str, grace_minutes: int | None = None) -> Study:
+def change_status(
+    *, study: Study, to_status: str, grace_minutes: int | None = None, pilot: bool = False, rest: bool = False
+) -> Study:
     """draft → open ⇄ paused → closed (closed is final); opening checks the study can run.
 
     Pausing refuses new entries only: the workers already in carry on. Closing refuses new entries too
     and gives the workers already in ``grace_minutes`` (default ``closing.DEFAULT_GRACE_MINUTES``, 0 for
     none) to finish: the study's ``closes_at``, after which their work is refused (``services.admission.closing``).
+
+    A pilot launch: ``pilot`` opens a draft with only its pilot share of each condition's slots
+    (``pilot_workers_per_condition``, ``slots.open_slots``); ``rest`` opens the rest of a study in its pilot
+    (open or paused), which opens it too. Pausing and reopening a pilot keep it a pilot.
     """
     if to_status not in Study.Status.values:
         raise ValidationError({"status": f"Unknown status {to_status!r}; one of {Study.Status.values}."})
     if grace_minutes is not None and to_status != Study.Status.CLOSED:
         raise ValidationError({"grace_minutes": "A grace period is given only when closing a study."})
+    if (pilot or rest) and to_status != Study.Status.OPEN:
+        raise ValidationError({"status": "A pilot, or the rest after it, is opened: the status goes to open."})
+    if pilot and rest:
+        raise ValidationError({"status": "Open a study as a pilot, or open the rest of its pilot: not both at once."})
     if to_status == Study.Status.CLOSED:
         grace_minutes = _checked_grace(grace_minutes)
     with transaction.atomic():
         locked = Study.objects.select_for_update().get(pk=study.pk)
-        if to_status == locked.status:
+        changes: dict[str, Any] = {}
+        if pilot:
+            _check_pilot(locked)
+            changes["pilot_opened_at"] = timezone.now()
+        if rest:
+            _check_rest(locked)
+            changes["rest_opened_at"] = timezone.now()
+        if to_status == locked.status and not changes:
             return locked
-        if to_status not in STATUS_TRANSITIONS[locked.status]:
+        if to_status != locked.status and to_status not in STATUS_TRANSITIONS[locked.status]:
             raise ValidationError({"status": f"A {locked.status} study cannot become {to_status}."})
-        if to_status == Study.Status.OPEN:
+        if to_status == Study.Status.OPEN and to_status != locked.status:
             shots = list(locked.conditions.values_list("shots", flat=True))
             if not shots:
                 raise ValidationError({"status": "A study without conditions cannot open: add at least one."})
@@ -473,7 +510,7 @@ def change_status(*, study: Study, to_status: str, grace_minutes: int | None = N
                 _training_sets(task=locked.task, split_number=locked.split_number, shots=shots)
             _check_task_has_test_set(locked.task)
             _check_task_texts(locked)
-        changes: dict[str, Any] = {"status": to_status}
+        changes["status"] = to_status
         if to_status == Study.Status.CLOSED:
             changes["closes_at"] = timezone.now() + timedelta(minutes=grace_minutes or 0)
         Study.objects.filter(pk=locked.pk).update(**changes)
@@ -482,6 +519,35 @@ def change_status(*, study: Study, to_status: str, grace_minutes: int | None = N
     for listener in _status_listeners:
         listener(study)
     return study
+
+
+def _check_pilot(study: Study) -> None:
+    """A pilot is how a draft is launched, with a share of the design's slots set beforehand."""
+    if study.status != Study.Status.DRAFT:
+        raise ValidationError(
+            {"status": f"Only a draft study opens as a pilot; {study.slug} is {study.status} (a pilot is its launch)."}
+        )
+    share, design = study.pilot_workers_per_condition, study.workers_per_condition
+    if not share:
+        raise ValidationError(
+            {
+                "pilot_workers_per_condition": f"{study.slug} has no pilot share: set it first, e.g. manage.py "
+                f"configure_study {study.slug} --pilot-workers-per-condition 1."
+            }
+        )
+    if share > design:  # the model's check and the database's too; said here for a row written around them
+        raise ValidationError(
+            {"pilot_workers_per_condition": f"The pilot's share ({share}) is above the design's {design} workers."}
+        )
+
+
+def _check_rest(study: Study) -> None:
+    """Only a running pilot (open or paused) has a rest to open."""
+    if not study.in_pilot:
+        said = "its rest is already open" if study.rest_opened_at else "it was not opened as a pilot"
+        raise ValidationError({"status": f"{study.slug} is not in a pilot ({said}): there is no rest to open."})
+    if study.status == Study.Status.CLOSED:
+        raise ValidationError({"status": f"{study.slug} is closed (final): its rest can no longer open."})
 
 
 def _check_task_texts(study: Study) -> None:

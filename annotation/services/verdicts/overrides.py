@@ -34,7 +34,7 @@ def _slot_for_readmission(locked: Participation) -> int:
     Called under ``slots.lock_study``, so no entry can take the slot between
     this choice and the update.
     """
-    slot = slots.slot_for_return(locked, slots=locked.study.workers_per_condition)
+    slot = slots.slot_for_return(locked, slots=slots.open_slots(locked.study))
     if slot is None:
         raise lifecycle.InvalidTransition(
             "the worker's slot has been given to another worker meanwhile and the condition is full; cannot readmit"
