@@ -301,9 +301,9 @@ class Scratch:
 
     def stop_server(self) -> None:
         if self.server is not None and self.server.poll() is None:
-            os.killpg(self.server.pid, signal.SIGTERM)
+            os.killpg(self.server.pid, signal.SIGINT)  # gunicorn's quick shutdown: the crowd is done
             try:
-                self.server.wait(timeout=35)  # gunicorn's graceful timeout is 30 s
+                self.server.wait(timeout=35)
             except subprocess.TimeoutExpired:
                 os.killpg(self.server.pid, signal.SIGKILL)
                 self.server.wait()
@@ -596,7 +596,6 @@ class Rehearsal:
         launch_check = launch.launch_check(self.study)
         for line in launch_check.lines():
             self.log(f"launch check: {line}")
-        fixture_json = scratch_db.design_json(self.study)
         self.standin = StandIn().start()
         self.clock_minutes = 0.0
         try:
@@ -607,9 +606,11 @@ class Rehearsal:
         self.log(f"scratch database: {db.engine} {db.name}")
         self.scratch = Scratch(db=db, standin=self.standin)
         try:
-            self.scratch.launch_server()  # it boots while the steps' process loads the design
+            # Both boot Django while this process writes the design out.
+            self.scratch.launch_server()
+            self.scratch.start_steps()
             fixture = db.directory / "design.json"
-            fixture.write_text(fixture_json, encoding="utf-8")
+            fixture.write_text(scratch_db.design_json(self.study), encoding="utf-8")
             options: dict[str, Any] = {"fixture": str(fixture), "second_slug": f"{self.study.slug}-second"[:50]}
             if self.workers_per_condition:
                 options["workers_per_condition"] = self.workers_per_condition
