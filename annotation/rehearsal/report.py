@@ -69,6 +69,7 @@ PHASES = {
     "copy": "copy (scratch database from the template, design loaded)",
     "server_start": "server start (gunicorn, beyond the copy)",
     "crowd": "crowd",
+    "server_stop": "server stop",
     "prolific": "Prolific operations",
     "checks": "checks",
     "cleanup": "cleanup",

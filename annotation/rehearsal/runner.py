@@ -303,7 +303,7 @@ class Scratch:
         if self.server is not None and self.server.poll() is None:
             os.killpg(self.server.pid, signal.SIGINT)  # gunicorn's quick shutdown: the crowd is done
             try:
-                self.server.wait(timeout=35)
+                self.server.wait(timeout=5)  # a scratch server: nothing of it is kept
             except subprocess.TimeoutExpired:
                 os.killpg(self.server.pid, signal.SIGKILL)
                 self.server.wait()
@@ -509,7 +509,10 @@ class Rehearsal:
         """Fresh careful, average and guessing workers, a few at a time, until the study answers "full". One of
         each comes first, so that each behaviour takes part even where only a few slots are left."""
         kinds = ["careful", "average", "careful", "guessing"]
-        first = ["average", "guessing", "careful"]
+        # The first wave fills every slot at once: one guessing worker in it, the rest careful, so that no
+        # group the relative training filter judges is all guessers (beside them, the worker who answers every
+        # training example wrong would pass); later waves draw from all kinds.
+        first = ["average", "guessing"] + ["careful"] * max(1, self.wave - 2)
         limit = 4 * len(self.design["shots"]) * self.design["workers_per_condition"] + 20
         for _ in range(limit):
             names = [first.pop(0) if first else kinds[self.rng.randrange(len(kinds))] for _ in range(self.wave)]
@@ -623,6 +626,7 @@ class Rehearsal:
             lap("crowd")
             crowd_seconds = seconds["crowd"]
             self.scratch.stop_server()
+            lap("server_stop")
             self.log(f"the crowd is done ({crowd_seconds:.1f} s); Prolific operations against the stand-in")
             prolific = self.prolific()
             lap("prolific")
