@@ -51,7 +51,7 @@ def install(path: str | Path) -> FileClock:
     the settings name a clock file)."""
     real = getattr(timezone.now, "__self__", None)
     clock = FileClock(path, real.real if isinstance(real, FileClock) else timezone.now)
-    timezone.now = clock.now  # type: ignore[assignment]  # Django's own function, replaced for this process
+    timezone.now = clock.now  # Django's own function, replaced for this process
     return clock
 
 

@@ -206,7 +206,8 @@ class Report:
             f"{len(self.invariants) - failed} of {len(self.invariants)} invariants hold. A copy of the design ran on "
             f"a scratch {self.scratch.get('engine')} database ({self.design.get('workers_per_condition')} workers "
             f"per condition, conditions {', '.join(f'{s}-shot' for s in self.design.get('shots', []))}; seed "
-            f"{self.seed}); the real study's rows were not touched.",
+            f"{self.seed}); the real study's rows were not touched."
+            + (f" Served by {self.scratch['server']}." if self.scratch.get("server") else ""),
             "",
             self.time_line()
             if self.seconds

@@ -308,6 +308,12 @@ class Scratch:
                 os.killpg(self.server.pid, signal.SIGKILL)
                 self.server.wait()
 
+    @property
+    def described(self) -> str:
+        """How the crowd's server ran, for the report."""
+        workers, threads = GUNICORN_SHAPE[self.db.engine]
+        return f"gunicorn gthread {workers} x {threads}, annotation.settings.rehearsal (production's), Celery eager"
+
     def move_clock(self, minutes: float) -> None:
         clock.move(self.clock_file, minutes * 60)
 
@@ -664,7 +670,7 @@ class Rehearsal:
         lap("cleanup")
         report = Report.build(
             study=self.study.slug,
-            scratch=asdict(db) | {"directory": str(db.directory), "kept": self.keep},
+            scratch=asdict(db) | {"directory": str(db.directory), "kept": self.keep, "server": self.scratch.described},
             design=self.design,
             seed=self.seed,
             invariants=results,
