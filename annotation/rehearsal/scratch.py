@@ -27,7 +27,7 @@ from urllib.parse import quote
 
 import django
 from django.core import serializers
-from django.db import connection
+from django.db import DatabaseError, connection
 from django.db.migrations.loader import MigrationLoader
 
 from annotation.models import AttentionCheck, ModelRun, Study
@@ -168,22 +168,29 @@ def _postgres_url(name: str) -> str:
     return f"postgres://{auth}{host}{port}/{name}"
 
 
+def _exists(database: str) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [database])
+        return cursor.fetchone() is not None
+
+
 def _postgres_template(migrate: Migrate) -> str:
     """The template database of these migrations on the real database's server, made if missing: migrated
     under a name of its own, then renamed (a rehearsal that loses the race drops its own)."""
     template = f"rehearsal_template_{migrations_key()}"
+    if _exists(template):
+        return template
+    building = f"rehearsal_building_{secrets.token_hex(6)}"
     with connection.cursor() as cursor:
-        cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [template])
-        if cursor.fetchone():
-            return template
-        building = f"rehearsal_building_{secrets.token_hex(6)}"
         cursor.execute(f'CREATE DATABASE "{building}"')
     try:
         migrate(_postgres_url(building))
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [template])
-            if not cursor.fetchone():
+        try:
+            with connection.cursor() as cursor:
                 cursor.execute(f'ALTER DATABASE "{building}" RENAME TO "{template}"')
+        except DatabaseError:
+            if not _exists(template):  # not lost to a rehearsal that made the same template meanwhile
+                raise
     finally:
         with connection.cursor() as cursor:
             cursor.execute(f'DROP DATABASE IF EXISTS "{building}" WITH (FORCE)')
