@@ -6,6 +6,16 @@ class AnnotationConfig(AppConfig):
     verbose_name = "Studies and annotations"
 
     def ready(self) -> None:
+        from django.conf import settings
+
+        # A rehearsal's processes read the clock the rehearsal moves (annotation/rehearsal/clock.py); only the
+        # rehearsal settings define the file, so this never runs in production.
+        clock_file = getattr(settings, "REHEARSAL_CLOCK_FILE", "")
+        if clock_file:
+            from annotation.rehearsal import clock
+
+            clock.install(clock_file)
+
         # The upward calls of the services, inverted: the slot lifecycle (state) and a study's status changes
         # (studies) tell the Prolific places sync (prolific) of each slot taken or freed and each status
         # change through listeners registered here, as is the freeze of a launched study's analysis plan.

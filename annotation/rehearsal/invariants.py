@@ -455,6 +455,19 @@ def statement_counts(study: Study, facts: dict[str, Any]) -> tuple[bool, str]:
     return _listed(problems, f"{compared} counts compared")
 
 
+def _filtered_in_test(study: Study) -> set[int]:
+    """Participations the relative training filter excluded during their test (their group was judged while
+    they worked: checks still unanswered): their test never ended, so the attention rule never judged them."""
+    return set(
+        Response.all_objects.filter(
+            participation__study=study,
+            participation__exclusion_kind=Participation.ExclusionKind.TRAINING_FILTER,
+            attention_check__isnull=False,
+            status=Response.Status.PENDING,
+        ).values_list("participation_id", flat=True)
+    )
+
+
 def _check_failures(study: Study) -> dict[int, int]:
     """Participation id -> attention checks failed, recomputed from each answer and the check's own expected
     answer (not from the stored score the rule tallies): passed is answered with exactly the expected label
@@ -501,8 +514,9 @@ def rules_catch_who_they_should(study: Study, facts: dict[str, Any]) -> Result:
         decisions[d.participation_id] = d  # the last one stands
     by_worker = {p.worker.external_id: p for p in _participations(study)}
     limit = study.attention_fail_limit
+    unreached = _filtered_in_test(study)
     for p in by_worker.values():
-        if p.pk not in failures or p.state not in PAID_STATES:
+        if p.pk not in failures or p.state not in PAID_STATES or p.pk in unreached:
             continue
         found = decisions.get(p.pk)
         expected = _expected_attention(study, failures[p.pk], found is not None and found.decided_by_id is not None)

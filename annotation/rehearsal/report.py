@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,6 +64,19 @@ def planning_section(study_slug: str) -> dict[str, Any]:
     return planning.rehearsal_section(study_slug)
 
 
+# The phases of a run, as the report names them.
+PHASES = {
+    "copy": "copy (scratch database from the template, design loaded)",
+    "server_start": "server start (gunicorn, beyond the copy)",
+    "crowd": "crowd",
+    "server_stop": "server stop",
+    "prolific": "Prolific operations",
+    "checks": "checks",
+    "cleanup": "cleanup",
+    "planning": "planning",
+}
+
+
 @dataclass
 class Report:
     study: str
@@ -79,6 +93,9 @@ class Report:
     launch: dict[str, Any] = field(default_factory=dict)  # the real study's launch check (services.studies.launch)
     launch_lines: list[str] = field(default_factory=list)
     assumed: dict[str, str] = field(default_factory=dict)  # what the copy set that the study lacks, e.g. base_reward
+    # Where the wall time went, by phase (PHASES), and how far the rehearsal moved its clock.
+    seconds: dict[str, float] = field(default_factory=dict)
+    clock_minutes: float = 0.0
 
     @classmethod
     def build(
@@ -95,6 +112,8 @@ class Report:
         crowd: list[dict[str, Any]],
         prolific: dict[str, Any],
         launch: LaunchCheck | None = None,
+        seconds: dict[str, float] | None = None,
+        clock_minutes: float = 0.0,
     ) -> Report:
         checks = [
             Invariant(i["name"], bool(i["passed"]), i["detail"], list(i.get("not_exercised") or [])) for i in invariants
@@ -114,21 +133,27 @@ class Report:
                 f"p99 {timings.get('all', {}).get('p99_ms')} ms; 5xx by kind: {server_errors or 'none'}",
             )
         )
+        planning_started = time.perf_counter()
+        plan = planning_section(study)
+        seconds = dict(seconds or {})
+        seconds["planning"] = round(time.perf_counter() - planning_started, 2)
         return cls(
             study=study,
             seed=seed,
             scratch={k: v for k, v in scratch.items() if k != "url"},
             design={k: v for k, v in design.items() if k != "staff"},  # the scratch account's password stays out
             invariants=checks,
-            wall_seconds=round(wall_seconds, 1),
+            wall_seconds=round(wall_seconds + seconds["planning"], 1),
             crowd_seconds=round(crowd_seconds, 1),
             latency=timings,
             crowd=crowd,
             prolific=prolific,
-            planning=planning_section(study),
+            planning=plan,
             launch=launch.as_dict() if launch else {},
             launch_lines=launch.lines() if launch else [],
             assumed=dict(design.get("assumed") or {}),
+            seconds=seconds,
+            clock_minutes=clock_minutes,
         )
 
     @property
@@ -145,6 +170,8 @@ class Report:
             "invariants": [i.as_dict() for i in self.invariants],
             "wall_seconds": self.wall_seconds,
             "crowd_seconds": self.crowd_seconds,
+            "seconds": self.seconds,
+            "clock_minutes": self.clock_minutes,
             "latency": self.latency,
             "crowd": self.crowd,
             "prolific": {k: {kk: vv for kk, vv in v.items() if kk != "rows"} for k, v in self.prolific.items()},
@@ -158,6 +185,15 @@ class Report:
     def not_exercised(self) -> list[str]:
         return list(dict.fromkeys(name for i in self.invariants for name in i.not_exercised))
 
+    def time_line(self) -> str:
+        """Where the wall time went, in the order it was spent."""
+        parts = [f"{PHASES.get(k, k)} {v:.1f} s" for k, v in self.seconds.items()]
+        return (
+            f"Wall time {self.wall_seconds} s: "
+            + ", ".join(parts)
+            + (f"; the clock moved {self.clock_minutes:g} min, nobody waited for it." if self.clock_minutes else ".")
+        )
+
     def json(self) -> str:
         return json.dumps(self.as_dict(), indent=2, default=str)
 
@@ -170,8 +206,12 @@ class Report:
             f"{len(self.invariants) - failed} of {len(self.invariants)} invariants hold. A copy of the design ran on "
             f"a scratch {self.scratch.get('engine')} database ({self.design.get('workers_per_condition')} workers "
             f"per condition, conditions {', '.join(f'{s}-shot' for s in self.design.get('shots', []))}; seed "
-            f"{self.seed}); the real study's rows were not touched. Wall time {self.wall_seconds} s "
-            f"(the crowd: {self.crowd_seconds} s).",
+            f"{self.seed}); the real study's rows were not touched."
+            + (f" Served by {self.scratch['server']}." if self.scratch.get("server") else ""),
+            "",
+            self.time_line()
+            if self.seconds
+            else f"Wall time {self.wall_seconds} s (the crowd: {self.crowd_seconds} s).",
         ]
         if self.not_exercised:
             lines += ["", f"Not exercised by the crowd, so not checked: {'; '.join(self.not_exercised)}."]

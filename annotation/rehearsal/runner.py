@@ -2,8 +2,11 @@
 real HTTP flow, the Prolific operations against the stand-in, then every invariant checked (docs/studies.md).
 
 This process only *reads* the real database (the design, the gold answers the crowd needs); everything
-that writes runs in child processes whose DATABASE_URL is the scratch database: ``manage.py migrate``,
-``manage.py runserver`` (the server the crowd talks to, Celery eager), and ``manage.py rehearsal_step``.
+that writes runs in child processes whose DATABASE_URL is the scratch database (a copy of a migrated
+template, ``scratch``): gunicorn (the server the crowd talks to, as docs/deployment.md serves a study,
+Celery eager) and one ``manage.py rehearsal_step serve`` for every step, both with the production settings
+and the rehearsal's clock (``annotation.settings.rehearsal``). Nothing waits for time to pass: the rehearsal
+moves that clock past an inactivity limit, a group timeout or a grace period (``clock``).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import asyncio
 import json
 import os
 import random
+import secrets
 import signal
 import socket
 import subprocess
@@ -29,17 +33,20 @@ from django.conf import settings
 from django.db import connections
 
 from annotation.models import AttentionCheck, Study
+from annotation.rehearsal import clock
 from annotation.rehearsal import scratch as scratch_db
 from annotation.rehearsal.client import Browser, Recorder
 from annotation.rehearsal.crowd import Key, Outcome, ProtocolError, SimulatedWorker, item_key, staff_login
 from annotation.rehearsal.report import Report
-from annotation.rehearsal.steps import GUARD, end_state_key
+from annotation.rehearsal.steps import GUARD, REPLY, end_state_key
 from annotation.services.prolific.standin import TOKEN, StandIn
 from annotation.services.studies import launch
 from tasks_app.models import Example
 
 MANAGE = Path(settings.BASE_DIR) / "manage.py"
+GUNICORN_CONF = Path(settings.BASE_DIR) / "deploy" / "gunicorn.conf.py"
 PROLIFIC_STUDY = "REHEARSAL-PROLIFIC-STUDY"
+MAX_WAVE = 32  # simulated workers at a time, at most (each is a handful of coroutines and a connection)
 MAX_REQUESTS = 5000  # per simulated worker: a loop that never ends fails instead of hanging
 
 
@@ -137,53 +144,144 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def migrate(database_url: str) -> None:
+    """``manage.py migrate`` on an empty database (a template's, made once per set of migrations)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("CELERY_BROKER_URL", "CELERY_RESULT_BACKEND")}
+    env.update(DJANGO_SETTINGS_MODULE="annotation.settings.base", DEBUG="1", DATABASE_URL=database_url)
+    done = subprocess.run(
+        [sys.executable, str(MANAGE), "migrate", "--noinput", "-v0"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if done.returncode != 0:
+        raise RehearsalError(f"manage.py migrate failed: {done.stderr.strip()[-2000:]}")
+
+
+# gunicorn as docs/deployment.md runs it (deploy/gunicorn.conf.py), one process of 16 threads on SQLite (the
+# embedded default's shape: one writer at a time), two of 8 on PostgreSQL (the app loaded once, --preload:
+# each process more is a Django start on a busy machine).
+GUNICORN_SHAPE = {"sqlite": ("1", "16"), "postgresql": ("2", "8")}
+
+
 @dataclass
 class Scratch:
-    """The scratch database's processes: the environment they share and the server."""
+    """The scratch database's processes: the environment they share, the server and the steps' process.
+
+    Both run the production settings with the rehearsal's clock (``annotation.settings.rehearsal``) over
+    plain HTTP on 127.0.0.1, Celery eager (no broker in their environment)."""
 
     db: scratch_db.ScratchDatabase
     standin: StandIn
     port: int = 0
     server: subprocess.Popen | None = None
+    steps: subprocess.Popen | None = None
+    secret: str = field(default_factory=lambda: secrets.token_urlsafe(50))
 
     @property
-    def env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if k not in ("CELERY_BROKER_URL", "CELERY_RESULT_BACKEND")}
+    def clock_file(self) -> Path:
+        return self.db.directory / "clock"
+
+    def environment(self, database_url: str) -> dict[str, str]:
+        drop = ("CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "DEBUG", "DATABASE_URL", "CSRF_TRUSTED_ORIGINS")
+        env = {k: v for k, v in os.environ.items() if k not in drop and not k.startswith("GUNICORN_")}
+        workers, threads = GUNICORN_SHAPE[self.db.engine]
         env.update(
-            DJANGO_SETTINGS_MODULE="annotation.settings.base",
-            DEBUG="1",  # a local server on scratch data: no production secrets needed
-            DATABASE_URL=self.db.url,
-            DB_CONN_MAX_AGE="0",
+            DJANGO_SETTINGS_MODULE="annotation.settings.rehearsal",
+            REHEARSAL_CLOCK_FILE=str(self.clock_file),
+            SECRET_KEY=self.secret,  # this run's own: nothing it signs is valid anywhere else
+            ALLOWED_HOSTS="127.0.0.1,localhost",
+            # Plain HTTP on the local address: production's HTTPS parts off, and no proxy to believe.
+            SECURE_SSL_REDIRECT="0",
+            SECURE_COOKIES="0",
+            SECURE_HSTS_SECONDS="0",
+            PROXY_SSL_HEADER="none",
+            STATIC_MANIFEST="0",  # no collectstatic for a scratch copy; the crowd loads no static file
+            STATIC_ROOT=str(self.db.directory / "static"),
+            MEDIA_ROOT=str(self.db.directory / "media"),
+            DATABASE_URL=database_url,
+            DB_CONN_MAX_AGE="60",
             **{GUARD: self.db.name},
             PROLIFIC_API_TOKEN=TOKEN,
             PROLIFIC_API_URL=self.standin.url,
             PROLIFIC_WORKSPACE_ID="rehearsal-workspace",
             PROLIFIC_TIMEOUT_SECONDS="10",
+            GUNICORN_BIND=f"127.0.0.1:{self.port}",
+            GUNICORN_WORKERS=workers,
+            GUNICORN_THREADS=threads,
         )
         return env
 
-    def manage(self, *args: str) -> str:
-        done = subprocess.run(
-            [sys.executable, str(MANAGE), *args], env=self.env, capture_output=True, text=True, timeout=600
-        )
-        if done.returncode != 0:
-            raise RehearsalError(f"manage.py {' '.join(args[:2])} failed: {done.stderr.strip()[-2000:]}")
-        return done.stdout
+    @property
+    def env(self) -> dict[str, str]:
+        return self.environment(self.db.url)
 
-    def step(self, step: str, slug: str, *args: str) -> Any:
-        out = self.manage("rehearsal_step", step, "--slug", slug, *args)
-        return json.loads(out.strip().splitlines()[-1])
+    def start_steps(self) -> None:
+        """One process for every step (Django starts once): ``rehearsal_step serve``."""
+        with open(self.db.directory / "steps.log", "wb") as log:
+            self.steps = subprocess.Popen(
+                [sys.executable, str(MANAGE), "rehearsal_step", "serve"],
+                env=self.env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+                start_new_session=True,
+            )
 
-    def start_server(self) -> None:
+    def step(self, step: str, slug: str, **options: Any) -> Any:
+        if self.steps is None:
+            self.start_steps()
+        assert self.steps is not None and self.steps.stdin is not None and self.steps.stdout is not None
+        try:
+            self.steps.stdin.write(json.dumps({"step": step, "slug": slug, **options}) + "\n")
+            self.steps.stdin.flush()
+        except BrokenPipeError:
+            pass  # it stopped: said below
+        for line in self.steps.stdout:
+            if line.startswith(REPLY):
+                reply = json.loads(line[len(REPLY) :])
+                if "error" in reply:
+                    raise RehearsalError(f"rehearsal step {step} failed: {reply['error']}")
+                return reply["result"]
+        raise RehearsalError(f"the steps' process stopped: see {self.db.directory / 'steps.log'}")
+
+    def stop_steps(self) -> None:
+        if self.steps is not None and self.steps.poll() is None:
+            assert self.steps.stdin is not None
+            self.steps.stdin.close()  # the end of its input: it returns
+            try:
+                self.steps.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.steps.pid, signal.SIGKILL)
+                self.steps.wait()
+        if self.steps is not None and self.steps.stdout is not None:
+            self.steps.stdout.close()
+
+    def launch_server(self) -> None:
+        """gunicorn with the deployment's configuration, started (it boots while the copy is loaded)."""
         self.port = free_port()
+        (self.db.directory / "static").mkdir(exist_ok=True)
         with open(self.db.directory / "server.log", "wb") as log:  # the child keeps its own copy
             self.server = subprocess.Popen(
-                [sys.executable, str(MANAGE), "runserver", "--noreload", f"127.0.0.1:{self.port}"],
+                [
+                    sys.executable,
+                    "-m",
+                    "gunicorn",
+                    "-c",
+                    str(GUNICORN_CONF),
+                    "--preload",
+                    "annotation.wsgi:application",
+                ],
                 env=self.env,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # its own process group, stopped by its id
             )
+
+    def wait_for_server(self) -> None:
+        assert self.server is not None
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.server.poll() is not None:
@@ -194,17 +292,30 @@ class Scratch:
             except urllib.error.HTTPError:
                 return  # it answers
             except OSError:
-                time.sleep(0.2)
+                time.sleep(0.05)
         raise RehearsalError("the scratch server did not answer within 60 s")
+
+    def start_server(self) -> None:
+        self.launch_server()
+        self.wait_for_server()
 
     def stop_server(self) -> None:
         if self.server is not None and self.server.poll() is None:
-            os.killpg(self.server.pid, signal.SIGTERM)
+            os.killpg(self.server.pid, signal.SIGINT)  # gunicorn's quick shutdown: the crowd is done
             try:
-                self.server.wait(timeout=10)
+                self.server.wait(timeout=5)  # a scratch server: nothing of it is kept
             except subprocess.TimeoutExpired:
                 os.killpg(self.server.pid, signal.SIGKILL)
                 self.server.wait()
+
+    @property
+    def described(self) -> str:
+        """How the crowd's server ran, for the report."""
+        workers, threads = GUNICORN_SHAPE[self.db.engine]
+        return f"gunicorn gthread {workers} x {threads}, annotation.settings.rehearsal (production's), Celery eager"
+
+    def move_clock(self, minutes: float) -> None:
+        clock.move(self.clock_file, minutes * 60)
 
 
 def gold_book(study: Study) -> tuple[dict[Key, frozenset[str]], frozenset[Key]]:
@@ -262,7 +373,7 @@ class Rehearsal:
         study: Study,
         workers_per_condition: int | None = None,
         seed: int = 0,
-        concurrency: int = 3,
+        concurrency: int | None = None,
         engine: str | None = None,
         tamper: Callable[[dict[str, Any]], None] | None = None,
         keep: bool = False,
@@ -272,7 +383,7 @@ class Rehearsal:
         self.workers_per_condition = workers_per_condition
         self.rng = random.Random(seed)
         self.seed = seed
-        self.concurrency = concurrency
+        self.concurrency = concurrency  # None: sized to the design once it is loaded (``crowd_size``)
         self.engine = engine
         self.tamper = tamper
         self.keep = keep  # keep the run's files: the SQLite scratch database, the server's log, the facts
@@ -360,9 +471,22 @@ class Rehearsal:
         return outcome
 
     def sweep(self) -> int:
-        released = int(self.scratch.step("sweep", self.study.slug)["released"])
-        self.log(f"abandonment sweep: {released} slot(s) released")
+        """Move the clock past the inactivity limit (and the relative filter's group timeout), then run what the
+        Celery beat runs: nothing waits for those minutes to pass."""
+        minutes = max(self.design["abandon_after_minutes"], self.design.get("filter_group_timeout_minutes") or 0) + 1
+        self.advance(minutes)
+        swept = self.scratch.step("sweep", self.study.slug)
+        released = int(swept["released"])
+        self.log(
+            f"abandonment sweep: {released} slot(s) released; {swept['decided']} group verdict(s) due; "
+            f"{swept['closed_out']} closed out"
+        )
         return released
+
+    def advance(self, minutes: float) -> None:
+        self.scratch.move_clock(minutes)
+        self.clock_minutes += minutes
+        self.log(f"the clock moves {minutes:g} min (+{self.clock_minutes:g} min in all)")
 
     async def staff_preview(self) -> None:
         """A researcher signs in and previews the study to the end: recorded, and counted nowhere."""
@@ -391,10 +515,13 @@ class Rehearsal:
         """Fresh careful, average and guessing workers, a few at a time, until the study answers "full". One of
         each comes first, so that each behaviour takes part even where only a few slots are left."""
         kinds = ["careful", "average", "careful", "guessing"]
-        first = ["average", "guessing", "careful"]
+        # The first wave fills every slot at once: one guessing worker in it, the rest careful, so that no
+        # group the relative training filter judges is all guessers (beside them, the worker who answers every
+        # training example wrong would pass); later waves draw from all kinds.
+        first = ["average", "guessing"] + ["careful"] * max(1, self.wave - 2)
         limit = 4 * len(self.design["shots"]) * self.design["workers_per_condition"] + 20
         for _ in range(limit):
-            names = [first.pop(0) if first else kinds[self.rng.randrange(len(kinds))] for _ in range(self.concurrency)]
+            names = [first.pop(0) if first else kinds[self.rng.randrange(len(kinds))] for _ in range(self.wave)]
             wave = [self.take_part(name) for name in names]
             outcomes = await asyncio.gather(*wave)
             # Full only when a whole wave is turned away: a slot freed while the wave worked (a worker
@@ -431,7 +558,9 @@ class Rehearsal:
         await self.staff_preview()
         if first is not None:  # the same person tries a second condition of the task (another study of it)
             await self.take_part("second_condition", slug=self.design["second"], worker_id=first.worker_id)
-        self.scratch.step("close", slug)
+        closed = self.scratch.step("close", slug)
+        self.advance(closed["grace_minutes"] + 1)  # the grace period over: the beat's close-out, then a late worker
+        self.sweep()
         await self.take_part("late")
 
     # --- the run -------------------------------------------------------------------------------------
@@ -452,34 +581,61 @@ class Rehearsal:
             "writes": len(self.standin.writes()),
         }
 
+    @property
+    def wave(self) -> int:
+        """Simulated workers at a time: as given, or every slot of the design at once (at least 3, at most
+        MAX_WAVE), so that one wave fills the study and the next finds it full."""
+        if self.concurrency:
+            return self.concurrency
+        slots = len(self.design["shots"]) * self.design["workers_per_condition"]
+        return max(3, min(MAX_WAVE, slots))
+
     def run(self) -> Report:
         started = time.perf_counter()
+        seconds: dict[str, float] = {}
+        mark = started
+
+        def lap(phase: str) -> None:
+            nonlocal mark
+            now = time.perf_counter()
+            seconds[phase] = round(seconds.get(phase, 0.0) + now - mark, 2)
+            mark = now
+
         # Up front, once: what blocks the real study's launch (a missing posted reward among them).
         launch_check = launch.launch_check(self.study)
         for line in launch_check.lines():
             self.log(f"launch check: {line}")
-        db = scratch_db.create_scratch(engine=self.engine)
-        self.log(f"scratch database: {db.engine} {db.name}")
         self.standin = StandIn().start()
+        self.clock_minutes = 0.0
+        try:
+            db = scratch_db.create_scratch(engine=self.engine, migrate=migrate)  # a copy of the migrated template
+        except BaseException:
+            self.standin.stop()
+            raise
+        self.log(f"scratch database: {db.engine} {db.name}")
         self.scratch = Scratch(db=db, standin=self.standin)
         try:
+            # Both boot Django while this process writes the design out.
+            self.scratch.launch_server()
+            self.scratch.start_steps()
             fixture = db.directory / "design.json"
             fixture.write_text(scratch_db.design_json(self.study), encoding="utf-8")
-            self.scratch.manage("migrate", "--noinput")
-            self.log(f"migrated ({time.perf_counter() - started:.1f} s)")
-            second = f"{self.study.slug}-second"[:50]
-            args = ["--fixture", str(fixture), "--second-slug", second]
+            options: dict[str, Any] = {"fixture": str(fixture), "second_slug": f"{self.study.slug}-second"[:50]}
             if self.workers_per_condition:
-                args += ["--workers-per-condition", str(self.workers_per_condition)]
-            self.design = self.scratch.step("prepare", self.study.slug, *args)
-            self.scratch.start_server()
-            self.log(f"server on 127.0.0.1:{self.scratch.port}; the crowd starts")
-            crowd_started = time.perf_counter()
+                options["workers_per_condition"] = self.workers_per_condition
+            self.design = self.scratch.step("prepare", self.study.slug, **options)
+            lap("copy")
+            self.scratch.wait_for_server()
+            lap("server_start")
+            self.log(f"gunicorn on 127.0.0.1:{self.scratch.port}; the crowd starts, {self.wave} at a time")
             _run_coroutine(self.crowd_run)
-            crowd_seconds = time.perf_counter() - crowd_started
+            lap("crowd")
+            crowd_seconds = seconds["crowd"]
             self.scratch.stop_server()
+            lap("server_stop")
             self.log(f"the crowd is done ({crowd_seconds:.1f} s); Prolific operations against the stand-in")
             prolific = self.prolific()
+            lap("prolific")
             facts = {
                 "design": self.design,
                 "seed": self.seed,
@@ -498,30 +654,37 @@ class Rehearsal:
             path = db.directory / "facts.json"
             path.write_text(json.dumps(facts, default=str), encoding="utf-8")
             self.log("checking the invariants")
-            checked = self.scratch.step("check", self.study.slug, "--facts", str(path))
+            checked = self.scratch.step("check", self.study.slug, facts=str(path))
             results = checked["invariants"]
             for worker in facts["crowd"]:
                 key = end_state_key(worker["study"], worker["worker_id"])
                 worker["end_state"] = checked["end_states"].get(key)
                 worker["measured"] = checked.get("measured", {}).get(key)
+            lap("checks")
         finally:
             self.log.close()
             self.scratch.stop_server()
+            self.scratch.stop_steps()
             self.standin.stop()
             db.drop(keep_files=self.keep)
-        return Report.build(
+        lap("cleanup")
+        report = Report.build(
             study=self.study.slug,
-            scratch=asdict(db) | {"directory": str(db.directory), "kept": self.keep},
+            scratch=asdict(db) | {"directory": str(db.directory), "kept": self.keep, "server": self.scratch.described},
             design=self.design,
             seed=self.seed,
             invariants=results,
             recorder=self.recorder,
             wall_seconds=time.perf_counter() - started,
-            crowd_seconds=crowd_seconds,
+            crowd_seconds=seconds["crowd"],
             crowd=facts["crowd"],
             prolific=prolific,
             launch=launch_check,
+            seconds=seconds,
+            clock_minutes=self.clock_minutes,
         )
+        self.log(report.time_line())
+        return report
 
 
 def rehearse(*, study: Study, **options: Any) -> Report:

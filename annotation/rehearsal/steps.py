@@ -2,30 +2,32 @@
 process whose DATABASE_URL is the scratch database, and refuses any other (REHEARSAL_SCRATCH_DB).
 
 The steps call the application's own services, as the server, the Celery beat and the admin would:
-``prepare`` loads the copied design and opens it, ``sweep`` runs the abandonment sweep, ``close`` closes
-the study, ``prolific`` runs a Prolific operation against the stand-in, ``check`` checks the invariants.
+``prepare`` loads the copied design and opens it, ``sweep`` runs what the Celery beat runs (the close-out
+after a grace period, the abandonment sweep, the training filter's due group verdicts), ``close`` closes
+the study with the default grace period, ``prolific`` runs a Prolific operation against the stand-in,
+``check`` checks the invariants.
 """
 
 from __future__ import annotations
 
 import os
 import secrets
-from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.db import connection, transaction
-from django.utils import timezone
 
 from annotation.models import Participation, Study
 from annotation.reporting.scores import annotator_rows
-from annotation.services.admission import abandonment
+from annotation.services.admission import abandonment, closing
 from annotation.services.studies import studies
+from annotation.services.verdicts import filter_groups
 from tasks_app.models import Task
 
 GUARD = "REHEARSAL_SCRATCH_DB"
+REPLY = "@rehearsal-step "  # what starts a step's answer on ``rehearsal_step serve``'s stdout
 
 
 class NotScratch(Exception):
@@ -93,20 +95,26 @@ def prepare(*, fixture: str, slug: str, workers_per_condition: int | None, secon
         "shots": list(study.conditions.order_by("shots").values_list("shots", flat=True)),
         "workers_per_condition": study.workers_per_condition,
         "abandon_after_minutes": study.abandon_after_minutes,
+        "filter_group_timeout_minutes": study.filter_group_timeout_minutes,
         "assumed": assumed,
     }
 
 
 def sweep(*, slug: str) -> dict[str, Any]:
-    """The abandonment sweep as the Celery beat runs it, at a time past the study's inactivity limit."""
+    """What the Celery beat runs, at the rehearsal clock's time (the rehearsal moves it past the limits first):
+    the close-out of a closed study's workers after its grace period, the abandonment sweep, the relative
+    training filter's group verdicts that are due."""
     study = Study.objects.get(slug=slug)
-    later = timezone.now() + timedelta(minutes=study.abandon_after_minutes + 1)
-    return {"released": abandonment.release_abandoned(now=later, study=study)}
+    closed_out = closing.close_out_expired()
+    released = abandonment.release_abandoned(study=study)
+    decided = filter_groups.decide_due(study=study)
+    return {"released": released, "closed_out": closed_out, "decided": len(decided)}
 
 
 def close(*, slug: str) -> dict[str, Any]:
-    study = studies.change_status(study=Study.objects.get(slug=slug), to_status=Study.Status.CLOSED, grace_minutes=0)
-    return {"status": study.status}
+    """Close the study as staff do, with the default grace period (the rehearsal moves the clock past it)."""
+    study = studies.change_status(study=Study.objects.get(slug=slug), to_status=Study.Status.CLOSED)
+    return {"status": study.status, "grace_minutes": closing.DEFAULT_GRACE_MINUTES}
 
 
 # What a researcher does on Prolific after the study, in order: each a dry run, then the run; the bonus

@@ -16,18 +16,26 @@ import io
 import json
 import zipfile
 from itertools import pairwise
-from typing import Any, BinaryIO
-
-import matplotlib
-
-matplotlib.use("Agg")
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from annotation.reporting.tables import Row, Table
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
 PLOT_FORMATS = ("png", "svg")
 _MARKERS = "osD^v<>ph*"
+
+
+def _figure(figsize: tuple[float, float]) -> Figure:
+    """matplotlib is imported at the first plot, not with the module: every process that loads the admin
+    (the server, each management command) imports this module, and most never draw."""
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    matplotlib.use("Agg")
+    return Figure(figsize=figsize)
 
 
 def _series(table: Table, column: int) -> tuple[list[int], list[float], list[list[float]], list[int]]:
@@ -139,7 +147,7 @@ def _no_data(ax: Axes) -> None:
 
 def task_plot(table: Table, task_index: int, fmt: str = "png", header: dict[str, Any] | None = None) -> bytes:
     task = table.tasks[task_index]
-    fig = Figure(figsize=(4.5, 3.4))
+    fig = _figure(figsize=(4.5, 3.4))
     ax = fig.add_subplot()
     xs, ys, errs, ns = _series(table, task_index)
     if xs:
@@ -157,7 +165,7 @@ def task_plot(table: Table, task_index: int, fmt: str = "png", header: dict[str,
 
 
 def all_tasks_plot(table: Table, fmt: str = "png", header: dict[str, Any] | None = None) -> bytes:
-    fig = Figure(figsize=(7.5, 4.2))
+    fig = _figure(figsize=(7.5, 4.2))
     ax = fig.add_subplot()
     levels = _shot_levels(table)
     gap = min((b - a for a, b in pairwise(levels)), default=10)

@@ -62,6 +62,10 @@ EXEMPT = {
     "docs/performance.md: DB_CONN_MAX_AGE=600 .venv/bin/gunicorn annotation.wsgi:application "
     "--bind 127.0.0.1:8000 \\": SERVER,
     "docs/performance.md: .venv/bin/python bench/peers.py": "needs the peer's install (doccano): " + BENCHMARK,
+    'docs/performance.md: DEBUG=1 /usr/bin/time -f "%e s wall, %U+%S s CPU" .venv/bin/python manage.py '
+    "rehearse_study clues-sst2-split1 --format json -o rehearsal.json": (
+        "a real CLUES study's rehearsal, a minute of load (tests/rehearsal and the walk-through run rehearse_study)"
+    ),
     "docs/prolific.md: .venv/bin/python manage.py prolific subscribe --url https://study.example.org/hooks/prolific/": (
         PROLIFIC
     ),

@@ -38,6 +38,11 @@ def test_the_demo_study_rehearsed_end_to_end_keeps_every_invariant(tmp_path):
     assert ends["returns"] == "completed" and ends["leaves"] == "abandoned"
     assert ends["fails_attention"] == "excluded" and ends["declines"] is None and ends["staff_preview"] is None
     assert {"fails_training", "second_condition", "late"} <= behaviours
+    # Served as a study is deployed, with the clock moved past the limits instead of waited for; the time by phase.
+    server = report["scratch"]["server"]
+    assert server.startswith("gunicorn gthread") and "settings.rehearsal" in server
+    assert report["clock_minutes"] > 0
+    assert {"copy", "server_start", "crowd", "checks", "planning"} <= set(report["seconds"])
     assert report["latency"]["all"]["requests"] > 50 and report["latency"]["all"]["p99_ms"] > 0
     # The demo study has no pilot of its own yet: the plan says how to get one (annotation.reporting.planning).
     assert "--accuracy" in report["planning"]["error"]

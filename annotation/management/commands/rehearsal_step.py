@@ -1,7 +1,13 @@
 """One step of a rehearsal inside its scratch database (annotation.rehearsal.steps); ``rehearse_study`` runs
-these with DATABASE_URL set to the scratch database. Not for direct use: it refuses any other database."""
+these with DATABASE_URL set to the scratch database. Not for direct use: it refuses any other database.
+
+``serve`` keeps one process for all of a rehearsal's steps (Django starts once): each line on stdin is a
+JSON request ``{"step": ..., "slug": ..., ...options}``, each answer one line on stdout after ``REPLY``.
+"""
 
 import json
+import sys
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -9,13 +15,35 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.rehearsal import steps
 
+STEPS = ["prepare", "sweep", "close", "prolific", "check"]
+
+
+def run_step(step: str, slug: str, options: dict[str, Any]) -> Any:
+    if step == "prepare":
+        return steps.prepare(
+            fixture=options["fixture"],
+            slug=slug,
+            workers_per_condition=options.get("workers_per_condition"),
+            second_slug=options["second_slug"],
+        )
+    if step == "sweep":
+        return steps.sweep(slug=slug)
+    if step == "close":
+        return steps.close(slug=slug)
+    if step == "prolific":
+        return steps.prolific(slug=slug)
+    if step == "check":
+        facts = json.loads(Path(options["facts"]).read_text(encoding="utf-8"))
+        return steps.check(slug=slug, facts=facts)
+    raise CommandError(f"unknown step {step!r}; one of {', '.join(STEPS)}")
+
 
 class Command(BaseCommand):
     help = "Internal: one step of manage.py rehearse_study, run on its scratch database only."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("step", choices=["prepare", "sweep", "close", "prolific", "check"])
-        parser.add_argument("--slug", required=True)
+        parser.add_argument("step", choices=[*STEPS, "serve"])
+        parser.add_argument("--slug", default="")
         parser.add_argument("--fixture", default="")
         parser.add_argument("--workers-per-condition", type=int, default=None)
         parser.add_argument("--second-slug", default="")
@@ -26,21 +54,18 @@ class Command(BaseCommand):
             steps.check_scratch()
         except steps.NotScratch as exc:
             raise CommandError(str(exc)) from None
-        result: Any
-        if step == "prepare":
-            result = steps.prepare(
-                fixture=options["fixture"],
-                slug=slug,
-                workers_per_condition=options["workers_per_condition"],
-                second_slug=options["second_slug"],
-            )
-        elif step == "sweep":
-            result = steps.sweep(slug=slug)
-        elif step == "close":
-            result = steps.close(slug=slug)
-        elif step == "prolific":
-            result = steps.prolific(slug=slug)
-        else:
-            facts = json.loads(Path(options["facts"]).read_text(encoding="utf-8"))
-            result = steps.check(slug=slug, facts=facts)
-        self.stdout.write(json.dumps(result, default=str))
+        if step != "serve":
+            if not slug:
+                raise CommandError("--slug is required")
+            self.stdout.write(json.dumps(run_step(step, slug, options), default=str))
+            return
+        for line in sys.stdin:
+            if not line.strip():
+                continue
+            request = json.loads(line)
+            try:
+                reply = {"result": run_step(request.pop("step"), request.pop("slug"), request)}
+            except Exception:  # the rehearsal reports it and stops; this process carries on until told
+                reply = {"error": traceback.format_exc()[-4000:]}
+            sys.stdout.write(steps.REPLY + json.dumps(reply, default=str) + "\n")
+            sys.stdout.flush()

@@ -24,7 +24,12 @@ class Command(BaseCommand):
             "--workers-per-condition", type=int, default=None, help="Instead of the study's own number (e.g. 2)."
         )
         parser.add_argument("--seed", type=int, default=0, help="Fixes every simulated worker's draws.")
-        parser.add_argument("--concurrency", type=int, default=3, help="Simulated workers at a time.")
+        parser.add_argument(
+            "--concurrency",
+            type=int,
+            default=None,
+            help="Simulated workers at a time (default: every slot of the design at once, 3 to 32).",
+        )
         parser.add_argument(
             "--scratch",
             choices=["sqlite", "postgresql"],
@@ -48,7 +53,7 @@ class Command(BaseCommand):
                 study=study,
                 workers_per_condition=options["workers_per_condition"],
                 seed=options["seed"],
-                concurrency=max(1, options["concurrency"]),
+                concurrency=None if options["concurrency"] is None else max(1, options["concurrency"]),
                 engine=options["scratch"],
                 keep=options["keep"],
                 log=lambda line: self.stderr.write(line),
