@@ -99,6 +99,7 @@ class AnnotatorSerializer(serializers.Serializer):
 
 class TableView(APIView):
     permission_classes = [RolePermission]
+    role_operations = {"get": Operation.EXPORT_IDENTIFIERS}  # its rows name each annotator (and who was set apart)
     schema = ErrorResponsesSchema()
 
     @extend_schema(

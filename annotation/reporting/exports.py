@@ -84,11 +84,13 @@ EXPORT_KINDS: dict[str, tuple[str, str]] = {
     "integrity-csv": ("text/csv", "csv"),
     "integrity-json": ("application/json", "json"),
 }
-# The kinds whose file can name a participant by their platform id (a worker per line, or the table's list
-# of who was set apart): an assistant may not make them (docs/team.md). tests/test_roles.py writes every
-# kind for a study with a participant in each state and checks this set against what the files hold.
+# The kinds whose file can name a participant by their platform id (a worker per line, or the JSON table's
+# list of who was set apart): an assistant may not make them (docs/team.md). tests/roles/test_roles.py
+# writes every kind for a study with a worker done and one still in, and checks this set holds each kind
+# whose file names one.
 IDENTIFIER_KINDS = frozenset(
     {
+        "table-json",
         "annotations-jsonl",
         "payments-csv",
         "annotators-csv",

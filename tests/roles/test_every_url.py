@@ -154,7 +154,7 @@ URLS: dict[str, Case] = {
     "api/^attention-checks/generate/$": Case("/api/attention-checks/generate/", data(*RESEARCH), "post"),
     "api/^attention-checks/report/$": Case("/api/attention-checks/report/?study=s", data(*RESEARCH)),
     "api/^attention-checks/(?P<pk>[^/.]+)/$": Case("/api/attention-checks/999/", data(*TEAM)),
-    "api/reports/table/": Case("/api/reports/table/?studies=s", data(*TEAM)),
+    "api/reports/table/": Case("/api/reports/table/?studies=s", data(*RESEARCH)),  # names the annotators
     "api/reports/annotators/": Case("/api/reports/annotators/?studies=s", data(*RESEARCH)),
     "api/reports/statement/": Case("/api/reports/statement/?study=s", data(*TEAM)),
     "api/reports/exports/": Case("/api/reports/exports/", data(*RESEARCH), "post", {"kind": "payments-csv"}),
@@ -243,6 +243,10 @@ def admin_case(pattern: str, ids: dict[str, int]) -> Case | None:
     return None
 
 
+def rule_for(pattern: str, ids: dict[str, int]) -> Case | None:
+    return URLS.get(pattern) or admin_case(pattern, ids)
+
+
 def answer(response) -> str:
     assert response.status_code < 500, response
     if response.status_code in (301, 302) and "/admin/login/" in response.get("Location", ""):
@@ -302,7 +306,7 @@ def test_every_url_pattern_answers_each_role_as_the_table_says(world):
     patterns = list(walk(get_resolver()))
     missing, wrong, seen = [], [], set()
     for pattern in patterns:
-        case = URLS.get(pattern) or admin_case(pattern, ids)
+        case = rule_for(pattern, ids)
         if case is None:
             missing.append(pattern)
             continue
@@ -323,3 +327,9 @@ def test_every_url_pattern_answers_each_role_as_the_table_says(world):
     assert not missing, "URL patterns without a rule (add them to URLS):\n" + "\n".join(missing)
     assert not wrong, "\n".join(wrong)
     assert not set(URLS) - seen, f"rules for patterns that no longer exist: {sorted(set(URLS) - seen)}"
+
+
+def test_a_new_pattern_without_a_rule_is_named(settings):
+    settings.ROOT_URLCONF = "tests.roles.extra_urls"
+    ids = dict.fromkeys(ADMIN_MODELS, 1)
+    assert [p for p in walk(get_resolver()) if rule_for(p, ids) is None] == ["dashboard-new/"]
