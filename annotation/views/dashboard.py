@@ -1,4 +1,7 @@
-"""Staff dashboard: live progress per study, condition and worker; the table, the plot, every export.
+"""The team's dashboard: live progress per study, condition and worker; the table, the plot, every export.
+
+Every view names the operation it is (annotation.web.roles, docs/team.md): watching for the pages, an
+export's kind for an export or a download, rehearsing for the Rehearse button.
 
 Read-only pages over the reporting services, plus two POSTs that queue a job:
 an export (the same service the admin action and the API call) and a

@@ -338,3 +338,15 @@ def test_what_an_assistant_may_read_or_download_names_nobody(study):
         response = assistant.get(url)
         assert response.status_code == 200, url
         assert PID not in response.content.decode() and STILL_IN not in response.content.decode(), url
+
+
+def test_the_admin_offers_each_role_only_the_actions_it_may(study):
+    def actions(role: str) -> set[str]:
+        page = _as(role).get("/admin/annotation/study/").content.decode()
+        return {
+            a for a in ("open_studies", "add_template_attention_checks", "prolific_bonus") if f'value="{a}"' in page
+        }
+
+    assert actions("assistant") == set()  # watches: no action changes anything
+    assert actions("researcher") == {"open_studies", "add_template_attention_checks"}
+    assert actions("pi") == {"open_studies", "add_template_attention_checks", "prolific_bonus"}
