@@ -24,6 +24,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from annotation.views import prolific_hooks
 from annotation.views.home import home
 from annotation.web.locale import javascript_catalog
+from annotation.web.roles import RolePermission
 
 
 class FaviconRedirect(RedirectView):
@@ -38,8 +39,12 @@ urlpatterns = [
     # First: URLs resolve by trying patterns in order, and these are a crowd worker's every request.
     path("api/session/", include("annotation.api.session_urls")),
     path("admin/", admin.site.urls),
-    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/schema/", SpectacularAPIView.as_view(permission_classes=[RolePermission]), name="api-schema"),
+    path(
+        "api/docs/",
+        SpectacularSwaggerSplitView.as_view(url_name="api-schema", permission_classes=[RolePermission]),
+        name="api-docs",
+    ),
     path("api/", include("annotation.api.urls")),
     path("work/", include("annotation.urls_worker")),
     path("dashboard/", include("annotation.urls_dashboard")),

@@ -80,7 +80,8 @@ CAPABILITIES: dict[str, tuple[str, ...]] = {
     "admission": ("state", "texts"),
     "session": ("state", "texts", "verdicts", "admission"),
     "studies": ("state", "texts", "verdicts", "admission", "session"),
-    "prolific": ("state", "money", "admission", "jobs"),
+    "roles": (),  # who on the team may do what: each operation's permission, the background jobs' check
+    "prolific": ("state", "money", "admission", "jobs", "roles"),
     "rights": ("state", "prolific"),  # participants' rights: withdrawal, subject access, retention
 }
 # At most this many modules directly under annotation/: its face (__init__, apps, asgi, celery,

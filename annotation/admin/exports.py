@@ -15,9 +15,10 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from annotation.models import ExportJob, ModelRun, Study
-from annotation.reporting.exports import EXPORT_KINDS, export_job_create
+from annotation.reporting.exports import EXPORT_KINDS, export_job_create, export_operation
 from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.predictions import model_run_create, model_run_score
+from annotation.services.roles.operations import may
 from tasks_app.models import Task
 
 logger = logging.getLogger(__name__)
@@ -53,6 +54,8 @@ class ExportJobForm(forms.ModelForm):
         data = self.cleaned_data
         if self.errors:
             return data
+        if not may(self.user, export_operation(data["kind"])):
+            raise forms.ValidationError(f"Your role may not export {data['kind']}: it holds participants' identifiers.")
         try:
             self.job = export_job_create(
                 kind=data["kind"],
@@ -144,10 +147,13 @@ class ExportJobAdmin(admin.ModelAdmin):
     def error_short(self, job: ExportJob) -> str:
         return job.error[:120]
 
-    @admin.action(description="Run the selected exports again (as new jobs)")
+    @admin.action(description="Run the selected exports again (as new jobs)", permissions=["add"])
     def requeue(self, request: HttpRequest, queryset: QuerySet[ExportJob]) -> None:
         for job in queryset:
             params = job.params or {}
+            if not may(request.user, export_operation(job.kind)):
+                self.message_user(request, f"#{job.pk}: your role may not export {job.kind}.", messages.ERROR)
+                continue
             try:
                 new = export_job_create(
                     kind=job.kind,

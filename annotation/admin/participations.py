@@ -29,6 +29,7 @@ from annotation.models import (
 )
 from annotation.services.admission import blocklist
 from annotation.services.rights import withdrawal
+from annotation.services.roles.operations import Operation, may
 from annotation.services.state import lifecycle
 from annotation.services.verdicts import overrides
 
@@ -74,13 +75,17 @@ class WorkerAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # workers come in through entry links
 
-    @admin.action(description="Block the selected workers from every study")
+    def has_block_permission(self, request: HttpRequest) -> bool:
+        """The hook of both actions (``permissions=["block"]``): an exclusion from every study is the PI's."""
+        return may(request.user, Operation.BLOCK)
+
+    @admin.action(description="Block the selected workers from every study", permissions=["block"])
     def block_workers(self, request: HttpRequest, queryset: QuerySet[Worker]) -> None:
         for worker in queryset:
             blocklist.block_worker(worker=worker, reason="blocked from the admin", actor=_staff(request))
         self.message_user(request, f"Blocked {queryset.count()} worker(s).", messages.SUCCESS)
 
-    @admin.action(description="Unblock the selected workers")
+    @admin.action(description="Unblock the selected workers", permissions=["block"])
     def unblock_workers(self, request: HttpRequest, queryset: QuerySet[Worker]) -> None:
         for worker in queryset:
             blocklist.unblock_worker(worker=worker)
@@ -247,15 +252,27 @@ class ParticipationAdmin(admin.ModelAdmin):
         }
         return TemplateResponse(request, "admin/annotation/participation/override.html", context)
 
-    @admin.action(description="Readmit to the test step (override the training filter)")
+    # The actions' hooks (``permissions=[...]``): the list offers each only to a role that may (the PI's).
+    def has_readmit_permission(self, request: HttpRequest) -> bool:
+        return may(request.user, Operation.READMIT)
+
+    def has_exclude_permission(self, request: HttpRequest) -> bool:
+        return may(request.user, Operation.EXCLUDE)
+
+    def has_withdraw_permission(self, request: HttpRequest) -> bool:
+        return may(request.user, Operation.WITHDRAW)
+
+    @admin.action(description="Readmit to the test step (override the training filter)", permissions=["readmit"])
     def readmit_participations(self, request: HttpRequest, queryset: QuerySet[Participation]) -> HttpResponse | None:
         return self._override(request, queryset, admit=True)
 
-    @admin.action(description="Exclude (override the training filter)")
+    @admin.action(description="Exclude (override the training filter)", permissions=["exclude"])
     def exclude_participations(self, request: HttpRequest, queryset: QuerySet[Participation]) -> HttpResponse | None:
         return self._override(request, queryset, admit=False)
 
-    @admin.action(description="Withdraw the participant (erase their answers, pseudonymise their id)")
+    @admin.action(
+        description="Withdraw the participant (erase their answers, pseudonymise their id)", permissions=["withdraw"]
+    )
     def withdraw_participants(self, request: HttpRequest, queryset: QuerySet[Participation]) -> HttpResponse | None:
         """The withdrawal of annotation.services.rights, after a page that shows its dry run."""
         workers = {(p.worker.platform, p.worker.external_id) for p in queryset.select_related("worker")}

@@ -26,6 +26,8 @@ from annotation.models import (
 from annotation.services.prolific import jobs, operations
 from annotation.services.prolific import messages as prolific_messages
 from annotation.services.prolific.message_templates import TEMPLATES
+from annotation.services.roles.operations import Operation, may, prolific_operation
+from annotation.web.roles import denied
 
 
 class MessageForm(forms.Form):
@@ -62,19 +64,31 @@ class ProlificStudyActions(admin.ModelAdmin):
             return None
         return HttpResponseRedirect(reverse("admin:annotation_study_prolific", args=[queryset.get().pk, operation]))
 
-    @admin.action(description="Prolific: approve submissions (dry run first)")
+    def has_pay_permission(self, request: HttpRequest) -> bool:
+        """The hook of the paying actions (``permissions=["pay"]``): approving and bonuses are the PI's."""
+        return may(request.user, Operation.PROLIFIC_BONUS)
+
+    def has_recruit_permission(self, request: HttpRequest) -> bool:
+        """The hook of the group and places actions (``permissions=["recruit"]``)."""
+        return may(request.user, Operation.PROLIFIC_PLACES)
+
+    @admin.action(description="Prolific: approve submissions (dry run first)", permissions=["pay"])
     def prolific_review(self, request: HttpRequest, queryset: QuerySet[Study]) -> HttpResponseRedirect | None:
         return self._prolific_redirect(request, queryset, "review")
 
-    @admin.action(description="Prolific: pay the bonuses (dry run first)")
+    @admin.action(description="Prolific: pay the bonuses (dry run first)", permissions=["pay"])
     def prolific_bonus(self, request: HttpRequest, queryset: QuerySet[Study]) -> HttpResponseRedirect | None:
         return self._prolific_redirect(request, queryset, "bonus")
 
-    @admin.action(description="Prolific: add the task's participants to its group (dry run first)")
+    @admin.action(
+        description="Prolific: add the task's participants to its group (dry run first)", permissions=["recruit"]
+    )
     def prolific_group(self, request: HttpRequest, queryset: QuerySet[Study]) -> HttpResponseRedirect | None:
         return self._prolific_redirect(request, queryset, "group")
 
-    @admin.action(description="Prolific: places follow the design, pause when full (dry run first)")
+    @admin.action(
+        description="Prolific: places follow the design, pause when full (dry run first)", permissions=["recruit"]
+    )
     def prolific_places(self, request: HttpRequest, queryset: QuerySet[Study]) -> HttpResponseRedirect | None:
         return self._prolific_redirect(request, queryset, "places")
 
@@ -146,10 +160,10 @@ class ProlificStudyActions(admin.ModelAdmin):
         return own + super().get_urls()
 
     def prolific_view(self, request: HttpRequest, study_id: int, operation: str) -> HttpResponse:
-        if not self.has_change_permission(request):
-            return HttpResponse(status=403)
         if operation not in operations.OPERATIONS:
             return HttpResponse("no such Prolific operation", status=404, content_type="text/plain")
+        if refused := denied(request, prolific_operation(operation)):  # the dry run too: it lists participants
+            return refused
         study = get_object_or_404(Study.objects.select_related("task"), pk=study_id)
         enabled = operations.enabled()
         if request.method == "POST" and enabled:
@@ -172,9 +186,9 @@ class ProlificStudyActions(admin.ModelAdmin):
         return TemplateResponse(request, "admin/annotation/study/prolific.html", context)
 
     def prolific_job_view(self, request: HttpRequest, study_id: int, job_id: int) -> HttpResponse:
-        if not self.has_view_permission(request):
-            return HttpResponse(status=403)
         job = get_object_or_404(ProlificJob.objects.select_related("study"), pk=job_id, study_id=study_id)
+        if refused := denied(request, prolific_operation(job.operation)):
+            return refused
         context = {
             **self.admin_site.each_context(request),
             "title": f"Prolific {job.operation}: {job.study.slug}",
@@ -210,6 +224,9 @@ class ProlificActionAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
+    def has_pay_permission(self, request: HttpRequest) -> bool:
+        return may(request.user, Operation.MARK_PAYMENT)
+
     def _resolve(self, request: HttpRequest, queryset: QuerySet[ProlificAction], *, paid: bool) -> None:
         done = 0
         for action in queryset.filter(kind=ProlificAction.Kind.BONUS, status=ProlificAction.Status.UNCERTAIN):
@@ -217,11 +234,13 @@ class ProlificActionAdmin(admin.ModelAdmin):
             done += 1
         self.message_user(request, f"Resolved {done} uncertain bonus(es).", messages.SUCCESS)
 
-    @admin.action(description="Uncertain bonus checked on Prolific: it WAS paid")
+    @admin.action(description="Uncertain bonus checked on Prolific: it WAS paid", permissions=["pay"])
     def mark_paid(self, request: HttpRequest, queryset: QuerySet[ProlificAction]) -> None:
         self._resolve(request, queryset, paid=True)
 
-    @admin.action(description="Uncertain bonus checked on Prolific: it was NOT paid (the next run pays it)")
+    @admin.action(
+        description="Uncertain bonus checked on Prolific: it was NOT paid (the next run pays it)", permissions=["pay"]
+    )
     def mark_not_paid(self, request: HttpRequest, queryset: QuerySet[ProlificAction]) -> None:
         self._resolve(request, queryset, paid=False)
 

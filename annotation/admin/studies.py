@@ -305,7 +305,7 @@ class StudyAdmin(StudyPages, ProlificStudyActions, admin.ModelAdmin):
         formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []  # for the log message
         return None
 
-    @admin.action(description="Add template attention checks (one every N test items)")
+    @admin.action(description="Add template attention checks (one every N test items)", permissions=["change"])
     def add_template_attention_checks(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
         raw = request.POST.get("attention_every", "").strip() or "10"
         if not raw.isdigit() or int(raw) < 1:

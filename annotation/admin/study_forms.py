@@ -80,6 +80,8 @@ class StudyForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        if "survey_placement" not in self.fields:  # a role that may only view: the model's fields are read-only
+            return
         # Any shot level a split has (a task imported in the unified format may have others than 10/20/30).
         trained = ExampleSet.objects.filter(role=ExampleSet.Role.TRAIN).values_list("shots", flat=True).distinct()
         levels = set(studies.STANDARD_SHOTS) | {shots for shots in trained if shots is not None}

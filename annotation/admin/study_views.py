@@ -22,8 +22,10 @@ from django.urls import URLPattern, path, reverse
 from annotation.admin.study_forms import GRACE_FIELD, StandardDesignForm
 from annotation.models import Study
 from annotation.services.admission import blocklist, closing
+from annotation.services.roles.operations import Operation, may
 from annotation.services.state import platforms
 from annotation.services.studies import launch, preview, studies
+from annotation.web.roles import denied, refusal
 from tasks_app.models import Task
 
 
@@ -63,7 +65,7 @@ class StudyPages(admin.ModelAdmin):
         if study is not None:
             join_url = request.build_absolute_uri(reverse("entry:join", args=[study.slug]))
             extra_context["entry_links"] = platforms.entry_links(join_url)
-            if self.has_change_permission(request, study):
+            if self.has_change_permission(request, study) and may(request.user, Operation.CHANGE_STATUS):
                 extra_context["status_buttons"] = status_buttons(study)
                 extra_context["status_url"] = reverse("admin:annotation_study_status", args=[study.pk])
                 extra_context["default_grace"] = closing.DEFAULT_GRACE_MINUTES
@@ -94,7 +96,7 @@ class StudyPages(admin.ModelAdmin):
 
     def standard_design_view(self, request: HttpRequest) -> HttpResponse:
         if not self.has_add_permission(request):
-            return HttpResponse(status=403)
+            return refusal(request, Operation.CONFIGURE)
         form = StandardDesignForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
             data = form.cleaned_data
@@ -113,7 +115,9 @@ class StudyPages(admin.ModelAdmin):
                 form.add_error(None, _error_text(exc))
             else:
                 self.message_user(request, f"Created {study.slug} with conditions 0/10/20/30.", messages.SUCCESS)
-                if data["open_now"]:  # opened as the study page's button does: through the launch check
+                if data["open_now"] and not may(request.user, Operation.CHANGE_STATUS):
+                    self.message_user(request, "Not opened: your role may not open studies.", messages.ERROR)
+                elif data["open_now"]:  # opened as the study page's button does: through the launch check
                     self._change_status(request, [study], Study.Status.OPEN)
                 return HttpResponseRedirect(reverse("admin:annotation_study_change", args=[study.pk]))
         context = {
@@ -125,8 +129,8 @@ class StudyPages(admin.ModelAdmin):
         return TemplateResponse(request, "admin/annotation/study/standard_design.html", context)
 
     def participants_view(self, request: HttpRequest, task_id: int, fmt: str) -> HttpResponse:
-        if not self.has_view_permission(request):
-            return HttpResponse(status=403)
+        if refused := denied(request, Operation.EXPORT_IDENTIFIERS):  # one participant id a line
+            return refused
         task = get_object_or_404(Task, pk=task_id)
         try:
             content, content_type, filename = blocklist.export_participants(task=task, fmt=fmt)
@@ -139,8 +143,10 @@ class StudyPages(admin.ModelAdmin):
     def status_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         """The Open / Pause / Close buttons of a study's page: the same service as the list's actions."""
         study = get_object_or_404(Study, pk=pk)
-        if request.method != "POST" or not self.has_change_permission(request, study):
-            return HttpResponse(status=405 if request.method != "POST" else 403)
+        if request.method != "POST":
+            return HttpResponse(status=405)
+        if refused := denied(request, Operation.CHANGE_STATUS):
+            return refused
         to_status = request.POST.get("to_status", "")
         options: dict[str, Any] = {}
         if to_status == OPEN_REST:
@@ -167,6 +173,8 @@ class StudyPages(admin.ModelAdmin):
             options["grace_minutes"] = closing.DEFAULT_GRACE_MINUTES if grace is None else grace
         if to_status == Study.Status.OPEN:  # the button beside the launch check's blockers says so
             options["override"] = request.POST.get("override_blockers") == "1"
+            if options["override"] and (refused := denied(request, Operation.OPEN_DESPITE_BLOCKERS)):
+                return refused
         if to_status not in Study.Status.values:
             self.message_user(request, f"Unknown status {to_status!r}.", messages.ERROR)
         else:
@@ -200,15 +208,22 @@ class StudyPages(admin.ModelAdmin):
                 pilot = f" as a pilot ({share} per condition)" if options.get("pilot") else ""
                 self.message_user(request, f"“{study.name}” is now {to_status}{pilot}.{closes}", messages.SUCCESS)
 
-    @admin.action(description="Open the selected studies")
+    def has_change_status_permission(self, request: HttpRequest) -> bool:
+        """The status actions' hook (``permissions=["change_status"]``): the list offers them to whoever may."""
+        return may(request.user, Operation.CHANGE_STATUS)
+
+    @admin.action(description="Open the selected studies", permissions=["change_status"])
     def open_studies(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
         self._change_status(request, queryset, Study.Status.OPEN)
 
-    @admin.action(description="Pause the selected studies (no new workers)")
+    @admin.action(description="Pause the selected studies (no new workers)", permissions=["change_status"])
     def pause_studies(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
         self._change_status(request, queryset, Study.Status.PAUSED)
 
-    @admin.action(description="Close the selected studies (final; workers in them get the grace period)")
+    @admin.action(
+        description="Close the selected studies (final; workers in them get the grace period)",
+        permissions=["change_status"],
+    )
     def close_studies(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
         try:
             grace = GRACE_FIELD.clean(request.POST.get("grace_minutes", "").strip())

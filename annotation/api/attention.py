@@ -15,13 +15,14 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
-from rest_framework.permissions import IsAdminUser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotation.api.errors import ErrorResponsesSchema, ErrorSerializer
 from annotation.models import AttentionCheck, Study
+from annotation.services.roles.operations import Operation
 from annotation.services.verdicts import attention
+from annotation.web.roles import RolePermission
 
 INT_MAX = 2147483647
 
@@ -91,7 +92,17 @@ _STUDY = OpenApiParameter("study", str, description="Study slug")
 )
 class AttentionCheckViewSet(viewsets.ModelViewSet[AttentionCheck]):
     schema = ErrorResponsesSchema()
-    permission_classes = [IsAdminUser]
+    permission_classes = [RolePermission]
+    role_operations = {
+        "list": Operation.WATCH,
+        "retrieve": Operation.WATCH,
+        "create": Operation.CONFIGURE,
+        "update": Operation.CONFIGURE,
+        "partial_update": Operation.CONFIGURE,
+        "destroy": Operation.CONFIGURE,
+        "generate": Operation.CONFIGURE,
+        "report": Operation.EXPORT_IDENTIFIERS,  # one row per worker, by their platform id
+    }
     serializer_class = AttentionCheckSerializer
 
     def get_queryset(self) -> QuerySet[AttentionCheck]:

@@ -24,13 +24,14 @@ operation can answer to the OpenAPI schema.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
-from django.http import Http404, HttpRequest, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import ComponentRegistry
 from rest_framework import exceptions, serializers
@@ -142,8 +143,18 @@ def service_error_response(exc: ServiceError) -> Response:
     return error_response(exc.code, exc.detail, exc.status, **exc.extra())
 
 
+class Refusal(Exception):
+    """A role without the right, inside the API: carries the answer of ``annotation.web.roles.refusal``."""
+
+    def __init__(self, response: HttpResponse) -> None:
+        super().__init__(response.status_code)
+        self.response = response
+
+
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's EXCEPTION_HANDLER: the API's errors in one shape; None lets anything else become a 500."""
+    if isinstance(exc, Refusal):  # a role without the right: annotation.web.roles.refusal made the answer
+        return Response(json.loads(exc.response.content), status=exc.response.status_code)
     if db_errors.is_database_unavailable(exc):
         if context.get("request") is not None:
             db_errors.log_unavailable(context["request"], exc)
@@ -227,7 +238,7 @@ class ErrorResponsesSchema(AutoSchema):
         if self.method not in ("GET", "HEAD", "OPTIONS") or any(p.get("in") == "query" for p in parameters):
             statuses["400"] = "Invalid input (invalid, with fields; parse_error)"
         if any(not isinstance(p, AllowAny) for p in self.view.get_permissions()):
-            statuses["403"] = "Not signed in as staff (not_authenticated, permission_denied)"
+            statuses["403"] = "Not signed in, or a role without the right (not_authenticated, permission_denied)"
         if any(p.get("in") == "path" for p in parameters):
             statuses["404"] = "No such object (not_found)"
         responses = operation["responses"]

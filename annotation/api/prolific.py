@@ -7,7 +7,6 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound
-from rest_framework.permissions import IsAdminUser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -16,6 +15,8 @@ from annotation.api.errors import ErrorResponsesSchema, ErrorSerializer
 from annotation.models import Study
 from annotation.services.prolific import messages, operations
 from annotation.services.prolific.message_templates import TEMPLATES
+from annotation.services.roles import operations as roles
+from annotation.web.roles import RolePermission, require
 
 
 class ProlificRunSerializer(serializers.Serializer):
@@ -47,7 +48,7 @@ class ProlificReportSerializer(serializers.Serializer):
 
 class ProlificOperationView(APIView):
     schema = ErrorResponsesSchema()
-    permission_classes = [IsAdminUser]
+    permission_classes = [RolePermission]  # and the operation's own right (roles.PROLIFIC), dry run or run
 
     @extend_schema(
         summary="A Prolific operation on a study: the dry run, or (run: true) the run",
@@ -66,6 +67,7 @@ class ProlificOperationView(APIView):
     def post(self, request: Request, id: int, operation: str) -> Response:
         if operation not in operations.OPERATIONS:
             raise NotFound(f"No operation {operation!r}; one of {', '.join(operations.OPERATIONS)}.")
+        require(request, roles.prolific_operation(operation))
         study = get_object_or_404(Study.objects.select_related("task"), pk=id)
         data = ProlificRunSerializer(data=request.data)
         data.is_valid(raise_exception=True)

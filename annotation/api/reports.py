@@ -12,7 +12,6 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
-from rest_framework.permissions import IsAdminUser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
@@ -21,13 +20,15 @@ from rest_framework.views import APIView
 from annotation.api.errors import ErrorResponsesSchema, ErrorSerializer
 from annotation.models import ExportJob, Study
 from annotation.reporting.bootstrap import IntervalOptions
-from annotation.reporting.exports import EXPORT_KINDS, export_job_create
+from annotation.reporting.exports import EXPORT_KINDS, export_job_create, export_operation
 from annotation.reporting.fewclue_table import build_fewclue_table
 from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.scores import annotator_rows
 from annotation.reporting.selection import select_studies
 from annotation.reporting.statement import STATEMENT_FORMATS, build_statement, render_statement, statement_datasheet
 from annotation.reporting.tables import build_table
+from annotation.services.roles.operations import Operation
+from annotation.web.roles import RolePermission, require
 from tasks_app.scoring import SKIP_POLICIES
 
 _METRIC_PARAMETERS = [
@@ -97,7 +98,8 @@ class AnnotatorSerializer(serializers.Serializer):
 
 
 class TableView(APIView):
-    permission_classes = [IsAdminUser]
+    permission_classes = [RolePermission]
+    role_operations = {"get": Operation.EXPORT_IDENTIFIERS}  # its rows name each annotator (and who was set apart)
     schema = ErrorResponsesSchema()
 
     @extend_schema(
@@ -121,7 +123,8 @@ class TableView(APIView):
 
 
 class AnnotatorsView(APIView):
-    permission_classes = [IsAdminUser]
+    permission_classes = [RolePermission]
+    role_operations = {"get": Operation.EXPORT_IDENTIFIERS}  # one row per worker, by their platform id
     schema = ErrorResponsesSchema()
 
     @extend_schema(
@@ -185,7 +188,8 @@ class ExportJobSerializer(serializers.ModelSerializer):
 
 
 class ExportRequestView(APIView):
-    permission_classes = [IsAdminUser]
+    permission_classes = [RolePermission]
+    role_operations = {"post": Operation.EXPORT_RESULTS}  # and EXPORT_IDENTIFIERS for a kind that holds them
     schema = ErrorResponsesSchema()
 
     @extend_schema(
@@ -198,6 +202,7 @@ class ExportRequestView(APIView):
         payload = ExportRequestSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
+        require(request, export_operation(data["kind"]))
         job = export_job_create(
             kind=data["kind"],
             study_refs=data["studies"],
@@ -210,7 +215,7 @@ class ExportRequestView(APIView):
 
 
 class ExportStatusView(APIView):
-    permission_classes = [IsAdminUser]
+    permission_classes = [RolePermission]
     schema = ErrorResponsesSchema()
 
     @extend_schema(
@@ -244,7 +249,7 @@ class StatementSerializer(serializers.Serializer):
 
 
 class StatementView(APIView):
-    permission_classes = [IsAdminUser]
+    permission_classes = [RolePermission]
     schema = ErrorResponsesSchema()
 
     @extend_schema(

@@ -2,7 +2,8 @@
 
 Thin: input serializers check shapes, services do the work, and a service's
 ValidationError becomes a 400 with the message under the field it concerns.
-Everything here is for staff (IsAdminUser); workers use the session API.
+Everything here is for the team, each operation for the roles that may do it (annotation.web.roles);
+workers use the session API.
 Errors are the API's one shape (annotation.api.errors).
 """
 
@@ -28,7 +29,6 @@ from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotAuthenticated, ValidationError
 from rest_framework.negotiation import DefaultContentNegotiation
-from rest_framework.permissions import IsAdminUser
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -48,9 +48,11 @@ from annotation.models import (
 )
 from annotation.protocol.languages import study_language_choices
 from annotation.services.admission import blocklist, closing
+from annotation.services.roles.operations import Operation
 from annotation.services.state import lifecycle, slots
 from annotation.services.studies import launch, studies
 from annotation.services.verdicts import overrides
+from annotation.web.roles import RolePermission, require
 from tasks_app.models import Task
 
 if TYPE_CHECKING:
@@ -58,7 +60,7 @@ if TYPE_CHECKING:
 
 
 def _admin(request: Request) -> User:
-    """The signed-in admin who makes the request (IsAdminUser lets no anonymous request through)."""
+    """The signed-in admin who makes the request (RolePermission lets no anonymous request through)."""
     user = request.user
     if not user.is_authenticated:
         raise NotAuthenticated()
@@ -404,7 +406,19 @@ class BlockSerializer(serializers.Serializer):
 )
 class StudyViewSet(viewsets.ModelViewSet[Study]):
     schema = ErrorResponsesSchema()
-    permission_classes = [IsAdminUser]
+    permission_classes = [RolePermission]
+    role_operations = {
+        "list": Operation.WATCH,
+        "retrieve": Operation.WATCH,
+        "launch_check": Operation.WATCH,
+        "counts": Operation.WATCH,
+        "create": Operation.CONFIGURE,
+        "update": Operation.CONFIGURE,
+        "partial_update": Operation.CONFIGURE,
+        "destroy": Operation.CONFIGURE,
+        "standard_design": Operation.CONFIGURE,
+        "status": Operation.CHANGE_STATUS,
+    }
     serializer_class = StudySerializer
     queryset = Study.objects.select_related("task").prefetch_related("conditions")
 
@@ -450,6 +464,8 @@ class StudyViewSet(viewsets.ModelViewSet[Study]):
         serializer = StatusChangeSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
+        if data["override_blockers"] and data["status"] == Study.Status.OPEN:
+            require(request, Operation.OPEN_DESPITE_BLOCKERS)
         try:
             if data["rest"]:
                 # audit: open_rest before=status,rest_opened_at after=status,rest_opened_at
@@ -490,6 +506,10 @@ class StudyViewSet(viewsets.ModelViewSet[Study]):
         serializer = StandardDesignSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
+        if data["open"]:
+            require(request, Operation.CHANGE_STATUS)
+        if data["open"] and data["override_blockers"]:
+            require(request, Operation.OPEN_DESPITE_BLOCKERS)
         try:
             with transaction.atomic():  # refused to open: nothing is created
                 study = studies.create_standard_design(
@@ -519,7 +539,8 @@ class StudyViewSet(viewsets.ModelViewSet[Study]):
 )
 class ConditionViewSet(viewsets.ReadOnlyModelViewSet[Condition]):
     schema = ErrorResponsesSchema()
-    permission_classes = [IsAdminUser]
+    permission_classes = [RolePermission]
+    role_operations = {"list": Operation.WATCH, "retrieve": Operation.WATCH}
     serializer_class = ConditionSerializer
 
     def get_queryset(self) -> QuerySet[Condition]:
@@ -542,7 +563,13 @@ class ConditionViewSet(viewsets.ReadOnlyModelViewSet[Condition]):
 )
 class ParticipationViewSet(viewsets.ReadOnlyModelViewSet[Participation]):
     schema = ErrorResponsesSchema()
-    permission_classes = [IsAdminUser]
+    permission_classes = [RolePermission]
+    # A participation names its worker: listing them is an export of identifiers.
+    role_operations = {
+        "list": Operation.EXPORT_IDENTIFIERS,
+        "retrieve": Operation.EXPORT_IDENTIFIERS,
+        "override": Operation.READMIT,  # and EXCLUDE when it excludes (both the PI's)
+    }
     serializer_class = ParticipationSerializer
 
     def get_queryset(self) -> QuerySet[Participation]:
@@ -566,6 +593,7 @@ class ParticipationViewSet(viewsets.ReadOnlyModelViewSet[Participation]):
     def override(self, request: Request, pk: str | None = None) -> Response:
         serializer = OverrideSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        require(request, Operation.READMIT if serializer.validated_data["admit"] else Operation.EXCLUDE)
         participation = self.get_object()
         try:
             overrides.override(
@@ -588,7 +616,13 @@ _YES_NO = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no
 )
 class WorkerViewSet(viewsets.ReadOnlyModelViewSet[Worker]):
     schema = ErrorResponsesSchema()
-    permission_classes = [IsAdminUser]
+    permission_classes = [RolePermission]
+    role_operations = {
+        "list": Operation.EXPORT_IDENTIFIERS,
+        "retrieve": Operation.EXPORT_IDENTIFIERS,
+        "block": Operation.BLOCK,
+        "unblock": Operation.BLOCK,
+    }
     serializer_class = WorkerSerializer
 
     def get_queryset(self) -> QuerySet[Worker]:
@@ -633,7 +667,8 @@ class _FormatIsOurs(DefaultContentNegotiation):
 
 class ParticipantExportView(APIView):
     schema = ErrorResponsesSchema()
-    permission_classes = [IsAdminUser]
+    permission_classes = [RolePermission]
+    role_operations = {"get": Operation.EXPORT_IDENTIFIERS}
     renderer_classes = [JSONRenderer]
     content_negotiation_class = _FormatIsOurs
 

@@ -8,7 +8,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
-from annotation.protocol import comprehension
+from annotation.protocol import comprehension, roles
 from annotation.protocol.checklist import checklist_answers_errors
 from annotation.protocol.languages import study_language_choices
 from annotation.protocol.outcomes import validate_codes
@@ -289,6 +289,7 @@ class Study(models.Model):
     class Meta:
         ordering = ["-created_at"]
         verbose_name_plural = "studies"
+        permissions = roles.STUDY_PERMISSIONS  # the team's rights (annotation.services.roles)
         constraints = [
             models.CheckConstraint(condition=Q(split_number__gte=1, split_number__lte=5), name="study_split_1_to_5"),
             models.CheckConstraint(condition=Q(workers_per_condition__gte=1), name="study_at_least_one_worker"),

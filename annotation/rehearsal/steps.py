@@ -15,11 +15,14 @@ import secrets
 from decimal import Decimal
 from typing import Any
 
+from django.apps import apps
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 from django.core.management import call_command
 from django.db import connection, transaction
 
 from annotation.models import Participation, Study
+from annotation.protocol import roles
 from annotation.reporting.scores import annotator_rows
 from annotation.services.admission import abandonment, closing
 from annotation.services.studies import studies
@@ -85,9 +88,12 @@ def prepare(*, fixture: str, slug: str, workers_per_condition: int | None, secon
             condition.save()
     studies.change_status(study=second, to_status=Study.Status.OPEN)
     study.refresh_from_db()
-    # A researcher's account on the scratch database only, for the staff preview.
+    # A team member's account on the scratch database only, for the staff preview: an assistant, the least
+    # role that may preview (docs/team.md).
     password = secrets.token_urlsafe(16)
-    get_user_model().objects.create_user(username="rehearsal-staff", password=password, is_staff=True)
+    staff = get_user_model().objects.create_user(username="rehearsal-staff", password=password, is_staff=True)
+    roles.sync_groups(apps)
+    staff.groups.add(Group.objects.get(name=roles.GROUP_NAMES[roles.ASSISTANT]))
     return {
         "staff": {"username": "rehearsal-staff", "password": password},
         "study": study.slug,

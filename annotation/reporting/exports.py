@@ -48,6 +48,7 @@ from annotation.reporting.tables import build_table
 from annotation.reporting.training_table import TRAINING_FORMATS, build_training_table
 from annotation.services import jobs
 from annotation.services.money.pay import PAY_RULE_VERSION, pay_lines
+from annotation.services.roles.operations import Operation, check_job
 from annotation.services.verdicts import attention, integrity
 from tasks_app import scoring
 
@@ -83,6 +84,29 @@ EXPORT_KINDS: dict[str, tuple[str, str]] = {
     "integrity-csv": ("text/csv", "csv"),
     "integrity-json": ("application/json", "json"),
 }
+# The kinds whose file can name a participant by their platform id (a worker per line, or the JSON table's
+# list of who was set apart): an assistant may not make them (docs/team.md). tests/roles/test_roles.py
+# writes every kind for a study with a worker done and one still in, and checks this set holds each kind
+# whose file names one.
+IDENTIFIER_KINDS = frozenset(
+    {
+        "table-json",
+        "annotations-jsonl",
+        "payments-csv",
+        "annotators-csv",
+        "survey-csv",
+        "attention-csv",
+        "attention-json",
+        "integrity-csv",
+        "integrity-json",
+    }
+)
+
+
+def export_operation(kind: str) -> Operation:
+    """The team's operation an export of ``kind`` is (annotation.services.roles)."""
+    return Operation.EXPORT_IDENTIFIERS if kind in IDENTIFIER_KINDS else Operation.EXPORT_RESULTS
+
 
 ANNOTATION_FIELDS = (
     "pk",
@@ -511,6 +535,7 @@ def _test_delay() -> None:
 
 
 def _write_job_file(job: ExportJob, progress: jobs.Progress) -> jobs.Finished:
+    check_job(job.created_by, export_operation(job.kind))  # its requester lost the right since: nothing written
     _test_delay()
     params = job.params or {}
     studies = select_studies(refs=params.get("studies", []))

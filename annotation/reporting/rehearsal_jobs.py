@@ -30,6 +30,7 @@ from django.utils.module_loading import import_string
 from annotation.models import RehearsalJob, Study
 from annotation.reporting.options import ReportError
 from annotation.services import jobs
+from annotation.services.roles.operations import Operation, check_job
 
 logger = logging.getLogger(__name__)
 
@@ -112,6 +113,7 @@ def _start_process(job_id: int) -> None:
 
 
 def _rehearse(job: RehearsalJob, progress: jobs.Progress) -> jobs.Finished:
+    check_job(job.created_by, Operation.REHEARSE)  # its requester lost the right since: not rehearsed
     study = Study.objects.select_related("task").filter(pk=job.study_id).first()
     if study is None:
         raise ReportError("the study was deleted before its rehearsal started")

@@ -1,4 +1,7 @@
-"""Staff dashboard: live progress per study, condition and worker; the table, the plot, every export.
+"""The team's dashboard: live progress per study, condition and worker; the table, the plot, every export.
+
+Every view names the operation it is (annotation.web.roles, docs/team.md): watching for the pages, an
+export's kind for an export or a download, rehearsing for the Rehearse button.
 
 Read-only pages over the reporting services, plus two POSTs that queue a job:
 an export (the same service the admin action and the API call) and a
@@ -10,8 +13,6 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
-from django.core.exceptions import PermissionDenied
 from django.http import (
     FileResponse,
     Http404,
@@ -41,6 +42,7 @@ from annotation.reporting.exports import (
     EXPORT_KINDS,
     export_filename,
     export_job_create,
+    export_operation,
     export_to_bytes,
     export_with_provenance,
     iter_annotation_lines,
@@ -59,8 +61,10 @@ from annotation.reporting.rehearsal_jobs import REPORT_FORMATS, job_status, rehe
 from annotation.reporting.selection import of_benchmark, select_studies
 from annotation.reporting.statement import STATEMENT_FORMATS, build_statement, render_statement
 from annotation.reporting.tables import build_table
+from annotation.services.roles.operations import Operation
 from annotation.services.studies import launch, preview
 from annotation.services.verdicts import attention, integrity
+from annotation.web.roles import denied, requires
 from tasks_app.scoring import SKIP_EMPTY, SKIP_EXCLUDE, SKIP_ZERO
 
 LIVE_SECONDS = 5  # how often the pages poll their live feed
@@ -145,7 +149,7 @@ def _overview(studies: list[Study], rows: dict) -> list[dict]:
     return sorted(cards, key=lambda card: -card["attention"])
 
 
-@staff_member_required
+@requires(Operation.WATCH)
 def index(request: HttpRequest) -> HttpResponse:
     try:
         studies, options, raw = _selection(request)
@@ -174,7 +178,7 @@ def index(request: HttpRequest) -> HttpResponse:
     )
 
 
-@staff_member_required
+@requires(Operation.WATCH)
 def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_object_or_404(Study.objects.select_related("task"), slug=slug)
     try:
@@ -223,7 +227,7 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
-@staff_member_required
+@requires(Operation.WATCH, json=True)
 def live(request: HttpRequest) -> HttpResponse:
     """The pages' live feed (polled every few seconds): progress and notices of the selected studies."""
     try:
@@ -235,7 +239,7 @@ def live(request: HttpRequest) -> HttpResponse:
     return response
 
 
-@staff_member_required
+@requires(Operation.WATCH)
 def statement(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
     """The study's human-evaluation statement as text, shown in the browser (``?download=1``: a file)."""
     study = get_object_or_404(Study.objects.select_related("task"), slug=slug)
@@ -256,7 +260,7 @@ def statement(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
     return response
 
 
-@staff_member_required
+@requires(Operation.WATCH)
 def plot(request: HttpRequest, fmt: str) -> HttpResponse:
     if fmt not in PLOT_FORMATS:
         raise Http404
@@ -270,11 +274,13 @@ def plot(request: HttpRequest, fmt: str) -> HttpResponse:
     return HttpResponse(content, content_type=EXPORT_KINDS[f"plot-{fmt}"][0])
 
 
-@staff_member_required
+@requires(Operation.WATCH)
 def export_now(request: HttpRequest, kind: str) -> HttpResponseBase:
     """Download an export directly (the raw annotations stream; the rest are small)."""
     if kind not in EXPORT_KINDS:
         raise Http404
+    if refused := denied(request, export_operation(kind)):
+        return refused
     try:
         studies, options, _ = _selection(request, benchmark=kind_benchmark(kind))
     except ReportError as exc:
@@ -300,11 +306,13 @@ def export_now(request: HttpRequest, kind: str) -> HttpResponseBase:
     return response
 
 
-@staff_member_required
+@requires(Operation.WATCH)
 def export_provenance(request: HttpRequest, kind: str) -> HttpResponse:
     """The provenance sidecar of a direct export: what ``export/<kind>/`` with the same query was made from."""
     if kind not in EXPORT_KINDS:
         raise Http404
+    if refused := denied(request, export_operation(kind)):
+        return refused
     try:
         studies, options, _ = _selection(request, benchmark=kind_benchmark(kind))
     except ReportError as exc:
@@ -319,13 +327,16 @@ def export_provenance(request: HttpRequest, kind: str) -> HttpResponse:
     return response
 
 
-@staff_member_required
+@requires(Operation.WATCH)
 @require_POST
 def export_queue(request: HttpRequest) -> HttpResponse:
+    kind = request.POST.get("kind", "")
+    if kind in EXPORT_KINDS and (refused := denied(request, export_operation(kind))):
+        return refused  # an unknown kind: export_job_create says so
     refs = [r for r in request.POST.get("studies", "").split(",") if r]
     try:
         job = export_job_create(
-            kind=request.POST.get("kind", ""),
+            kind=kind,
             study_refs=refs,
             all_studies=request.POST.get("studies") == "all",
             options=MetricOptions.from_params(request.POST),
@@ -339,30 +350,28 @@ def export_queue(request: HttpRequest) -> HttpResponse:
     return redirect(request.POST.get("next") or reverse("dashboard:index"))
 
 
-@staff_member_required
-def export_download(request: HttpRequest, job_id: int) -> FileResponse:
+@requires(Operation.WATCH)
+def export_download(request: HttpRequest, job_id: int) -> HttpResponseBase:
     job = get_object_or_404(ExportJob, pk=job_id)
+    if refused := denied(request, export_operation(job.kind)):
+        return refused
     if job.status != ExportJob.Status.DONE or not job.file:
         raise Http404("this export has no file (yet)")
     return FileResponse(job.file.open("rb"), as_attachment=True, filename=job.file.name.rsplit("/", 1)[-1])
 
 
-@staff_member_required
+@requires(Operation.WATCH)
 def export_job_provenance(request: HttpRequest, job_id: int) -> HttpResponse:
     """A finished job's provenance sidecar, as recorded when its file was written."""
     job = get_object_or_404(ExportJob, pk=job_id)
+    if refused := denied(request, export_operation(job.kind)):
+        return refused
     if job.status != ExportJob.Status.DONE or job.provenance is None:
         raise Http404("this export has no provenance (yet)")
     response = HttpResponse(provenance_json(job.provenance), content_type="application/json")
     name = provenance_sidecar_name(job.file.name.rsplit("/", 1)[-1])
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
-
-
-def _staff_or_403(request: HttpRequest) -> None:
-    """A job's POST and status answer 403 to anyone but active staff (no redirect to a login page)."""
-    if not (request.user.is_active and request.user.is_staff):
-        raise PermissionDenied
 
 
 def _optional_int(raw: str | None, name: str) -> int | None:
@@ -375,9 +384,9 @@ def _optional_int(raw: str | None, name: str) -> int | None:
 
 
 @require_POST
+@requires(Operation.REHEARSE, json=True)  # a POST: 403, no redirect to a login page
 def rehearsal_queue(request: HttpRequest, slug: str) -> HttpResponse:
     """The study page's Rehearse button: queue a rehearsal of the study (docs/reports.md)."""
-    _staff_or_403(request)
     study = get_object_or_404(Study, slug=slug)
     try:
         job = rehearsal_job_create(
@@ -393,16 +402,16 @@ def rehearsal_queue(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect(reverse("dashboard:study", args=[study.slug]) + "#rehearsal")
 
 
+@requires(Operation.WATCH, json=True)
 def rehearsal_status(request: HttpRequest, job_id: int) -> HttpResponse:
     """A rehearsal's status and progress, polled by the study page while it runs."""
-    _staff_or_403(request)
     job = get_object_or_404(RehearsalJob.objects.select_related("study"), pk=job_id)
     response = JsonResponse(job_status(job))
     response["Cache-Control"] = "no-store"
     return response
 
 
-@staff_member_required
+@requires(Operation.WATCH)
 def rehearsal_report(request: HttpRequest, job_id: int, fmt: str) -> HttpResponse:
     """A finished rehearsal's report as a file (Markdown or JSON)."""
     job = get_object_or_404(RehearsalJob.objects.select_related("study"), pk=job_id)

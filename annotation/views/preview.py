@@ -2,18 +2,12 @@
 
 The preview's participation goes into the worker cookie, as the entry link does, and the browser moves
 on to the ordinary worker pages (annotation.services.studies.preview says what is and is not recorded).
-Anonymous visitors, crowd workers among them, are sent to the admin's login; a signed-in user who is
-not staff gets 403.
+Anonymous visitors, crowd workers among them, are sent to the admin's login; a signed-in user whose role
+may not preview gets 403 (annotation.web.roles).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import wraps
-from typing import Any
-
-from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -21,22 +15,12 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.models import Study
+from annotation.services.roles.operations import Operation
 from annotation.services.studies import preview
 from annotation.web import worker_cookie
+from annotation.web.roles import requires
 
 WORKER_HOME = "/work/"
-
-
-def _staff_only(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    @wraps(view)
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not request.user.is_authenticated:
-            return redirect_to_login(request.get_full_path(), reverse("admin:login"))
-        if not request.user.is_staff:
-            raise PermissionDenied("previews are for staff")
-        return view(request, *args, **kwargs)
-
-    return wrapped
 
 
 def _shots(request: HttpRequest) -> int | None:
@@ -50,7 +34,7 @@ def _shots(request: HttpRequest) -> int | None:
 
 @never_cache
 @require_GET
-@_staff_only
+@requires(Operation.PREVIEW)
 def start(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_object_or_404(Study.objects.select_related("task"), slug=slug)
     try:
@@ -64,7 +48,7 @@ def start(request: HttpRequest, slug: str) -> HttpResponse:
 
 @never_cache
 @require_POST
-@_staff_only
+@requires(Operation.PREVIEW)
 def restart(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_object_or_404(Study, slug=slug)
     shots = preview.restart(study=study, user=request.user)

@@ -3,19 +3,22 @@ Celery job (``prolific.jobs``) and redirects to its page, which shows its progre
 
 from __future__ import annotations
 
-from django.contrib.admin.views.decorators import staff_member_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
 from annotation.models import ProlificJob, Study
 from annotation.services.prolific import jobs, operations
+from annotation.services.roles.operations import Operation, prolific_operation
+from annotation.web.roles import denied, requires
 
 
-@staff_member_required
+@requires(Operation.WATCH)
 def operation(request: HttpRequest, slug: str, operation: str) -> HttpResponse:
     if operation not in operations.OPERATIONS:
         raise Http404("no such Prolific operation")
+    if refused := denied(request, prolific_operation(operation)):  # the dry run too: it lists the participants
+        return refused
     study = get_object_or_404(Study.objects.select_related("task"), slug=slug)
     enabled = operations.enabled()
     if request.method == "POST":
@@ -37,8 +40,10 @@ def operation(request: HttpRequest, slug: str, operation: str) -> HttpResponse:
     return render(request, "dashboard/prolific.html", context)
 
 
-@staff_member_required
+@requires(Operation.WATCH)
 def job(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
     found = get_object_or_404(ProlificJob.objects.select_related("study"), pk=job_id, study__slug=slug)
+    if refused := denied(request, prolific_operation(found.operation)):
+        return refused
     context = {"study": found.study, "job": found, "status": jobs.job_status(found)}
     return render(request, "dashboard/prolific_job.html", context)

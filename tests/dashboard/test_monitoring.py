@@ -73,7 +73,8 @@ def test_the_live_feed_is_staff_only_and_carries_progress_and_notices(client, st
     assert isinstance(entry["notices"], list)
     assert staff.get("/dashboard/live.json?studies=nope").status_code == 400
     staff.logout()
-    assert client.get("/dashboard/live.json").status_code == 302  # to the login page
+    refused = client.get("/dashboard/live.json")  # JSON: the API's error shape, no redirect to a login page
+    assert refused.status_code == 403 and refused.json()["error"] == "not_authenticated"
 
 
 def test_live_payload_of_all_studies(study):

@@ -227,7 +227,10 @@ def test_only_staff_may_rehearse_or_read_a_rehearsal(client, study, django_captu
     assert rehearse(client, study, django_capture_on_commit_callbacks).status_code == 403
     assert client.get(status_url).status_code == 403
     report = client.get(reverse("dashboard:rehearsal-report", args=[job.pk, "markdown"]))
-    assert report.status_code == 302 and "/login/" in report["Location"]  # the admin's login, like every page
+    assert report.status_code == 403  # signed in without a role: refused (annotation.web.roles), not sent to log in
+    client.logout()
+    report = client.get(reverse("dashboard:rehearsal-report", args=[job.pk, "markdown"]))
+    assert report.status_code == 302 and "/login/" in report["Location"]  # anonymous: the admin's login
     assert RehearsalJob.objects.count() == 1
 
 

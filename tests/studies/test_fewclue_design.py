@@ -5,7 +5,6 @@ from datetime import timedelta
 from io import StringIO
 
 import pytest
-from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 from django.test import Client
@@ -20,6 +19,7 @@ from annotation.services.verdicts import attention
 from tasks_app.models import Task
 from tests import entry_link
 from tests.conftest import FEWCLUE_FIXTURE
+from tests.team import team_member
 
 pytestmark = pytest.mark.django_db
 
@@ -177,7 +177,7 @@ def test_a_staff_preview_rehearses_the_conditions_samples(fewclue):
     _create("--training-items", "3", "--test-sample", "2", "--tasks", "ocnli", "--open", "--posted-reward", "1.50")
     condition = Study.objects.get(slug="fewclue-ocnli-paper").conditions.get()
     staff = Client()
-    staff.force_login(User.objects.create_user("staff", password="pw", is_staff=True))
+    staff.force_login(team_member("staff", "assistant"))
     assert staff.get("/work/preview/fewclue-ocnli-paper/?shots=3").status_code == 302
     assert staff.post("/api/session/start/", content_type="application/json").status_code == 200
     while (item := staff.get("/api/session/current/").json()["item"]) is not None:

@@ -19,6 +19,7 @@ from annotation.services.studies import preview, studies
 from annotation.services.verdicts import attention
 from tests.entry_link import take_part
 from tests.studies.conftest import inhouse
+from tests.team import team_member
 
 pytestmark = pytest.mark.django_db
 State = Participation.State
@@ -41,7 +42,7 @@ def study(task) -> Study:
 
 @pytest.fixture
 def staff(db) -> Client:
-    user = User.objects.create_user("staff", password="pw", is_staff=True)
+    user = team_member("staff", "assistant")  # the least role that may preview
     client = Client()
     client.force_login(user)
     return client

@@ -19,6 +19,7 @@ from annotation.errors import ServiceError
 from annotation.models import ProlificJob, Study
 from annotation.services import jobs
 from annotation.services.prolific import operations
+from annotation.services.roles.operations import check_job, prolific_operation
 
 logger = logging.getLogger(__name__)
 Status = ProlificJob.Status
@@ -57,6 +58,8 @@ def prolific_job_create(*, study: Study, operation: str, user: User | AnonymousU
 
 
 def _work(job: ProlificJob, progress: jobs.Progress) -> jobs.Finished:
+    # Its requester must hold the operation's right when it runs (paying: the PI's); else nothing is done.
+    check_job(job.created_by, prolific_operation(job.operation))
     study = Study.objects.select_related("task").filter(pk=job.study_id).first()
     if study is None:
         raise ServiceError("the study was deleted before the run started")

@@ -1,13 +1,13 @@
 """Attention checks and staff previews in a real browser (headless Chromium)."""
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import Client
 
 from annotation.models import AttentionDecision, Participation, Response, Study
 from annotation.services.studies import studies
 from annotation.services.verdicts import attention
 from tests.factories import make_classification_task
+from tests.team import team_member
 from tests.worker.browser.conftest import shot
 from tests.worker.browser.test_worker_flow import wait_for_item
 from tests.worker.conftest import make_participation
@@ -69,7 +69,7 @@ def test_a_staff_preview_trains_with_reveals_reaches_the_test_and_restarts(open_
     task = make_classification_task(slug="prevb", n_test=2, n_train=10)
     study = studies.study_create(task=task, slug="prevb", split_number=1, shots=[10])  # a draft
     attention.definitions.generate(study=study, positions=[1])
-    admin = get_user_model().objects.create_user("staff", password="pw", is_staff=True)
+    admin = team_member("staff", "assistant")  # the least role that may preview
     client = Client()
     client.force_login(admin)
     session = [{"name": "sessionid", "value": client.cookies["sessionid"].value}]

@@ -1,0 +1,84 @@
+"""The HTTP side of the team's roles: the one refusal, and the checks the dashboard, the admin's own pages
+and the API make before an operation (docs/team.md; the table of operations is annotation.services.roles).
+
+``refusal`` is the only place a request is refused for want of a role: anonymous visitors of a page go to
+the login, anyone else gets Django's 403 page, and a JSON endpoint (the API, the dashboard's JSON) answers
+403 in the API's error shape (``not_authenticated`` or ``permission_denied``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
+from django.urls import reverse
+from django.views.defaults import permission_denied
+from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
+from rest_framework.views import APIView
+
+from annotation.api.errors import Refusal, error_body
+from annotation.services.roles.operations import WHAT, Operation, may
+
+logger = logging.getLogger(__name__)
+
+
+def refusal(request: HttpRequest | Request, operation: Operation, *, json: bool = False) -> HttpResponse:
+    """The answer to a request whose user may not do ``operation`` (the one place a refusal is made)."""
+    user = request.user
+    signed_in = bool(user.is_authenticated)
+    # audit: record the refusal here (who: user, what: operation, request.method and request.path, when),
+    # once the audit trail's one function exists on main.
+    logger.info("refused %s %s to %s: %s", request.method, request.path, user if signed_in else "anonymous", operation)
+    if not signed_in and not json:
+        return redirect_to_login(request.get_full_path(), reverse("admin:login"))
+    if not signed_in:
+        body = error_body("not_authenticated", "Sign in as a member of the team (at /admin/login/).")
+    else:
+        body = error_body("permission_denied", f"Your role may not {WHAT[operation]}.", operation=str(operation))
+    if json:
+        return JsonResponse(body, status=403)
+    return permission_denied(request, PermissionDenied(body["detail"]))  # handler403's page: templates/403.html
+
+
+def denied(request: HttpRequest, operation: Operation, *, json: bool = False) -> HttpResponse | None:
+    """None when the request's user may do ``operation``; else the refusal to answer."""
+    return None if may(request.user, operation) else refusal(request, operation, json=json)
+
+
+def requires(operation: Operation, *, json: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A view decorator: the view runs only for a user who may do ``operation``."""
+
+    def decorate(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
+        @wraps(view)
+        def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+            return denied(request, operation, json=json) or view(request, *args, **kwargs)
+
+        return wrapped
+
+    return decorate
+
+
+def require(request: Request, operation: Operation) -> None:
+    """In an API view, for an operation known only from the request (a Prolific operation, an export's kind)."""
+    if not may(request.user, operation):
+        raise Refusal(refusal(request, operation, json=True))
+
+
+class RolePermission(BasePermission):
+    """The API's permission class: each view says which operation each action or method is.
+
+    ``view.role_operations`` maps a viewset's action (``list``, ``status``...) or an APIView's method (``get``,
+    ``post``) to its Operation; anything it does not name (a method the view refuses with 405) needs WATCH.
+    """
+
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        table: dict[str, Operation] = getattr(view, "role_operations", {})
+        action = getattr(view, "action", None) or (request.method or "").lower()
+        require(request, table.get(action, Operation.WATCH))
+        return True
