@@ -76,12 +76,15 @@ CAPABILITIES: dict[str, tuple[str, ...]] = {
     "texts": (),  # a study's worker-facing texts and the language a worker sees
     "money": (),  # the pay rule
     "jobs": (),  # background jobs: claim, heartbeat, progress, recovery
-    "verdicts": ("state",),
-    "admission": ("state", "texts"),
+    # the audit trail: every capability that carries out a staff action records it there, so it sits
+    # just above state (whose keyed hash names a participant) and below every such capability
+    "audit": ("state",),
+    "verdicts": ("state", "audit"),
+    "admission": ("state", "texts", "audit"),
     "session": ("state", "texts", "verdicts", "admission"),
-    "studies": ("state", "texts", "verdicts", "admission", "session"),
-    "prolific": ("state", "money", "admission", "jobs"),
-    "rights": ("state", "prolific"),  # participants' rights: withdrawal, subject access, retention
+    "studies": ("state", "texts", "verdicts", "admission", "session", "audit"),
+    "prolific": ("state", "money", "admission", "jobs", "audit"),
+    "rights": ("state", "prolific", "audit"),  # participants' rights: withdrawal, subject access, retention
 }
 # At most this many modules directly under annotation/: its face (__init__, apps, asgi, celery,
 # the urls modules, wsgi) and the base error; everything else lives in a package.

@@ -83,7 +83,7 @@ class WorkerAdmin(admin.ModelAdmin):
     @admin.action(description="Unblock the selected workers")
     def unblock_workers(self, request: HttpRequest, queryset: QuerySet[Worker]) -> None:
         for worker in queryset:
-            blocklist.unblock_worker(worker=worker)
+            blocklist.unblock_worker(worker=worker, actor=_staff(request))
         self.message_user(request, f"Unblocked {queryset.count()} worker(s).", messages.SUCCESS)
 
 
@@ -262,7 +262,12 @@ class ParticipationAdmin(admin.ModelAdmin):
         if "apply" in request.POST:
             for platform, external_id in sorted(workers):
                 try:
-                    withdrawal.withdraw(platform=platform, external_id=external_id, run_by=_staff(request).username)
+                    withdrawal.withdraw(
+                        platform=platform,
+                        external_id=external_id,
+                        run_by=_staff(request).username,
+                        actor=_staff(request),
+                    )
                     self.message_user(request, "Withdrawn: answers erased, identifier pseudonymised.", messages.SUCCESS)
                 except withdrawal.WithdrawalError as exc:
                     self.message_user(request, f"Nothing changed: {exc}", messages.ERROR)

@@ -89,7 +89,7 @@ class ProlificStudyActions(admin.ModelAdmin):
                 self.message_user(request, str(exc), messages.ERROR)
             else:
                 return HttpResponseRedirect(reverse("admin:annotation_study_prolific_job", args=[study.pk, job.pk]))
-        report = operations.plan(operation=operation, study=study)
+        report = operations.plan(operation=operation, study=study, actor=request.user)
         context = {
             **self.admin_site.each_context(request),
             "title": f"Prolific {operation}: {study.slug}",
@@ -143,7 +143,9 @@ class ProlificActionAdmin(admin.ModelAdmin):
     def _resolve(self, request: HttpRequest, queryset: QuerySet[ProlificAction], *, paid: bool) -> None:
         done = 0
         for action in queryset.filter(kind=ProlificAction.Kind.BONUS, status=ProlificAction.Status.UNCERTAIN):
-            operations.resolve_uncertain(action=action, paid=paid, note=f"checked on Prolific by {request.user}")
+            operations.resolve_uncertain(
+                action=action, paid=paid, note=f"checked on Prolific by {request.user}", actor=request.user
+            )
             done += 1
         self.message_user(request, f"Resolved {done} uncertain bonus(es).", messages.SUCCESS)
 

@@ -309,7 +309,7 @@ class StudyAdmin(StudyPages, ProlificStudyActions, admin.ModelAdmin):
     def save_model(self, request: HttpRequest, obj: Study, form: forms.ModelForm[Study], change: bool) -> None:
         if change:  # never write back the status read with the form: actions and the API change it
             fields = [f.name for f in Study._meta.concrete_fields if f.name not in ("id", "status")]
-            studies.study_save(study=obj, update_fields=fields)
+            studies.study_save(study=obj, update_fields=fields, actor=request.user)
         else:
-            studies.study_save(study=obj)
-        studies.set_conditions(study=obj, shots=form.cleaned_data["condition_shots"])
+            studies.study_save(study=obj, actor=request.user)
+        studies.set_conditions(study=obj, shots=form.cleaned_data["condition_shots"], actor=request.user)

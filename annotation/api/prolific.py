@@ -70,7 +70,7 @@ class ProlificOperationView(APIView):
         if not operations.enabled():
             raise operations.ProlificDisabled(operations.OFF_MESSAGE)  # 409 prolific_off
         if data.validated_data["run"]:
-            report = operations.run(operation=operation, study=study)
+            report = operations.run(operation=operation, study=study, actor=request.user)
         else:
-            report = operations.plan(operation=operation, study=study)
+            report = operations.plan(operation=operation, study=study, actor=request.user)
         return Response(report.as_dict())

@@ -100,7 +100,7 @@ class Command(BaseCommand):
         if not changes:
             return study
         try:
-            study = studies.study_update(study=study, **changes)
+            study = studies.study_update(study=study, actor="manage.py attention_checks", **changes)
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from None
         rule = (

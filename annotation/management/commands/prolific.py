@@ -47,11 +47,11 @@ class Command(BaseCommand):
             return self._poll(found)
         if run:
             try:
-                report = operations.run(operation=operation, study=found)
+                report = operations.run(operation=operation, study=found, actor="manage.py prolific --run")
             except operations.ProlificDisabled as exc:
                 raise CommandError(str(exc)) from None
         else:
-            report = operations.plan(operation=operation, study=found)
+            report = operations.plan(operation=operation, study=found, actor="manage.py prolific")
         if options["json"]:
             self.stdout.write(_dumps(report.as_dict()))
         else:

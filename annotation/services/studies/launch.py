@@ -260,7 +260,9 @@ def open_study(
     if check.blockers and not override:
         raise LaunchBlocked(check)
     with transaction.atomic():
-        opened = studies.change_status(study=study, to_status=Study.Status.OPEN)
+        overridden = {"overridden_blockers": [f.as_dict() for f in check.blockers]} if check.blockers else None
+        actor = by if by is not None and by.pk else by_name or None
+        opened = studies.change_status(study=study, to_status=Study.Status.OPEN, actor=actor, detail=overridden)
         if check.blockers:
             user = by if by is not None and by.pk else None
             LaunchOverride.objects.create(
