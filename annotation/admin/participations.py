@@ -275,7 +275,15 @@ class ParticipationAdmin(admin.ModelAdmin):
         plans, refused = [], []
         for platform, external_id in sorted(workers):
             try:
-                plans.append(withdrawal.plan(platform=platform, external_id=external_id))
+                # The dry run the page shows is in the audit trail too.
+                plans.append(
+                    withdrawal.plan_only(
+                        platform=platform,
+                        external_id=external_id,
+                        run_by=_staff(request).username,
+                        actor=_staff(request),
+                    )
+                )
             except withdrawal.WithdrawalError as exc:
                 refused.append(str(exc))
         context = {

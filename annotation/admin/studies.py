@@ -275,7 +275,7 @@ class StudyAdmin(StudyPages, ProlificStudyActions, admin.ModelAdmin):
             return super().save_formset(request, form, formset, change)
         for sub in formset.deleted_forms:
             if sub.instance.pk:
-                attention.definitions.delete_check(sub.instance)
+                attention.definitions.delete_check(sub.instance, actor=request.user)
         for sub in formset.forms:
             if sub in formset.deleted_forms or not sub.has_changed() or not sub.cleaned_data:
                 continue
@@ -283,9 +283,9 @@ class StudyAdmin(StudyPages, ProlificStudyActions, admin.ModelAdmin):
             data["expected_label"] = data["expected_label"] or ""
             data["expected_spans"] = data["expected_spans"] or []
             if sub.instance.pk:
-                attention.definitions.update_check(sub.instance, **data)
+                attention.definitions.update_check(sub.instance, actor=request.user, **data)
             else:
-                attention.definitions.create_check(study=form.instance, **data)
+                attention.definitions.create_check(study=form.instance, actor=request.user, **data)
         formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []  # for the log message
         return None
 
@@ -300,7 +300,7 @@ class StudyAdmin(StudyPages, ProlificStudyActions, admin.ModelAdmin):
             try:
                 taken = set(study.attention_checks.values_list("position", flat=True))
                 wanted = [p for p in attention.definitions.positions_every(study, every) if p not in taken]
-                made = attention.definitions.generate(study=study, positions=wanted)
+                made = attention.definitions.generate(study=study, positions=wanted, actor=request.user)
             except attention.definitions.AttentionCheckError as exc:
                 self.message_user(request, f"“{study.name}”: {exc.message}", messages.ERROR)
             else:

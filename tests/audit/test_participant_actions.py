@@ -4,7 +4,10 @@ never a participant's identifier in clear."""
 import csv
 import io
 import json
+import re
+import shlex
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Permission, User
@@ -243,3 +246,13 @@ def test_the_admin_shows_the_trail_read_only_to_those_with_the_right(client, dra
     (row,) = csv.DictReader(io.StringIO(response.content.decode()))
     assert row["action"] == "study.create" and row["actor"] == "system"
     assert Decimal(json.loads(row["after"])["hourly_rate"]) == Decimal("12.00")
+
+
+def test_the_documented_command_runs_as_written(draft, tmp_path, monkeypatch):
+    page = (Path(__file__).resolve().parents[2] / "docs" / "participants.md").read_text(encoding="utf-8")
+    (written,) = re.findall(r"`python manage\.py (audit_trail [^`]+)`", page)
+    assert written == "audit_trail --study SLUG --format csv --output trail.csv"
+    monkeypatch.chdir(tmp_path)
+    call_command(*shlex.split(written.replace("SLUG", "audited")))
+    rows = list(csv.DictReader((tmp_path / "trail.csv").open(encoding="utf-8")))
+    assert [r["action"] for r in rows] == ["study.create", "study.conditions"]

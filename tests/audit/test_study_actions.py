@@ -55,6 +55,8 @@ def test_open_pause_reopen_and_close_through_the_api(admin_client, draft):
         ),
     ]
     assert all(e.actor is not None and e.actor.username == "admin" for e in entries(A.STUDY_PAUSE))
+    # Opened over the launch check's blocker (no posted reward): the entry names it.
+    assert [b["code"] for b in only(A.STUDY_OPEN).detail["overridden_blockers"]] == ["no_posted_reward"]
 
 
 def test_a_refused_change_of_status_records_nothing(admin_client, draft):

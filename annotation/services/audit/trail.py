@@ -67,8 +67,8 @@ def _hide(value: Any, identifiers: dict[str, str]) -> Any:
     return json.loads(text)
 
 
-def _identifiers(participation: Participation | None, workers: Iterable[Worker]) -> dict[str, str]:
-    people = list(workers)
+def _identifiers(participation: Participation | None, others: Iterable[Participation | Worker]) -> dict[str, str]:
+    people = [o.worker if isinstance(o, Participation) else o for o in others]
     if participation is not None:
         people.append(participation.worker)
     return {
@@ -86,6 +86,7 @@ def record(
     participation: Participation | None = None,
     worker: Worker | None = None,
     target: str = "",
+    others: Iterable[Participation | Worker] = (),
     before: Mapping[str, Any] | None = None,
     after: Mapping[str, Any] | None = None,
     detail: Mapping[str, Any] | None = None,
@@ -94,7 +95,8 @@ def record(
     """Write one entry of the trail: who (``actor``), what (``action``, one of ``AuditEntry.Action``), on
     what (a study, a participation, a worker named by pseudonym, or ``target`` for anything else), the
     values before and after, and anything else worth keeping (``detail``). Call it inside the transaction
-    of the change it records.
+    of the change it records. ``others``: more participants the values may name (a bulk message's
+    recipients, say), whose identifiers are hidden as the target's are.
 
     The participant's platform identifier is never stored: the participation is named by its pk, a
     worker by the keyed hash (``state.pseudonyms``), and any copy of their identifier a caller put in
@@ -103,7 +105,7 @@ def record(
         raise ValueError(f"unknown audit action {action!r}; one of {', '.join(AuditEntry.Action.values)}")
     if study is None and participation is not None:
         study = participation.study
-    hidden = _identifiers(participation, [worker] if worker is not None else [])
+    hidden = _identifiers(participation, [*others, *([worker] if worker is not None else [])])
     if participation is not None:
         target = f"participation {participation.pk}"
     elif worker is not None:
