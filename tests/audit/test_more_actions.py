@@ -101,3 +101,10 @@ def test_a_bulk_messages_recipients_are_named_by_pseudonym_only(admin_user, draf
     aliases = [pseudonyms.pseudonym(platform="prolific", external_id=pid) for pid in ids]
     assert entry.after == {"text": "A bonus is coming.", "recipients": aliases}
     assert entry.target == "study audited"
+
+
+def test_a_human_data_release_is_recorded_as_an_export(draft, tmp_path):
+    call_command("release_study", "audited", "-o", str(tmp_path / "release"), stdout=io.StringIO())
+    entry = only(A.EXPORT)
+    assert entry.actor_name == "manage.py release_study" and entry.study == draft
+    assert entry.after["kind"] == "release" and entry.after["studies"] == ["audited"]
