@@ -256,3 +256,11 @@ def test_the_documented_command_runs_as_written(draft, tmp_path, monkeypatch):
     call_command(*shlex.split(written.replace("SLUG", "audited")))
     rows = list(csv.DictReader((tmp_path / "trail.csv").open(encoding="utf-8")))
     assert [r["action"] for r in rows] == ["study.create", "study.conditions"]
+
+
+def test_a_participants_own_data_includes_the_trails_entries_about_them(admin_user, prolific_worker):
+    overrides.override(prolific_worker, admit=False, reason="asleep", actor=admin_user)
+    out = io.StringIO()
+    call_command("participant_data", "--platform", "prolific", "--id", PID, stdout=out)
+    (entry,) = json.loads(out.getvalue())["audit_entries"]
+    assert entry["action"] == "participation.exclude" and entry["participation"] == prolific_worker.pk
