@@ -222,6 +222,10 @@ def test_the_command_writes_one_studys_trail_as_csv_and_json(admin_user, draft, 
     assert [r["action"] for r in json.loads(out.read_text())] == [r["action"] for r in rows]
     with pytest.raises(CommandError, match="no entry for a study 'nope'"):
         _command("--study", "nope")
+    with pytest.raises(CommandError, match="cannot write"):
+        _command("--output", str(tmp_path / "no-such-folder" / "trail.csv"))
+    with pytest.raises(CommandError, match="invalid choice"):
+        _command("--format", "xml")
 
 
 def test_an_unknown_action_is_refused(draft):

@@ -21,7 +21,8 @@ A = AuditEntry.Action
 
 def _ms(value):
     """A datetime as the JSON column keeps it (DjangoJSONEncoder: milliseconds, Z for UTC)."""
-    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+    fraction = f".{value.microsecond // 1000:03d}" if value.microsecond else ""
+    return value.strftime("%Y-%m-%dT%H:%M:%S") + fraction + "Z"
 
 
 def test_creating_a_study_records_its_settings(draft):

@@ -22,7 +22,10 @@ class Command(BaseCommand):
             raise CommandError(f"The audit trail has no entry for a study {slug!r}.")
         text = audit.export(audit.trail(study_slug=slug), fmt=options["format"])
         if options["output"]:
-            with open(options["output"], "w", encoding="utf-8", newline="") as f:
-                f.write(text)
+            try:
+                with open(options["output"], "w", encoding="utf-8", newline="") as f:
+                    f.write(text)
+            except OSError as exc:
+                raise CommandError(f"cannot write {options['output']}: {exc.strerror}") from None
         else:
             self.stdout.write(text, ending="")
