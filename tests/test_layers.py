@@ -76,13 +76,16 @@ CAPABILITIES: dict[str, tuple[str, ...]] = {
     "texts": (),  # a study's worker-facing texts and the language a worker sees
     "money": (),  # the pay rule
     "jobs": (),  # background jobs: claim, heartbeat, progress, recovery
-    "verdicts": ("state",),
-    "admission": ("state", "texts"),
+    # the audit trail: every capability that carries out a staff action records it there, so it sits
+    # just above state (whose keyed hash names a participant) and below every such capability
+    "audit": ("state",),
+    "verdicts": ("state", "audit"),
+    "admission": ("state", "texts", "audit"),
     "session": ("state", "texts", "verdicts", "admission"),
-    "studies": ("state", "texts", "verdicts", "admission", "session"),
+    "studies": ("state", "texts", "verdicts", "admission", "session", "audit"),
     "roles": (),  # who on the team may do what: each operation's permission, the background jobs' check
-    "prolific": ("state", "money", "admission", "jobs", "roles"),
-    "rights": ("state", "prolific"),  # participants' rights: withdrawal, subject access, retention
+    "prolific": ("state", "money", "admission", "jobs", "roles", "audit"),
+    "rights": ("state", "prolific", "audit"),  # participants' rights: withdrawal, subject access, retention
 }
 # At most this many modules directly under annotation/: its face (__init__, apps, asgi, celery,
 # the urls modules, wsgi) and the base error; everything else lives in a package.

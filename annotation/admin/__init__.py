@@ -1,3 +1,3 @@
 """Admin registrations, one module per area."""
 
-from annotation.admin import exports, participations, studies  # noqa: F401
+from annotation.admin import audit, exports, participations, studies  # noqa: F401

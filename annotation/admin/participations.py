@@ -88,7 +88,7 @@ class WorkerAdmin(admin.ModelAdmin):
     @admin.action(description="Unblock the selected workers", permissions=["block"])
     def unblock_workers(self, request: HttpRequest, queryset: QuerySet[Worker]) -> None:
         for worker in queryset:
-            blocklist.unblock_worker(worker=worker)
+            blocklist.unblock_worker(worker=worker, actor=_staff(request))
         self.message_user(request, f"Unblocked {queryset.count()} worker(s).", messages.SUCCESS)
 
 
@@ -280,7 +280,10 @@ class ParticipationAdmin(admin.ModelAdmin):
             for platform, external_id in sorted(workers):
                 try:
                     done = withdrawal.withdraw(
-                        platform=platform, external_id=external_id, run_by=_staff(request).username
+                        platform=platform,
+                        external_id=external_id,
+                        run_by=_staff(request).username,
+                        actor=_staff(request),
                     )
                     groups = "".join(f" {note}." for note in done.group_notes)
                     self.message_user(
@@ -292,7 +295,15 @@ class ParticipationAdmin(admin.ModelAdmin):
         plans, refused = [], []
         for platform, external_id in sorted(workers):
             try:
-                plans.append(withdrawal.plan(platform=platform, external_id=external_id))
+                # The dry run the page shows is in the audit trail too.
+                plans.append(
+                    withdrawal.plan_only(
+                        platform=platform,
+                        external_id=external_id,
+                        run_by=_staff(request).username,
+                        actor=_staff(request),
+                    )
+                )
             except withdrawal.WithdrawalError as exc:
                 refused.append(str(exc))
         context = {

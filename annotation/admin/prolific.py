@@ -92,7 +92,10 @@ class ProlificStudyActions(admin.ModelAdmin):
     def prolific_places(self, request: HttpRequest, queryset: QuerySet[Study]) -> HttpResponseRedirect | None:
         return self._prolific_redirect(request, queryset, "places")
 
-    @admin.action(description="Prolific: message the participants (dry run first)")
+    def has_message_permission(self, request: HttpRequest) -> bool:
+        return may(request.user, Operation.MESSAGE)
+
+    @admin.action(description="Prolific: message the participants (dry run first)", permissions=["message"])
     def prolific_message(self, request: HttpRequest, queryset: QuerySet[Study]) -> HttpResponseRedirect | None:
         if queryset.count() != 1:
             self.message_user(request, "Select one study to message its participants.", messages.ERROR)
@@ -101,8 +104,8 @@ class ProlificStudyActions(admin.ModelAdmin):
 
     def prolific_message_view(self, request: HttpRequest, study_id: int) -> HttpResponse:
         """The message's form; "Show the dry run" plans it, "Send" (from the dry run's page) sends it."""
-        if not self.has_change_permission(request):
-            return HttpResponse(status=403)
+        if refused := denied(request, Operation.MESSAGE):  # the dry run too: it lists participants
+            return refused
         study = get_object_or_404(Study, pk=study_id)
         form = MessageForm(request.POST or None)
         items: list[prolific_messages.Outgoing] = []
@@ -120,10 +123,10 @@ class ProlificStudyActions(admin.ModelAdmin):
             }
             try:
                 if "send" in request.POST:
-                    items = prolific_messages.send(**what, sent_by=request.user.get_username())
+                    items = prolific_messages.send(**what, sent_by=request.user.get_username(), actor=request.user)
                     self.message_user(request, "Sent (see each message's state below).", messages.SUCCESS)
                 else:
-                    items = prolific_messages.plan(**what)
+                    items = prolific_messages.plan(**what, actor=request.user)
             except (prolific_messages.MessageError, operations.ProlificDisabled) as exc:
                 error = f"{exc} Nothing was sent."
         context = {
@@ -173,7 +176,7 @@ class ProlificStudyActions(admin.ModelAdmin):
                 self.message_user(request, str(exc), messages.ERROR)
             else:
                 return HttpResponseRedirect(reverse("admin:annotation_study_prolific_job", args=[study.pk, job.pk]))
-        report = operations.plan(operation=operation, study=study)
+        report = operations.plan(operation=operation, study=study, actor=request.user)
         context = {
             **self.admin_site.each_context(request),
             "title": f"Prolific {operation}: {study.slug}",
@@ -230,7 +233,9 @@ class ProlificActionAdmin(admin.ModelAdmin):
     def _resolve(self, request: HttpRequest, queryset: QuerySet[ProlificAction], *, paid: bool) -> None:
         done = 0
         for action in queryset.filter(kind=ProlificAction.Kind.BONUS, status=ProlificAction.Status.UNCERTAIN):
-            operations.resolve_uncertain(action=action, paid=paid, note=f"checked on Prolific by {request.user}")
+            operations.resolve_uncertain(
+                action=action, paid=paid, note=f"checked on Prolific by {request.user}", actor=request.user
+            )
             done += 1
         self.message_user(request, f"Resolved {done} uncertain bonus(es).", messages.SUCCESS)
 

@@ -291,7 +291,7 @@ class StudyAdmin(StudyPages, ProlificStudyActions, admin.ModelAdmin):
             return super().save_formset(request, form, formset, change)
         for sub in formset.deleted_forms:
             if sub.instance.pk:
-                attention.definitions.delete_check(sub.instance)
+                attention.definitions.delete_check(sub.instance, actor=request.user)
         for sub in formset.forms:
             if sub in formset.deleted_forms or not sub.has_changed() or not sub.cleaned_data:
                 continue
@@ -299,9 +299,9 @@ class StudyAdmin(StudyPages, ProlificStudyActions, admin.ModelAdmin):
             data["expected_label"] = data["expected_label"] or ""
             data["expected_spans"] = data["expected_spans"] or []
             if sub.instance.pk:
-                attention.definitions.update_check(sub.instance, **data)
+                attention.definitions.update_check(sub.instance, actor=request.user, **data)
             else:
-                attention.definitions.create_check(study=form.instance, **data)
+                attention.definitions.create_check(study=form.instance, actor=request.user, **data)
         formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []  # for the log message
         return None
 
@@ -316,7 +316,7 @@ class StudyAdmin(StudyPages, ProlificStudyActions, admin.ModelAdmin):
             try:
                 taken = set(study.attention_checks.values_list("position", flat=True))
                 wanted = [p for p in attention.definitions.positions_every(study, every) if p not in taken]
-                made = attention.definitions.generate(study=study, positions=wanted)
+                made = attention.definitions.generate(study=study, positions=wanted, actor=request.user)
             except attention.definitions.AttentionCheckError as exc:
                 self.message_user(request, f"“{study.name}”: {exc.message}", messages.ERROR)
             else:
@@ -326,7 +326,7 @@ class StudyAdmin(StudyPages, ProlificStudyActions, admin.ModelAdmin):
         if change:  # never write back the status (nor the pilot's dates) read with the form: status changes set them
             kept = ("id", "status", "pilot_opened_at", "rest_opened_at")
             fields = [f.name for f in Study._meta.concrete_fields if f.name not in kept]
-            studies.study_save(study=obj, update_fields=fields)
+            studies.study_save(study=obj, update_fields=fields, actor=request.user)
         else:
-            studies.study_save(study=obj)
-        studies.set_conditions(study=obj, shots=form.cleaned_data["condition_shots"])
+            studies.study_save(study=obj, actor=request.user)
+        studies.set_conditions(study=obj, shots=form.cleaned_data["condition_shots"], actor=request.user)

@@ -110,6 +110,7 @@ class StudyPages(admin.ModelAdmin):
                     filter_threshold=data["filter_threshold"] or 0.0,
                     filter_reference=data["filter_reference"] or Study.FilterReference.MEAN,
                     language=data["language"],
+                    actor=request.user,
                 )
             except ValidationError as exc:
                 form.add_error(None, _error_text(exc))
@@ -133,7 +134,7 @@ class StudyPages(admin.ModelAdmin):
             return refused
         task = get_object_or_404(Task, pk=task_id)
         try:
-            content, content_type, filename = blocklist.export_participants(task=task, fmt=fmt)
+            content, content_type, filename = blocklist.export_participants(task=task, fmt=fmt, actor=request.user)
         except ValidationError as exc:
             return HttpResponse(_error_text(exc), status=400, content_type="text/plain")
         response = HttpResponse(content, content_type=content_type)
@@ -187,7 +188,7 @@ class StudyPages(admin.ModelAdmin):
                 if to_status == Study.Status.OPEN:  # a person opens through the launch check
                     study = launch.open_study(study=study, by=request.user, **options)
                 else:
-                    study = studies.change_status(study=study, to_status=to_status, **options)
+                    study = studies.change_status(study=study, to_status=to_status, actor=request.user, **options)
             except launch.LaunchBlocked as exc:
                 named = "; ".join(f.message for f in exc.check.blockers)
                 self.message_user(

@@ -113,7 +113,7 @@ class AttentionCheckViewSet(viewsets.ModelViewSet[AttentionCheck]):
 
     def perform_create(self, serializer: serializers.BaseSerializer[AttentionCheck]) -> None:
         # An AttentionCheckError is answered 400 invalid with its field (errors.exception_handler).
-        serializer.instance = attention.definitions.create_check(**serializer.validated_data)
+        serializer.instance = attention.definitions.create_check(actor=self.request.user, **serializer.validated_data)
 
     def perform_update(self, serializer: serializers.BaseSerializer[AttentionCheck]) -> None:
         check = serializer.instance
@@ -121,10 +121,10 @@ class AttentionCheckViewSet(viewsets.ModelViewSet[AttentionCheck]):
         data = dict(serializer.validated_data)
         if data.pop("study", check.study) != check.study:
             raise ValidationError({"study": ["A check cannot move to another study."]})
-        serializer.instance = attention.definitions.update_check(check, **data)
+        serializer.instance = attention.definitions.update_check(check, actor=self.request.user, **data)
 
     def perform_destroy(self, instance: AttentionCheck) -> None:
-        attention.definitions.delete_check(instance)
+        attention.definitions.delete_check(instance, actor=self.request.user)
 
     @extend_schema(
         summary="Add template attention checks: one every N test items, or at the positions given",
@@ -142,7 +142,7 @@ class AttentionCheckViewSet(viewsets.ModelViewSet[AttentionCheck]):
             positions = [p for p in positions if p not in taken]
         else:
             positions = serializer.validated_data["positions"]
-        made = attention.definitions.generate(study=study, positions=positions)
+        made = attention.definitions.generate(study=study, positions=positions, actor=request.user)
         return Response(AttentionCheckSerializer(made, many=True).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(

@@ -74,9 +74,9 @@ class ProlificOperationView(APIView):
         if not operations.enabled():
             raise operations.ProlificDisabled(operations.OFF_MESSAGE)  # 409 prolific_off
         if data.validated_data["run"]:
-            report = operations.run(operation=operation, study=study)
+            report = operations.run(operation=operation, study=study, actor=request.user)
         else:
-            report = operations.plan(operation=operation, study=study)
+            report = operations.plan(operation=operation, study=study, actor=request.user)
         return Response(report.as_dict())
 
 
@@ -111,7 +111,8 @@ class MessagesReportSerializer(serializers.Serializer):
 
 class ProlificMessageView(APIView):
     schema = ErrorResponsesSchema()
-    permission_classes = [IsAdminUser]
+    permission_classes = [RolePermission]
+    role_operations = {"post": roles.Operation.MESSAGE}  # the dry run too: it lists participants
 
     @extend_schema(
         summary="A message to a study's Prolific participants (one, bulk, broadcast): the dry run, or the run",
@@ -141,5 +142,8 @@ class ProlificMessageView(APIView):
         }
         # Sending without the operations on is 409 prolific_off (make_client); the dry run needs no Prolific.
         sent_by = request.user.get_username()
-        items = messages.send(**what, sent_by=sent_by) if given["run"] else messages.plan(**what)
+        if given["run"]:
+            items = messages.send(**what, sent_by=sent_by, actor=request.user)
+        else:
+            items = messages.plan(**what, actor=request.user)
         return Response({"dry_run": not given["run"], "messages": [i.as_dict() for i in items]})

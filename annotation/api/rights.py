@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
-from rest_framework.permissions import IsAdminUser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -17,6 +16,8 @@ from rest_framework.views import APIView
 from annotation.api.errors import ErrorResponsesSchema, ErrorSerializer
 from annotation.models import Worker
 from annotation.services.rights import withdrawal
+from annotation.services.roles.operations import Operation
+from annotation.web.roles import RolePermission
 
 
 class WithdrawalRequestSerializer(serializers.Serializer):
@@ -36,7 +37,8 @@ class WithdrawalReportSerializer(serializers.Serializer):
 
 class WithdrawalView(APIView):
     schema = ErrorResponsesSchema()
-    permission_classes = [IsAdminUser]
+    permission_classes = [RolePermission]
+    role_operations = {"post": Operation.WITHDRAW}  # the dry run too: it lists the participant's data
 
     @extend_schema(
         summary="Withdraw a participant: the dry run, or (run: true) the erasure",
@@ -58,5 +60,6 @@ class WithdrawalView(APIView):
             external_id=given["id"],
             study_slug=given.get("study") or None,
             run_by=request.user.get_username(),
+            actor=request.user,
         )
         return Response({"dry_run": not given["run"], "pseudonym": done.pseudonym, "lines": done.lines()})

@@ -431,6 +431,7 @@ class StudyViewSet(viewsets.ModelViewSet[Study]):
                 name=data.pop("name", ""),
                 split_number=data.pop("split_number", 1),
                 shots=data.pop("shots", studies.STANDARD_SHOTS),
+                actor=self.request.user,
                 **data,
             )
         except DjangoValidationError as exc:
@@ -447,6 +448,7 @@ class StudyViewSet(viewsets.ModelViewSet[Study]):
                 study=study,
                 split_number=data.pop("split_number", None),
                 shots=data.pop("shots", None),
+                actor=self.request.user,
                 **data,
             )
         except DjangoValidationError as exc:
@@ -454,7 +456,7 @@ class StudyViewSet(viewsets.ModelViewSet[Study]):
 
     def perform_destroy(self, instance: Study) -> None:
         try:
-            studies.study_delete(study=instance)
+            studies.study_delete(study=instance, actor=self.request.user)
         except DjangoValidationError as exc:
             raise _as_400(exc) from None
 
@@ -476,7 +478,10 @@ class StudyViewSet(viewsets.ModelViewSet[Study]):
                 )
             else:
                 study = studies.change_status(
-                    study=self.get_object(), to_status=data["status"], grace_minutes=data.get("grace_minutes")
+                    study=self.get_object(),
+                    to_status=data["status"],
+                    grace_minutes=data.get("grace_minutes"),
+                    actor=request.user,
                 )
         except DjangoValidationError as exc:
             raise _as_400(exc) from None
@@ -523,6 +528,7 @@ class StudyViewSet(viewsets.ModelViewSet[Study]):
                     filter_reference=data["filter_reference"],
                     language=data["language"],
                     base_reward=data["base_reward"],
+                    actor=request.user,
                 )
                 if data["open"]:
                     study = launch.open_study(study=study, override=data["override_blockers"], by=request.user)
@@ -652,7 +658,9 @@ class WorkerViewSet(viewsets.ReadOnlyModelViewSet[Worker]):
     @extend_schema(summary="Unblock a worker", request=None, responses=WorkerSerializer)
     @action(detail=True, methods=["post"])
     def unblock(self, request: Request, pk: str | None = None) -> Response:
-        return Response(WorkerSerializer(blocklist.unblock_worker(worker=self.get_object())).data)
+        return Response(
+            WorkerSerializer(blocklist.unblock_worker(worker=self.get_object(), actor=_admin(request))).data
+        )
 
 
 class _FormatIsOurs(DefaultContentNegotiation):
@@ -696,6 +704,7 @@ class ParticipantExportView(APIView):
                 task=task,
                 fmt=request.query_params.get("format", ""),
                 qualification_name=request.query_params.get("qualification", ""),
+                actor=request.user,
             )
         except DjangoValidationError as exc:
             raise _as_400(exc) from None

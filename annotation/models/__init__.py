@@ -1,4 +1,5 @@
 from annotation.models.attention import AttentionCheck, AttentionDecision
+from annotation.models.audit import AuditEntry
 from annotation.models.export import ExportJob, ModelRun
 from annotation.models.integrity import IntegrityDecision
 from annotation.models.launch import LaunchOverride
@@ -30,6 +31,7 @@ from annotation.models.study import Condition, Study
 __all__ = [
     "AnalysisPlan",
     "AttentionCheck",
+    "AuditEntry",
     "AttentionDecision",
     "AnswerSpan",
     "ComprehensionAttempt",

@@ -18,6 +18,8 @@ EXPORT_IDENTIFIERS = "export_identifiers"
 PAY_PARTICIPANTS = "pay_participants"
 WITHDRAW_PARTICIPANTS = "withdraw_participants"
 OVERRIDE_VERDICTS = "override_verdicts"
+MESSAGE_PARTICIPANTS = "message_participants"
+VIEW_AUDIT = "view_auditentry"  # the audit trail model's own view permission: the admin checks it too
 
 # (codename, name): the admin's user and group pages show the name.
 STUDY_PERMISSIONS: tuple[tuple[str, str], ...] = (
@@ -30,6 +32,7 @@ STUDY_PERMISSIONS: tuple[tuple[str, str], ...] = (
     (PAY_PARTICIPANTS, "Pay participants: approve submissions, bonuses, mark payments"),
     (WITHDRAW_PARTICIPANTS, "Withdraw a participant (erase their data)"),
     (OVERRIDE_VERDICTS, "Override rules: readmit, exclude, block workers, open despite launch blockers"),
+    (MESSAGE_PARTICIPANTS, "Message participants through Prolific"),
 )
 
 # --- The three roles: Django groups, made by migration 0034 and kept current by ``ensure_admin --role`` ---

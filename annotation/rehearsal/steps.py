@@ -73,7 +73,7 @@ def prepare(*, fixture: str, slug: str, workers_per_condition: int | None, secon
         assumed["base_reward"] = "0.00 (no posted reward: all the pay as a bonus)"
     Study.objects.filter(pk=study.pk).update(**changes)
     study.refresh_from_db()
-    studies.change_status(study=study, to_status=Study.Status.OPEN)
+    studies.change_status(study=study, to_status=Study.Status.OPEN, actor="rehearsal")
     with transaction.atomic():
         second = Study.objects.get(pk=study.pk)
         conditions = list(second.conditions.all())
@@ -86,7 +86,7 @@ def prepare(*, fixture: str, slug: str, workers_per_condition: int | None, secon
             condition.pk = None
             condition.study = second
             condition.save()
-    studies.change_status(study=second, to_status=Study.Status.OPEN)
+    studies.change_status(study=second, to_status=Study.Status.OPEN, actor="rehearsal")
     study.refresh_from_db()
     # A team member's account on the scratch database only, for the staff preview: an assistant, the least
     # role that may preview (docs/team.md).
@@ -119,7 +119,7 @@ def sweep(*, slug: str) -> dict[str, Any]:
 
 def close(*, slug: str) -> dict[str, Any]:
     """Close the study as staff do, with the default grace period (the rehearsal moves the clock past it)."""
-    study = studies.change_status(study=Study.objects.get(slug=slug), to_status=Study.Status.CLOSED)
+    study = studies.change_status(study=Study.objects.get(slug=slug), to_status=Study.Status.CLOSED, actor="rehearsal")
     return {"status": study.status, "grace_minutes": closing.DEFAULT_GRACE_MINUTES}
 
 
@@ -145,9 +145,9 @@ def prolific(*, slug: str) -> dict[str, Any]:
     for name, operation, run in PROLIFIC_RUNS:
         try:
             if run:
-                report = operations.run(operation=operation, study=study)
+                report = operations.run(operation=operation, study=study, actor="rehearsal")
             else:
-                report = operations.plan(operation=operation, study=study)
+                report = operations.plan(operation=operation, study=study, actor="rehearsal")
         except Exception as exc:  # reported as it is: the invariants then say what it left undone
             reports[name] = {"operation": operation, "dry_run": not run, "error": f"{type(exc).__name__}: {exc}"}
         else:

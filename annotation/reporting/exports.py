@@ -30,9 +30,10 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from django.conf import settings
 from django.core.files import File
+from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import AnswerSpan, ExportJob, Response, Study
+from annotation.models import AnswerSpan, AuditEntry, ExportJob, Response, Study
 from annotation.reporting.analyses import study_analyses
 from annotation.reporting.bootstrap import IntervalOptions
 from annotation.reporting.fewclue_table import FEWCLUE_FORMATS, build_fewclue_table
@@ -46,7 +47,7 @@ from annotation.reporting.selection import select_studies
 from annotation.reporting.survey_export import survey_csv, survey_section
 from annotation.reporting.tables import build_table
 from annotation.reporting.training_table import TRAINING_FORMATS, build_training_table
-from annotation.services import jobs
+from annotation.services import audit, jobs
 from annotation.services.money.pay import PAY_RULE_VERSION, pay_lines
 from annotation.services.roles.operations import Operation, check_job
 from annotation.services.verdicts import attention, integrity
@@ -522,10 +523,26 @@ def export_job_create(
         options=options or MetricOptions(),
         intervals=intervals or IntervalOptions(),
     )
-    job = ExportJob.objects.create(kind=kind, params=params, created_by=user if user and user.pk else None)
+    with transaction.atomic():
+        job = ExportJob.objects.create(kind=kind, params=params, created_by=user if user and user.pk else None)
+        record_export(actor=user, kind=kind, studies=select_studies(refs=params["studies"]), job=job.pk)
     logger.info("export job %s (%s) queued for %d study(ies)", job.pk, kind, len(params["studies"]))
     jobs.queue(EXPORT_JOBS, job.pk)
     return job
+
+
+def record_export(
+    *, actor: audit.Actor, kind: str, studies: list[Study], options: MetricOptions | None = None, job: int | None = None
+) -> None:
+    """The audit trail's entry of an export (one per study it covers): every path that hands out an export
+    calls it, the queued job at its creation (``export_job_create``), the dashboard's direct download and
+    ``human_performance`` as they write."""
+    slugs = [s.slug for s in studies]
+    shown = {"kind": kind, "studies": slugs, **({"options": options.as_dict()} if options else {})}
+    detail = {"job": job} if job is not None else {}
+    targets: list[Study | None] = [*studies] or [None]
+    for study in targets:
+        audit.record(actor=actor, action=AuditEntry.Action.EXPORT, study=study, after=shown, detail=detail)
 
 
 def _test_delay() -> None:

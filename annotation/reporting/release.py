@@ -34,10 +34,12 @@ from typing import Any
 from annotation.models import Participation, Response, Study
 from annotation.reporting.appendix import appendix_texts
 from annotation.reporting.demographics import SUPPRESSION_NOTE, summarise
+from annotation.reporting.exports import record_export
 from annotation.reporting.options import MetricOptions
 from annotation.reporting.provenance import reproducibility_header
 from annotation.reporting.scores import annotator_rows
 from annotation.reporting.tables import build_table
+from annotation.services import audit
 
 RELEASE_VERSION = 1
 CHECKSUMS = "SHA256SUMS"
@@ -325,9 +327,15 @@ def checksums(files: dict[str, bytes]) -> bytes:
 
 
 def write_release(
-    study: Study, out_dir: Path, *, options: MetricOptions | None = None, force: bool = False
+    study: Study,
+    out_dir: Path,
+    *,
+    options: MetricOptions | None = None,
+    force: bool = False,
+    actor: audit.Actor = None,
 ) -> list[Path]:
-    """Write the release into ``out_dir`` (created); refuses a folder that holds anything unless ``force``."""
+    """Write the release into ``out_dir`` (created); refuses a folder that holds anything unless ``force``.
+    The audit trail gets it as an export (``release``)."""
     if out_dir.exists() and not out_dir.is_dir():
         raise ReleaseError(f"{out_dir} is a file, not a folder.")
     if out_dir.is_dir() and any(out_dir.iterdir()) and not force:
@@ -342,4 +350,5 @@ def write_release(
         path = out_dir / name
         path.write_bytes(data)
         written.append(path)
+    record_export(actor=actor, kind="release", studies=[study], options=options)
     return written

@@ -49,6 +49,7 @@ from annotation.reporting.exports import (
     kind_benchmark,
     provenance_json,
     provenance_sidecar_name,
+    record_export,
 )
 from annotation.reporting.fewclue_table import build_fewclue_table
 from annotation.reporting.monitoring import live_payload, needs_attention, notices, progress
@@ -289,6 +290,7 @@ def export_now(request: HttpRequest, kind: str) -> HttpResponseBase:
     filename = export_filename(kind, studies, stamp=False)
     response: HttpResponseBase
     if kind == "annotations-jsonl":
+        record_export(actor=request.user, kind=kind, studies=studies, options=options)
         response = StreamingHttpResponse(
             iter_annotation_lines(studies=studies, options=options), content_type=content_type
         )
@@ -297,6 +299,7 @@ def export_now(request: HttpRequest, kind: str) -> HttpResponseBase:
             intervals = IntervalOptions.from_params(request.GET)
         except ReportError as exc:
             return HttpResponseBadRequest(str(exc))
+        record_export(actor=request.user, kind=kind, studies=studies, options=options)
         body = export_to_bytes(kind=kind, studies=studies, options=options, intervals=intervals)
         response = HttpResponse(body, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'

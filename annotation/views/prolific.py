@@ -29,7 +29,7 @@ def operation(request: HttpRequest, slug: str, operation: str) -> HttpResponse:
         except jobs.ProlificJobBusy as exc:
             return HttpResponse(str(exc), status=409, content_type="text/plain; charset=utf-8")
         return redirect("dashboard:prolific-job", slug=study.slug, job_id=job.pk)
-    report = operations.plan(operation=operation, study=study)
+    report = operations.plan(operation=operation, study=study, actor=request.user)
     context = {
         "study": study,
         "operation": operation,

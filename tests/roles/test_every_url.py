@@ -21,6 +21,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from annotation.models import (
+    AuditEntry,
     ExportJob,
     ModelRun,
     ProlificAction,
@@ -28,9 +29,11 @@ from annotation.models import (
     ProlificEvent,
     ProlificGroup,
     ProlificJob,
+    ProlificMessage,
     ProlificSubscription,
     RehearsalJob,
 )
+from annotation.services import audit
 from tasks_app.models import TrainingSplit
 from tests.factories import ConditionFactory, ParticipationFactory, StudyFactory, make_classification_task
 from tests.team import team_member
@@ -186,6 +189,17 @@ URLS: dict[str, Case] = {
     "admin/annotation/study/<int:study_id>/prolific-runs/<int:job_id>/": Case(
         "/admin/annotation/study/1/prolific-runs/1/", page(*PI)
     ),
+    "admin/annotation/study/<int:study_id>/prolific-message/": Case(
+        "/admin/annotation/study/1/prolific-message/",
+        page(*PI),  # the dry run lists the participants
+    ),
+    # Messages and withdrawals: the PI's.
+    "api/studies/<int:id>/prolific-messages/": Case(
+        "/api/studies/1/prolific-messages/", data(*PI), "post", {"kind": "bulk", "text": "Thank you."}
+    ),
+    "api/participants/withdraw/": Case(
+        "/api/participants/withdraw/", data(*PI), "post", {"platform": "prolific", "id": "nobody-here"}
+    ),
 }
 
 # The admin's pages of each model: who may see (list, page, history), add and delete (docs/team.md; the
@@ -209,6 +223,8 @@ ADMIN_MODELS: dict[str, dict[str, tuple[str, ...]]] = {
     "annotation.prolificjob": {"view": RESEARCH, "add": NOBODY, "delete": NOBODY},
     "annotation.prolificevent": {"view": RESEARCH, "add": NOBODY, "delete": NOBODY},
     "annotation.prolificsubscription": {"view": RESEARCH, "add": NOBODY, "delete": NOBODY},
+    "annotation.prolificmessage": {"view": PI, "add": NOBODY, "delete": NOBODY},
+    "annotation.auditentry": {"view": PI, "add": NOBODY, "delete": NOBODY},  # read-only, the PI's
 }
 ADMIN_PAGES = {  # the tail of each model pattern -> which right it needs
     "": "view",
@@ -273,6 +289,8 @@ def world(settings):
     group = ProlificGroup.objects.create(task=task, group_id="g", name="g")
     event = ProlificEvent.objects.create(event_id="e", source="webhook", event_type="x", resource_id="r")
     sub = ProlificSubscription.objects.create(workspace_id="w", event_type="x", target_url="https://example.org/")
+    message = ProlificMessage.objects.create(study=study, kind="bulk", key="k", body="Thank you.", sent_by="pi")
+    entry = audit.record(actor="test", action=AuditEntry.Action.STUDY_SETTINGS, study=study)
     ids = {
         "auth.group": Group.objects.get(name="assistant").pk,
         "auth.user": superuser.pk,
@@ -291,6 +309,8 @@ def world(settings):
         "annotation.prolificjob": ProlificJob.objects.get().pk,
         "annotation.prolificevent": event.pk,
         "annotation.prolificsubscription": sub.pk,
+        "annotation.prolificmessage": message.pk,
+        "annotation.auditentry": entry.pk,
     }
     clients = {"anonymous": Client(), "worker": login(Client(), participation)}
     for role in ("assistant", "researcher", "pi"):

@@ -74,7 +74,7 @@ def _language_change(study: Study, language: str | None) -> str:
     if study.participations.filter(is_preview=False).exists():
         kept = study.language or "the browser's"
         return f", language {kept} kept (workers have joined; --language {shown} not applied)"
-    studies.study_update(study=study, language=language)
+    studies.study_update(study=study, language=language, actor="manage.py (--language)")
     study.refresh_from_db()
     return f", language set to {shown}"
 
@@ -103,7 +103,8 @@ def ensure_studies(
             if study is None:
                 study, verb = create(task, want.slug), "created"
                 if reward is not None:
-                    study = studies.study_update(study=study, base_reward=reward)
+                    who = f"manage.py {command_name(command)}"
+                    study = studies.study_update(study=study, base_reward=reward, actor=who)
             else:
                 verb = "exists" + _language_change(study, language)
             if open_now and study.status == Study.Status.DRAFT:

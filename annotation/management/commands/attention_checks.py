@@ -24,6 +24,8 @@ from annotation.models import Study
 from annotation.services.studies import studies
 from annotation.services.verdicts import attention
 
+WHO = "manage.py attention_checks"  # the audit trail's name for what the command does
+
 
 def _positions(raw: str) -> list[int]:
     try:
@@ -66,9 +68,10 @@ class Command(BaseCommand):
             if options["every"] is not None:
                 taken = set(study.attention_checks.values_list("position", flat=True))
                 wanted = [p for p in attention.definitions.positions_every(study, options["every"]) if p not in taken]
-                self._made(attention.definitions.generate(study=study, positions=wanted))
+                self._made(attention.definitions.generate(study=study, positions=wanted, actor=WHO))
             elif options["positions"] is not None:
-                self._made(attention.definitions.generate(study=study, positions=_positions(options["positions"])))
+                positions = _positions(options["positions"])
+                self._made(attention.definitions.generate(study=study, positions=positions, actor=WHO))
             elif options["add"] is not None:
                 check = attention.definitions.create_check(
                     study=study,
@@ -77,6 +80,7 @@ class Command(BaseCommand):
                     question=options["question"],
                     expected_label=options["label"],
                     expected_spans=options["span"],
+                    actor=WHO,
                 )
                 self._made([check])
             elif options["report"]:
@@ -100,7 +104,7 @@ class Command(BaseCommand):
         if not changes:
             return study
         try:
-            study = studies.study_update(study=study, **changes)
+            study = studies.study_update(study=study, actor=WHO, **changes)
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from None
         rule = (

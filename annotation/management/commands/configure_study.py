@@ -151,7 +151,7 @@ class Command(BaseCommand):
         changes = self._changes(found, options)
         if changes:
             try:
-                found = studies.study_update(study=found, **changes)
+                found = studies.study_update(study=found, actor="manage.py configure_study", **changes)
             except ValidationError as exc:
                 messages = exc.message_dict if hasattr(exc, "error_dict") else {"": exc.messages}
                 raise CommandError(

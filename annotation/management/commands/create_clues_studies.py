@@ -73,6 +73,7 @@ class Command(BaseCommand):
                 filter_threshold=filter_threshold,
                 filter_reference=filter_reference,
                 language=language or "",
+                actor="manage.py create_clues_studies",
             )
 
         wanted = [Wanted(d.slug, d.slug, clues_slug(d.slug, split)) for d in CLUES_TASKS]

@@ -96,6 +96,7 @@ class Command(BaseCommand):
                 f"{test_sample} of {tested or 'test_public'}",
                 workers_per_condition=workers,
                 language=language,
+                actor="manage.py create_fewclue_studies",
             )
 
         chosen = [d for d in TASKS if not tasks or d.folder in tasks]

@@ -29,7 +29,9 @@ class Command(BaseCommand):
             known = ", ".join(Task.objects.order_by("slug").values_list("slug", flat=True)) or "none"
             raise CommandError(f"No task with slug {task!r} (known: {known}).")
         try:
-            content, _, _ = blocklist.export_participants(task=found, fmt=fmt, qualification_name=qualification)
+            content, _, _ = blocklist.export_participants(
+                task=found, fmt=fmt, qualification_name=qualification, actor="manage.py export_participants"
+            )
         except ValidationError as exc:
             raise CommandError("; ".join(exc.messages)) from None
         if output:

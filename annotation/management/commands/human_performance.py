@@ -31,6 +31,7 @@ from annotation.reporting.exports import (
     iter_annotation_lines,
     provenance_json,
     provenance_sidecar_name,
+    record_export,
     write_export,
 )
 from annotation.reporting.options import MetricOptions, ReportError
@@ -152,6 +153,7 @@ class Command(BaseCommand):
     def _write(
         self, kind: str, studies: list[Study], options: MetricOptions, intervals: IntervalOptions, output: str | None
     ) -> None:
+        record_export(actor="manage.py human_performance", kind=kind, studies=studies, options=options)
         if output:
             path = Path(output)
             if not path.parent.is_dir():

@@ -21,6 +21,7 @@ DEMO_SPLIT = 1
 # What a demo study "posts" per participant: the demo is ready to rehearse (rehearse_study demo-sst2) and its
 # start page states a pay; the bonus tops it up to the hourly rate.
 DEMO_POSTED_REWARD = Decimal("1.00")
+WHO = "manage.py load_demo"  # the audit trail's name for what the command does
 
 
 def demo_slug(task_slug: str) -> str:
@@ -65,11 +66,12 @@ class Command(BaseCommand):
                         slug=slug,
                         name=f"Demo: {task.name}",
                         outcome_codes={"completed": {"code": f"DEMO-{task.slug.upper()}", "url": ""}},
+                        actor=WHO,
                     )
                 if study.base_reward is None:  # a demo made before it posted a reward, too
-                    study = studies.study_update(study=study, base_reward=DEMO_POSTED_REWARD)
+                    study = studies.study_update(study=study, base_reward=DEMO_POSTED_REWARD, actor=WHO)
                 if study.status in (Study.Status.DRAFT, Study.Status.PAUSED):
-                    studies.change_status(study=study, to_status=Study.Status.OPEN)
+                    studies.change_status(study=study, to_status=Study.Status.OPEN, actor=WHO)
             except ValidationError as exc:
                 self.stderr.write(f"{slug}: {'; '.join(exc.messages)}")
                 continue

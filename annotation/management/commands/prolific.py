@@ -61,11 +61,11 @@ class Command(BaseCommand):
             return self._message(found, run=run, **options)
         if run:
             try:
-                report = operations.run(operation=operation, study=found)
+                report = operations.run(operation=operation, study=found, actor="manage.py prolific --run")
             except operations.ProlificDisabled as exc:
                 raise CommandError(str(exc)) from None
         else:
-            report = operations.plan(operation=operation, study=found)
+            report = operations.plan(operation=operation, study=found, actor="manage.py prolific")
         if options["json"]:
             self.stdout.write(_dumps(report.as_dict()))
         else:
@@ -147,7 +147,8 @@ class Command(BaseCommand):
             "again": options["again"],
         }
         try:
-            items = messages.send(**what, sent_by=options["by"]) if run else messages.plan(**what)
+            by = options["by"]
+            items = messages.send(**what, sent_by=by) if run else messages.plan(**what, actor=by)
         except (messages.MessageError, operations.ProlificDisabled) as exc:
             raise CommandError(f"{exc} Nothing was sent.") from None
         if options["json"]:

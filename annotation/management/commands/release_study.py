@@ -30,7 +30,7 @@ class Command(BaseCommand):
         if found is None:
             raise CommandError(f"No study with slug {study!r}.")
         try:
-            written = write_release(found, Path(output), force=force)
+            written = write_release(found, Path(output), force=force, actor="manage.py release_study")
         except ReleaseError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(f"Wrote the release of {found.slug} to {output}: {', '.join(p.name for p in written)}")

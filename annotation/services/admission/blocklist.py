@@ -18,8 +18,10 @@ import io
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
+from django.db import transaction
 
-from annotation.models import Worker
+from annotation.models import AuditEntry, Worker
+from annotation.services import audit
 from tasks_app.models import Task
 
 FORMATS = ("prolific", "mturk")
@@ -56,14 +58,33 @@ def mturk_qualification_csv(*, task: Task, qualification_name: str = "") -> str:
     return out.getvalue()
 
 
-def export_participants(*, task: Task, fmt: str, qualification_name: str = "") -> tuple[str, str, str]:
-    """(content, content type, file name) of the export in the given format."""
+def export_participants(
+    *, task: Task, fmt: str, qualification_name: str = "", actor: audit.Actor = None
+) -> tuple[str, str, str]:
+    """(content, content type, file name) of the export in the given format; the audit trail gets it (it
+    holds identifiers), with how many it names."""
     if fmt == "prolific":
-        return prolific_blocklist(task=task), "text/plain; charset=utf-8", f"{task.slug}-prolific-blocklist.txt"
-    if fmt == "mturk":
+        content, result = (
+            prolific_blocklist(task=task),
+            ("text/plain; charset=utf-8", f"{task.slug}-prolific-blocklist.txt"),
+        )
+    elif fmt == "mturk":
         content = mturk_qualification_csv(task=task, qualification_name=qualification_name)
-        return content, "text/csv; charset=utf-8", f"{task.slug}-mturk-qualification.csv"
-    raise ValidationError({"format": f"Unknown format {fmt!r}; one of {', '.join(FORMATS)}."})
+        result = ("text/csv; charset=utf-8", f"{task.slug}-mturk-qualification.csv")
+    else:
+        raise ValidationError({"format": f"Unknown format {fmt!r}; one of {', '.join(FORMATS)}."})
+    platform = Worker.Platform.PROLIFIC if fmt == "prolific" else Worker.Platform.MTURK
+    audit.record(
+        actor=actor,
+        action=AuditEntry.Action.EXPORT,
+        target=f"task {task.slug}",
+        detail={
+            "kind": f"participants ({fmt})",
+            "file": result[1],
+            "participants": len(participant_ids(task=task, platform=platform)),
+        },
+    )
+    return content, *result
 
 
 def block_worker(*, worker: Worker, reason: str, actor: AbstractBaseUser | None = None) -> Worker:
@@ -72,12 +93,23 @@ def block_worker(*, worker: Worker, reason: str, actor: AbstractBaseUser | None 
     if not reason:
         raise ValidationError({"reason": "Say why the worker is blocked."})
     by = f" (by {actor.get_username()})" if actor is not None else ""
-    worker.blocked, worker.blocked_reason = True, f"{reason}{by}"[:300]
-    Worker.objects.filter(pk=worker.pk).update(blocked=True, blocked_reason=worker.blocked_reason)
+    with transaction.atomic():
+        before = audit.snapshot(worker, _AUDITED)
+        worker.blocked, worker.blocked_reason = True, f"{reason}{by}"[:300]
+        Worker.objects.filter(pk=worker.pk).update(blocked=True, blocked_reason=worker.blocked_reason)
+        after = audit.snapshot(worker, _AUDITED)
+        audit.record(actor=actor, action=AuditEntry.Action.BLOCK, worker=worker, before=before, after=after)
     return worker
 
 
-def unblock_worker(*, worker: Worker) -> Worker:
-    worker.blocked, worker.blocked_reason = False, ""
-    Worker.objects.filter(pk=worker.pk).update(blocked=False, blocked_reason="")
+def unblock_worker(*, worker: Worker, actor: audit.Actor = None) -> Worker:
+    with transaction.atomic():
+        before = audit.snapshot(worker, _AUDITED)
+        worker.blocked, worker.blocked_reason = False, ""
+        Worker.objects.filter(pk=worker.pk).update(blocked=False, blocked_reason="")
+        after = audit.snapshot(worker, _AUDITED)
+        audit.record(actor=actor, action=AuditEntry.Action.UNBLOCK, worker=worker, before=before, after=after)
     return worker
+
+
+_AUDITED = ("blocked", "blocked_reason")

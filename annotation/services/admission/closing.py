@@ -39,8 +39,9 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from annotation.errors import ServiceError
-from annotation.models import Participation, ParticipationEvent, Study
+from annotation.models import AuditEntry, Participation, ParticipationEvent, Study
 from annotation.protocol.outcomes import CLOSED_BEFORE_START_REASON, CLOSED_REASON
+from annotation.services import audit
 from annotation.services.state import lifecycle
 
 logger = logging.getLogger(__name__)
@@ -93,6 +94,10 @@ def is_over(study: Study, *, now: datetime | None = None) -> bool:
     return study.closes_at is None or (now or timezone.now()) >= study.closes_at
 
 
+CLOSE_OUT_ACTOR = "system: close-out after the grace period"
+_AUDITED = ("state", "exclusion_kind")
+
+
 def close_out(participation: Participation, *, at: datetime | None = None) -> None:
     """End an active participation of a study that has closed (see the module's docstring).
 
@@ -102,14 +107,19 @@ def close_out(participation: Participation, *, at: datetime | None = None) -> No
     now = at or timezone.now()
     last = participation.last_activity_at
     at = min(last, now) if last is not None else now
+    before = audit.snapshot(participation, _AUDITED)
     try:
-        if participation.state == State.CLAIMED:
-            lifecycle.transition(participation, to_state=State.ABANDONED, reason=CLOSED_BEFORE_START_REASON, at=at)
-        elif participation.state in (State.TRAINING, State.TEST):
-            with transaction.atomic():
+        with transaction.atomic():
+            if participation.state == State.CLAIMED:
+                lifecycle.transition(participation, to_state=State.ABANDONED, reason=CLOSED_BEFORE_START_REASON, at=at)
+            elif participation.state in (State.TRAINING, State.TEST):
                 lifecycle.exclude(participation, reason=CLOSED_REASON, at=at, kind=Participation.ExclusionKind.CLOSED)
-        else:
-            return
+            else:
+                return
+            # The staff's close, carried out on this worker once the grace period is over.
+            after = audit.snapshot(participation, _AUDITED)
+            action = AuditEntry.Action.STUDY_CLOSE_OUT
+            audit.record(actor=CLOSE_OUT_ACTOR, action=action, participation=participation, before=before, after=after)
     except lifecycle.InvalidTransition:
         participation.refresh_from_db()  # a racing request moved it first (a close-out, or its last answer)
         return

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from annotation.models import Participation, ProlificAction, Study
+from django.db import transaction
+
+from annotation.models import AuditEntry, Participation, ProlificAction, Study
+from annotation.services import audit
 from annotation.services.money.pay import PAY_RULE_VERSION, BaseReward, pay_lines, stored_base
 from annotation.services.prolific.client import ProlificClient, ProlificConnectionError, ProlificError
 from annotation.services.prolific.outcomes import PAID, Decision
@@ -179,10 +182,20 @@ def bonus_one(client: ProlificClient, log: CallLog, row: Row) -> None:
     row.state, row.note = DONE, f"bulk bonus {bulk_id}"
 
 
-def resolve_uncertain(*, action: ProlificAction, paid: bool, note: str) -> ProlificAction:
+def resolve_uncertain(*, action: ProlificAction, paid: bool, note: str, actor: audit.Actor = None) -> ProlificAction:
     """A person checked an uncertain bonus on Prolific: mark it paid, or free it to be paid again."""
     if action.status != Status.UNCERTAIN:
         raise ValueError("Only an uncertain action can be resolved.")
     status = Status.DONE if paid else Status.SET_UP
-    finish(action, status, f"resolved by hand: {note}"[:1000])
+    with transaction.atomic():
+        before = {"status": action.status}
+        finish(action, status, f"resolved by hand: {note}"[:1000])
+        audit.record(
+            actor=actor,
+            action=AuditEntry.Action.PROLIFIC_RESOLVE,
+            participation=action.participation,
+            before=before,
+            after={"status": status},
+            detail={"prolific_action": action.pk, "kind": action.kind, "amount": action.amount, "note": note},
+        )
     return action

@@ -14,10 +14,11 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
+from django.db import transaction
 
 from annotation.errors import ServiceError
-from annotation.models import ProlificJob, Study
-from annotation.services import jobs
+from annotation.models import AuditEntry, ProlificJob, Study
+from annotation.services import audit, jobs
 from annotation.services.prolific import operations
 from annotation.services.roles.operations import check_job, prolific_operation
 
@@ -51,7 +52,16 @@ def prolific_job_create(*, study: Study, operation: str, user: User | AnonymousU
     busy = ProlificJob.objects.filter(study=study, status__in=[Status.QUEUED, Status.RUNNING]).first()
     if busy is not None:
         raise ProlificJobBusy(f"a Prolific {busy.operation} of {study.slug} is already {busy.status} (#{busy.pk})")
-    job = ProlificJob.objects.create(study=study, operation=operation, created_by=user if user and user.pk else None)
+    with transaction.atomic():
+        job = ProlificJob.objects.create(
+            study=study, operation=operation, created_by=user if user and user.pk else None
+        )
+        audit.record(
+            actor=user,
+            action=AuditEntry.Action.PROLIFIC_QUEUED,
+            study=study,
+            detail={"operation": operation, "job": job.pk},
+        )
     logger.info("Prolific job %s queued: %s of study %s", job.pk, operation, study.slug)
     jobs.queue(PROLIFIC_JOBS, job.pk)
     return job
@@ -63,7 +73,9 @@ def _work(job: ProlificJob, progress: jobs.Progress) -> jobs.Finished:
     study = Study.objects.select_related("task").filter(pk=job.study_id).first()
     if study is None:
         raise ServiceError("the study was deleted before the run started")
-    report = operations.run(operation=job.operation, study=study, progress=progress)
+    # The run is the act of whoever queued it.
+    actor = job.created_by or f"Prolific job {job.pk}"
+    report = operations.run(operation=job.operation, study=study, progress=progress, actor=actor)
     counts = ", ".join(f"{n} {state}" for state, n in sorted(report.counts.items())) or "nobody"
     return jobs.Finished(fields={"report": report.as_dict()}, note=counts)
 

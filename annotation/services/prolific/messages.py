@@ -27,7 +27,8 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from annotation.errors import ServiceError
-from annotation.models import Participation, ProlificMessage, Study
+from annotation.models import AuditEntry, Participation, ProlificMessage, Study
+from annotation.services import audit
 from annotation.services.prolific.client import ProlificClient, ProlificError
 from annotation.services.prolific.message_templates import TEMPLATES
 from annotation.services.prolific.runs import (
@@ -143,8 +144,10 @@ def plan(
     language: str | None = None,
     participant: str | None = None,
     again: str = "",
+    actor: audit.Actor = None,
 ) -> list[Outgoing]:
-    """The dry run: the calls ``send`` would make now, each with its state. Sends and records nothing."""
+    """The dry run: the calls ``send`` would make now, each with its state. Sends nothing; with an ``actor``
+    (a person's dry run, not ``send``'s own) the audit trail records who looked at what."""
     subject, body = texts(study=study, template=template, language=language, text=text, subject=subject)
     by_study = recipients_of(study)
     if kind == Kind.ONE:
@@ -167,7 +170,18 @@ def plan(
         if before is not None:
             item.state, item.note = _state_of(before)
         out.append(item)
+    if actor is not None:
+        for item in out:
+            _audit(AuditEntry.Action.MESSAGE_DRY_RUN, actor, study, item)
     return out
+
+
+def _audit(action: str, actor: audit.Actor, study: Study, item: Outgoing) -> None:
+    """One entry per call: the text and how many it reaches (the recipients' ids stay in the message's row,
+    which a withdrawal pseudonymizes)."""
+    after = {"kind": item.kind, "prolific_study": item.prolific_study, "recipient_count": len(item.recipients)}
+    after |= {"subject": item.subject, "text": item.body, "state": item.state}
+    audit.record(actor=actor, action=action, study=study, after=after, detail={"key": item.key, "note": item.note})
 
 
 def _state_of(row: ProlificMessage) -> tuple[str, str]:
@@ -192,9 +206,10 @@ def send(
     participant: str | None = None,
     again: str = "",
     client: ProlificClient | None = None,
+    actor: audit.Actor = None,
 ) -> list[Outgoing]:
-    """Send what the plan says, each call once (see the module's docstring). Run outside a transaction."""
-    # audit: prolific_message before=none after={kind, prolific_study, recipient_count, key, status}
+    """Send what the plan says, each call once (see the module's docstring). Run outside a transaction.
+    The audit trail gets each call and its state (``actor``: who sent it; default ``sent_by``)."""
     items = plan(
         study=study,
         kind=kind,
@@ -211,6 +226,7 @@ def send(
     for item in items:
         if item.state == TODO:
             _send_one(client, log, study, item, sent_by)
+            _audit(AuditEntry.Action.MESSAGE, actor if actor is not None else sent_by, study, item)
     return items
 
 

@@ -9,6 +9,7 @@ from django.db.models import Model, QuerySet
 from annotation.models import (
     AnswerSpan,
     AttentionDecision,
+    AuditEntry,
     ComprehensionAttempt,
     ConsentDecline,
     FilterDecision,
@@ -56,6 +57,7 @@ def participant_data(*, platform: str, external_id: str) -> dict[str, Any]:
         "integrity_decisions": _rows(IntegrityDecision.objects.filter(participation__in=participations)),
         "consent_declines": _rows(ConsentDecline.objects.filter(worker__in=workers)),
         "withdrawals": _rows(Withdrawal.objects.filter(participation__in=participations)),
+        "audit_entries": _rows(AuditEntry.objects.filter(participation__in=participations)),
         "prolific_actions": _rows(actions),
         "prolific_calls": _rows(ProlificCall.objects.filter(action__in=actions)),
         "prolific_events": _rows(

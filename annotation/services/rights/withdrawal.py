@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from annotation.errors import ServiceError
 from annotation.models import (
+    AuditEntry,
     ComprehensionAttempt,
     ConsentDecline,
     ExportJob,
@@ -33,6 +34,7 @@ from annotation.models import (
     Withdrawal,
     Worker,
 )
+from annotation.services import audit
 from annotation.services.prolific import group as prolific_group
 from annotation.services.rights import scrub
 from annotation.services.state import pseudonyms
@@ -139,18 +141,46 @@ def plan(*, platform: str, external_id: str, study_slug: str | None = None) -> P
     return result
 
 
-def plan_only(*, platform: str, external_id: str, study_slug: str | None = None, run_by: str) -> Plan:
-    """The dry run: ``plan``, with the signature of ``withdraw``."""
-    return plan(platform=platform, external_id=external_id, study_slug=study_slug)
+def plan_only(
+    *, platform: str, external_id: str, study_slug: str | None = None, run_by: str, actor: audit.Actor = None
+) -> Plan:
+    """The dry run: ``plan``, with the signature of ``withdraw``; the audit trail gets who asked and what
+    it listed (under the pseudonym)."""
+    with transaction.atomic():
+        found = plan(platform=platform, external_id=external_id, study_slug=study_slug)
+        studies = {p.study for p in found.participations} | {d.study for d in found.declines}
+        audit.record(
+            actor=actor if actor is not None else run_by,
+            action=AuditEntry.Action.WITHDRAW_DRY_RUN,
+            study=next(iter(studies)) if len(studies) == 1 else None,
+            worker=found.worker,
+            detail={"plan": found.lines(), "participations": [p.pk for p in found.participations]},
+        )
+    return found
 
 
-def withdraw(*, platform: str, external_id: str, study_slug: str | None = None, run_by: str) -> Plan:
-    """Withdraw the participant (see the module's docstring); all or nothing. Returns what was done."""
-    # audit: withdraw_participant before={participations, answers} after={withdrawn_at, pseudonym}
+def _audited(p: Participation) -> dict[str, object]:
+    """A participation as the trail shows it before and after a withdrawal."""
+    return {
+        "state": p.state,
+        "withdrawn_at": p.withdrawn_at,
+        "consented": p.consented_at is not None,
+        "answers": Response.all_objects.filter(participation=p).count(),
+        "survey_answers": SurveyResponse.objects.filter(participation=p).count(),
+        "comprehension_attempts": ComprehensionAttempt.objects.filter(participation=p).count(),
+    }
+
+
+def withdraw(
+    *, platform: str, external_id: str, study_slug: str | None = None, run_by: str, actor: audit.Actor = None
+) -> Plan:
+    """Withdraw the participant (see the module's docstring); all or nothing. Returns what was done.
+    The audit trail gets one entry per participation (before and after), and one per consent decline."""
     with transaction.atomic():
         done = plan(platform=platform, external_id=external_id, study_slug=study_slug)
         now = timezone.now()
         ids = [p.pk for p in done.participations]
+        before = {p.pk: _audited(p) for p in done.participations}
         # The answers and everything computed from them or said by the participant.
         Response.all_objects.filter(participation__in=ids).delete()  # AnswerSpan cascades
         SurveyResponse.objects.filter(participation__in=ids).delete()
@@ -162,6 +192,23 @@ def withdraw(*, platform: str, external_id: str, study_slug: str | None = None, 
             Withdrawal.objects.create(participation=p, study=p.study, condition=p.condition, at=now, run_by=run_by)
         Participation.all_objects.filter(pk__in=ids).update(withdrawn_at=now, consented_at=None, consent_hash="")
         ConsentDecline.objects.filter(pk__in=[d.pk for d in done.declines]).delete()
+        # Recorded before the identifier is replaced: any copy of it here is replaced with the rest.
+        who = actor if actor is not None else run_by
+        for p in done.participations:
+            after = _audited(Participation.all_objects.get(pk=p.pk))
+            audit.record(
+                actor=who, action=AuditEntry.Action.WITHDRAW, participation=p, before=before[p.pk], after=after, at=now
+            )
+        for d in done.declines:
+            audit.record(
+                actor=who,
+                action=AuditEntry.Action.WITHDRAW,
+                study=d.study,
+                worker=done.worker,
+                before={"consent_declined": True},
+                after={"consent_declined": False},
+                at=now,
+            )
         # Every stored copy of the identifier, the Worker row's included, becomes the pseudonym.
         scrub.replace_everywhere(external_id, done.pseudonym)
         study_ids = {p.study_id for p in done.participations} | {d.study_id for d in done.declines}

@@ -38,6 +38,8 @@ class Operation(StrEnum):
     READMIT = "readmit"  # the training filter's override, either way
     EXCLUDE = "exclude"
     BLOCK = "block"  # block or unblock a worker from every study
+    MESSAGE = "message"  # write to participants through Prolific (one, bulk, broadcast)
+    AUDIT = "audit"  # read and export the audit trail
 
 
 PERMISSIONS: dict[Operation, str] = {
@@ -58,6 +60,8 @@ PERMISSIONS: dict[Operation, str] = {
     Operation.READMIT: roles.OVERRIDE_VERDICTS,
     Operation.EXCLUDE: roles.OVERRIDE_VERDICTS,
     Operation.BLOCK: roles.OVERRIDE_VERDICTS,
+    Operation.MESSAGE: roles.MESSAGE_PARTICIPANTS,
+    Operation.AUDIT: roles.VIEW_AUDIT,
 }
 
 PROLIFIC: dict[str, Operation] = {  # the Prolific operations (services.prolific.operations.OPERATIONS)
@@ -85,6 +89,8 @@ WHAT = {  # for the refusal's sentence: "... may not <what>"
     Operation.READMIT: "readmit participants",
     Operation.EXCLUDE: "exclude participants",
     Operation.BLOCK: "block or unblock workers",
+    Operation.MESSAGE: "message participants",
+    Operation.AUDIT: "read the audit trail",
 }
 
 

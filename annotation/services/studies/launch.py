@@ -299,8 +299,11 @@ def open_study(
     if check.blockers and not override:
         raise LaunchBlocked(check)
     with transaction.atomic():
-        # audit: open_study (open_pilot when pilot) before=status,pilot_opened_at after=status,pilot_opened_at
-        opened = studies.change_status(study=study, to_status=Study.Status.OPEN, pilot=pilot)
+        overridden = {"overridden_blockers": [f.as_dict() for f in check.blockers]} if check.blockers else None
+        actor = by if by is not None and by.pk else by_name or None
+        opened = studies.change_status(
+            study=study, to_status=Study.Status.OPEN, pilot=pilot, actor=actor, detail=overridden
+        )
         if check.blockers:
             user = by if by is not None and by.pk else None
             LaunchOverride.objects.create(

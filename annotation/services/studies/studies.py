@@ -23,8 +23,9 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from annotation.models import Condition, Participation, Study
+from annotation.models import AuditEntry, Condition, Participation, Study
 from annotation.protocol.outcomes import with_defaults
+from annotation.services import audit
 from annotation.services.admission import closing
 from annotation.services.session import samples
 from annotation.services.state import slots
@@ -171,10 +172,23 @@ def _validated_options(options: dict[str, Any]) -> dict[str, Any]:
     return options
 
 
-def study_save(*, study: Study, update_fields: Iterable[str] | None = None) -> None:
+def settings_fields() -> list[str]:
+    """A study's settings as the audit trail compares them: every field but the status (its own entries)
+    and the time of the last save."""
+    return [
+        f.name
+        for f in Study._meta.concrete_fields
+        if f.name not in ("id", "status", "closes_at") and not getattr(f, "auto_now", False)
+    ]
+
+
+def study_save(*, study: Study, update_fields: Iterable[str] | None = None, actor: audit.Actor = None) -> None:
     """Save a study as every caller (admin, API, commands) must: with a code for every outcome from the
     start, stable for the study's life (an admin may change it), and null survey, comprehension check or
-    translations (which ``clean_fields`` lets through, as the fields may be blank) stored as none."""
+    translations (which ``clean_fields`` lets through, as the fields may be blank) stored as none.
+
+    The audit trail gets the study's creation, or the settings that changed with their values before and
+    after (rules, thresholds, texts, pay: every field but the status)."""
     study.outcome_codes = with_defaults(study.outcome_codes)
     if study.survey is None:
         study.survey = []
@@ -182,7 +196,18 @@ def study_save(*, study: Study, update_fields: Iterable[str] | None = None) -> N
         study.comprehension = []
     if study.translations is None:
         study.translations = {}
-    study.save(update_fields=update_fields)
+    fields = settings_fields()
+    with transaction.atomic():
+        stored = Study.objects.filter(pk=study.pk).first() if study.pk else None
+        study.save(update_fields=update_fields)
+        if stored is None:
+            audit.record(
+                actor=actor, action=AuditEntry.Action.STUDY_CREATE, study=study, after=audit.snapshot(study, fields)
+            )
+            return
+        before, after = audit.changes(audit.snapshot(stored, fields), audit.snapshot(study, fields))
+        if before or after:
+            audit.record(actor=actor, action=AuditEntry.Action.STUDY_SETTINGS, study=study, before=before, after=after)
 
 
 def _full_clean(study: Study) -> None:
@@ -196,6 +221,7 @@ def study_create(
     name: str = "",
     split_number: int = 1,
     shots: Iterable[int] = STANDARD_SHOTS,
+    actor: audit.Actor = None,
     **options: Any,
 ) -> Study:
     """A draft study with one condition per shot level; ValidationError if anything is missing."""
@@ -211,8 +237,8 @@ def study_create(
     validate_design(task=task, split_number=split_number, shots=shots)
     try:
         with transaction.atomic():
-            study_save(study=study)
-            set_conditions(study=study, shots=shots)
+            study_save(study=study, actor=actor)
+            set_conditions(study=study, shots=shots, actor=actor)
     except IntegrityError:  # a concurrent create took the slug between the check and the insert
         raise ValidationError({"slug": f"A study with slug {slug!r} already exists."}) from None
     return study
@@ -282,12 +308,16 @@ def validate_change(
             )
 
 
-def set_conditions(*, study: Study, shots: Iterable[int]) -> list[Condition]:
+def set_conditions(*, study: Study, shots: Iterable[int], actor: audit.Actor = None) -> list[Condition]:
     """Make the study's conditions exactly these shot levels, bound to its split's training sets."""
     wanted = sorted(set(shots))
     validate_change(study=study, shots=wanted)
     sets = _training_sets(task=study.task, split_number=study.split_number, shots=wanted)
     with transaction.atomic():
+        had = sorted(study.conditions.values_list("shots", flat=True))
+        if had != wanted:
+            action = AuditEntry.Action.STUDY_CONDITIONS
+            audit.record(actor=actor, action=action, study=study, before={"shots": had}, after={"shots": wanted})
         dropped = study.conditions.exclude(shots__in=wanted)
         preview.discard(study=study, conditions=dropped)  # a staff preview does not hold a condition
         dropped.delete()
@@ -297,7 +327,12 @@ def set_conditions(*, study: Study, shots: Iterable[int]) -> list[Condition]:
 
 
 def study_update(
-    *, study: Study, split_number: int | None = None, shots: Iterable[int] | None = None, **options: Any
+    *,
+    study: Study,
+    split_number: int | None = None,
+    shots: Iterable[int] | None = None,
+    actor: audit.Actor = None,
+    **options: Any,
 ) -> Study:
     """Change a study's settings and, while nobody has joined, its split and conditions."""
     _validated_options(options)
@@ -322,10 +357,10 @@ def study_update(
         if split_number is not None:
             study.split_number = split_number
         _full_clean(study)
-        study_save(study=study)
+        study_save(study=study, actor=actor)
         if shots is not None or split_number is not None:
             levels = shots if shots is not None else study.conditions.values_list("shots", flat=True)
-            set_conditions(study=study, shots=list(levels))
+            set_conditions(study=study, shots=list(levels), actor=actor)
     return study
 
 
@@ -347,6 +382,7 @@ def create_standard_design(
     name: str = "",
     workers_per_condition: int = STANDARD_WORKERS,
     open_now: bool = False,
+    actor: audit.Actor = None,
     **options: Any,
 ) -> Study:
     """The CLUES design in one step: 0/10/20/30 shots, three fresh workers each, nested sets."""
@@ -363,10 +399,11 @@ def create_standard_design(
             split_number=split_number,
             shots=STANDARD_SHOTS,
             workers_per_condition=workers_per_condition,
+            actor=actor,
             **options,
         )
         if open_now:
-            change_status(study=study, to_status=Study.Status.OPEN)
+            change_status(study=study, to_status=Study.Status.OPEN, actor=actor)
     return study
 
 
@@ -383,6 +420,7 @@ def create_sampled_design(
     name: str = "",
     workers_per_condition: int = STANDARD_WORKERS,
     open_now: bool = False,
+    actor: audit.Actor = None,
     **options: Any,
 ) -> Study:
     """A study of one condition whose workers train on ``training_items`` items drawn from the task's named
@@ -417,7 +455,7 @@ def create_sampled_design(
     _full_clean(study)
     try:
         with transaction.atomic():
-            study_save(study=study)
+            study_save(study=study, actor=actor)
             Condition.objects.create(
                 study=study,
                 shots=training_items,
@@ -428,7 +466,7 @@ def create_sampled_design(
                 test_sample=test,
             )
             if open_now:
-                change_status(study=study, to_status=Study.Status.OPEN)
+                change_status(study=study, to_status=Study.Status.OPEN, actor=actor)
     except IntegrityError:
         raise ValidationError({"slug": f"A study with slug {slug!r} already exists."}) from None
     return study
@@ -441,11 +479,13 @@ def _named_set(task: Task, name: str, field: str) -> ExampleSet:
     return found
 
 
-def study_delete(*, study: Study) -> None:
+def study_delete(*, study: Study, actor: audit.Actor = None) -> None:
     """Delete a study nobody has joined (afterwards, close it instead)."""
     if _has_participants(study):
         raise ValidationError({"status": "Workers have joined this study: close it instead of deleting it."})
     with transaction.atomic():
+        before = audit.snapshot(study, settings_fields()) | {"status": study.status}
+        audit.record(actor=actor, action=AuditEntry.Action.STUDY_DELETE, study=study, before=before)
         preview.discard(study=study)
         examples = list(study.attention_checks.values_list("example_id", flat=True))
         study.delete()
@@ -466,8 +506,22 @@ def on_status_change(listener: Callable[[Study], None]) -> None:
         _status_listeners.append(listener)
 
 
+# The audit trail's name for each change of status: (from, to) -> action.
+_STATUS_ACTIONS: dict[tuple[str, str], str] = {
+    (Study.Status.DRAFT, Study.Status.OPEN): AuditEntry.Action.STUDY_OPEN,
+    (Study.Status.PAUSED, Study.Status.OPEN): AuditEntry.Action.STUDY_REOPEN,
+}
+
+
 def change_status(
-    *, study: Study, to_status: str, grace_minutes: int | None = None, pilot: bool = False, rest: bool = False
+    *,
+    study: Study,
+    to_status: str,
+    grace_minutes: int | None = None,
+    pilot: bool = False,
+    rest: bool = False,
+    actor: audit.Actor = None,
+    detail: dict[str, Any] | None = None,
 ) -> Study:
     """draft → open ⇄ paused → closed (closed is final); opening checks the study can run.
 
@@ -478,6 +532,7 @@ def change_status(
     A pilot launch: ``pilot`` opens a draft with only its pilot share of each condition's slots
     (``pilot_workers_per_condition``, ``slots.open_slots``); ``rest`` opens the rest of a study in its pilot
     (open or paused), which opens it too. Pausing and reopening a pilot keep it a pilot.
+    The audit trail gets the status (and ``closes_at``) before and after, with ``detail``.
     """
     if to_status not in Study.Status.values:
         raise ValidationError({"status": f"Unknown status {to_status!r}; one of {Study.Status.values}."})
@@ -514,6 +569,19 @@ def change_status(
         if to_status == Study.Status.CLOSED:
             changes["closes_at"] = timezone.now() + timedelta(minutes=grace_minutes or 0)
         Study.objects.filter(pk=locked.pk).update(**changes)
+        by_status: dict[str, str] = {
+            Study.Status.PAUSED: AuditEntry.Action.STUDY_PAUSE,
+            Study.Status.CLOSED: AuditEntry.Action.STUDY_CLOSE,
+        }
+        action: str
+        if pilot or rest:
+            action = AuditEntry.Action.STUDY_OPEN_PILOT if pilot else AuditEntry.Action.STUDY_OPEN_REST
+        else:
+            action = _STATUS_ACTIONS.get((locked.status, to_status)) or by_status[to_status]
+        before = {"status": locked.status} | {
+            f: getattr(locked, f) for f in ("closes_at", "rest_opened_at") if f in changes
+        }
+        audit.record(actor=actor, action=action, study=locked, before=before, after=changes, detail=detail)
     for field, value in changes.items():
         setattr(study, field, value)
     for listener in _status_listeners:

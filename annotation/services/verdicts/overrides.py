@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation.models import FilterDecision, Participation, Response
+from annotation.models import AuditEntry, FilterDecision, Participation, Response
+from annotation.services import audit
 from annotation.services.state import lifecycle, slots
 from annotation.services.verdicts import step_end, training_s1
 
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import User  # AUTH_USER_MODEL
 
 State = Participation.State
+# What an override changes, as the audit trail shows it before and after.
+_AUDITED = ("state", "slot_index", "exclusion_kind")
 
 
 def _test_done(participation: Participation) -> bool:
@@ -57,6 +60,7 @@ def override(participation: Participation, *, admit: bool, reason: str, actor: U
         slots.lock_study(participation.study_id)
         locked = Participation.all_objects.select_for_update().select_related("study").get(pk=participation.pk)
         why = f"admin override: {reason}"
+        before = audit.snapshot(locked, _AUDITED)
         at = timezone.now()  # one moment: a test ended by the readmission ends when it is readmitted (pay)
         try:
             if admit:
@@ -91,6 +95,16 @@ def override(participation: Participation, *, admit: bool, reason: str, actor: U
             is_override=True,
             reason=reason,
             decided_by=actor,
+            at=at,
+        )
+        after = audit.snapshot(Participation.all_objects.get(pk=locked.pk), _AUDITED)
+        audit.record(
+            actor=actor,
+            action=AuditEntry.Action.READMIT if admit else AuditEntry.Action.EXCLUDE,
+            participation=locked,
+            before=before,
+            after=after,
+            detail={"reason": reason, "filter_decision": decision.pk},
             at=at,
         )
     participation.refresh_from_db()

@@ -16,9 +16,10 @@ from django.utils import translation
 from django.utils.translation import gettext, gettext_lazy, pgettext_lazy
 
 from annotation.errors import ServiceError
-from annotation.models import AttentionCheck, Participation, Response, Study
+from annotation.models import AttentionCheck, AuditEntry, Participation, Response, Study
 from annotation.protocol import offsets
 from annotation.protocol.languages import shipped
+from annotation.services import audit
 from tasks_app.models import Example, ExampleSet, ExampleSetItem, Label, Task
 from tasks_app.texts import label_text
 
@@ -170,6 +171,7 @@ def create_check(
     expected_label: object = "",
     expected_spans: object = (),
     source: str = AttentionCheck.Source.RESEARCHER,
+    actor: audit.Actor = None,
 ) -> AttentionCheck:
     """Add a check to the study (validated; nothing is stored if it is invalid)."""
     pos, text, ask, label, words, located = validate(
@@ -185,7 +187,7 @@ def create_check(
         # A classification template check is worded in each worker's language when shown.
         template = source == AttentionCheck.Source.TEMPLATE and bool(label)
         example = _example_for(study, text, ask, gold, located, template=template)
-        return AttentionCheck.objects.create(
+        check = AttentionCheck.objects.create(
             study=study,
             position=pos,
             context=text,
@@ -195,9 +197,20 @@ def create_check(
             source=source,
             example=example,
         )
+        _record(actor, check, before={}, after=audit.snapshot(check, _AUDITED))
+        return check
 
 
-def update_check(check: AttentionCheck, **fields: object) -> AttentionCheck:
+# A check as the audit trail shows it before and after an edit.
+_AUDITED = ("position", "context", "question", "expected_label", "expected_spans", "source")
+
+
+def _record(actor: audit.Actor, check: AttentionCheck, *, before: dict, after: dict) -> None:
+    action = AuditEntry.Action.ATTENTION_CHECKS
+    audit.record(actor=actor, action=action, study=check.study, before=before, after=after, detail={"check": check.pk})
+
+
+def update_check(check: AttentionCheck, *, actor: audit.Actor = None, **fields: object) -> AttentionCheck:
     """Change a check nobody has been given yet (validated as a new one)."""
     if in_use(check):
         raise AttentionCheckError("position", "workers already have this check in their test step: add a new one")
@@ -211,6 +224,7 @@ def update_check(check: AttentionCheck, **fields: object) -> AttentionCheck:
     }
     pos, text, ask, label, words, located = validate(study=check.study, exclude_pk=check.pk, **values)
     with transaction.atomic():
+        stored = audit.snapshot(check, _AUDITED)
         gold = [label] if label else words
         # A researcher's wording replaces the template's: the check is no longer worded again when shown.
         Example.objects.filter(pk=check.example_id).update(
@@ -219,6 +233,9 @@ def update_check(check: AttentionCheck, **fields: object) -> AttentionCheck:
         check.position, check.context, check.question = pos, text, ask
         check.expected_label, check.expected_spans = label, words
         check.save()
+        before, after = audit.changes(stored, audit.snapshot(check, _AUDITED))
+        if before or after:
+            _record(actor, check, before=before, after=after)
     return check
 
 
@@ -227,13 +244,14 @@ def in_use(check: AttentionCheck) -> bool:
     return Response.all_objects.filter(attention_check=check, participation__is_preview=False).exists()
 
 
-def delete_check(check: AttentionCheck) -> None:
+def delete_check(check: AttentionCheck, *, actor: audit.Actor = None) -> None:
     """Remove a check that no crowd worker has been given (previews holding it are restarted)."""
     if in_use(check):
         raise AttentionCheckError("position", "workers already have this check in their test step: keep it")
     with transaction.atomic():
         previews = Participation.all_objects.filter(is_preview=True, responses__attention_check=check)
         previews.distinct().delete()
+        _record(actor, check, before=audit.snapshot(check, _AUDITED), after={})
         example_id = check.example_id
         check.delete()
         Example.objects.filter(pk=example_id).delete()
@@ -313,7 +331,7 @@ def positions_every(study: Study, every: int) -> list[int]:
     return list(range(every, test_set_size(study) + 1, every))
 
 
-def generate(*, study: Study, positions: Sequence[int]) -> list[AttentionCheck]:
+def generate(*, study: Study, positions: Sequence[int], actor: audit.Actor = None) -> list[AttentionCheck]:
     """Add template checks at ``positions`` (all or none: any invalid position stores nothing)."""
     if not positions:
         raise AttentionCheckError("positions", "give at least one position (or a rate that fits the test set)")
@@ -323,7 +341,11 @@ def generate(*, study: Study, positions: Sequence[int]) -> list[AttentionCheck]:
     with transaction.atomic():
         return [
             create_check(
-                study=study, position=p, source=AttentionCheck.Source.TEMPLATE, **template_definition(study, start + i)
+                study=study,
+                position=p,
+                source=AttentionCheck.Source.TEMPLATE,
+                actor=actor,
+                **template_definition(study, start + i),
             )
             for i, p in enumerate(sorted(positions))
         ]
