@@ -43,16 +43,9 @@ from tests.entry_link import take_part
 from tests.factories import ConditionFactory, StudyFactory, make_classification_task
 
 # Findings of issue 39 open on this branch (fixed on other branches), by name, each with what it skips:
-# e.g. "finding-1": "paid time counts the time between an exclusion and a readmission".
-KNOWN_OPEN: dict[str, str] = {
-    # Found by this model on PostgreSQL while integrating (2026-11-27), not yet decided: pay rule v3 ends paid
-    # time at an exclusion during the work, so a worker staff exclude while idle is paid the idle time up to
-    # it; the issue's rule ends it at the worker's last act. Readmission gaps (finding-1) stay checked.
-    "staff-exclusion-end": "paid time of a worker staff excluded during the work, with no readmission",
-    # Also found while integrating: with readmissions and returns interleaved, a bonus paid where the ledger
-    # owes none ("w0: bonus 12.93 paid on Prolific, 0.00 due"). Open; LIFECYCLE_CHECK=finding-1 checks it.
-    "finding-1": "paid time and bonuses of workers with an exclusion-readmission gap or a staff exclusion",
-}
+# e.g. "finding-1": "paid time counts the time between an exclusion and a readmission". Empty: every finding
+# the model has seen is fixed (pay rule 4 settled the last two: "staff-exclusion-end" and finding 1's bonus).
+KNOWN_OPEN: dict[str, str] = {}
 
 # LIFECYCLE_CHECK=finding-2,finding-3 checks those all the same (to see the model catch them).
 CHECKED = set(filter(None, os.environ.get("LIFECYCLE_CHECK", "").split(",")))
@@ -89,14 +82,15 @@ class Entry:
     session: bool  # the entry link carried SESSION_ID
     state: str = State.CLAIMED
     claimed_at: datetime = START
-    last_act: datetime = START
+    last_act: datetime = START  # the worker's last request (what the close-out is dated at)
+    last_work: datetime = START  # their last act that leaves a record: the claim, the start, an answer, a readmission
+    end: datetime | None = None  # the end of paid time, once the work ended
     excluded_at: datetime | None = None
-    gaps: float = 0.0  # seconds between an exclusion and a readmission
+    gaps: list[tuple[datetime, datetime]] = field(default_factory=list)  # from an exclusion to a readmission
     answered: int = 0
     failed_checks: int = 0
     kind: str = ""  # exclusion kind
     readmitted: bool = False
-    staff_ended: bool = False  # excluded by staff after the worker's last act (finding 1's rule)
     submission: str = "AWAITING REVIEW"
     approved: bool = False
     last_event_at: datetime | None = None
@@ -107,7 +101,13 @@ class Entry:
         return self.answered >= TEST_ITEMS + 1
 
     def paid_seconds(self) -> float:
-        return max(0.0, (self.last_act - self.claimed_at).total_seconds() - self.gaps)
+        """From the slot taken to the end of the work, less the stretches between an exclusion and a
+        readmission that fall inside it."""
+        end = self.end or self.last_act
+        idle = sum(
+            max(0.0, (min(right, end) - max(left, self.claimed_at)).total_seconds()) for left, right in self.gaps
+        )
+        return max(0.0, (end - self.claimed_at).total_seconds() - idle)
 
 
 @dataclass
@@ -148,10 +148,8 @@ class Problems:
 
 
 def _finding(entry: Entry) -> str | None:
-    """Which known finding a pay difference of this worker falls under."""
-    if entry.gaps or entry.readmitted:
-        return "finding-1"
-    return "staff-exclusion-end" if entry.staff_ended else None
+    """Which finding of issue 39 a pay difference of this worker falls under (a label for the report)."""
+    return "finding-1" if entry.gaps or entry.readmitted else None
 
 
 class LifecycleMachine(RuleBasedStateMachine):
@@ -234,9 +232,16 @@ class LifecycleMachine(RuleBasedStateMachine):
         if entry.state == State.CLAIMED:
             entry.state = State.ABANDONED
         elif entry.state in ACTIVE:
-            entry.state, entry.kind, entry.excluded_at = State.EXCLUDED, Participation.ExclusionKind.CLOSED, None
+            # Dated at the worker's last activity (closing.close_out): paid to it, and any wait from it unpaid.
+            entry.state, entry.kind, entry.excluded_at = (
+                State.EXCLUDED,
+                Participation.ExclusionKind.CLOSED,
+                entry.last_act,
+            )
+            entry.end = entry.last_act
 
     def end_test(self, entry: Entry) -> None:
+        entry.end = self.clock.now  # the last answer ends the work, whatever the rules decide
         limit = self.ledger.fail_limit
         if limit and entry.failed_checks >= limit:
             entry.state, entry.kind, entry.excluded_at = State.EXCLUDED, "attention", self.clock.now
@@ -258,7 +263,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         take_part(self.client(worker), "lc", params)
         if took:
             now = self.clock.now
-            self.ledger.entries[worker] = Entry(worker, session, claimed_at=now, last_act=now)
+            self.ledger.entries[worker] = Entry(worker, session, claimed_at=now, last_act=now, last_work=now)
             self.standin.add_submission(submission_id=f"sub-{worker}", participant=worker, study_id=PROLIFIC_STUDY)
 
     @rule(worker=st.sampled_from(WORKERS))
@@ -267,7 +272,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         entry = self.worker_request(worker)
         self.client(worker).post("/api/session/start/", content_type="application/json")
         if entry is not None and entry.state == State.CLAIMED:
-            entry.state = State.TEST
+            entry.state, entry.last_work = State.TEST, self.clock.now
 
     @rule(worker=st.sampled_from(WORKERS), passes_check=st.booleans(), minutes=st.integers(0, 20))
     def answer(self, worker: str, passes_check: bool, minutes: int) -> None:
@@ -290,6 +295,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         )
         assert sent.status_code == 200, sent.content
         entry.answered += 1
+        entry.last_work = self.clock.now
         entry.failed_checks += check is not None and not passes_check
         if entry.done:
             self.end_test(entry)
@@ -325,7 +331,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         except lifecycle.InvalidTransition:
             return
         if entry.state in ACTIVE:
-            entry.staff_ended = True  # the exclusion comes after the worker's last act
+            entry.end = entry.last_work  # staff act after the worker's last act: paid to that act (pay rule 4)
         entry.state, entry.kind, entry.excluded_at = State.EXCLUDED, "admin", self.clock.now
 
     @rule(worker=st.sampled_from(WORKERS))
@@ -339,11 +345,12 @@ class LifecycleMachine(RuleBasedStateMachine):
         except lifecycle.InvalidTransition:
             return
         if entry.excluded_at is not None:
-            entry.gaps += (self.clock.now - entry.excluded_at).total_seconds()
+            entry.gaps.append((entry.excluded_at, self.clock.now))
         entry.excluded_at, entry.kind, entry.readmitted = None, "", True
-        entry.state = State.COMPLETED if entry.done else State.TEST
+        entry.state = State.COMPLETED if entry.done else State.TEST  # done: the work ended where it ended
         if entry.state == State.TEST:
-            entry.last_act = self.clock.now  # back at work from now
+            entry.last_act = entry.last_work = self.clock.now  # back at work from now
+            entry.end = None
 
     @rule(limit=st.sampled_from([0, 1, 2]))
     def edit_the_attention_rule(self, limit: int) -> None:
