@@ -20,22 +20,25 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from unittest import mock
+from urllib.parse import urlencode
 
 from django.db import transaction
 from django.test import Client, override_settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from annotation.models import AttentionDecision, Participation, Response, Study
+from annotation.models import AttentionDecision, ConsentDecline, Participation, Response, Study
 from annotation.reporting.statement import build_statement
 from annotation.services.admission import abandonment, closing
 from annotation.services.money import pay
 from annotation.services.prolific import operations, webhooks
 from annotation.services.prolific.standin import TOKEN, StandIn
+from annotation.services.rights import withdrawal
 from annotation.services.state import lifecycle
 from annotation.services.studies import studies
 from annotation.services.verdicts import attention, overrides
@@ -62,6 +65,12 @@ START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 FREEING = ("RETURNED", "TIMED-OUT", "REJECTED")
 STATEMENT_EVERY = 5  # steps between two checks of the statement's counts (it is the slowest to build)
 REOPENED = ("RETURNED", "TIMED-OUT", "REJECTED")  # REJECTED: finding 4 (Prolific reopens the place)
+# What a worker answers before the first step: the consent text at the entry, the comprehension check (two
+# attempts, then screened out), and the survey placed before training.
+CHECK = [{"key": "what", "label": "What do you choose?", "options": ["A label", "A colour"], "correct": ["A label"]}]
+SURVEY = [{"key": "age", "type": "number", "label": "Age", "min": 18, "max": 99}]
+KINDS = ("attention", "integrity")
+OTHER_WORKER = "x0"  # takes part in another study of ours (another task, another Prolific study)
 
 
 class Clock:
@@ -88,7 +97,13 @@ class Entry:
     excluded_at: datetime | None = None
     gaps: list[tuple[datetime, datetime]] = field(default_factory=list)  # from an exclusion to a readmission
     answered: int = 0
+    attempts: int = 0  # comprehension attempts
+    understood: bool = False  # passed the comprehension check
+    surveyed: bool = False
+    attention_limits: list[int] = field(default_factory=list)  # the limit in force at each attention exclusion
+    withdrawn: bool = False
     failed_checks: int = 0
+    copied: int = 0  # items of which the page reported a copy (the integrity rule's limit is 0)
     kind: str = ""  # exclusion kind
     readmitted: bool = False
     submission: str = "AWAITING REVIEW"
@@ -113,6 +128,11 @@ class Entry:
 @dataclass
 class Ledger:
     entries: dict[str, Entry] = field(default_factory=dict)
+    declined: set[str] = field(default_factory=set)
+    asks: bool = True  # the study asks the comprehension check and the survey before the start
+    other: str = ""  # the state of OTHER_WORKER's participation in the other study ("": none)
+    other_at: datetime = START  # when it was taken (its worker does nothing after: the idle sweep ends it)
+    other_approved: bool = False  # nothing after an approval moves it
     status: str = Study.Status.OPEN
     closes_at: datetime | None = None
     fail_limit: int = 1
@@ -123,8 +143,17 @@ class Ledger:
     def holding(self) -> list[Entry]:
         return [e for e in self.entries.values() if e.state in HOLDING]
 
+    def counted(self) -> list[Entry]:
+        """The participations every count, table and statement reads: a withdrawn one leaves them."""
+        return [e for e in self.entries.values() if not e.withdrawn]
+
     def over(self, now: datetime) -> bool:
         return self.status == Study.Status.CLOSED and self.closes_at is not None and self.closes_at <= now
+
+
+def signals(copies: int) -> dict[str, int]:
+    """The page's integrity signals: long on the item (never fast), never away, ``copies`` copies."""
+    return {"visible_ms": 600_000, "hidden_count": 0, "hidden_ms": 0, "copy_count": copies}
 
 
 def owed_bonus(seconds: float) -> Decimal:
@@ -188,13 +217,28 @@ class LifecycleMachine(RuleBasedStateMachine):
             attention_fail_limit=1,
             attention_action=Study.AttentionAction.EXCLUDE,
             abandon_after_minutes=30,
+            consent_required=True,
+            consent_text="You agree to take part.",
+            comprehension=CHECK,
+            survey=SURVEY,
+            survey_placement=Study.SurveyPlacement.BEFORE_TRAINING,
+            integrity_max_copies=0,
+            integrity_action=Study.AttentionAction.EXCLUDE,
         )
         self.condition = ConditionFactory(study=self.study, shots=0)
         second = StudyFactory(task=task, slug="lc-second", workers_per_condition=SLOTS)
         ConditionFactory(study=second, shots=0)
+        # Another study of ours, on another Prolific study of the workspace: its events must never touch ours.
+        other_task = make_classification_task(slug="lc-other", n_test=1, n_train=0)
+        other = StudyFactory(task=other_task, slug="lc-other", abandon_after_minutes=30)
+        ConditionFactory(study=other, shots=0)
         attention.definitions.generate(study=self.study, positions=[2])
         self.standin.add_study(study_id=PROLIFIC_STUDY, reward=int(BASE * 100))
         self.standin.set_places(PROLIFIC_STUDY, SLOTS)
+        self.standin.add_study(study_id="PS2", reward=50)
+        self.standin.add_submission(submission_id=f"sub-{OTHER_WORKER}", participant=OTHER_WORKER, study_id="PS2")
+        for worker in WORKERS:
+            self.standin.add_submission(submission_id=f"ps2-{worker}", participant=worker, study_id="PS2")
         self.ledger.places_total = SLOTS
 
     def teardown(self) -> None:
@@ -205,6 +249,14 @@ class LifecycleMachine(RuleBasedStateMachine):
             self.settings.disable()
             self.patch.stop()
             self.standin.stop()
+
+    @initialize(asks=st.booleans())
+    def set_up(self, asks: bool) -> None:
+        """Whether the study asks the comprehension check and the survey before the start (without them,
+        more examples reach the test step within CI's budget)."""
+        if not asks:
+            studies.study_update(study=self.study, comprehension=[], survey=[])
+        self.ledger.asks = asks
 
     # --- helpers -------------------------------------------------------------------------------
 
@@ -246,20 +298,30 @@ class LifecycleMachine(RuleBasedStateMachine):
         if limit and entry.failed_checks >= limit:
             entry.state, entry.kind, entry.excluded_at = State.EXCLUDED, "attention", self.clock.now
             self.ledger.exclusions_by_limit[limit] = self.ledger.exclusions_by_limit.get(limit, 0) + 1
+            entry.attention_limits.append(limit)
+        elif entry.copied > 0:  # over the integrity rule's limit of 0 copied items
+            entry.state, entry.kind, entry.excluded_at = State.EXCLUDED, "integrity", self.clock.now
         else:
             entry.state = State.COMPLETED
 
     # --- workers -------------------------------------------------------------------------------
 
-    @rule(worker=st.sampled_from(WORKERS), session=st.booleans())
-    def open_the_link(self, worker: str, session: bool) -> None:
-        if worker in self.ledger.entries:
+    @rule(worker=st.sampled_from(WORKERS), session=st.booleans(), agrees=st.booleans())
+    def open_the_link(self, worker: str, session: bool, agrees: bool) -> None:
+        """Open the entry link and agree to the consent text (which takes the slot) or decline it (which
+        takes none, and is final for the study)."""
+        if worker in self.ledger.entries or worker in self.ledger.declined:
             return
         self.tick()
         params = {"PROLIFIC_PID": worker, "STUDY_ID": PROLIFIC_STUDY}
         if session:
             params["SESSION_ID"] = f"sub-{worker}"
         took = self.ledger.status == Study.Status.OPEN and len(self.ledger.holding()) < SLOTS
+        if not agrees:
+            self.client(worker).post(f"/join/lc/?{urlencode(params)}", {"choice": "decline"})
+            if took:
+                self.ledger.declined.add(worker)
+            return
         take_part(self.client(worker), "lc", params)
         if took:
             now = self.clock.now
@@ -271,11 +333,17 @@ class LifecycleMachine(RuleBasedStateMachine):
         self.tick()
         entry = self.worker_request(worker)
         self.client(worker).post("/api/session/start/", content_type="application/json")
-        if entry is not None and entry.state == State.CLAIMED:
+        ready = not self.ledger.asks or entry is not None and entry.understood and entry.surveyed
+        if entry is not None and entry.state == State.CLAIMED and ready:
             entry.state, entry.last_work = State.TEST, self.clock.now
 
-    @rule(worker=st.sampled_from(WORKERS), passes_check=st.booleans(), minutes=st.integers(0, 20))
-    def answer(self, worker: str, passes_check: bool, minutes: int) -> None:
+    @rule(
+        worker=st.sampled_from(WORKERS),
+        passes_check=st.booleans(),
+        minutes=st.integers(0, 20),
+        copies=st.sampled_from([0, 0, 0, 1]),
+    )
+    def answer(self, worker: str, passes_check: bool, minutes: int, copies: int = 0) -> None:
         self.tick(60 * minutes + 1)
         entry = self.worker_request(worker)
         client = self.client(worker)
@@ -290,11 +358,12 @@ class LifecycleMachine(RuleBasedStateMachine):
             label = check.expected_label if passes_check else self.wrong_label(check.expected_label)
         sent = client.post(
             "/api/session/submit/",
-            {"item": item["item"], "label": label, "confidence": 3},
+            {"item": item["item"], "label": label, "confidence": 3, "signals": signals(copies)},
             content_type="application/json",
         )
         assert sent.status_code == 200, sent.content
         entry.answered += 1
+        entry.copied += copies > 0
         entry.last_work = self.clock.now
         entry.failed_checks += check is not None and not passes_check
         if entry.done:
@@ -302,6 +371,57 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     def wrong_label(self, expected: str) -> str:
         return "negative" if expected == "positive" else "positive"
+
+    @rule(worker=st.sampled_from(WORKERS), minutes=st.integers(0, 20))
+    def skip(self, worker: str, minutes: int) -> None:
+        """Skip the current test item: a locked answer (an act); a skipped attention check is failed."""
+        self.tick(60 * minutes + 1)
+        entry = self.worker_request(worker)
+        client = self.client(worker)
+        current = client.get("/api/session/current/")
+        item = current.json().get("item") if current.status_code == 200 else None
+        if entry is None or entry.state != State.TEST or item is None:
+            return
+        is_check = Response.all_objects.filter(pk=item["item"], attention_check__isnull=False).exists()
+        sent = client.post("/api/session/skip/", {"item": item["item"]}, content_type="application/json")
+        assert sent.status_code == 200, sent.content
+        entry.answered += 1
+        entry.last_work = self.clock.now
+        entry.failed_checks += is_check
+        if entry.done:
+            self.end_test(entry)
+
+    @rule(worker=st.sampled_from(WORKERS), passes=st.booleans())
+    def comprehension(self, worker: str, passes: bool) -> None:
+        """Answer the comprehension check: a second failed attempt screens the worker out (paid to it)."""
+        self.tick(61)
+        entry = self.worker_request(worker)
+        answer = CHECK[0]["correct"][0] if passes else "A colour"
+        self.client(worker).post(
+            "/api/session/comprehension/", {"answers": {"what": answer}}, content_type="application/json"
+        )
+        if entry is None or entry.state != State.CLAIMED or entry.understood or not self.ledger.asks:
+            return
+        entry.attempts += 1
+        entry.last_work = self.clock.now
+        if passes:
+            entry.understood = True
+        elif entry.attempts == 2:
+            entry.state, entry.kind = State.EXCLUDED, Participation.ExclusionKind.COMPREHENSION
+            entry.excluded_at = entry.end = self.clock.now
+
+    @rule(worker=st.sampled_from(WORKERS))
+    def survey(self, worker: str) -> None:
+        """Answer the survey placed before training (once the check is passed)."""
+        self.tick(31)
+        entry = self.worker_request(worker)
+        self.client(worker).post("/api/session/survey/", {"answers": {"age": 30}}, content_type="application/json")
+        if not self.ledger.asks or entry is None or entry.state != State.CLAIMED or not entry.understood:
+            return
+        if entry.surveyed:
+            return
+        entry.surveyed = True
+        entry.last_work = self.clock.now
 
     @rule(worker=st.sampled_from(WORKERS), minutes=st.integers(0, 45))
     def come_back(self, worker: str, minutes: int) -> None:
@@ -351,6 +471,27 @@ class LifecycleMachine(RuleBasedStateMachine):
         if entry.state == State.TEST:
             entry.last_act = entry.last_work = self.clock.now  # back at work from now
             entry.end = None
+
+    @rule(worker=st.sampled_from(WORKERS))
+    def withdraw(self, worker: str) -> None:
+        """The participant withdraws (annotation.services.rights): refused while at work; otherwise their
+        answers and verdicts go, the participation keeps its slot and leaves every count, and no later
+        review or bonus reaches it (docs/participants.md)."""
+        entry = self.ledger.entries.get(worker)
+        if entry is None or entry.withdrawn:
+            return
+        self.tick()
+        try:
+            withdrawal.withdraw(platform="prolific", external_id=worker, study_slug="lc", run_by="staff")
+        except withdrawal.WithdrawalError:
+            assert entry.state in ACTIVE, f"{worker}: withdrawal refused in state {entry.state}"
+            return
+        assert entry.state not in ACTIVE, f"{worker}: withdrawn while at work ({entry.state})"
+        entry.withdrawn = True
+        for limit in entry.attention_limits:
+            self.ledger.exclusions_by_limit[limit] -= 1
+            if not self.ledger.exclusions_by_limit[limit]:
+                del self.ledger.exclusions_by_limit[limit]
 
     @rule(limit=st.sampled_from([0, 1, 2]))
     def edit_the_attention_rule(self, limit: int) -> None:
@@ -436,6 +577,42 @@ class LifecycleMachine(RuleBasedStateMachine):
         elif status in FREEING and entry.state in ACTIVE:
             entry.state = State.ABANDONED
 
+    def deliver(self, payload: dict) -> None:
+        webhooks.record_and_apply(
+            event_id=f"ev-{next(self.events)}", source="webhook", payload=payload, sent_at=self.clock.now
+        )
+
+    @rule()
+    def another_study_is_joined(self) -> None:
+        """A worker takes part in another study of ours, entered from another Prolific study (PS2)."""
+        if self.ledger.other:
+            return
+        self.tick()
+        params = {"PROLIFIC_PID": OTHER_WORKER, "STUDY_ID": "PS2", "SESSION_ID": f"sub-{OTHER_WORKER}"}
+        take_part(self.client(OTHER_WORKER), "lc-other", params)
+        self.ledger.other, self.ledger.other_at = State.CLAIMED, self.clock.now
+
+    @rule(status=st.sampled_from(["RETURNED", "TIMED-OUT", "REJECTED", "APPROVED"]), who=st.sampled_from(WORKERS))
+    def platform_event_for_another_study(self, status: str, who: str) -> None:
+        """A signed event about the other study's submission, naming the other worker or one of ours as the
+        participant: it changes the other study's participation only, never one of this study's."""
+        if not self.ledger.other:
+            return
+        self.tick()
+        payload = {
+            "event_type": webhooks.SUBMISSION_EVENT,
+            "resource_id": f"sub-{OTHER_WORKER}",
+            "participant_id": OTHER_WORKER,
+            "status": status,
+        }
+        self.deliver(payload)
+        if status in FREEING and self.ledger.other in ACTIVE and not self.ledger.other_approved:
+            self.ledger.other = State.ABANDONED
+        self.ledger.other_approved = self.ledger.other_approved or status == "APPROVED"
+        # And one naming our worker as the participant of a submission of the other Prolific study.
+        payload = {**payload, "resource_id": f"ps2-{who}", "participant_id": who}
+        self.deliver(payload)
+
     @precondition(lambda self: bool(self.sent))
     @rule(which=st.integers(0, 1000))
     def platform_sends_again(self, which: int) -> None:
@@ -457,6 +634,8 @@ class LifecycleMachine(RuleBasedStateMachine):
         for entry in self.ledger.entries.values():
             if entry.state in ACTIVE and entry.last_act < cutoff:
                 entry.state = State.ABANDONED
+        if self.ledger.other in ACTIVE and self.ledger.other_at < cutoff:
+            self.ledger.other = State.ABANDONED
 
     @rule()
     def close_out_sweep(self) -> None:
@@ -484,6 +663,10 @@ class LifecycleMachine(RuleBasedStateMachine):
         }
         for worker, entry in self.ledger.entries.items():
             p = rows.get(worker)
+            if entry.withdrawn:
+                if p is not None:
+                    problems.add(f"{worker}: withdrawn, still counted as a participation ({p.state})")
+                continue
             if p is None:
                 problems.add(f"{worker}: the ledger has a participation, the database none")
                 continue
@@ -494,12 +677,24 @@ class LifecycleMachine(RuleBasedStateMachine):
                 problems.add(f"{worker}: {p.state} in the database, {entry.state} in the ledger")
         for worker in set(rows) - set(self.ledger.entries):
             problems.add(f"{worker}: a participation the ledger never saw taken ({rows[worker].state})")
-        holding = [p for p in rows.values() if p.state in HOLDING]
+        # A withdrawn participation keeps its slot: slots are read over every participation, previews aside.
+        holding = list(
+            Participation.all_objects.filter(study=self.study, is_preview=False, state__in=HOLDING).select_related(
+                "worker"
+            )
+        )
         if len(holding) > SLOTS or len({p.slot_index for p in holding}) != len(holding):
             problems.add(f"slots over the design: {[(p.worker.external_id, p.slot_index) for p in holding]}")
-        expected = {e.worker for e in self.ledger.holding()}
-        if {p.worker.external_id for p in holding} != expected and not problems.found:
-            problems.add(f"slots held by {sorted(p.worker.external_id for p in holding)}, ledger {sorted(expected)}")
+        expected = sorted(e.worker if not e.withdrawn else "(withdrawn)" for e in self.ledger.holding())
+        held = sorted(p.worker.external_id if p.withdrawn_at is None else "(withdrawn)" for p in holding)
+        if held != expected and not problems.found:
+            problems.add(f"slots held by {held}, ledger {expected}")
+        declines = sorted(ConsentDecline.objects.filter(study=self.study).values_list("worker__external_id", flat=True))
+        if declines != sorted(self.ledger.declined):
+            problems.add(f"consent declined by {declines}, ledger {sorted(self.ledger.declined)}")
+        other = Participation.objects.filter(study__slug="lc-other").values_list("state", flat=True).first() or ""
+        if other != self.ledger.other:
+            problems.add(f"the other study's participation is {other or 'none'}, ledger {self.ledger.other or 'none'}")
         problems.check()
 
     def paid_time_and_bonuses(self) -> None:
@@ -560,8 +755,25 @@ class LifecycleMachine(RuleBasedStateMachine):
         problems.check()
 
     def statement_counts(self) -> None:
-        counts = {s: sum(e.state == s for e in self.ledger.entries.values()) for s in State.values}
+        counts = {s: sum(e.state == s for e in self.ledger.counted()) for s in State.values}
         text = {s.title: s.text for s in build_statement(study=Study.objects.get(pk=self.study.pk)).sections}
         want = f"0-shot: {counts[State.COMPLETED]} completed, {counts[State.EXCLUDED]} excluded, "
         want += f"{counts[State.ABANDONED]} abandoned"
         assert want in text.get("Workers", ""), (want, text.get("Workers"))
+        # Pay figures over the workers the platform paid (finding 5): completed, or excluded by anything but
+        # the attention rule (a person decides those; the model's reviews never do), with a rate (a minute of
+        # paid time; the ledger's second either side of it leaves a worker in or out).
+        paid = [
+            e.paid_seconds()
+            for e in self.ledger.counted()
+            if e.state == State.COMPLETED or (e.state == State.EXCLUDED and e.kind != "attention")
+        ]
+        found = re.search(r"over the (\d+) workers? the platform paid", text.get("Pay", ""))
+        n = int(found.group(1)) if found else 0
+        assert sum(s >= 61 for s in paid) <= n <= sum(s >= 59 for s in paid), (paid, text.get("Pay"))
+        # Each exclusion counted once, under the rule that made it (finding 6).
+        by_kind = {k: sum(e.state == State.EXCLUDED and e.kind == k for e in self.ledger.counted()) for k in KINDS}
+        attention_text, integrity_text = text.get("Attention checks", ""), text.get("Integrity", "")
+        if "No worker has answered a check yet" not in attention_text:
+            assert f"and {by_kind['attention']} excluded." in attention_text, (by_kind, attention_text)
+        assert f"and {by_kind['integrity']} excluded" in integrity_text, (by_kind, integrity_text)

@@ -1,5 +1,6 @@
 """Sequences the lifecycle model found, kept as they were printed (shortened by hypothesis), each replayed
-step by step with the ledger checked after every step."""
+step by step with the ledger checked after every step. Steps the machine gained since (the consent's
+answer, the comprehension check and the survey before the start) are added where the study now asks them."""
 
 import pytest
 
@@ -23,7 +24,7 @@ def test_a_worker_excluded_by_staff_before_any_act_is_paid_nothing():
     # Found on pay rule 3 ("w0: 2 s paid, 0 s by the ledger"): paid time ran to the staff exclusion.
     _replay(
         [
-            ("open_the_link", {"session": False, "worker": "w0"}),
+            ("open_the_link", {"session": False, "worker": "w0", "agrees": True}),
             ("close_out_sweep", {}),
             ("exclude", {"worker": "w0"}),
         ]
@@ -38,7 +39,9 @@ def test_a_readmission_after_the_attention_rule_excluded_at_the_end_owes_the_bon
     # paid span.
     _replay(
         [
-            ("open_the_link", {"session": True, "worker": "w0"}),
+            ("open_the_link", {"session": True, "worker": "w0", "agrees": True}),
+            ("comprehension", {"worker": "w0", "passes": True}),
+            ("survey", {"worker": "w0"}),
             ("start", {"worker": "w0"}),
             ("answer", {"worker": "w0", "passes_check": True, "minutes": 20}),
             ("answer", {"worker": "w0", "passes_check": False, "minutes": 20}),

@@ -36,7 +36,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from django.db.models import Max
 
-from annotation.models import Participation, ParticipationEvent, Response, Study
+from annotation.models import ComprehensionAttempt, Participation, ParticipationEvent, Response, Study, SurveyResponse
 
 # 1: paid time ran to the last completion or exclusion event (a later verdict or a readmission moved
 #    it), and an unset posted reward counted as 0 (the bonus was the whole hourly pay).
@@ -221,14 +221,31 @@ def paid_seconds(participations: Iterable[Participation]) -> dict[int, float]:
             starts.setdefault(pid, at)
         else:
             events[pid].append((from_state, to_state, at))
-    # Every locked answer counts, attention checks included (all_objects): it is work.
+    # Every locked answer counts, attention checks included (all_objects): it is work. So do the answers
+    # before the first step: the comprehension check's attempts and the survey placed before training (the
+    # one after the test comes after the work's end, the completion).
     answers = (
         Response.all_objects.filter(participation__in=participations, submitted_at__isnull=False)
         .values("participation_id")
         .annotate(last=Max("submitted_at"))
         .order_by()
     )
-    last_answers: dict[int, datetime] = {row["participation_id"]: row["last"] for row in answers}
+    attempts = (
+        ComprehensionAttempt.objects.filter(participation__in=participations)
+        .values("participation_id")
+        .annotate(last=Max("at"))
+        .order_by()
+    )
+    surveys = (
+        SurveyResponse.objects.filter(participation__in=participations, placement=Study.SurveyPlacement.BEFORE_TRAINING)
+        .values("participation_id")
+        .annotate(last=Max("submitted_at"))
+        .order_by()
+    )
+    last_answers: dict[int, datetime] = {}
+    for row in [*answers, *attempts, *surveys]:
+        pid, last = row["participation_id"], row["last"]
+        last_answers[pid] = max(last, last_answers.get(pid, last))
     result = {}
     for p in participations:
         result[p.pk] = paid_time(
