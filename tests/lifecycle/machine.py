@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
@@ -115,10 +116,10 @@ class Entry:
     def done(self) -> bool:
         return self.answered >= TEST_ITEMS + 1
 
-    def paid_seconds(self) -> float:
-        """From the slot taken to the end of the work, less the stretches between an exclusion and a
-        readmission that fall inside it."""
-        end = self.end or self.last_act
+    def paid_seconds(self, end: datetime | None = None) -> float:
+        """From the slot taken to the end of the work (``end``: another end), less the stretches between an
+        exclusion and a readmission that fall inside it."""
+        end = end or self.end or self.last_act
         idle = sum(
             max(0.0, (min(right, end) - max(left, self.claimed_at)).total_seconds()) for left, right in self.gaps
         )
@@ -250,13 +251,15 @@ class LifecycleMachine(RuleBasedStateMachine):
             self.patch.stop()
             self.standin.stop()
 
-    @initialize(asks=st.booleans())
-    def set_up(self, asks: bool) -> None:
+    @initialize(asks=st.booleans(), joined=st.integers(0, 2), session=st.booleans())
+    def set_up(self, asks: bool, joined: int = 0, session: bool = True) -> None:
         """Whether the study asks the comprehension check and the survey before the start (without them,
-        more examples reach the test step within CI's budget)."""
+        more examples reach the test step within CI's budget), and how many workers have joined already."""
         if not asks:
             studies.study_update(study=self.study, comprehension=[], survey=[])
         self.ledger.asks = asks
+        for worker in WORKERS[:joined]:
+            self.open_the_link(worker, session=session, agrees=True)
 
     # --- helpers -------------------------------------------------------------------------------
 
@@ -269,16 +272,22 @@ class LifecycleMachine(RuleBasedStateMachine):
     def client(self, worker: str) -> Client:
         return self.clients.setdefault(worker, Client())
 
-    def worker_request(self, worker: str) -> Entry | None:
-        """A request of the worker's browser: closes them out if the study is over, else is an act."""
+    def worker_request(self, worker: str, accepted: Callable[[Entry], bool] = lambda e: True) -> Entry | None:
+        """A request of the worker's browser: closes them out if the study is over, else is activity if the
+        request is ``accepted`` (a refused one, such as the survey before the comprehension check, records none)."""
         entry = self.ledger.entries.get(worker)
         if entry is None or entry.state not in ACTIVE:
             return None
         if self.ledger.over(self.clock.now):
             self.close_out(entry)
             return None
-        entry.last_act = self.clock.now
+        if accepted(entry):
+            entry.last_act = self.clock.now
         return entry
+
+    def ready(self, entry: Entry) -> bool:
+        """Whether the worker may start: the comprehension check passed and the survey answered, if asked."""
+        return not self.ledger.asks or (entry.understood and entry.surveyed)
 
     def close_out(self, entry: Entry) -> None:
         if entry.state == State.CLAIMED:
@@ -319,7 +328,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         took = self.ledger.status == Study.Status.OPEN and len(self.ledger.holding()) < SLOTS
         if not agrees:
             self.client(worker).post(f"/join/lc/?{urlencode(params)}", {"choice": "decline"})
-            if took:
+            if self.ledger.status == Study.Status.OPEN:  # a decline takes no slot: recorded even when full
                 self.ledger.declined.add(worker)
             return
         take_part(self.client(worker), "lc", params)
@@ -330,11 +339,11 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     @rule(worker=st.sampled_from(WORKERS))
     def start(self, worker: str) -> None:
+        worker = self.one_of(worker, (State.CLAIMED,))
         self.tick()
-        entry = self.worker_request(worker)
+        entry = self.worker_request(worker, lambda e: e.state != State.CLAIMED or self.ready(e))
         self.client(worker).post("/api/session/start/", content_type="application/json")
-        ready = not self.ledger.asks or entry is not None and entry.understood and entry.surveyed
-        if entry is not None and entry.state == State.CLAIMED and ready:
+        if entry is not None and entry.state == State.CLAIMED and self.ready(entry):
             entry.state, entry.last_work = State.TEST, self.clock.now
 
     @rule(
@@ -344,6 +353,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         copies=st.sampled_from([0, 0, 0, 1]),
     )
     def answer(self, worker: str, passes_check: bool, minutes: int, copies: int = 0) -> None:
+        worker = self.one_of(worker, (State.TEST,))
         self.tick(60 * minutes + 1)
         entry = self.worker_request(worker)
         client = self.client(worker)
@@ -375,6 +385,7 @@ class LifecycleMachine(RuleBasedStateMachine):
     @rule(worker=st.sampled_from(WORKERS), minutes=st.integers(0, 20))
     def skip(self, worker: str, minutes: int) -> None:
         """Skip the current test item: a locked answer (an act); a skipped attention check is failed."""
+        worker = self.one_of(worker, (State.TEST,))
         self.tick(60 * minutes + 1)
         entry = self.worker_request(worker)
         client = self.client(worker)
@@ -394,8 +405,11 @@ class LifecycleMachine(RuleBasedStateMachine):
     @rule(worker=st.sampled_from(WORKERS), passes=st.booleans())
     def comprehension(self, worker: str, passes: bool) -> None:
         """Answer the comprehension check: a second failed attempt screens the worker out (paid to it)."""
+        worker = self.one_of(worker, (State.CLAIMED,))
         self.tick(61)
-        entry = self.worker_request(worker)
+        entry = self.worker_request(
+            worker, lambda e: self.ledger.asks and e.state == State.CLAIMED and not e.understood
+        )
         answer = CHECK[0]["correct"][0] if passes else "A colour"
         self.client(worker).post(
             "/api/session/comprehension/", {"answers": {"what": answer}}, content_type="application/json"
@@ -413,8 +427,9 @@ class LifecycleMachine(RuleBasedStateMachine):
     @rule(worker=st.sampled_from(WORKERS))
     def survey(self, worker: str) -> None:
         """Answer the survey placed before training (once the check is passed)."""
+        worker = self.one_of(worker, (State.CLAIMED,))
         self.tick(31)
-        entry = self.worker_request(worker)
+        entry = self.worker_request(worker, lambda e: self.ledger.asks and e.understood and not e.surveyed)
         self.client(worker).post("/api/session/survey/", {"answers": {"age": 30}}, content_type="application/json")
         if not self.ledger.asks or entry is None or entry.state != State.CLAIMED or not entry.understood:
             return
@@ -440,8 +455,16 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     # --- staff ---------------------------------------------------------------------------------
 
+    def one_of(self, worker: str, states: tuple[str, ...]) -> str:
+        """``worker`` if their participation is in one of ``states``, else one of those that are: staff act on
+        the workers the dashboard lists, so the model's staff rules rarely miss (CI's budget is small)."""
+        chosen = [w for w, e in self.ledger.entries.items() if e.state in states and not e.withdrawn]
+        return worker if worker in chosen or not chosen else chosen[WORKERS.index(worker) % len(chosen)]
+
+    @precondition(lambda self: bool(self.ledger.entries))
     @rule(worker=st.sampled_from(WORKERS))
     def exclude(self, worker: str) -> None:
+        worker = self.one_of(worker, (*ACTIVE, State.COMPLETED))
         entry, p = self.ledger.entries.get(worker), self.participation(worker)
         if entry is None or p is None:
             return
@@ -454,12 +477,15 @@ class LifecycleMachine(RuleBasedStateMachine):
             entry.end = entry.last_work  # staff act after the worker's last act: paid to that act (pay rule 4)
         entry.state, entry.kind, entry.excluded_at = State.EXCLUDED, "admin", self.clock.now
 
-    @rule(worker=st.sampled_from(WORKERS))
-    def readmit(self, worker: str) -> None:
+    @precondition(lambda self: any(e.state == State.EXCLUDED for e in self.ledger.entries.values()))
+    @rule(worker=st.sampled_from(WORKERS), minutes=st.integers(0, 120))
+    def readmit(self, worker: str, minutes: int = 0) -> None:
+        """An admin readmits an excluded worker, a while after the exclusion (that wait is never paid)."""
+        worker = self.one_of(worker, (State.EXCLUDED,))
         entry, p = self.ledger.entries.get(worker), self.participation(worker)
         if entry is None or p is None or entry.state != State.EXCLUDED:
             return
-        self.tick()
+        self.tick(60 * minutes + 1)
         try:
             overrides.override(p, admit=True, reason="staff", actor=None)
         except lifecycle.InvalidTransition:
@@ -502,8 +528,10 @@ class LifecycleMachine(RuleBasedStateMachine):
     @rule(
         to=st.sampled_from([Study.Status.OPEN, Study.Status.PAUSED, Study.Status.CLOSED]),
         grace=st.sampled_from([0, 30]),
+        then_places=st.booleans(),
     )
-    def change_status(self, to: str, grace: int) -> None:
+    def change_status(self, to: str, grace: int, then_places: bool = False) -> None:
+        """Open, pause or close the study; staff often run the places operation at once after."""
         self.tick()
         try:
             changed = studies.change_status(
@@ -514,6 +542,8 @@ class LifecycleMachine(RuleBasedStateMachine):
         if self.ledger.status != changed.status and to == Study.Status.CLOSED:
             self.ledger.closes_at = self.clock.now + timedelta(minutes=grace)
         self.ledger.status = changed.status
+        if then_places:
+            self.run_a_prolific_operation("places")
 
     @rule(operation=st.sampled_from(["review", "bonus", "group", "places"]))
     def run_a_prolific_operation(self, operation: str) -> None:
@@ -542,6 +572,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         late=st.booleans(),
     )
     def platform_event(self, worker: str, status: str, elsewhere: bool, late: bool) -> None:
+        worker = self.one_of(worker, ACTIVE) if elsewhere else worker  # about another study: one of ours at work
         self.tick()
         entry = self.ledger.entries.get(worker)
         if elsewhere:
@@ -596,6 +627,7 @@ class LifecycleMachine(RuleBasedStateMachine):
     def platform_event_for_another_study(self, status: str, who: str) -> None:
         """A signed event about the other study's submission, naming the other worker or one of ours as the
         participant: it changes the other study's participation only, never one of this study's."""
+        who = self.one_of(who, ACTIVE)
         if not self.ledger.other:
             return
         self.tick()
@@ -699,12 +731,18 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     def paid_time_and_bonuses(self) -> None:
         problems = Problems()
-        paid = list(Participation.objects.filter(study=self.study, state__in=(State.COMPLETED, State.EXCLUDED)))
+        # Workers still at work are paid so far, to their last activity: at least to their last recorded act,
+        # at most to their last request (the app records activity at most every lifecycle.TOUCH_INTERVAL, and a
+        # refused request records none).
+        paid = list(
+            Participation.objects.filter(study=self.study, state__in=(*ACTIVE, State.COMPLETED, State.EXCLUDED))
+        )
         seconds = pay.paid_seconds(paid)
         for p in paid:
             entry = self.ledger.entries[p.worker.external_id]
             mine = entry.paid_seconds()
-            if abs(seconds[p.pk] - mine) > 1.0:
+            low = entry.paid_seconds(end=entry.last_work) if p.state in ACTIVE else mine
+            if not low - 1.0 <= seconds[p.pk] <= mine + 1.0:
                 problems.add(f"{entry.worker}: {seconds[p.pk]:.0f} s paid, {mine:.0f} s by the ledger", _finding(entry))
         for worker, amount in self.ledger.bonus_paid.items():
             due, entry = self.bonus_due[worker]
@@ -730,7 +768,9 @@ class LifecycleMachine(RuleBasedStateMachine):
         ]
         total = self.standin.places[PROLIFIC_STUDY]["total"]
         if self.places_run:
-            need = max(self.ledger.places_total, SLOTS + len(needing))
+            # Places grow only while our study is open (finding 3): closed or paused, they stay as they are.
+            grows = self.ledger.status == Study.Status.OPEN
+            need = max(self.ledger.places_total, SLOTS + len(needing)) if grows else self.ledger.places_total
             rejected = any(
                 e.submission == "REJECTED" for e in self.ledger.entries.values() if e.state == State.EXCLUDED
             )

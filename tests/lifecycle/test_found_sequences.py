@@ -52,3 +52,17 @@ def test_a_readmission_after_the_attention_rule_excluded_at_the_end_owes_the_bon
             ("run_a_prolific_operation", {"operation": "bonus"}),
         ]
     )
+
+
+def test_the_places_sync_still_pauses_prolific_after_the_only_arrival_withdrew():
+    # Found after the withdrawal rule joined: "Prolific study ACTIVE while ours is closed". The places sync read
+    # which Prolific study is ours from the counted participations, which leave a withdrawn one out: with the
+    # only arrival withdrawn, it no longer knew the study, and closing ours left Prolific's ACTIVE.
+    _replay(
+        [
+            ("set_up", {"asks": False, "joined": 1, "session": False}),
+            ("exclude", {"worker": "w0"}),
+            ("withdraw", {"worker": "w0"}),
+            ("change_status", {"to": "closed", "grace": 30, "then_places": True}),
+        ]
+    )
