@@ -66,3 +66,15 @@ def test_the_places_sync_still_pauses_prolific_after_the_only_arrival_withdrew()
             ("change_status", {"to": "closed", "grace": 30, "then_places": True}),
         ]
     )
+
+
+def test_a_survey_answer_after_the_study_closed_closes_the_worker_out():
+    # Found by the model: the session API's survey answer was the one answer that did not check the study's
+    # deadline, so a claimed worker of a study closed with no grace stayed claimed (the ledger: closed out).
+    _replay(
+        [
+            ("set_up", {"asks": True, "joined": 1, "session": True}),
+            ("change_status", {"to": "closed", "grace": 0, "then_places": False}),
+            ("survey", {"worker": "w0"}),
+        ]
+    )
