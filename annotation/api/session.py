@@ -320,6 +320,7 @@ class SurveyView(WorkerSessionView):
     def post(self, request: Request) -> JSONResponse:
         data = self.body()
         participation = self.participation
+        closing.check_can_work(participation)  # a closed study's worker is closed out, as by every other answer
         if consent.required(participation):
             raise NotInStep("consent_required", "agree to the consent text first (POST consent)")
         if comprehension.due(participation):

@@ -317,8 +317,8 @@ def pay_facts(study: Study) -> str:
     )
     text = (
         f"Pay: {posted}. Paid time runs from the moment the worker took the slot (agreeing to the consent text, "
-        "or pressing Start) to their last answer, or to an exclusion during the work, never to a later verdict, "
-        "and never counts the time between an exclusion and a readmission."
+        "or pressing Start) to their last act (their last answer, or a rule's verdict on it), never to a later "
+        "verdict or a staff exclusion, and never counts the time between an exclusion and a readmission."
     )
     if median is not None:
         text += (

@@ -13,10 +13,10 @@ from typing import Any
 import hypothesis.strategies as st
 import pytest
 from hypothesis import HealthCheck, settings
-from hypothesis.stateful import invariant, rule, run_state_machine_as_test
+from hypothesis.stateful import initialize, invariant, rule, run_state_machine_as_test
 
 from annotation.models import AuditEntry, Study
-from tests.lifecycle.machine import WORKERS, Entry, LifecycleMachine
+from tests.lifecycle.machine import ACTIVE, WORKERS, Entry, LifecycleMachine, State
 
 pytestmark = [pytest.mark.django_db, pytest.mark.timeout(1800)]
 A = AuditEntry.Action
@@ -53,26 +53,36 @@ class AuditedMachine(LifecycleMachine):
         assert found is not None
         return found.pk
 
-    @rule(worker=st.sampled_from(WORKERS), session=st.booleans())
-    def open_the_link(self, worker: str, session: bool) -> None:
+    @initialize(pilot=st.booleans(), asks=st.booleans(), joined=st.integers(0, 2), session=st.booleans())
+    def set_up(self, pilot: bool, asks: bool, joined: int = 0, session: bool = True) -> None:
+        """The launch and the set-up are the fixture's, not a step: their entries (the opening, the settings
+        the set-up edits) are tested one by one in test_study_actions; the trail is checked from here on."""
+        super().set_up(pilot, asks, joined, session)
+        self.seen = AuditEntry.objects.order_by("-id").values_list("id", flat=True).first() or 0
+        self.expected = []
+
+    @rule(worker=st.sampled_from(WORKERS), session=st.booleans(), agrees=st.booleans())
+    def open_the_link(self, worker: str, session: bool, agrees: bool) -> None:
         # The entry releases idle workers' slots as the idle sweep does; the base ledger does not model that
-        # yet (reported to tests/lifecycle), so the sweep runs first here and the entry finds nothing to release.
+        # yet, so the sweep runs first here and the entry finds nothing to release.
         self.idle_sweep()
-        super().open_the_link(worker, session)
+        super().open_the_link(worker, session, agrees)
 
     # --- the staff rules, each with the entry it must leave --------------------------------------
 
     @rule(worker=st.sampled_from(WORKERS))
     def exclude(self, worker: str) -> None:
+        worker = self.one_of(worker, (*ACTIVE, State.COMPLETED))  # whom the base rule acts on
         entry = self.ledger.entries.get(worker)
         before = (entry.state, entry.kind) if entry else None
         super().exclude(worker)
-        if entry is not None and entry.kind == "admin" and entry.excluded_at == self.clock.now:
+        if entry is not None and before is not None and before[0] != "excluded" and entry.state == "excluded":
             assert before is not None
             self.expected.append((A.EXCLUDE, self.pk_of(worker), *before, "excluded", "admin"))
 
     @rule(worker=st.sampled_from(WORKERS))
     def readmit(self, worker: str) -> None:
+        worker = self.one_of(worker, (State.EXCLUDED,))
         entry = self.ledger.entries.get(worker)
         before = (entry.state, entry.kind) if entry else None
         super().readmit(worker)
@@ -88,14 +98,35 @@ class AuditedMachine(LifecycleMachine):
                 (A.STUDY_SETTINGS, None, f'{{"attention_fail_limit": {old}}}', f'{{"attention_fail_limit": {limit}}}')
             )
 
-    @rule(to=st.sampled_from([Status.OPEN, Status.PAUSED, Status.CLOSED]), grace=st.sampled_from([0, 30]))
-    def change_status(self, to: str, grace: int) -> None:
+    @rule(
+        to=st.sampled_from([Status.OPEN, Status.PAUSED, Status.CLOSED]),
+        grace=st.sampled_from([0, 30]),
+        then_places=st.booleans(),
+    )
+    def change_status(self, to: str, grace: int, then_places: bool = False) -> None:
         old = self.ledger.status
-        super().change_status(to, grace)
+        expected = len(self.expected)
+        super().change_status(to, grace, then_places)  # the places run after it appends its own entry
         new = self.ledger.status
         if new != old:
             closes_at = _ms(self.ledger.closes_at) if new == Status.CLOSED else None
-            self.expected.append((STATUS_ACTION[(old, new)], None, old, new, closes_at))
+            self.expected.insert(expected, (STATUS_ACTION[(old, new)], None, old, new, closes_at))
+
+    @rule()
+    def open_the_rest(self) -> None:
+        old, piloting = self.ledger.status, self.ledger.pilot is not None
+        super().open_the_rest()
+        if piloting and self.ledger.pilot is None:
+            self.expected.append((A.STUDY_OPEN_REST, None, old, Status.OPEN, None))
+
+    @rule(worker=st.sampled_from(WORKERS))
+    def withdraw(self, worker: str) -> None:
+        entry = self.ledger.entries.get(worker)
+        was = entry is not None and entry.withdrawn
+        found = self.participation(worker)  # before: a withdrawn participation leaves the default manager
+        super().withdraw(worker)
+        if entry is not None and found is not None and entry.withdrawn and not was:
+            self.expected.append((A.WITHDRAW, found.pk, "staff"))
 
     @rule(operation=st.sampled_from(["review", "bonus", "group", "places"]))
     def run_a_prolific_operation(self, operation: str) -> None:
@@ -119,8 +150,10 @@ class AuditedMachine(LifecycleMachine):
             import json
 
             return (e.action, None, json.dumps(e.before), json.dumps(e.after))
-        if e.action in STATUS_ACTION.values():
+        if e.action in (*STATUS_ACTION.values(), A.STUDY_OPEN_REST):
             return (e.action, None, e.before["status"], e.after["status"], e.after.get("closes_at"))
+        if e.action == A.WITHDRAW:
+            return (e.action, e.participation_id, e.actor_name)
         if e.action == A.PROLIFIC_RUN:
             return (e.action, None, e.detail["operation"])
         return (e.action, e.target)  # anything else is unexpected here
@@ -130,7 +163,8 @@ class AuditedMachine(LifecycleMachine):
         new = list(AuditEntry.objects.filter(id__gt=self.seen).order_by("id"))
         got = Counter(self.shown(e) for e in new)
         assert got == Counter(self.expected), f"trail {sorted(got)} != expected {sorted(Counter(self.expected))}"
-        assert all(e.actor_name.startswith("system") for e in new)  # the model's staff act as nobody in particular
+        # The model's staff act as nobody in particular; a withdrawal names who ran it (the model's "staff").
+        assert all(e.actor_name.startswith("system") or e.action == A.WITHDRAW for e in new)
         if new:
             self.seen = new[-1].pk
         CHECKED.update(e.action for e in new)

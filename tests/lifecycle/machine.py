@@ -21,10 +21,13 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from unittest import mock
+from urllib.parse import urlencode
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -32,12 +35,13 @@ from django.test import Client, override_settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from annotation.models import AttentionDecision, Participation, Response, Study
+from annotation.models import AttentionDecision, ConsentDecline, Participation, Response, Study
 from annotation.reporting.statement import build_statement
 from annotation.services.admission import abandonment, closing
 from annotation.services.money import pay
 from annotation.services.prolific import operations, webhooks
 from annotation.services.prolific.standin import TOKEN, StandIn
+from annotation.services.rights import withdrawal
 from annotation.services.state import lifecycle
 from annotation.services.studies import launch, studies
 from annotation.services.verdicts import attention, overrides
@@ -45,16 +49,9 @@ from tests.entry_link import take_part
 from tests.factories import ConditionFactory, StudyFactory, make_classification_task
 
 # Findings of issue 39 open on this branch (fixed on other branches), by name, each with what it skips:
-# e.g. "finding-1": "paid time counts the time between an exclusion and a readmission".
-KNOWN_OPEN: dict[str, str] = {
-    # Found by this model on PostgreSQL while integrating (2026-11-27), not yet decided: pay rule v3 ends paid
-    # time at an exclusion during the work, so a worker staff exclude while idle is paid the idle time up to
-    # it; the issue's rule ends it at the worker's last act. Readmission gaps (finding-1) stay checked.
-    "staff-exclusion-end": "paid time of a worker staff excluded during the work, with no readmission",
-    # Also found while integrating: with readmissions and returns interleaved, a bonus paid where the ledger
-    # owes none ("w0: bonus 12.93 paid on Prolific, 0.00 due"). Open; LIFECYCLE_CHECK=finding-1 checks it.
-    "finding-1": "paid time and bonuses of workers with an exclusion-readmission gap or a staff exclusion",
-}
+# e.g. "finding-1": "paid time counts the time between an exclusion and a readmission". Empty: every finding
+# the model has seen is fixed (pay rule 4 settled the last two: "staff-exclusion-end" and finding 1's bonus).
+KNOWN_OPEN: dict[str, str] = {}
 
 # LIFECYCLE_CHECK=finding-2,finding-3 checks those all the same (to see the model catch them).
 CHECKED = set(filter(None, os.environ.get("LIFECYCLE_CHECK", "").split(",")))
@@ -72,6 +69,12 @@ START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 FREEING = ("RETURNED", "TIMED-OUT", "REJECTED")
 STATEMENT_EVERY = 5  # steps between two checks of the statement's counts (it is the slowest to build)
 REOPENED = ("RETURNED", "TIMED-OUT", "REJECTED")  # REJECTED: finding 4 (Prolific reopens the place)
+# What a worker answers before the first step: the consent text at the entry, the comprehension check (two
+# attempts, then screened out), and the survey placed before training.
+CHECK = [{"key": "what", "label": "What do you choose?", "options": ["A label", "A colour"], "correct": ["A label"]}]
+SURVEY = [{"key": "age", "type": "number", "label": "Age", "min": 18, "max": 99}]
+KINDS = ("attention", "integrity")
+OTHER_WORKER = "x0"  # takes part in another study of ours (another task, another Prolific study)
 
 
 class Clock:
@@ -92,14 +95,21 @@ class Entry:
     session: bool  # the entry link carried SESSION_ID
     state: str = State.CLAIMED
     claimed_at: datetime = START
-    last_act: datetime = START
+    last_act: datetime = START  # the worker's last request (what the close-out is dated at)
+    last_work: datetime = START  # their last act that leaves a record: the claim, the start, an answer, a readmission
+    end: datetime | None = None  # the end of paid time, once the work ended
     excluded_at: datetime | None = None
-    gaps: float = 0.0  # seconds between an exclusion and a readmission
+    gaps: list[tuple[datetime, datetime]] = field(default_factory=list)  # from an exclusion to a readmission
     answered: int = 0
+    attempts: int = 0  # comprehension attempts
+    understood: bool = False  # passed the comprehension check
+    surveyed: bool = False
+    attention_limits: list[int] = field(default_factory=list)  # the limit in force at each attention exclusion
+    withdrawn: bool = False
     failed_checks: int = 0
+    copied: int = 0  # items of which the page reported a copy (the integrity rule's limit is 0)
     kind: str = ""  # exclusion kind
     readmitted: bool = False
-    staff_ended: bool = False  # excluded by staff after the worker's last act (finding 1's rule)
     submission: str = "AWAITING REVIEW"
     approved: bool = False
     last_event_at: datetime | None = None
@@ -109,13 +119,24 @@ class Entry:
     def done(self) -> bool:
         return self.answered >= TEST_ITEMS + 1
 
-    def paid_seconds(self) -> float:
-        return max(0.0, (self.last_act - self.claimed_at).total_seconds() - self.gaps)
+    def paid_seconds(self, end: datetime | None = None) -> float:
+        """From the slot taken to the end of the work (``end``: another end), less the stretches between an
+        exclusion and a readmission that fall inside it."""
+        end = end or self.end or self.last_act
+        idle = sum(
+            max(0.0, (min(right, end) - max(left, self.claimed_at)).total_seconds()) for left, right in self.gaps
+        )
+        return max(0.0, (end - self.claimed_at).total_seconds() - idle)
 
 
 @dataclass
 class Ledger:
     entries: dict[str, Entry] = field(default_factory=dict)
+    declined: set[str] = field(default_factory=set)
+    asks: bool = True  # the study asks the comprehension check and the survey before the start
+    other: str = ""  # the state of OTHER_WORKER's participation in the other study ("": none)
+    other_at: datetime = START  # when it was taken (its worker does nothing after: the idle sweep ends it)
+    other_approved: bool = False  # nothing after an approval moves it
     status: str = Study.Status.OPEN
     closes_at: datetime | None = None
     fail_limit: int = 1
@@ -131,8 +152,17 @@ class Ledger:
     def holding(self) -> list[Entry]:
         return [e for e in self.entries.values() if e.state in HOLDING]
 
+    def counted(self) -> list[Entry]:
+        """The participations every count, table and statement reads: a withdrawn one leaves them."""
+        return [e for e in self.entries.values() if not e.withdrawn]
+
     def over(self, now: datetime) -> bool:
         return self.status == Study.Status.CLOSED and self.closes_at is not None and self.closes_at <= now
+
+
+def signals(copies: int) -> dict[str, int]:
+    """The page's integrity signals: long on the item (never fast), never away, ``copies`` copies."""
+    return {"visible_ms": 600_000, "hidden_count": 0, "hidden_ms": 0, "copy_count": copies}
 
 
 def owed_bonus(seconds: float) -> Decimal:
@@ -156,10 +186,8 @@ class Problems:
 
 
 def _finding(entry: Entry) -> str | None:
-    """Which known finding a pay difference of this worker falls under."""
-    if entry.gaps or entry.readmitted:
-        return "finding-1"
-    return "staff-exclusion-end" if entry.staff_ended else None
+    """Which finding of issue 39 a pay difference of this worker falls under (a label for the report)."""
+    return "finding-1" if entry.gaps or entry.readmitted else None
 
 
 class LifecycleMachine(RuleBasedStateMachine):
@@ -200,12 +228,27 @@ class LifecycleMachine(RuleBasedStateMachine):
             abandon_after_minutes=30,
             status=Study.Status.DRAFT,  # launched by the first rule (launch), plainly or as a pilot
             pilot_workers_per_condition=PILOT,
+            consent_required=True,
+            consent_text="You agree to take part.",
+            comprehension=CHECK,
+            survey=SURVEY,
+            survey_placement=Study.SurveyPlacement.BEFORE_TRAINING,
+            integrity_max_copies=0,
+            integrity_action=Study.AttentionAction.EXCLUDE,
         )
         self.condition = ConditionFactory(study=self.study, shots=0)
         second = StudyFactory(task=task, slug="lc-second", workers_per_condition=SLOTS)
         ConditionFactory(study=second, shots=0)
+        # Another study of ours, on another Prolific study of the workspace: its events must never touch ours.
+        other_task = make_classification_task(slug="lc-other", n_test=1, n_train=0)
+        other = StudyFactory(task=other_task, slug="lc-other", abandon_after_minutes=30)
+        ConditionFactory(study=other, shots=0)
         attention.definitions.generate(study=self.study, positions=[2])
         self.standin.add_study(study_id=PROLIFIC_STUDY, reward=int(BASE * 100))
+        self.standin.add_study(study_id="PS2", reward=50)
+        self.standin.add_submission(submission_id=f"sub-{OTHER_WORKER}", participant=OTHER_WORKER, study_id="PS2")
+        for worker in WORKERS:
+            self.standin.add_submission(submission_id=f"ps2-{worker}", participant=worker, study_id="PS2")
 
     def teardown(self) -> None:
         try:
@@ -215,6 +258,18 @@ class LifecycleMachine(RuleBasedStateMachine):
             self.settings.disable()
             self.patch.stop()
             self.standin.stop()
+
+    @initialize(pilot=st.booleans(), asks=st.booleans(), joined=st.integers(0, 2), session=st.booleans())
+    def set_up(self, pilot: bool, asks: bool, joined: int = 0, session: bool = True) -> None:
+        """The launch, plainly or as a pilot; whether the study asks the comprehension check and the survey
+        before the start (without them, more examples reach the test step within CI's budget); and how many
+        workers have joined already."""
+        self.launch(pilot)
+        if not asks:
+            studies.study_update(study=self.study, comprehension=[], survey=[])
+        self.ledger.asks = asks
+        for worker in WORKERS[:joined]:
+            self.open_the_link(worker, session=session, agrees=True)
 
     # --- helpers -------------------------------------------------------------------------------
 
@@ -227,34 +282,49 @@ class LifecycleMachine(RuleBasedStateMachine):
     def client(self, worker: str) -> Client:
         return self.clients.setdefault(worker, Client())
 
-    def worker_request(self, worker: str) -> Entry | None:
-        """A request of the worker's browser: closes them out if the study is over, else is an act."""
+    def worker_request(self, worker: str, accepted: Callable[[Entry], bool] = lambda e: True) -> Entry | None:
+        """A request of the worker's browser: closes them out if the study is over, else is activity if the
+        request is ``accepted`` (a refused one, such as the survey before the comprehension check, records none)."""
         entry = self.ledger.entries.get(worker)
         if entry is None or entry.state not in ACTIVE:
             return None
         if self.ledger.over(self.clock.now):
             self.close_out(entry)
             return None
-        entry.last_act = self.clock.now
+        if accepted(entry):
+            entry.last_act = self.clock.now
         return entry
+
+    def ready(self, entry: Entry) -> bool:
+        """Whether the worker may start: the comprehension check passed and the survey answered, if asked."""
+        return not self.ledger.asks or (entry.understood and entry.surveyed)
 
     def close_out(self, entry: Entry) -> None:
         if entry.state == State.CLAIMED:
             entry.state = State.ABANDONED
         elif entry.state in ACTIVE:
-            entry.state, entry.kind, entry.excluded_at = State.EXCLUDED, Participation.ExclusionKind.CLOSED, None
+            # Dated at the worker's last activity (closing.close_out): paid to it, and any wait from it unpaid.
+            entry.state, entry.kind, entry.excluded_at = (
+                State.EXCLUDED,
+                Participation.ExclusionKind.CLOSED,
+                entry.last_act,
+            )
+            entry.end = entry.last_act
 
     def end_test(self, entry: Entry) -> None:
+        entry.end = self.clock.now  # the last answer ends the work, whatever the rules decide
         limit = self.ledger.fail_limit
         if limit and entry.failed_checks >= limit:
             entry.state, entry.kind, entry.excluded_at = State.EXCLUDED, "attention", self.clock.now
             self.ledger.exclusions_by_limit[limit] = self.ledger.exclusions_by_limit.get(limit, 0) + 1
+            entry.attention_limits.append(limit)
+        elif entry.copied > 0:  # over the integrity rule's limit of 0 copied items
+            entry.state, entry.kind, entry.excluded_at = State.EXCLUDED, "integrity", self.clock.now
         else:
             entry.state = State.COMPLETED
 
     # --- the launch ------------------------------------------------------------------------------
 
-    @initialize(pilot=st.booleans())
     def launch(self, pilot: bool) -> None:
         """Staff open the study as a person does (the launch check, nothing blocking), plainly or as a pilot;
         the Prolific study was made with the places of what opens (docs/studies.md, "A pilot launch")."""
@@ -266,31 +336,45 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     # --- workers -------------------------------------------------------------------------------
 
-    @rule(worker=st.sampled_from(WORKERS), session=st.booleans())
-    def open_the_link(self, worker: str, session: bool) -> None:
-        if worker in self.ledger.entries:
+    @rule(worker=st.sampled_from(WORKERS), session=st.booleans(), agrees=st.booleans())
+    def open_the_link(self, worker: str, session: bool, agrees: bool) -> None:
+        """Open the entry link and agree to the consent text (which takes the slot) or decline it (which
+        takes none, and is final for the study)."""
+        if worker in self.ledger.entries or worker in self.ledger.declined:
             return
         self.tick()
         params = {"PROLIFIC_PID": worker, "STUDY_ID": PROLIFIC_STUDY}
         if session:
             params["SESSION_ID"] = f"sub-{worker}"
         took = self.ledger.status == Study.Status.OPEN and len(self.ledger.holding()) < self.ledger.open_slots()
+        if not agrees:
+            self.client(worker).post(f"/join/lc/?{urlencode(params)}", {"choice": "decline"})
+            if self.ledger.status == Study.Status.OPEN:  # a decline takes no slot: recorded even when full
+                self.ledger.declined.add(worker)
+            return
         take_part(self.client(worker), "lc", params)
         if took:
             now = self.clock.now
-            self.ledger.entries[worker] = Entry(worker, session, claimed_at=now, last_act=now)
+            self.ledger.entries[worker] = Entry(worker, session, claimed_at=now, last_act=now, last_work=now)
             self.standin.add_submission(submission_id=f"sub-{worker}", participant=worker, study_id=PROLIFIC_STUDY)
 
     @rule(worker=st.sampled_from(WORKERS))
     def start(self, worker: str) -> None:
+        worker = self.one_of(worker, (State.CLAIMED,))
         self.tick()
-        entry = self.worker_request(worker)
+        entry = self.worker_request(worker, lambda e: e.state != State.CLAIMED or self.ready(e))
         self.client(worker).post("/api/session/start/", content_type="application/json")
-        if entry is not None and entry.state == State.CLAIMED:
-            entry.state = State.TEST
+        if entry is not None and entry.state == State.CLAIMED and self.ready(entry):
+            entry.state, entry.last_work = State.TEST, self.clock.now
 
-    @rule(worker=st.sampled_from(WORKERS), passes_check=st.booleans(), minutes=st.integers(0, 20))
-    def answer(self, worker: str, passes_check: bool, minutes: int) -> None:
+    @rule(
+        worker=st.sampled_from(WORKERS),
+        passes_check=st.booleans(),
+        minutes=st.integers(0, 20),
+        copies=st.sampled_from([0, 0, 0, 1]),
+    )
+    def answer(self, worker: str, passes_check: bool, minutes: int, copies: int = 0) -> None:
+        worker = self.one_of(worker, (State.TEST,))
         self.tick(60 * minutes + 1)
         entry = self.worker_request(worker)
         client = self.client(worker)
@@ -305,17 +389,75 @@ class LifecycleMachine(RuleBasedStateMachine):
             label = check.expected_label if passes_check else self.wrong_label(check.expected_label)
         sent = client.post(
             "/api/session/submit/",
-            {"item": item["item"], "label": label, "confidence": 3},
+            {"item": item["item"], "label": label, "confidence": 3, "signals": signals(copies)},
             content_type="application/json",
         )
         assert sent.status_code == 200, sent.content
         entry.answered += 1
+        entry.copied += copies > 0
+        entry.last_work = self.clock.now
         entry.failed_checks += check is not None and not passes_check
         if entry.done:
             self.end_test(entry)
 
     def wrong_label(self, expected: str) -> str:
         return "negative" if expected == "positive" else "positive"
+
+    @rule(worker=st.sampled_from(WORKERS), minutes=st.integers(0, 20))
+    def skip(self, worker: str, minutes: int) -> None:
+        """Skip the current test item: a locked answer (an act); a skipped attention check is failed."""
+        worker = self.one_of(worker, (State.TEST,))
+        self.tick(60 * minutes + 1)
+        entry = self.worker_request(worker)
+        client = self.client(worker)
+        current = client.get("/api/session/current/")
+        item = current.json().get("item") if current.status_code == 200 else None
+        if entry is None or entry.state != State.TEST or item is None:
+            return
+        is_check = Response.all_objects.filter(pk=item["item"], attention_check__isnull=False).exists()
+        sent = client.post("/api/session/skip/", {"item": item["item"]}, content_type="application/json")
+        assert sent.status_code == 200, sent.content
+        entry.answered += 1
+        entry.last_work = self.clock.now
+        entry.failed_checks += is_check
+        if entry.done:
+            self.end_test(entry)
+
+    @rule(worker=st.sampled_from(WORKERS), passes=st.booleans())
+    def comprehension(self, worker: str, passes: bool) -> None:
+        """Answer the comprehension check: a second failed attempt screens the worker out (paid to it)."""
+        worker = self.one_of(worker, (State.CLAIMED,))
+        self.tick(61)
+        entry = self.worker_request(
+            worker, lambda e: self.ledger.asks and e.state == State.CLAIMED and not e.understood
+        )
+        answer = CHECK[0]["correct"][0] if passes else "A colour"
+        self.client(worker).post(
+            "/api/session/comprehension/", {"answers": {"what": answer}}, content_type="application/json"
+        )
+        if entry is None or entry.state != State.CLAIMED or entry.understood or not self.ledger.asks:
+            return
+        entry.attempts += 1
+        entry.last_work = self.clock.now
+        if passes:
+            entry.understood = True
+        elif entry.attempts == 2:
+            entry.state, entry.kind = State.EXCLUDED, Participation.ExclusionKind.COMPREHENSION
+            entry.excluded_at = entry.end = self.clock.now
+
+    @rule(worker=st.sampled_from(WORKERS))
+    def survey(self, worker: str) -> None:
+        """Answer the survey placed before training (once the check is passed)."""
+        worker = self.one_of(worker, (State.CLAIMED,))
+        self.tick(31)
+        entry = self.worker_request(worker, lambda e: self.ledger.asks and e.understood and not e.surveyed)
+        self.client(worker).post("/api/session/survey/", {"answers": {"age": 30}}, content_type="application/json")
+        if not self.ledger.asks or entry is None or entry.state != State.CLAIMED or not entry.understood:
+            return
+        if entry.surveyed:
+            return
+        entry.surveyed = True
+        entry.last_work = self.clock.now
 
     @rule(worker=st.sampled_from(WORKERS), minutes=st.integers(0, 45))
     def come_back(self, worker: str, minutes: int) -> None:
@@ -334,8 +476,16 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     # --- staff ---------------------------------------------------------------------------------
 
+    def one_of(self, worker: str, states: tuple[str, ...]) -> str:
+        """``worker`` if their participation is in one of ``states``, else one of those that are: staff act on
+        the workers the dashboard lists, so the model's staff rules rarely miss (CI's budget is small)."""
+        chosen = [w for w, e in self.ledger.entries.items() if e.state in states and not e.withdrawn]
+        return worker if worker in chosen or not chosen else chosen[WORKERS.index(worker) % len(chosen)]
+
+    @precondition(lambda self: bool(self.ledger.entries))
     @rule(worker=st.sampled_from(WORKERS))
     def exclude(self, worker: str) -> None:
+        worker = self.one_of(worker, (*ACTIVE, State.COMPLETED))
         entry, p = self.ledger.entries.get(worker), self.participation(worker)
         if entry is None or p is None:
             return
@@ -345,25 +495,50 @@ class LifecycleMachine(RuleBasedStateMachine):
         except lifecycle.InvalidTransition:
             return
         if entry.state in ACTIVE:
-            entry.staff_ended = True  # the exclusion comes after the worker's last act
+            entry.end = entry.last_work  # staff act after the worker's last act: paid to that act (pay rule 4)
         entry.state, entry.kind, entry.excluded_at = State.EXCLUDED, "admin", self.clock.now
 
-    @rule(worker=st.sampled_from(WORKERS))
-    def readmit(self, worker: str) -> None:
+    @precondition(lambda self: any(e.state == State.EXCLUDED for e in self.ledger.entries.values()))
+    @rule(worker=st.sampled_from(WORKERS), minutes=st.integers(0, 120))
+    def readmit(self, worker: str, minutes: int = 0) -> None:
+        """An admin readmits an excluded worker, a while after the exclusion (that wait is never paid)."""
+        worker = self.one_of(worker, (State.EXCLUDED,))
         entry, p = self.ledger.entries.get(worker), self.participation(worker)
         if entry is None or p is None or entry.state != State.EXCLUDED:
             return
-        self.tick()
+        self.tick(60 * minutes + 1)
         try:
             overrides.override(p, admit=True, reason="staff", actor=None)
         except lifecycle.InvalidTransition:
             return
         if entry.excluded_at is not None:
-            entry.gaps += (self.clock.now - entry.excluded_at).total_seconds()
+            entry.gaps.append((entry.excluded_at, self.clock.now))
         entry.excluded_at, entry.kind, entry.readmitted = None, "", True
-        entry.state = State.COMPLETED if entry.done else State.TEST
+        entry.state = State.COMPLETED if entry.done else State.TEST  # done: the work ended where it ended
         if entry.state == State.TEST:
-            entry.last_act = self.clock.now  # back at work from now
+            entry.last_act = entry.last_work = self.clock.now  # back at work from now
+            entry.end = None
+
+    @rule(worker=st.sampled_from(WORKERS))
+    def withdraw(self, worker: str) -> None:
+        """The participant withdraws (annotation.services.rights): refused while at work; otherwise their
+        answers and verdicts go, the participation keeps its slot and leaves every count, and no later
+        review or bonus reaches it (docs/participants.md)."""
+        entry = self.ledger.entries.get(worker)
+        if entry is None or entry.withdrawn:
+            return
+        self.tick()
+        try:
+            withdrawal.withdraw(platform="prolific", external_id=worker, study_slug="lc", run_by="staff")
+        except withdrawal.WithdrawalError:
+            assert entry.state in ACTIVE, f"{worker}: withdrawal refused in state {entry.state}"
+            return
+        assert entry.state not in ACTIVE, f"{worker}: withdrawn while at work ({entry.state})"
+        entry.withdrawn = True
+        for limit in entry.attention_limits:
+            self.ledger.exclusions_by_limit[limit] -= 1
+            if not self.ledger.exclusions_by_limit[limit]:
+                del self.ledger.exclusions_by_limit[limit]
 
     @rule(limit=st.sampled_from([0, 1, 2]))
     def edit_the_attention_rule(self, limit: int) -> None:
@@ -374,8 +549,10 @@ class LifecycleMachine(RuleBasedStateMachine):
     @rule(
         to=st.sampled_from([Study.Status.OPEN, Study.Status.PAUSED, Study.Status.CLOSED]),
         grace=st.sampled_from([0, 30]),
+        then_places=st.booleans(),
     )
-    def change_status(self, to: str, grace: int) -> None:
+    def change_status(self, to: str, grace: int, then_places: bool = False) -> None:
+        """Open, pause or close the study; staff often run the places operation at once after."""
         self.tick()
         try:
             changed = studies.change_status(
@@ -386,6 +563,8 @@ class LifecycleMachine(RuleBasedStateMachine):
         if self.ledger.status != changed.status and to == Study.Status.CLOSED:
             self.ledger.closes_at = self.clock.now + timedelta(minutes=grace)
         self.ledger.status = changed.status
+        if then_places:
+            self.run_a_prolific_operation("places")
 
     def pilot_fields(self) -> tuple:
         fields = ("status", "pilot_opened_at", "rest_opened_at")
@@ -445,6 +624,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         late=st.booleans(),
     )
     def platform_event(self, worker: str, status: str, elsewhere: bool, late: bool) -> None:
+        worker = self.one_of(worker, ACTIVE) if elsewhere else worker  # about another study: one of ours at work
         self.tick()
         entry = self.ledger.entries.get(worker)
         if elsewhere:
@@ -480,6 +660,43 @@ class LifecycleMachine(RuleBasedStateMachine):
         elif status in FREEING and entry.state in ACTIVE:
             entry.state = State.ABANDONED
 
+    def deliver(self, payload: dict) -> None:
+        webhooks.record_and_apply(
+            event_id=f"ev-{next(self.events)}", source="webhook", payload=payload, sent_at=self.clock.now
+        )
+
+    @rule()
+    def another_study_is_joined(self) -> None:
+        """A worker takes part in another study of ours, entered from another Prolific study (PS2)."""
+        if self.ledger.other:
+            return
+        self.tick()
+        params = {"PROLIFIC_PID": OTHER_WORKER, "STUDY_ID": "PS2", "SESSION_ID": f"sub-{OTHER_WORKER}"}
+        take_part(self.client(OTHER_WORKER), "lc-other", params)
+        self.ledger.other, self.ledger.other_at = State.CLAIMED, self.clock.now
+
+    @rule(status=st.sampled_from(["RETURNED", "TIMED-OUT", "REJECTED", "APPROVED"]), who=st.sampled_from(WORKERS))
+    def platform_event_for_another_study(self, status: str, who: str) -> None:
+        """A signed event about the other study's submission, naming the other worker or one of ours as the
+        participant: it changes the other study's participation only, never one of this study's."""
+        who = self.one_of(who, ACTIVE)
+        if not self.ledger.other:
+            return
+        self.tick()
+        payload = {
+            "event_type": webhooks.SUBMISSION_EVENT,
+            "resource_id": f"sub-{OTHER_WORKER}",
+            "participant_id": OTHER_WORKER,
+            "status": status,
+        }
+        self.deliver(payload)
+        if status in FREEING and self.ledger.other in ACTIVE and not self.ledger.other_approved:
+            self.ledger.other = State.ABANDONED
+        self.ledger.other_approved = self.ledger.other_approved or status == "APPROVED"
+        # And one naming our worker as the participant of a submission of the other Prolific study.
+        payload = {**payload, "resource_id": f"ps2-{who}", "participant_id": who}
+        self.deliver(payload)
+
     @precondition(lambda self: bool(self.sent))
     @rule(which=st.integers(0, 1000))
     def platform_sends_again(self, which: int) -> None:
@@ -501,6 +718,8 @@ class LifecycleMachine(RuleBasedStateMachine):
         for entry in self.ledger.entries.values():
             if entry.state in ACTIVE and entry.last_act < cutoff:
                 entry.state = State.ABANDONED
+        if self.ledger.other in ACTIVE and self.ledger.other_at < cutoff:
+            self.ledger.other = State.ABANDONED
 
     @rule()
     def close_out_sweep(self) -> None:
@@ -528,6 +747,10 @@ class LifecycleMachine(RuleBasedStateMachine):
         }
         for worker, entry in self.ledger.entries.items():
             p = rows.get(worker)
+            if entry.withdrawn:
+                if p is not None:
+                    problems.add(f"{worker}: withdrawn, still counted as a participation ({p.state})")
+                continue
             if p is None:
                 problems.add(f"{worker}: the ledger has a participation, the database none")
                 continue
@@ -538,25 +761,43 @@ class LifecycleMachine(RuleBasedStateMachine):
                 problems.add(f"{worker}: {p.state} in the database, {entry.state} in the ledger")
         for worker in set(rows) - set(self.ledger.entries):
             problems.add(f"{worker}: a participation the ledger never saw taken ({rows[worker].state})")
-        holding = [p for p in rows.values() if p.state in HOLDING]
+        # A withdrawn participation keeps its slot: slots are read over every participation, previews aside.
+        holding = list(
+            Participation.all_objects.filter(study=self.study, is_preview=False, state__in=HOLDING).select_related(
+                "worker"
+            )
+        )
         # Only the slots open now are held, numbered below them: a pilot's in its share's (0..PILOT-1).
         allowed = self.ledger.open_slots()
         over = any(p.slot_index is None or p.slot_index >= allowed for p in holding)
         if len(holding) > allowed or over or len({p.slot_index for p in holding}) != len(holding):
             problems.add(f"slots over the design: {[(p.worker.external_id, p.slot_index) for p in holding]}")
-        expected = {e.worker for e in self.ledger.holding()}
-        if {p.worker.external_id for p in holding} != expected and not problems.found:
-            problems.add(f"slots held by {sorted(p.worker.external_id for p in holding)}, ledger {sorted(expected)}")
+        expected = sorted(e.worker if not e.withdrawn else "(withdrawn)" for e in self.ledger.holding())
+        held = sorted(p.worker.external_id if p.withdrawn_at is None else "(withdrawn)" for p in holding)
+        if held != expected and not problems.found:
+            problems.add(f"slots held by {held}, ledger {expected}")
+        declines = sorted(ConsentDecline.objects.filter(study=self.study).values_list("worker__external_id", flat=True))
+        if declines != sorted(self.ledger.declined):
+            problems.add(f"consent declined by {declines}, ledger {sorted(self.ledger.declined)}")
+        other = Participation.objects.filter(study__slug="lc-other").values_list("state", flat=True).first() or ""
+        if other != self.ledger.other:
+            problems.add(f"the other study's participation is {other or 'none'}, ledger {self.ledger.other or 'none'}")
         problems.check()
 
     def paid_time_and_bonuses(self) -> None:
         problems = Problems()
-        paid = list(Participation.objects.filter(study=self.study, state__in=(State.COMPLETED, State.EXCLUDED)))
+        # Workers still at work are paid so far, to their last activity: at least to their last recorded act,
+        # at most to their last request (the app records activity at most every lifecycle.TOUCH_INTERVAL, and a
+        # refused request records none).
+        paid = list(
+            Participation.objects.filter(study=self.study, state__in=(*ACTIVE, State.COMPLETED, State.EXCLUDED))
+        )
         seconds = pay.paid_seconds(paid)
         for p in paid:
             entry = self.ledger.entries[p.worker.external_id]
             mine = entry.paid_seconds()
-            if abs(seconds[p.pk] - mine) > 1.0:
+            low = entry.paid_seconds(end=entry.last_work) if p.state in ACTIVE else mine
+            if not low - 1.0 <= seconds[p.pk] <= mine + 1.0:
                 problems.add(f"{entry.worker}: {seconds[p.pk]:.0f} s paid, {mine:.0f} s by the ledger", _finding(entry))
         for worker, amount in self.ledger.bonus_paid.items():
             due, entry = self.bonus_due[worker]
@@ -582,7 +823,13 @@ class LifecycleMachine(RuleBasedStateMachine):
         ]
         total = self.standin.places[PROLIFIC_STUDY]["total"]
         if self.places_run:
-            need = max(self.ledger.places_total, self.ledger.open_slots() + len(needing))
+            # Places grow only while our study is open (finding 3): closed or paused, they stay as they are.
+            grows = self.ledger.status == Study.Status.OPEN
+            need = (
+                max(self.ledger.places_total, self.ledger.open_slots() + len(needing))
+                if grows
+                else self.ledger.places_total
+            )
             rejected = any(
                 e.submission == "REJECTED" for e in self.ledger.entries.values() if e.state == State.EXCLUDED
             )
@@ -609,8 +856,25 @@ class LifecycleMachine(RuleBasedStateMachine):
         problems.check()
 
     def statement_counts(self) -> None:
-        counts = {s: sum(e.state == s for e in self.ledger.entries.values()) for s in State.values}
+        counts = {s: sum(e.state == s for e in self.ledger.counted()) for s in State.values}
         text = {s.title: s.text for s in build_statement(study=Study.objects.get(pk=self.study.pk)).sections}
         want = f"0-shot: {counts[State.COMPLETED]} completed, {counts[State.EXCLUDED]} excluded, "
         want += f"{counts[State.ABANDONED]} abandoned"
         assert want in text.get("Workers", ""), (want, text.get("Workers"))
+        # Pay figures over the workers the platform paid (finding 5): completed, or excluded by anything but
+        # the attention rule (a person decides those; the model's reviews never do), with a rate (a minute of
+        # paid time; the ledger's second either side of it leaves a worker in or out).
+        paid = [
+            e.paid_seconds()
+            for e in self.ledger.counted()
+            if e.state == State.COMPLETED or (e.state == State.EXCLUDED and e.kind != "attention")
+        ]
+        found = re.search(r"over the (\d+) workers? the platform paid", text.get("Pay", ""))
+        n = int(found.group(1)) if found else 0
+        assert sum(s >= 61 for s in paid) <= n <= sum(s >= 59 for s in paid), (paid, text.get("Pay"))
+        # Each exclusion counted once, under the rule that made it (finding 6).
+        by_kind = {k: sum(e.state == State.EXCLUDED and e.kind == k for e in self.ledger.counted()) for k in KINDS}
+        attention_text, integrity_text = text.get("Attention checks", ""), text.get("Integrity", "")
+        if "No worker has answered a check yet" not in attention_text:
+            assert f"and {by_kind['attention']} excluded." in attention_text, (by_kind, attention_text)
+        assert f"and {by_kind['integrity']} excluded" in integrity_text, (by_kind, integrity_text)

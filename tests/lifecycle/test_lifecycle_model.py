@@ -35,17 +35,17 @@ def test_a_pilot_then_the_rest_keeps_the_ledger():
     a pilot of one slot refuses the second arrival, its places are the pilot's, the rest opens the design."""
     machine = LifecycleMachine()
     try:
-        machine.launch(pilot=True)
+        machine.set_up(pilot=True, asks=False, joined=0)
         steps = [
-            lambda: machine.open_the_link("w0", True),
-            lambda: machine.open_the_link("w1", True),  # refused: the pilot's one slot is held
+            lambda: machine.open_the_link("w0", True, agrees=True),
+            lambda: machine.open_the_link("w1", True, agrees=True),  # refused: the pilot's one slot is held
             lambda: machine.run_a_prolific_operation("places"),
             lambda: machine.open_as_a_pilot_again(),
             lambda: machine.open_the_rest(),
             lambda: machine.open_the_rest(),  # refused: the rest is open already
-            lambda: machine.open_the_link("w2", False),
+            lambda: machine.open_the_link("w2", False, agrees=True),
             lambda: machine.run_a_prolific_operation("places"),
-            lambda: machine.open_the_link("w3", True),  # refused: the design's two slots are held
+            lambda: machine.open_the_link("w3", True, agrees=True),  # refused: the design's two slots are held
         ]
         for step in steps:
             step()

@@ -10,7 +10,7 @@ import pytest
 from annotation.models import Participation, Response
 from annotation.reporting.exports import export_with_provenance
 from annotation.reporting.options import MetricOptions
-from annotation.services.admission import abandonment
+from annotation.services.admission import abandonment, closing
 from annotation.services.money.pay import PAY_RULE_VERSION, paid_time, pay_line, pay_lines
 from annotation.services.state import lifecycle
 from annotation.services.verdicts import overrides
@@ -44,12 +44,48 @@ def test_a_verdict_after_completion_and_a_readmission_do_not_move_the_end_of_pai
     assert _hours(study, p) == Decimal("0.5")
 
 
-def test_a_worker_excluded_during_training_is_paid_to_the_exclusion(sst2):
+def test_a_worker_the_training_filter_excludes_is_paid_to_their_last_answer(sst2):
+    # Rule 4: answered the last training item at 10 minutes, excluded by the training filter at 12 (a group
+    # verdict, after the worker's last act). By hand: 10 minutes (version 3 paid 12, to the exclusion).
     study = make_study(sst2, shots=(0, 10), base_reward=Decimal("0.00"))
     p = add_annotator(study, 10, answers=[], training_answers=[["positive"]] * 3, state=State.TRAINING)
     _answered_at(p, T0 + timedelta(minutes=10))
     lifecycle.exclude(p, reason="failed training filter", kind=Kind.TRAINING_FILTER, at=T0 + timedelta(minutes=12))
-    assert _hours(study, p) == Decimal("0.2")  # 12 minutes: to the exclusion, after the last answer
+    assert _hours(study, p) == Decimal(10) / 60
+
+
+def test_a_worker_an_admin_excludes_while_idle_is_paid_to_their_last_act(sst2):
+    # Issue 39 (found by the lifecycle model): claimed at T0, answered until 20 minutes, then idle on the page;
+    # an admin excludes them at 50. By hand: 20 minutes at 12.00/h = 4.00 (version 3 paid 50 minutes, 10.00).
+    study = make_study(sst2, shots=(0,), base_reward=Decimal("0.00"))
+    p = add_annotator(study, 0, answers=gold_answers(sst2)[:2], state=State.TEST)
+    _answered_at(p, T0 + timedelta(minutes=20))
+    lifecycle.exclude(p, reason="admin override: idle", kind=Kind.ADMIN, at=T0 + timedelta(minutes=50))
+    assert _hours(study, p) == Decimal(20) / 60
+    line = pay_lines(study=study, participations=[p])[p.pk]
+    assert (line.owed, line.bonus) == (Decimal("4.00"), Decimal("4.00"))
+
+
+def test_an_admin_exclusion_before_any_act_pays_nothing(sst2):
+    # Claimed at T0 and never began; an admin excludes them an hour later: nothing was done, nothing is paid.
+    study = make_study(sst2, shots=(0,), base_reward=Decimal("0.00"))
+    p = add_annotator(study, 0, answers=[], state=State.CLAIMED)
+    lifecycle.exclude(p, reason="admin override", kind=Kind.ADMIN, at=T0 + timedelta(hours=1))
+    assert _hours(study, p) == 0
+
+
+def test_a_close_out_ends_paid_time_at_the_last_activity_it_is_dated_at(sst2):
+    # The close-out is dated at the worker's last activity (closing.close_out): answered until 20, on the page
+    # until 35, closed out when the sweep ran at 90. By hand: 35 minutes.
+    study = make_study(sst2, shots=(0,), base_reward=Decimal("0.00"))
+    p = add_annotator(study, 0, answers=gold_answers(sst2)[:2], state=State.TEST)
+    _answered_at(p, T0 + timedelta(minutes=20))
+    Participation.all_objects.filter(pk=p.pk).update(last_activity_at=T0 + timedelta(minutes=35))
+    p.refresh_from_db()
+    closing.close_out(p, at=T0 + timedelta(minutes=90))
+    p.refresh_from_db()
+    assert (p.state, p.exclusion_kind) == (State.EXCLUDED, Kind.CLOSED)
+    assert _hours(study, p) == Decimal(35) / 60
 
 
 def test_after_a_readmission_the_end_is_the_last_answer_less_the_wait_for_the_readmission(sst2):
@@ -101,7 +137,7 @@ def test_the_payments_export_rounds_half_up_and_names_the_pay_rule_version(sst2)
     text, provenance = export_with_provenance(kind="payments-csv", studies=[study], options=MetricOptions())
     (columns,) = csv.DictReader(io.StringIO(text.decode()))
     assert (columns["minutes"], columns["amount"], columns["bonus"]) == ("30.00", "0.51", "0.51")
-    assert provenance["pay_rule_version"] == PAY_RULE_VERSION == "3"
+    assert provenance["pay_rule_version"] == PAY_RULE_VERSION == "4"
     assert f"pay rule version {PAY_RULE_VERSION}" in provenance["notes"][0]
 
 
@@ -119,11 +155,23 @@ def test_work_end_counts_a_screen_out_from_claimed_as_the_end_of_the_work():
     from annotation.services.money.pay import work_end
 
     claimed_at = T0
-    screened_out_at = T0 + timedelta(minutes=3)
+    screened_out_at = T0 + timedelta(minutes=3)  # the second failed attempt: the worker's act
     events = [(State.CLAIMED, State.EXCLUDED, screened_out_at)]
     later = T0 + timedelta(hours=2)  # activity recorded after the screen-out does not extend paid time
-    end = work_end(events, last_answer=None, state=State.EXCLUDED, last_activity=later)
+    end = work_end(
+        events,
+        last_answer=None,
+        state=State.EXCLUDED,
+        last_activity=later,
+        start=claimed_at,
+        exclusion_kind="comprehension",
+    )
     assert end == screened_out_at and end - claimed_at == timedelta(minutes=3)
+    # The same exclusion by an admin is no act of the worker's: the work ended when the slot was taken.
+    end = work_end(
+        events, last_answer=None, state=State.EXCLUDED, last_activity=later, start=claimed_at, exclusion_kind="admin"
+    )
+    assert end == claimed_at
 
 
 def test_a_readmission_after_an_end_of_test_exclusion_pays_no_hour_of_the_wait(sst2):

@@ -44,6 +44,8 @@ def test_pay_figures_count_only_the_workers_the_platform_paid(sst2):
     add_annotator(study, 0, answers=gold, minutes=30)
     screened = add_annotator(study, 0, answers=gold, minutes=20, state=State.EXCLUDED)
     Participation.objects.filter(pk=screened.pk).update(exclusion_kind=Kind.TRAINING_FILTER)
+    # The filter judged their last answer (pay rule 4: paid to it, the filter's verdict is not their act).
+    Response.all_objects.filter(participation=screened).update(submitted_at=T0 + timedelta(minutes=20))
     rejected = add_annotator(study, 0, answers=gold, minutes=10)
     ProlificAction.objects.create(participation=rejected, kind="review", action="REJECT", status="done")
     for _ in range(2):

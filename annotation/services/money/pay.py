@@ -6,13 +6,17 @@ exports, the human-evaluation statement, the dashboard and the admin. The rule (
 - **Paid time** (``paid_time``, the one function every path calls) runs from the moment the slot was
   taken (the claim event, ``lifecycle.record_claim``) to the end of the work (``work_end``), less every
   stretch between an exclusion and a readmission (``excluded_stretches``).
-- **The end of the work** is the latest of the worker's last answer, the first completion (the end of
-  the test), an exclusion *during* the work (from claimed, training or test, before any completion: the
-  comprehension check's screen-out before training, the training filter at the end of training, the
-  attention rule at the end of the test), a refused consent, and an abandonment (noticed later by the
-  idle sweep or the platform: it ends at the worker's last answer or the last step they began). A
-  verdict on a worker who had already completed comes after the work and never moves its end. A
-  participation still at work is paid to its last activity.
+- **The end of the work** is the worker's last act: the claim, a step begun or ended (the start, the end
+  of training, the completion, a decline), their last answer, or a readmission back to work (paid
+  again from then). An exclusion during the work ends it at its own moment only when it is dated at
+  the worker's act: the end-of-step rules' (at the last answer), the comprehension check's screen-out
+  (at the second failed attempt) and the close-out (dated at the last activity). An exclusion someone
+  else makes at a moment of their own (an admin's, the training filter's: at the end of training it is
+  the last training answer's moment, the group's verdict comes later) does not: the worker is paid to
+  their last act before it, not for the time they sat idle until it. An abandonment, noticed later by
+  the idle sweep or the platform, is no act either. A verdict on a worker who had already completed
+  comes after the work and never moves its end. A participation still at work is paid to its last
+  activity.
 - **Between an exclusion and a readmission** nobody works: that stretch is never paid, whatever staff
   do later. A readmission that ends the test at once (the worker had answered everything) adds nothing;
   a readmitted worker is paid again from the readmission, for the work after it.
@@ -32,7 +36,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from django.db.models import Max
 
-from annotation.models import Participation, ParticipationEvent, Response, Study
+from annotation.models import ComprehensionAttempt, Participation, ParticipationEvent, Response, Study, SurveyResponse
 
 # 1: paid time ran to the last completion or exclusion event (a later verdict or a readmission moved
 #    it), and an unset posted reward counted as 0 (the bonus was the whole hourly pay).
@@ -40,11 +44,22 @@ from annotation.models import Participation, ParticipationEvent, Response, Study
 # 3: the time between an exclusion and a readmission is not paid (version 2 paid it whenever the
 #    readmission moved the end of the work: a readmission after an end-of-test exclusion paid until the
 #    readmission, and a readmitted training-filter failure was paid for the whole wait).
-PAY_RULE_VERSION = "3"
+# 4: an admin's or the training filter's exclusion during the work ends paid time at the worker's last
+#    act, not at the exclusion (version 3 paid an idle worker until staff excluded them).
+PAY_RULE_VERSION = "4"
 
 CENT = Decimal("0.01")
 State = Participation.State
 ACTIVE = (State.CLAIMED, State.TRAINING, State.TEST)
+TERMINAL = (State.COMPLETED, State.EXCLUDED, State.ABANDONED, State.DECLINED)
+Kind = Participation.ExclusionKind
+
+# Exclusions made at a moment that is not the worker's act (rule 4): an admin's, whenever staff act; the
+# training filter's, whose group verdict comes after the worker moved on (its verdict at the end of
+# training is at the last training answer, which counts as an act itself). Every other kind is dated at
+# the worker's act (the end-of-step rules, the comprehension screen-out, the close-out); an exclusion
+# recorded before kinds existed (empty) keeps its moment as the end, as version 3 did.
+NOT_THE_WORKERS_ACT = (Kind.ADMIN, Kind.TRAINING_FILTER)
 
 # Under a minute of paid time (a worker who left at once) an hourly figure says nothing: it is left
 # empty rather than shown as the full rate next to "0.0 minutes".
@@ -117,34 +132,34 @@ def work_end(
     state: str,
     last_activity: datetime,
     start: datetime | None = None,
+    exclusion_kind: str = "",
 ) -> datetime:
-    """The end of paid time from a participation's events ``(from_state, to_state, at)`` in time order
-    (the claim, which ``start`` gives, left out)."""
-    ends = [last_answer] if last_answer else []
-    completed = abandoned = False
-    previous = start
+    """The end of paid time, the worker's last act, from a participation's events ``(from_state, to_state,
+    at)`` in time order (the claim, which ``start`` gives, left out). ``exclusion_kind`` is the
+    participation's now: it says whether a standing exclusion made during the work is dated at the
+    worker's act (``NOT_THE_WORKERS_ACT``)."""
+    acts = [at for at in (start, last_answer) if at is not None]
+    completed = ended = False
+    excluded_at: datetime | None = None  # the standing exclusion made during the work, if any
     for from_state, to_state, at in events:
-        if to_state == State.COMPLETED:
-            if not completed:  # a later completion follows a readmission of a worker who had finished
-                ends.append(at)
-            completed = True
-        elif to_state == State.EXCLUDED:
-            if from_state in ACTIVE and not completed:
-                ends.append(at)  # during the work; a verdict after completion is not
-        elif to_state == State.DECLINED:
-            ends.append(at)  # the worker's own act
+        ended = ended or to_state in TERMINAL
+        if to_state == State.EXCLUDED:
+            excluded_at = at if from_state in ACTIVE and not completed else None
         elif to_state == State.ABANDONED:
-            # Noticed by the idle sweep or a return on the platform, often long after the worker stopped:
-            # the work ended with the last thing they did (an answer, counted above, or the step they began).
-            if previous is not None:
-                ends.append(previous)
-            abandoned = True
-        previous = at
-    if not ends or (state in ACTIVE and not completed):
-        if abandoned and start is not None:
-            return start  # nothing done after taking the slot
-        ends.append(last_activity)  # still at work (paid so far), or an end that left no event
-    return max(ends)
+            pass  # noticed later (the idle sweep, a return on the platform): not an act
+        elif completed and (to_state == State.COMPLETED or from_state == State.EXCLUDED):
+            pass  # a readmission of a worker who had finished, and the completion it gives: after the work
+        else:
+            # A step begun or ended, a decline, or a readmission back to work (the wait before it is not
+            # paid: ``excluded_stretches``).
+            acts.append(at)
+            completed = completed or to_state == State.COMPLETED
+            excluded_at = None
+    if state == State.EXCLUDED and excluded_at is not None and exclusion_kind not in NOT_THE_WORKERS_ACT:
+        acts.append(excluded_at)
+    if (state in ACTIVE and not completed) or (state in TERMINAL and not ended) or not acts:
+        acts.append(last_activity)  # still at work (paid so far), or an end that left no event
+    return max(acts)
 
 
 def excluded_stretches(events: Iterable[tuple[str, str, datetime]]) -> list[tuple[datetime, datetime | None]]:
@@ -170,14 +185,22 @@ def paid_time(
     last_answer: datetime | None,
     state: str,
     last_activity: datetime,
+    exclusion_kind: str = "",
 ) -> float:
     """THE pay rule's paid time, in seconds, of one participation: from ``start`` (the slot taken) to the
     end of the work (``work_end``), less the part of every stretch between an exclusion and a readmission
     (``excluded_stretches``) that falls inside it. ``events`` are ``(from_state, to_state, at)`` in time
     order, the claim left out; ``last_answer`` is the worker's last locked answer (attention checks too);
-    ``state`` and ``last_activity`` are the participation's now. Pure: no database."""
+    ``state``, ``last_activity`` and ``exclusion_kind`` are the participation's now. Pure: no database."""
     events = list(events)
-    end = work_end(events, last_answer=last_answer, state=state, last_activity=last_activity, start=start)
+    end = work_end(
+        events,
+        last_answer=last_answer,
+        state=state,
+        last_activity=last_activity,
+        start=start,
+        exclusion_kind=exclusion_kind,
+    )
     idle = 0.0
     for excluded_at, readmitted_at in excluded_stretches(events):
         left, right = max(excluded_at, start), min(readmitted_at or end, end)
@@ -198,14 +221,31 @@ def paid_seconds(participations: Iterable[Participation]) -> dict[int, float]:
             starts.setdefault(pid, at)
         else:
             events[pid].append((from_state, to_state, at))
-    # Every locked answer counts, attention checks included (all_objects): it is work.
+    # Every locked answer counts, attention checks included (all_objects): it is work. So do the answers
+    # before the first step: the comprehension check's attempts and the survey placed before training (the
+    # one after the test comes after the work's end, the completion).
     answers = (
         Response.all_objects.filter(participation__in=participations, submitted_at__isnull=False)
         .values("participation_id")
         .annotate(last=Max("submitted_at"))
         .order_by()
     )
-    last_answers: dict[int, datetime] = {row["participation_id"]: row["last"] for row in answers}
+    attempts = (
+        ComprehensionAttempt.objects.filter(participation__in=participations)
+        .values("participation_id")
+        .annotate(last=Max("at"))
+        .order_by()
+    )
+    surveys = (
+        SurveyResponse.objects.filter(participation__in=participations, placement=Study.SurveyPlacement.BEFORE_TRAINING)
+        .values("participation_id")
+        .annotate(last=Max("submitted_at"))
+        .order_by()
+    )
+    last_answers: dict[int, datetime] = {}
+    for row in [*answers, *attempts, *surveys]:
+        pid, last = row["participation_id"], row["last"]
+        last_answers[pid] = max(last, last_answers.get(pid, last))
     result = {}
     for p in participations:
         result[p.pk] = paid_time(
@@ -214,6 +254,7 @@ def paid_seconds(participations: Iterable[Participation]) -> dict[int, float]:
             last_answer=last_answers.get(p.pk),
             state=p.state,
             last_activity=p.last_activity_at,
+            exclusion_kind=p.exclusion_kind,
         )
     return result
 

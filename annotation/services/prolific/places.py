@@ -108,8 +108,10 @@ def _study_row(study: Study, action: str, state: str, note: str, prolific_study:
 
 def places_rows(study: Study, client: ProlificClient | None) -> tuple[list[Row], list[str]]:
     """The dry run: one row per exclusion to give a place, then the Prolific study's own changes."""
-    everyone = prolific_participations(study.participations.select_related("worker", "study"))
-    ids = sorted({study_id(p) for p in everyone} - {""})
+    # Which Prolific study is ours, from every arrival: a withdrawn participant's too (all_objects), whose
+    # STUDY_ID names no person, or the sync forgets the study once the only arrival withdraws.
+    arrivals = Participation.all_objects.filter(study=study, is_preview=False).select_related("worker", "study")
+    ids = sorted({study_id(p) for p in prolific_participations(arrivals)} - {""})
     if not ids:
         return [], ["no Prolific participant has come yet: the Prolific study is not known"]
     if len(ids) > 1:
