@@ -82,7 +82,7 @@ AREAS: dict[str, Area] = {
         (
             "tests/studies/test_slots.py",
             "tests/studies/test_abandonment.py",
-            "tests/studies/test_entry_service.py",
+            "tests/mutation/test_slots_mutants.py",
         ),
     ),
     "webhooks": Area(
@@ -121,7 +121,48 @@ KILLED = {"killed", "caught by type check", "timeout", "segfault"}
 # Survivors argued equivalent (no test can tell them from the code), each with why; docs/development.md lists
 # them too. mutmut numbers a function's mutants in order, so an edit of that function renumbers them: a run
 # after one says which survive now, and this list is redone from its diffs.
-EQUIVALENT: dict[str, str] = {}
+_PAY, _AGREEMENT, _MAJORITY, _SLOTS = (
+    "annotation.services.money.pay.",
+    "annotation.reporting.agreement.",
+    "annotation.reporting.majority.",
+    "annotation.services.state.slots.",
+)
+_DEFERRED = "a field left out of .only() is loaded when read: the same figures, one query more"
+EQUIVALENT: dict[str, str] = {
+    _PAY + "x_paid_seconds__mutmut_26": "order_by('at') alone: SQLite returns events of the same instant in "
+    "insertion order anyway ('id' is there for PostgreSQL)",
+    _PAY + "x_paid_seconds__mutmut_42": "the answers' filter without participation__in: the last answers are "
+    "grouped per participation and read by its own id",
+    _PAY + "x_paid_seconds__mutmut_43": "without submitted_at__isnull=False: Max() skips NULLs, and a None "
+    "last answer is the absent one",
+    _PAY + "x_work_end__mutmut_4": "completed = abandoned = None instead of False: only ever read as truth values",
+    _PAY + "x_work_end__mutmut_6": "previous = None at first: an abandonment as first event then ends no stretch, "
+    "and the nothing-done branch returns the same start",
+    _PAY + "x_work_end__mutmut_22": "abandoned = None: the branch reading it needs an active state after an "
+    "abandonment, which lifecycle's transitions never allow (abandoned is terminal)",
+    _PAY + "x_work_end__mutmut_23": "abandoned = False: as x_work_end__mutmut_22",
+    _AGREEMENT + "x_strict_majority__mutmut_3": "most_common(None)[0] is most_common(1)[0]",
+    _AGREEMENT + "x_strict_majority__mutmut_5": "most_common(2)[0] is most_common(1)[0]",
+    _AGREEMENT + "x_spans_of_strings__mutmut_8": "-2 instead of -1 for an empty string: both are below 0",
+    _AGREEMENT + "x_krippendorff_alpha_nominal__mutmut_31": "values.size == 1: one value is fewer than two "
+    "distinct values, which the same test catches",
+    _AGREEMENT + "x_krippendorff_alpha_nominal__mutmut_35": "the warnings filter's category None: the package "
+    "warns on no input that passes the undefined-case check before it (3,000 random inputs tried)",
+    _AGREEMENT + "x_krippendorff_alpha_nominal__mutmut_37": "the filter on every warning: as _35, none is raised",
+    _MAJORITY + "x_condition_majority__mutmut_9": _DEFERRED,
+    _MAJORITY + "x_condition_majority__mutmut_10": _DEFERRED,
+    _MAJORITY + "x_condition_majority__mutmut_11": _DEFERRED,
+    _MAJORITY + "x_condition_majority__mutmut_12": _DEFERRED,
+    _MAJORITY + "x_condition_majority__mutmut_13": _DEFERRED,
+    _MAJORITY + "x_condition_majority__mutmut_14": "select_related(None): the example is loaded when read",
+    _MAJORITY + "x_condition_majority__mutmut_23": "without attention_check__isnull=True: Response.objects "
+    "leaves attention checks out already",
+    _SLOTS + "x__slot_holders__mutmut_4": "without is_preview=False: a preview has no slot number (a database "
+    "constraint), and the holders' numbers skip None",
+    _SLOTS + "x_condition_counts__mutmut_29": "order_by('shots') alone: the rows are grouped per study after",
+    _SLOTS + "x_condition_counts__mutmut_30": "order_by('study_id') alone: SQLite groups by the (study, shots) "
+    "unique index, so the shots come in order anyway ('shots' is there for PostgreSQL)",
+}
 
 
 def _configure(area: Area) -> None:

@@ -129,6 +129,14 @@ def test_paid_time_never_negative():
     assert seconds == 0.0
 
 
+def test_paid_time_of_a_worker_who_left_at_once_is_nothing():
+    # Claimed at 0, nothing done, the idle sweep noticed at 60 (the participation's last activity at 2 is the
+    # sweep's own touch): paid nothing, not the 2 minutes to that touch.
+    events = [(State.CLAIMED, State.ABANDONED, at(60))]
+    seconds = pay.paid_time(events, start=at(0), last_answer=None, state=State.ABANDONED, last_activity=at(2))
+    assert seconds == 0.0
+
+
 def test_paid_time_of_an_open_exclusion_stops_at_the_exclusion():
     events = [(State.TEST, State.EXCLUDED, at(25))]
     seconds = pay.paid_time(events, start=at(0), last_answer=at(20), state=State.EXCLUDED, last_activity=at(1))
@@ -247,11 +255,12 @@ def test_paid_seconds_read_events_in_time_order_and_only_the_workers_own_answers
     study = StudyFactory(base_reward=Decimal("0"), hourly_rate=Decimal("12"))
     p = _participation(study, state=State.COMPLETED)
     other = _participation(study, state=State.TEST)
-    # Recorded out of time order (a platform event arriving late): the completion at 20 is stored first.
+    # Recorded out of time order (events arriving late): the completion at 20 first, the readmission at 10
+    # before the exclusion at 5 it undid. Read in storage order, the exclusion would look open (paid 5 min).
     _event(p, State.TEST, State.COMPLETED, 20)
     _event(p, "", State.CLAIMED, 0)
-    _event(p, State.TEST, State.EXCLUDED, 5)
     _event(p, State.EXCLUDED, State.TEST, 10)
+    _event(p, State.TEST, State.EXCLUDED, 5)
     ResponseFactory(participation=p, submitted_at=at(19))
     ResponseFactory(participation=other, submitted_at=at(200))  # another worker's answer: not p's work
     _event(other, "", State.CLAIMED, 50)
@@ -272,6 +281,7 @@ def test_paid_seconds_take_the_first_claim_and_fall_back_on_the_creation():
     unclaimed = _participation(study, state=State.TEST)  # no claim event: from its creation, at -100
     Participation.objects.filter(pk=p.pk).update(last_activity_at=at(60))
     p.refresh_from_db()
+    ResponseFactory(participation=p, submitted_at=at(45))  # at work: paid to the last activity (60), not to 45
     assert pay.paid_seconds([p, unclaimed]) == {p.pk: 30 * 60, unclaimed.pk: 101 * 60}
     # A reward given outright replaces the stored one.
     lines = pay.pay_lines(study=study, participations=[p], base=pay.BaseReward(Decimal("0"), "given"))
