@@ -41,6 +41,9 @@ EXEMPT = {
     "docs/development.md: .venv/bin/pre-commit install": "installs git hooks into the clone",
     "docs/development.md: bash scripts/test.sh": TEST_COMMAND,
     "docs/development.md: bash scripts/test.sh --durations=20": TEST_COMMAND,
+    "docs/development.md: bash scripts/mutation.sh pay slots": (
+        "mutation testing, minutes an area (tests/test_release_checks.py checks its area map and wiring)"
+    ),
     "docs/development.md: bash scripts/release_checks.sh": (
         "the release's long runs, hours (tests/test_release_checks.py runs its set-up and wiring)"
     ),

@@ -1,0 +1,252 @@
+"""Mutation testing of the rules that decide money, slots and verdicts: mutmut (pinned in requirements-dev.txt)
+over one area at a time, running only that area's tests. scripts/mutation.sh is the way in (it sets the
+environment and runs each area in a process of its own); docs/development.md#mutation-testing has the figures.
+
+    python scripts/mutation.py AREA run        # mutants/ afresh, every mutant tried, the report written
+    python scripts/mutation.py AREA report     # the report of the last run (mutants/ still there)
+    python scripts/mutation.py AREA show NAME  # one mutant's diff
+    python scripts/mutation.py --list          # the areas, one a line: area, modules, tests
+
+mutmut reads its configuration from pyproject.toml only, and one configuration covers a run: the shared part
+is [tool.mutmut] there; the area's modules (only_mutate) and tests (the test selection) are set here, on the
+configuration mutmut has just read, before its command runs. mutants/ holds one area at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Area:
+    modules: tuple[str, ...]  # the files mutated
+    tests: tuple[str, ...]  # the tests run against each mutant (mutmut runs, of these, the ones that reach it)
+
+
+# The area map: what each area mutates, and which tests judge it. tests/test_release_checks.py checks that
+# every path here exists.
+AREAS: dict[str, Area] = {
+    "pay": Area(
+        ("annotation/services/money/pay.py",),
+        (
+            "tests/reporting/test_pay_rule.py",
+            "tests/reporting/test_pay_after_completion.py",
+            "tests/reporting/test_pay_and_predictions.py",
+            "tests/prolific/test_pay_base.py",
+            "tests/mutation/test_pay_mutants.py",
+        ),
+    ),
+    "majority": Area(
+        ("annotation/reporting/majority.py", "annotation/reporting/agreement.py"),
+        (
+            "tests/reporting/test_majority_ties.py",
+            "tests/reporting/test_fewclue_table.py",
+            "tests/mutation/test_majority_mutants.py",
+        ),
+    ),
+    "training": Area(
+        (
+            "annotation/services/verdicts/training_filter.py",
+            "annotation/services/verdicts/training_s1.py",
+            "annotation/services/verdicts/filter_groups.py",
+        ),
+        (
+            "tests/studies/test_training_filter.py",
+            "tests/studies/test_filter_groups.py",
+        ),
+    ),
+    "attention": Area(
+        ("annotation/services/verdicts/attention/rule.py",),
+        (
+            "tests/worker/test_attention_checks.py",
+            "tests/worker/test_step_end.py",
+        ),
+    ),
+    "integrity": Area(
+        ("annotation/services/verdicts/integrity.py",),
+        (
+            "tests/worker/test_integrity.py",
+            "tests/worker/test_integrity_limits.py",
+        ),
+    ),
+    "slots": Area(
+        ("annotation/services/state/slots.py",),
+        (
+            "tests/studies/test_slots.py",
+            "tests/studies/test_abandonment.py",
+            "tests/mutation/test_slots_mutants.py",
+        ),
+    ),
+    "webhooks": Area(
+        ("annotation/services/prolific/webhooks.py",),
+        ("tests/prolific/test_webhooks.py",),
+    ),
+    "places": Area(
+        ("annotation/services/prolific/places.py",),
+        (
+            "tests/prolific/test_places.py",
+            "tests/prolific/test_places_status.py",
+        ),
+    ),
+    "bonus": Area(
+        ("annotation/services/prolific/bonus.py",),
+        (
+            "tests/prolific/test_pay_base.py",
+            "tests/prolific/test_bonus_race.py",
+            "tests/prolific/test_operations.py",
+            "tests/prolific/test_lost_replies.py",
+        ),
+    ),
+    "review": Area(
+        ("annotation/services/prolific/review.py",),
+        (
+            "tests/prolific/test_operations.py",
+            "tests/prolific/test_entry_points.py",
+            "tests/prolific/test_lost_replies.py",
+        ),
+    ),
+}
+
+# Mutant statuses, as mutmut names them, that count as killed (the rest are survivors to look at).
+KILLED = {"killed", "caught by type check", "timeout", "segfault"}
+
+# Survivors argued equivalent (no test can tell them from the code), each with why; docs/development.md lists
+# them too. mutmut numbers a function's mutants in order, so an edit of that function renumbers them: a run
+# after one says which survive now, and this list is redone from its diffs.
+_PAY, _AGREEMENT, _MAJORITY, _SLOTS = (
+    "annotation.services.money.pay.",
+    "annotation.reporting.agreement.",
+    "annotation.reporting.majority.",
+    "annotation.services.state.slots.",
+)
+_DEFERRED = "a field left out of .only() is loaded when read: the same figures, one query more"
+EQUIVALENT: dict[str, str] = {
+    _PAY + "x_paid_seconds__mutmut_26": "order_by('at') alone: SQLite returns events of the same instant in "
+    "insertion order anyway ('id' is there for PostgreSQL)",
+    _PAY + "x_paid_seconds__mutmut_42": "the answers' filter without participation__in: the last answers are "
+    "grouped per participation and read by its own id",
+    _PAY + "x_paid_seconds__mutmut_43": "without submitted_at__isnull=False: Max() skips NULLs, and a None "
+    "last answer is the absent one",
+    _PAY + "x_work_end__mutmut_4": "completed = abandoned = None instead of False: only ever read as truth values",
+    _PAY + "x_work_end__mutmut_6": "previous = None at first: an abandonment as first event then ends no stretch, "
+    "and the nothing-done branch returns the same start",
+    _PAY + "x_work_end__mutmut_22": "abandoned = None: the branch reading it needs an active state after an "
+    "abandonment, which lifecycle's transitions never allow (abandoned is terminal)",
+    _PAY + "x_work_end__mutmut_23": "abandoned = False: as x_work_end__mutmut_22",
+    _AGREEMENT + "x_strict_majority__mutmut_3": "most_common(None)[0] is most_common(1)[0]",
+    _AGREEMENT + "x_strict_majority__mutmut_5": "most_common(2)[0] is most_common(1)[0]",
+    _AGREEMENT + "x_spans_of_strings__mutmut_8": "-2 instead of -1 for an empty string: both are below 0",
+    _AGREEMENT + "x_krippendorff_alpha_nominal__mutmut_31": "values.size == 1: one value is fewer than two "
+    "distinct values, which the same test catches",
+    _AGREEMENT + "x_krippendorff_alpha_nominal__mutmut_35": "the warnings filter's category None: the package "
+    "warns on no input that passes the undefined-case check before it (3,000 random inputs tried)",
+    _AGREEMENT + "x_krippendorff_alpha_nominal__mutmut_37": "the filter on every warning: as _35, none is raised",
+    _MAJORITY + "x_condition_majority__mutmut_9": _DEFERRED,
+    _MAJORITY + "x_condition_majority__mutmut_10": _DEFERRED,
+    _MAJORITY + "x_condition_majority__mutmut_11": _DEFERRED,
+    _MAJORITY + "x_condition_majority__mutmut_12": _DEFERRED,
+    _MAJORITY + "x_condition_majority__mutmut_13": _DEFERRED,
+    _MAJORITY + "x_condition_majority__mutmut_14": "select_related(None): the example is loaded when read",
+    _MAJORITY + "x_condition_majority__mutmut_23": "without attention_check__isnull=True: Response.objects "
+    "leaves attention checks out already",
+    _SLOTS + "x__slot_holders__mutmut_4": "without is_preview=False: a preview has no slot number (a database "
+    "constraint), and the holders' numbers skip None",
+    _SLOTS + "x_condition_counts__mutmut_29": "order_by('shots') alone: the rows are grouped per study after",
+    _SLOTS + "x_condition_counts__mutmut_30": "order_by('study_id') alone: SQLite groups by the (study, shots) "
+    "unique index, so the shots come in order anyway ('shots' is there for PostgreSQL)",
+}
+
+
+def _configure(area: Area) -> None:
+    from mutmut import configuration
+
+    cfg = configuration.config()  # [tool.mutmut] of pyproject.toml
+    cfg.only_mutate = list(area.modules)
+    cfg.pytest_add_cli_args_test_selection = list(area.tests)
+
+
+def _results(area: Area) -> dict[str, str]:
+    from mutmut.mutation.data import SourceFileMutationData
+    from mutmut.stats import status_by_exit_code
+
+    statuses: dict[str, str] = {}
+    for module in area.modules:
+        data = SourceFileMutationData(path=Path(module))
+        data.load()
+        for name, code in sorted(data.exit_code_by_key.items()):
+            statuses[name] = status_by_exit_code[code]
+    return statuses
+
+
+def _module_of(name: str, area: Area) -> str:
+    for module in area.modules:
+        if name.startswith(module.removesuffix(".py").replace("/", ".") + "."):
+            return module
+    raise KeyError(name)
+
+
+def report(name: str, area: Area, seconds: float | None) -> int:
+    from mutmut.mutation.diff_apply import get_diff_for_mutant
+
+    statuses = _results(area)
+    killed = sum(1 for s in statuses.values() if s in KILLED)
+    survivors = [m for m, s in statuses.items() if s not in KILLED]
+    equivalent = [m for m in survivors if m in EQUIVALENT]
+    rate = 100.0 * killed / len(statuses) if statuses else 0.0
+    took = f", {seconds / 60:.1f} min" if seconds is not None else ""
+    print(
+        f"== mutation {name}: {len(statuses)} mutants, {killed} killed ({rate:.1f}%), "
+        f"{len(equivalent)} equivalent, {len(survivors) - len(equivalent)} other survivors{took}"
+    )
+    for mutant in survivors:
+        why = f" (equivalent: {EQUIVALENT[mutant]})" if mutant in equivalent else ""
+        print(f"-- {statuses[mutant]}: {mutant}{why}")
+        if not why:
+            print(get_diff_for_mutant(mutant, path=Path(_module_of(mutant, area))))
+    out = Path(os.environ.get("MUTATION_DIR", REPO / "test-artifacts" / "mutation"))
+    out.mkdir(parents=True, exist_ok=True)
+    summary = {"area": name, "mutants": len(statuses), "killed": killed, "equivalent": equivalent}
+    summary["survivors"] = survivors
+    if seconds is not None:
+        summary["seconds"] = round(seconds)
+    (out / f"{name}.json").write_text(json.dumps(summary, indent=1) + "\n")
+    return 0 if len(survivors) == len(equivalent) else 1
+
+
+def main(argv: list[str]) -> int:
+    if argv == ["--list"]:
+        for name, area in AREAS.items():
+            print(name, " ".join(area.modules), " ".join(area.tests), sep="\t")
+        return 0
+    if len(argv) < 2 or argv[0] not in AREAS or argv[1] not in ("run", "report", "show"):
+        print(f"usage: mutation.py AREA run|report|show NAME (areas: {', '.join(AREAS)})", file=sys.stderr)
+        return 2
+    name, command, rest = argv[0], argv[1], argv[2:]
+    area = AREAS[name]
+    os.chdir(REPO)  # mutmut works in the current directory: mutants/ is made there
+    _configure(area)
+    if command == "show":
+        from mutmut.__main__ import cli
+
+        cli(["show", *rest])
+        return 0
+    if command == "report":
+        return report(name, area, None)
+    shutil.rmtree("mutants", ignore_errors=True)  # one area at a time: none of another's state carries over
+    from mutmut.__main__ import _run
+
+    start = time.monotonic()
+    _run((), max_children=int(os.environ.get("MUTATION_CORES", "2")))
+    return report(name, area, time.monotonic() - start)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
