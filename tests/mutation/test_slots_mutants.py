@@ -121,6 +121,7 @@ def test_condition_counts_one_per_state_and_the_holders():
         excluded=1,
         abandoned=2,
         declined=1,
+        design_slots=4,  # no pilot: the slots open now are the design's
     )
     assert first.free == 0
     assert [first.in_state(s) for s in (State.CLAIMED, State.ABANDONED, State.DECLINED)] == [1, 2, 1]
