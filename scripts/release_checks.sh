@@ -12,7 +12,7 @@
 #   RELEASE_WORKERS_PER_CONDITION the crowd (default: each study's own, three a condition),
 #   RELEASE_ATTENTION_EVERY the attention checks' spacing (default 40, as the README; a small test set needs less).
 # lifecycle: the lifecycle model's long profile (tests/lifecycle, LIFECYCLE_PROFILE=long: 1,000 examples of 60
-#   steps; LIFECYCLE_EXAMPLES overrides), on DATABASE_URL's database (SQLite by default).
+#   steps; LIFECYCLE_EXAMPLES and LIFECYCLE_STEPS override them), on DATABASE_URL's database (SQLite by default).
 # mutation: mutation testing (scripts/mutation.sh, mutmut): every area, or MUTATION_AREAS (e.g. "pay majority");
 #   fails when a mutant survives that docs/development.md#mutation-testing does not argue equivalent.
 #

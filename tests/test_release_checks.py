@@ -30,8 +30,8 @@ def test_an_unknown_check_is_refused():
 
 @pytest.mark.timeout(600)
 def test_the_lifecycle_check_runs_the_model(tmp_path):
-    # Two examples of the long profile's shape: the check's wiring, not its length.
-    done = _run("lifecycle", RELEASE_CHECKS_DIR=str(tmp_path), LIFECYCLE_EXAMPLES="2")
+    # Two short examples through the long profile: the check's wiring, not its length.
+    done = _run("lifecycle", RELEASE_CHECKS_DIR=str(tmp_path), LIFECYCLE_EXAMPLES="2", LIFECYCLE_STEPS="10")
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "passed" in done.stdout and "-- lifecycle: ok in" in done.stdout
 

@@ -11,10 +11,14 @@ from tests.lifecycle.machine import LifecycleMachine
 
 pytestmark = [pytest.mark.django_db, pytest.mark.timeout(1800)]
 
+# LIFECYCLE_EXAMPLES and LIFECYCLE_STEPS override a profile's examples and steps per example.
 PROFILES = {
-    "ci": {"max_examples": int(os.environ.get("LIFECYCLE_EXAMPLES", "15")), "stateful_step_count": 30},
-    "long": {"max_examples": int(os.environ.get("LIFECYCLE_EXAMPLES", "1000")), "stateful_step_count": 60},
+    "ci": {"max_examples": 15, "stateful_step_count": 30},
+    "long": {"max_examples": 1000, "stateful_step_count": 60},
 }
+for _profile in PROFILES.values():
+    _profile["max_examples"] = int(os.environ.get("LIFECYCLE_EXAMPLES", _profile["max_examples"]))
+    _profile["stateful_step_count"] = int(os.environ.get("LIFECYCLE_STEPS", _profile["stateful_step_count"]))
 
 
 def test_the_lifecycle_keeps_the_ledger():
