@@ -12,7 +12,13 @@ pytestmark = pytest.mark.django_db
 def _replay(steps):
     machine = LifecycleMachine()
     try:
-        machine.set_up(pilot=False, asks=True, joined=0)  # launched plainly, asking the check and the survey
+        # Launched plainly (the pilot's rules came later), asking the check and the survey unless the
+        # sequence's own set-up says otherwise.
+        if steps[0][0] == "set_up":
+            (_, given), steps = steps[0], steps[1:]
+            machine.set_up(**{"pilot": False, **given})
+        else:
+            machine.set_up(pilot=False, asks=True, joined=0)
         machine.the_ledger_holds()
         for name, kwargs in steps:
             getattr(machine, name)(**kwargs)
@@ -77,5 +83,20 @@ def test_a_survey_answer_after_the_study_closed_closes_the_worker_out():
             ("set_up", {"asks": True, "joined": 1, "session": True}),
             ("change_status", {"to": "closed", "grace": 0, "then_places": False}),
             ("survey", {"worker": "w0"}),
+        ]
+    )
+
+
+def test_an_excluded_worker_who_withdrew_still_took_a_prolific_place():
+    # Found by the audited model: "Prolific has 2 places, the design needs 3". Staff excluded w1, who then
+    # withdrew; the places sync read exclusions through the default manager, which leaves withdrawn
+    # participations out, so it forgot the place w1's submission took and gave no replacement.
+    _replay(
+        [
+            ("open_the_link", {"session": False, "worker": "w0", "agrees": True}),
+            ("open_the_link", {"session": False, "worker": "w1", "agrees": True}),
+            ("exclude", {"worker": "w1"}),
+            ("withdraw", {"worker": "w1"}),
+            ("change_status", {"grace": 0, "then_places": True, "to": "open"}),
         ]
     )

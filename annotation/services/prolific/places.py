@@ -78,9 +78,10 @@ STUDY_ROW = 0  # the participation id of the rows about the Prolific study itsel
 
 
 def _needing_a_place(study: Study) -> list[Participation]:
-    """The exclusions whose submission keeps its Prolific place while our slot is free again."""
+    """The exclusions whose submission keeps its Prolific place while our slot is free again. A withdrawn
+    participant's too (all_objects): their withdrawal erases their data, not the place they took on Prolific."""
     excluded = prolific_participations(
-        study.participations.filter(state=Participation.State.EXCLUDED)
+        Participation.all_objects.filter(study=study, is_preview=False, state=Participation.State.EXCLUDED)
         .exclude(exclusion_kind=Participation.ExclusionKind.CLOSED)
         .select_related("worker", "study")
         .order_by("pk")
