@@ -25,6 +25,7 @@ class AuditEntry(models.Model):
         STUDY_CLOSE_OUT = "study.close_out", "workers closed out after the grace period"
         STUDY_SETTINGS = "study.settings", "study settings or rules edited"
         STUDY_CONDITIONS = "study.conditions", "study conditions changed"
+        FILTER_FORCED = "study.filter_forced", "training filter's pending groups judged at once (forced)"
         ATTENTION_CHECKS = "study.attention_checks", "attention checks edited"
         READMIT = "participation.readmit", "participant readmitted"
         EXCLUDE = "participation.exclude", "participant excluded"

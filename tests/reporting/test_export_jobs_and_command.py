@@ -106,6 +106,10 @@ def test_command_writes_annotations_payments_analyses_and_plots(study, tmp_path,
         "s1_vs_shots_sst2-fixture.svg",
     ]
     assert all((tmp_path / "figs" / n).stat().st_size > 1000 for n in names)
+    from annotation.models import AuditEntry
+
+    plots = AuditEntry.objects.filter(action=AuditEntry.Action.EXPORT, after__kind="plots")
+    assert [(e.actor_name, e.study_slug) for e in plots] == [("manage.py human_performance", "cmd-study")]
     call_command("human_performance", "--study", "cmd-study", "--recompute")
     assert "checked 12 item scores; found 0 mismatches" in capsys.readouterr().out
 

@@ -9,7 +9,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from annotation.background.celery_tasks import decide_training_filters
-from annotation.models import FilterDecision, Participation, Response, Study
+from annotation.models import AuditEntry, FilterDecision, Participation, Response, Study
 from annotation.reporting.options import MetricOptions
 from annotation.reporting.provenance import reproducibility_header
 from annotation.services.admission.entry import completion_target
@@ -175,6 +175,10 @@ def test_the_command_and_the_celery_task_judge_what_is_due(condition, django_cap
     call_command("decide_training_filter", "--study", c.study.slug, "--now")
     out = capsys.readouterr().out
     assert "excluded: training S1 0.100 < 0.700" in out and "2 verdict(s), 1 excluded" in out
+    # Forced by a person, not the rule's timing: the audit trail says who, for which study, what it judged.
+    (entry,) = AuditEntry.objects.filter(action=AuditEntry.Action.FILTER_FORCED)
+    assert (entry.actor_name, entry.study_id) == ("manage.py decide_training_filter", c.study.pk)
+    assert entry.after == {"shots": c.shots, "judged": 2, "excluded": 1}
 
 
 def _verdicts_by_score(workers) -> dict[float, tuple[str, list[float]]]:

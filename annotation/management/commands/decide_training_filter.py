@@ -30,7 +30,7 @@ class Command(BaseCommand):
             chosen = Study.objects.filter(slug=study).first()
             if chosen is None:
                 raise CommandError(f"no study {study!r}")
-        decisions = filter_groups.decide_due(study=chosen, force=now)
+        decisions = filter_groups.decide_due(study=chosen, force=now, actor="manage.py decide_training_filter")
         for d in decisions:
             verdict = "passed" if d.passed else "excluded"
             self.stdout.write(f"participation {d.participation_id}: {verdict}: {d.reason}")

@@ -196,6 +196,7 @@ class Command(BaseCommand):
             path = folder / name
             path.write_bytes(content)
             self.stdout.write(str(path))
+        record_export(actor="manage.py human_performance", kind="plots", studies=studies, options=options)
 
     def _recompute(self, studies: list[Study], *, fix: bool) -> None:
         result = recompute_item_scores(study_ids=[s.pk for s in studies], fix=fix)

@@ -38,7 +38,8 @@ from django.db import transaction
 from django.db.models import Exists, Min, OuterRef, QuerySet
 from django.utils import timezone
 
-from annotation.models import Condition, FilterDecision, Participation, Study
+from annotation.models import AuditEntry, Condition, FilterDecision, Participation, Study
+from annotation.services import audit
 from annotation.services.state import lifecycle, slots
 from annotation.services.verdicts import training_s1
 from tasks_app import scoring
@@ -168,8 +169,12 @@ def _verdict(
     return decision
 
 
-def decide_due(*, now: datetime | None = None, study: Study | None = None, force: bool = False) -> list[FilterDecision]:
-    """Every ready group of every relative-rule study (or of one study): what the periodic sweep runs."""
+def decide_due(
+    *, now: datetime | None = None, study: Study | None = None, force: bool = False, actor: audit.Actor = None
+) -> list[FilterDecision]:
+    """Every ready group of every relative-rule study (or of one study): what the periodic sweep runs.
+    ``force`` (a person's ``decide_training_filter --now``) judges every pending group as it is, and the
+    audit trail records it per study (the sweep's own verdicts are the rule's, not a staff action)."""
     now = now or timezone.now()
     conditions = Condition.objects.filter(study__filter_rule=Study.FilterRule.RELATIVE).filter(
         Exists(FilterDecision.objects.filter(participation__condition=OuterRef("pk"), pending_group=True))
@@ -178,7 +183,16 @@ def decide_due(*, now: datetime | None = None, study: Study | None = None, force
         conditions = conditions.filter(study=study)
     decisions: list[FilterDecision] = []
     for condition in conditions.select_related("study").order_by("pk"):
-        decisions += decide(condition, now=now, force=force)
+        made = decide(condition, now=now, force=force)
+        decisions += made
+        if force and made:
+            audit.record(
+                actor=actor,
+                action=AuditEntry.Action.FILTER_FORCED,
+                study=condition.study,
+                after={"shots": condition.shots, "judged": len(made), "excluded": sum(not d.passed for d in made)},
+                detail={"decisions": [d.pk for d in made]},
+            )
     return decisions
 
 
