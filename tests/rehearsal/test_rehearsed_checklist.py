@@ -138,3 +138,85 @@ def test_the_statement_of_a_rehearsed_study_validates_against_its_schema(rehears
     jsonschema.validate(data, SCHEMA)
     assert data["analysis_plan"]["matches"] is True
     assert len(data["checklist"]) == len(NUMBERS)
+
+
+def _human_items_and_scores(study: Study) -> tuple[dict[int, list[float]], dict[int, dict[int, list[str]]], set[int]]:
+    """From the rehearsed rows, recounted here: per condition each completed worker's test S1 (a skip scores 0;
+    an answer scores 1 when it is the gold label), their votes by item (a skip among them), and every item
+    the humans saw."""
+    scores: dict[int, list[float]] = {}
+    votes: dict[int, dict[int, list[str]]] = {}
+    seen: set[int] = set()
+    for p in Participation.objects.filter(study=study, state=State.COMPLETED).select_related("condition"):
+        rows = Response.objects.filter(participation=p, phase=Response.Phase.TEST, attention_check__isnull=True)
+        s1 = []
+        for r in rows.select_related("example"):
+            seen.add(r.example_id)
+            answered = r.status != "skipped"
+            s1.append(1.0 if answered and sorted(r.answer) == sorted(r.example.gold_answers) else 0.0)
+            # A skip is a vote that earns no credit (the default skip policy, docs/reports.md).
+            ballot = json.dumps(r.answer) if answered else "(skipped)"
+            votes.setdefault(p.condition.shots, {}).setdefault(r.example_id, []).append(ballot)
+        scores.setdefault(p.condition.shots, []).append(100 * sum(s1) / len(s1))
+    return scores, votes, seen
+
+
+def test_model_rows_aggregates_robustness_gap_and_release_on_the_rehearsed_rows(rehearsed, tmp_path):
+    """Issue 41's figures on a rehearsed CLUES and FewCLUE study: the model row on exactly the humans' items,
+    best / mean / majority, the robustness to each exclusion rule, the detectable gap, and release_study whose
+    table recomputed from the release alone equals the app's."""
+    from annotation.models import ModelRun
+    from annotation.reporting.aggregates import cell_aggregates, robustness
+    from annotation.reporting.bootstrap import IntervalOptions
+    from annotation.reporting.planning import plan_for_study
+    from tests.reporting.builders import wrong
+    from tests.reporting.test_release import _recompute
+
+    name, study = rehearsed
+    scores, votes, seen = _human_items_and_scores(study)
+    assert scores, "the rehearsal completed nobody"
+    # A model right on every item the humans saw and wrong on every other test item: scored on the humans'.
+    test_items = study.task.examples.filter(in_sets__role="test").distinct()
+    predictions = {
+        e.source_id: e.gold_answers if e.pk in seen else wrong(e.gold_answers, study.task) for e in test_items
+    }
+    assert len(predictions) >= len(seen)
+    ModelRun.objects.create(task=study.task, name="right-where-seen", predictions=predictions)
+    table = build_table(studies=[study], intervals=IntervalOptions(resamples=100))
+    assert [cell.mean for row in table.model_rows() for cell in row.cells if cell.n] == [100.0]
+    assert {gap["items"] for gap in table.gaps} == {len(seen)}
+    # Best individual, mean and strict majority per cell, against the recount.
+    for cell in cell_aggregates(studies=[study]):
+        mine = scores[cell.shots]
+        assert (cell.workers, cell.best) == (len(mine), pytest.approx(max(mine), abs=0.05))  # shown to 0.1
+        assert cell.mean == pytest.approx(sum(mine) / len(mine), abs=0.05)
+        gold = {e.pk: json.dumps(e.gold_answers) for e in test_items if e.pk in seen}
+        right = [
+            any(ballots.count(v) * 2 > len(ballots) and v == gold[item] for v in set(ballots))
+            for item, ballots in votes.get(cell.shots, {}).items()
+        ]
+        if cell.majority_strict is not None and len(right) == len(seen):
+            assert cell.majority_strict == pytest.approx(100 * sum(right) / len(right), abs=0.05)
+    # Each rule lifted: as many excluded as the rows say it excluded.
+    excluded = Participation.objects.filter(study=study, state=State.EXCLUDED)
+    for effect in robustness(studies=[study]):
+        if effect.rule != "all":
+            assert effect.excluded == excluded.filter(exclusion_kind=effect.rule).count(), effect.rule
+    # The smallest detectable gap: given for every number of workers, narrower with more of them.
+    plan = plan_for_study(study, simulations=5, resamples=100)
+    for cell in plan.cells:
+        gaps = [cell.detectable_gap[n] for n in sorted(cell.detectable_gap)]
+        assert gaps and all(g > 0 for g in gaps) and gaps == sorted(gaps, reverse=True), (name, gaps)
+    # The release alone gives back the app's table.
+    out = tmp_path / "release"
+    call_command("release_study", study.slug, "-o", str(out), stdout=StringIO(), stderr=StringIO())
+    recomputed = _recompute(out)
+    app = {
+        row.shots: (c.mean, c.std, c.n)
+        for row in build_table(studies=[study], include_models=False, intervals=None).rows
+        for c in row.cells
+        if c.n
+    }
+    assert app.keys() == recomputed.keys() and app
+    for shots, (mean, std, n) in recomputed.items():
+        assert app[shots][2] == n and app[shots][0] == pytest.approx(mean) and app[shots][1] == pytest.approx(std)
