@@ -346,6 +346,9 @@ class LifecycleMachine(RuleBasedStateMachine):
         params = {"PROLIFIC_PID": worker, "STUDY_ID": PROLIFIC_STUDY}
         if session:
             params["SESSION_ID"] = f"sub-{worker}"
+        full = len(self.ledger.holding()) >= self.ledger.open_slots()
+        if agrees and self.ledger.status == Study.Status.OPEN and full:
+            self.release_idle()  # a full study's entry releases the idle workers' slots first (entry.join_study)
         took = self.ledger.status == Study.Status.OPEN and len(self.ledger.holding()) < self.ledger.open_slots()
         if not agrees:
             self.client(worker).post(f"/join/lc/?{urlencode(params)}", {"choice": "decline"})
@@ -710,14 +713,19 @@ class LifecycleMachine(RuleBasedStateMachine):
     def time_passes(self, minutes: int) -> None:
         self.clock.now += timedelta(minutes=minutes)
 
-    @rule()
-    def idle_sweep(self) -> None:
-        self.tick()
-        abandonment.release_abandoned(now=self.clock.now)
+    def release_idle(self) -> None:
+        """The ledger's side of releasing our study's idle workers: whoever did nothing for 30 minutes."""
         cutoff = self.clock.now - timedelta(minutes=30)
         for entry in self.ledger.entries.values():
             if entry.state in ACTIVE and entry.last_act < cutoff:
                 entry.state = State.ABANDONED
+
+    @rule()
+    def idle_sweep(self) -> None:
+        self.tick()
+        abandonment.release_abandoned(now=self.clock.now)
+        self.release_idle()
+        cutoff = self.clock.now - timedelta(minutes=30)
         if self.ledger.other in ACTIVE and self.ledger.other_at < cutoff:
             self.ledger.other = State.ABANDONED
 

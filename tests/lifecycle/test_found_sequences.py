@@ -100,3 +100,16 @@ def test_an_excluded_worker_who_withdrew_still_took_a_prolific_place():
             ("change_status", {"grace": 0, "then_places": True, "to": "open"}),
         ]
     )
+
+
+def test_a_full_study_releases_an_idle_workers_slot_to_a_newcomer():
+    # Found in CI ("w1: abandoned in the database, claimed in the ledger"): with every slot held, the entry
+    # releases the slots of workers idle past the limit before it refuses a newcomer (entry.join_study); the
+    # ledger did not, and counted the newcomer as refused.
+    _replay(
+        [
+            ("set_up", {"asks": False, "joined": 2, "session": True}),
+            ("time_passes", {"minutes": 31}),
+            ("open_the_link", {"agrees": True, "session": False, "worker": "w3"}),
+        ]
+    )

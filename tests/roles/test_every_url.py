@@ -130,8 +130,8 @@ URLS: dict[str, Case] = {
     "dashboard/exports/<int:job_id>/download/": Case("/dashboard/exports/1/download/", page(*RESEARCH)),
     "dashboard/exports/<int:job_id>/provenance/": Case("/dashboard/exports/1/provenance/", page(*RESEARCH)),
     # The researchers' API.
-    "api/schema/": Case("/api/schema/", data(*TEAM)),
-    "api/docs/": Case("/api/docs/", data(*TEAM)),
+    "api/schema/": Case("/api/schema/", everyone()),  # the API's description: public, as the code is
+    "api/docs/": Case("/api/docs/", everyone()),
     "api/^studies/$": Case("/api/studies/", data(*TEAM)),
     "api/^studies/(?P<pk>[^/.]+)/$": Case("/api/studies/1/", data(*RESEARCH), "patch", {"name": "renamed"}),
     "api/^studies/standard-design/$": Case("/api/studies/standard-design/", data(*RESEARCH), "post"),
