@@ -274,6 +274,12 @@ def answer(response) -> str:
 def world(settings):
     """One of everything the patterns name: study 1 (slug ``s``) of task 1 (``t``), a worker's participation,
     a job of each kind, and a client per role."""
+    from django.db import connection
+
+    if connection.vendor == "postgresql":  # a rolled-back test leaves its sequences where they were
+        pytest.skip(
+            "the table's paths name ids 1, which only SQLite's rolled-back tests give again (CI's SQLite stage)"
+        )
     settings.PROLIFIC_API_TOKEN = ""  # the integration off: a Prolific POST answers 409, never a call
     task = make_classification_task(slug="t", n_test=2, n_train=10)
     study = StudyFactory(task=task, slug="s", workers_per_condition=2)

@@ -46,6 +46,16 @@ def _answer(page) -> None:
     page.keyboard.press("Enter")
 
 
+def _until_away(page, away: bool) -> None:
+    """Until the page is away (hidden or unfocused, as static/worker/signals.js counts it), or back: the switch
+    of tabs reaches the page asynchronously, and a loaded machine may let the test move the page's clock
+    first (no timer: each check is one evaluate)."""
+    for _ in range(500):
+        if page.evaluate("document.hidden || !document.hasFocus()") == away:
+            return
+    raise AssertionError(f"the page never became {'away' if away else 'focused'}")
+
+
 def test_the_page_records_a_copy_a_tab_switch_and_a_fast_answer_and_sends_nothing_else(open_as, db):
     task = make_classification_task(slug="integ", n_test=4)
     p = make_participation(task, state=State.TEST, integrity_hidden_seconds=2)
@@ -62,8 +72,10 @@ def test_the_page_records_a_copy_a_tab_switch_and_a_fast_answer_and_sends_nothin
     wait_for_item(page, 1)  # the worker switches to another tab for 2.5 s, then answers
     other = page.context.new_page()
     other.bring_to_front()
+    _until_away(page, True)  # the page has heard it is away before its clock moves
     page.clock.run_for(2500)
     page.bring_to_front()
+    _until_away(page, False)
     other.close()
     _answer(page)
 
