@@ -146,13 +146,23 @@ def parse_survey(text: str) -> list[dict[str, Any]]:
     return questions
 
 
-class SurveyField(forms.CharField):
-    """``Study.survey`` edited as lines (``SURVEY_HELP``), stored as the list of questions."""
+class _LinesField(forms.CharField):
+    """A JSON list edited as lines: ``to_lines`` shows it, ``parse`` reads the lines back; a JSON list posted
+    as such is still understood. Subclasses name the help text and what the list is (for the error)."""
 
-    widget = forms.Textarea(attrs={"rows": 6, "cols": 100, "class": "survey-lines"})
+    help = ""
+    what = ""
 
     def __init__(self, **kwargs: Any) -> None:
-        super().__init__(required=False, help_text=SURVEY_HELP, **kwargs)
+        super().__init__(required=False, help_text=self.help, **kwargs)
+
+    @staticmethod
+    def to_lines(value: Any, /) -> str:
+        raise NotImplementedError
+
+    @staticmethod
+    def parse(text: str, /) -> list[dict[str, Any]]:
+        raise NotImplementedError
 
     def prepare_value(self, value: Any) -> str:
         if isinstance(value, str):
@@ -160,7 +170,7 @@ class SurveyField(forms.CharField):
                 value = json.loads(value) if value.strip().startswith("[") else value
             except ValueError:
                 return value
-        return value if isinstance(value, str) else survey_lines(value)
+        return value if isinstance(value, str) else self.to_lines(value)
 
     def to_python(self, value: Any) -> Any:
         text = super().to_python(value) or ""
@@ -168,8 +178,18 @@ class SurveyField(forms.CharField):
             try:
                 return json.loads(text)
             except ValueError:
-                raise ValidationError("Enter a valid JSON list, or write the survey as lines (see below).") from None
-        return parse_survey(text)
+                raise ValidationError(
+                    f"Enter a valid JSON list, or write the {self.what} as lines (see below)."
+                ) from None
+        return self.parse(text)
+
+
+class SurveyField(_LinesField):
+    """``Study.survey`` edited as lines (``SURVEY_HELP``), stored as the list of questions."""
+
+    widget = forms.Textarea(attrs={"rows": 6, "cols": 100, "class": "survey-lines"})
+    help, what = SURVEY_HELP, "survey"
+    to_lines, parse = staticmethod(survey_lines), staticmethod(parse_survey)
 
 
 COMPREHENSION_HELP = (
@@ -223,30 +243,12 @@ def parse_comprehension(text: str) -> list[dict[str, Any]]:
     return questions
 
 
-class ComprehensionField(forms.CharField):
+class ComprehensionField(_LinesField):
     """``Study.comprehension`` edited as lines (``COMPREHENSION_HELP``), stored as the list of questions."""
 
     widget = forms.Textarea(attrs={"rows": 4, "cols": 100, "class": "comprehension-lines"})
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(required=False, help_text=COMPREHENSION_HELP, **kwargs)
-
-    def prepare_value(self, value: Any) -> str:
-        if isinstance(value, str):
-            try:
-                value = json.loads(value) if value.strip().startswith("[") else value
-            except ValueError:
-                return value
-        return value if isinstance(value, str) else comprehension_lines(value)
-
-    def to_python(self, value: Any) -> Any:
-        text = super().to_python(value) or ""
-        if text.lstrip().startswith("["):  # the JSON list itself is still understood
-            try:
-                return json.loads(text)
-            except ValueError:
-                raise ValidationError("Enter a valid JSON list, or write the check as lines (see below).") from None
-        return parse_comprehension(text)
+    help, what = COMPREHENSION_HELP, "check"
+    to_lines, parse = staticmethod(comprehension_lines), staticmethod(parse_comprehension)
 
 
 # The texts a study translates (annotation.protocol.translations), each with how the form edits it.
