@@ -155,9 +155,7 @@ def test_a_timed_out_payment_is_uncertain_and_never_paid_again_by_a_run(cohort, 
     rows = by_participant(operations.run(operation="bonus", study=study))
     assert rows["p1"].state == "uncertain" and "Check bulk bonus" in rows["p1"].note
     standin.slow_paths = []
-    import time
-
-    time.sleep(1.0)  # the stand-in finishes the slow answers: each bulk was paid once
+    standin.settle()  # the stand-in finishes the slow answers: each bulk was paid once
     again = by_participant(operations.run(operation="bonus", study=study))
     assert again["p1"].state == "uncertain"
     assert standin.paid_to("p1") == Decimal("3.00")
@@ -240,9 +238,7 @@ def test_an_uncertain_bonus_resolved_as_unpaid_is_paid_once_by_the_next_run(coho
     study, standin, _ = cohort
     standin.slow_paths, standin.slow_seconds = ["/pay/"], 1.5
     operations.run(operation="bonus", study=study)
-    import time
-
-    time.sleep(1.0)
+    standin.settle()  # the payment the client gave up on has gone through on the platform's side
     standin.slow_paths = []
     for bulk in standin.bulks.values():
         bulk["paid"] = 0  # as if the slow payments had not gone through

@@ -1,7 +1,7 @@
 """A worker already in a study when it closes: goes on until the grace deadline, then is stopped and paid."""
 
 import json
-from datetime import timedelta
+from datetime import UTC, timedelta
 
 import pytest
 from django.db import connection
@@ -47,7 +47,10 @@ def test_during_the_grace_period_the_worker_goes_on_and_is_shown_the_deadline(in
     close(p, grace_minutes=45)
     deadline = Study.objects.get(pk=p.study_id).closes_at
     page = client.get("/work/").content.decode()
-    assert f"This study closes at {deadline.strftime('%H:%M')} UTC; please finish by then" in page
+    # The date is shown too when the deadline falls on another day (UTC) than today: near midnight.
+    today = deadline.astimezone(UTC).date() == timezone.now().astimezone(UTC).date()
+    shown = deadline.astimezone(UTC).strftime("%H:%M" if today else "%Y-%m-%d %H:%M")
+    assert f"This study closes at {shown} UTC; please finish by then" in page
     assert client.get(API + "current/").json()["closes_at"] == deadline.isoformat()
     response = post(client, "submit/", {"item": item, "label": "positive", "confidence": 3})
     assert response.status_code == 200, response.content

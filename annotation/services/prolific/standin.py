@@ -107,6 +107,8 @@ class StandIn:
         self.retry_after = "0"
         self.slow_paths: list[str] = []  # answer these paths after `slow_seconds`
         self.slow_seconds = 1.5
+        self._slow_running = 0  # slow requests still being answered (``settle`` waits for them)
+        self._settled = threading.Condition()
         self.drop_reply: dict[str, str] = {}  # path fragment -> how the answer is lost (once)
         # Called with (method, path) as each request arrives, before it is handled: a test may hold it there
         # to interleave two runs (it runs on the request's own thread, the stand-in's lock not held).
@@ -124,6 +126,12 @@ class StandIn:
     def start(self) -> StandIn:
         self.thread.start()
         return self
+
+    def settle(self, timeout: float = 10.0) -> None:
+        """Wait until every slow request has taken effect (its client may have given up on it long ago)."""
+        with self._settled:
+            if not self._settled.wait_for(lambda: self._slow_running == 0, timeout=timeout):
+                raise TimeoutError(f"slow requests still running after {timeout:g} s")
 
     def stop(self) -> None:
         self.server.shutdown()
@@ -307,13 +315,20 @@ class StandIn:
                     return self._send(401, _error(401, "Unauthorized", "Invalid token."))
                 if standin.on_request is not None:
                     standin.on_request(method, self.path)
-                if any(p in self.path for p in standin.slow_paths):
+                slow = any(p in self.path for p in standin.slow_paths)
+                if slow:
+                    with standin._settled:
+                        standin._slow_running += 1
                     time.sleep(standin.slow_seconds)
                 with standin.lock:
                     status, answer, *headers = standin.route(method, self.path, body)
                     drop = next((how for frag, how in standin.drop_reply.items() if frag in self.path), None)
                     if drop is not None:
                         standin.drop_reply = {k: v for k, v in standin.drop_reply.items() if v is not drop}
+                if slow:
+                    with standin._settled:
+                        standin._slow_running -= 1
+                        standin._settled.notify_all()
                 if drop is not None:
                     return self._lose(drop, status, answer)
                 self._send(status, answer, headers=headers[0] if headers else None)
