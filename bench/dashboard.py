@@ -46,8 +46,11 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent.parent / "shared" if (REPO.parent.parent / "shared").is_dir() else REPO.parent / "shared"
+# The reward a study posts (the README's walk-through's): without one the launch check keeps it a draft.
+REWARD = "1.50"
 ENV = {
     "DJANGO_SETTINGS_MODULE": "annotation.settings.production",
+    "DEBUG": "0",  # production's settings refuse DEBUG, which a researcher's shell may export (the README's first step)
     "SECRET_KEY": "bench-dashboard-not-secret",
     "SECURE_SSL_REDIRECT": "0",
     "SECURE_COOKIES": "0",
@@ -115,12 +118,15 @@ def build(database: Path, *, benchmark: str, data: str, seed: int) -> dict:
     if benchmark == "clues":
         source = SHARED / "clues" if data == "real" else REPO / "tasks_app" / "demo_data"
         call_command("import_clues", str(source), build_nested=True, **quiet)
-        call_command("create_clues_studies", split=1, open=True, **quiet)
+        call_command("create_clues_studies", split=1, open=True, posted_reward=REWARD, **quiet)
     else:
         source = SHARED / "fewclue" / "datasets" if data == "real" else REPO / "tests" / "fixtures" / "fewclue"
         call_command("import_fewclue", str(source), **quiet)
         small = {} if data == "real" else {"training_items": 2, "test_sample": 3}  # the fixture: 10 training, 3 test
-        call_command("create_fewclue_studies", open=True, seed=seed, **small, **quiet)
+        call_command("create_fewclue_studies", open=True, posted_reward=REWARD, seed=seed, **small, **quiet)
+    closed = list(Study.objects.exclude(status=Study.Status.OPEN).values_list("slug", flat=True))
+    if closed:  # the launch check refused them: a dashboard of drafts is not the one measured
+        raise SystemExit(f"not opened: {', '.join(closed)}")
     setup_seconds = time.perf_counter() - started
 
     started = time.perf_counter()

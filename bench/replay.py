@@ -141,7 +141,8 @@ def set_up(stack: Stack, args: argparse.Namespace) -> dict:
     # The release's 10/20-shot files are not all subsets of the 30-shot file: build the nested sets.
     import_clues(path=args.clues, build_nested=True)
     with open(os.devnull, "w") as quiet:
-        call_command("create_clues_studies", split=SPLIT, open=True, stdout=quiet, stderr=quiet)
+        # A posted reward, as the README's walk-through gives: without one the launch check keeps a study a draft.
+        call_command("create_clues_studies", split=SPLIT, open=True, posted_reward="1.50", stdout=quiet, stderr=quiet)
     info = {}
     for task in args.tasks:
         slug = f"clues-{task}-split{SPLIT}"
@@ -152,6 +153,8 @@ def set_up(stack: Stack, args: argparse.Namespace) -> dict:
             )
             studies.change_status(study=study, to_status=Study.Status.OPEN)
             setup_notes.append(f"{task}: create_clues_studies refused split {SPLIT}; study_create used")
+        if study.status != Study.Status.OPEN:
+            raise SystemExit(f"{slug} is {study.status}, not open: manage.py check_study {slug} says why")
         # The shortest timeout the model allows; the harness ages an abandoner's last activity past it.
         studies.study_update(
             study=study,

@@ -172,8 +172,9 @@ def generate(*, annotations: int, workers: int, seed: int) -> dict:
                     f"{pid}\t{example_id}\ttest\t{position}\t{status}\t{label}\t{answer}\t{confidence}\t"
                     f"{score}\t{stamp}\t{stamp}\t{rng.randint(800, 9000)}\t0\n"
                 )
-            buffer.seek(0)
-            raw.copy_from(buffer, "annotation_response", columns=columns)
+            # psycopg 3's COPY (the driver requirements.txt pins); the text format, as written above
+            with raw.copy(f"COPY annotation_response ({', '.join(columns)}) FROM STDIN") as copy:
+                copy.write(buffer.getvalue())
             written += items
         copy_seconds = time.perf_counter() - started
         started = time.perf_counter()

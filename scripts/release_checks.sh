@@ -2,7 +2,7 @@
 # Release checks: the long runs that CI (.ci/run) leaves out, run before a release (docs/development.md#release-checks).
 #
 #   bash scripts/release_checks.sh                 # all of them
-#   bash scripts/release_checks.sh rehearsals      # some: rehearsals, lifecycle, mutation
+#   bash scripts/release_checks.sh rehearsals      # some: rehearsals, lifecycle, mutation, benchmarks
 #
 # rehearsals: every CLUES study of split 1 rehearsed (rehearse_study), on a scratch database of its own, set up
 #   as the README's walk-through sets a real study up (import, create, configure, attention checks). Reads the
@@ -15,6 +15,9 @@
 #   steps; LIFECYCLE_EXAMPLES and LIFECYCLE_STEPS override them), on DATABASE_URL's database (SQLite by default).
 # mutation: mutation testing (scripts/mutation.sh, mutmut): every area, or MUTATION_AREAS (e.g. "pay majority");
 #   fails when a mutant survives that docs/development.md#mutation-testing does not argue equivalent.
+# benchmarks: every benchmark the docs show, end to end with tiny counts (tests/bench/*_smoke.py, BENCH_SMOKE=1),
+#   so that a script nobody ran for a while still runs; the figures themselves are measured on a quiet machine
+#   (docs/performance.md). The stack's need PostgreSQL at 127.0.0.1:5432 and Redis (scripts/services.sh).
 #
 # Each check prints its wall time; the reports land in RELEASE_CHECKS_DIR (default test-artifacts/release-checks).
 # Any failure fails the run, after the others have run.
@@ -80,12 +83,16 @@ mutation() {
     MUTATION_DIR="$OUT/mutation" bash scripts/mutation.sh "${areas[@]}"
 }
 
+benchmarks() {
+    BENCH_SMOKE=1 .venv/bin/python -m pytest -q -p no:cacheprovider -n0 tests/bench/*_smoke.py
+}
+
 checks=("$@")
-[ "${#checks[@]}" -gt 0 ] || checks=(rehearsals lifecycle mutation)
+[ "${#checks[@]}" -gt 0 ] || checks=(rehearsals lifecycle mutation benchmarks)
 for check in "${checks[@]}"; do
     case "$check" in
-    rehearsals | lifecycle | mutation) echo "== $check"; timed "$check" "$check" || true ;;
-    *) echo "unknown check: $check (rehearsals, lifecycle, mutation)" >&2; exit 2 ;;
+    rehearsals | lifecycle | mutation | benchmarks) echo "== $check"; timed "$check" "$check" || true ;;
+    *) echo "unknown check: $check (rehearsals, lifecycle, mutation, benchmarks)" >&2; exit 2 ;;
     esac
 done
 if [ "${#failed[@]}" -gt 0 ]; then

@@ -93,6 +93,21 @@ def test_german_calls_an_item_aufgabe_and_a_training_item_uebungsbeispiel_everyw
     assert mixed == []
 
 
+def test_german_calls_a_training_example_uebungsbeispiel_too():
+    """Where the English says "training ... example" (the start page's "Training: 30 examples."), the German says
+    Übungsbeispiel, as the facts above it do ("30 Übungsbeispiele"), never a bare "Beispiele"."""
+    import re
+
+    mixed = []
+    for domain in ("django", "djangojs"):
+        for entry in pofile.read(LOCALE / "de" / "LC_MESSAGES" / f"{domain}.po"):
+            source = f"{entry.msgid} {entry.msgid_plural or ''}"
+            if entry.is_header or entry.obsolete or not re.search(r"\btraining\b.*\bexamples?\b", source, re.I | re.S):
+                continue
+            mixed += [(entry.msgid, text) for text in entry.msgstr.values() if "Übungsbeispiel" not in text]
+    assert mixed == []
+
+
 def test_chinese_texts_use_full_width_punctuation_beside_chinese_characters():
     """Every Chinese message on every page, not only the FewCLUE pages the browser test opens (issue 40,
     item 14): ASCII ,.:;?!() beside a Chinese character reads as a typo to a Chinese worker."""

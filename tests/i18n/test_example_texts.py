@@ -35,3 +35,31 @@ def test_every_example_consent_text_says_how_to_withdraw_and_how_long_ids_are_ke
     # The retention is the default of IDENTIFIER_RETENTION_DAYS (docs/participants.md).
     assert "**90 " in text
     assert any(word in text for word in ("withdraw", "zurückziehen", "撤回"))
+
+
+# The consent page's button, as each language's catalog words it (templates/entry/start.html).
+AGREE = {
+    "en": "I agree and want to take part",
+    "de": "Ich stimme zu und möchte teilnehmen",
+    "zh-hans": "我同意并愿意参加",
+}
+
+
+@pytest.mark.parametrize("language", sorted(AGREE))
+def test_each_example_consent_names_the_agree_button_as_the_page_words_it(language):
+    from django.utils import translation
+
+    with translation.override(language):
+        assert translation.gettext("I agree and want to take part") == AGREE[language]
+    assert f"**{AGREE[language]}**" in (EXAMPLES / f"consent.{language}.md").read_text(encoding="utf-8")
+
+
+def test_the_german_consent_calls_an_item_aufgabe_as_the_pages_do():
+    """The pages say Aufgabe for an item and Übungsbeispiel for a training item (tests/i18n/test_catalogs.py):
+    the consent beside them uses the same words, "Beispiel" only in "zum Beispiel"."""
+    import re
+
+    text = re.sub(r"zum\s+Beispiel", "", (EXAMPLES / "consent.de.md").read_text(encoding="utf-8"))
+    words = re.findall(r"\w*beispiel\w*", text, re.IGNORECASE)
+    assert [w for w in words if not w.startswith("Übungsbeispiel")] == []
+    assert "Aufgaben des Hauptteils" in text  # the test items, as the start page's "Aufgaben im Hauptteil"

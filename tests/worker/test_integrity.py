@@ -262,7 +262,7 @@ def test_the_example_consent_texts_say_what_the_page_records():
     for phrase in ("visible", "background or\n  lost focus", "text of the item was copied", "never\n  what was copied"):
         assert phrase in english
     assert "do **not** record the keys you press, what is on your clipboard, your mouse" in english
-    for phrase in ("sichtbar", "den Fokus\n  verloren", "Text des Beispiels kopiert", "nie der kopierte"):
+    for phrase in ("sichtbar", "den Fokus\n  verloren", "Text der Aufgabe kopiert", "nie der kopierte"):
         assert phrase in german
     assert "**nicht** auf, welche Tasten Sie drücken, was in Ihrer\nZwischenablage steht, Ihre Mausbewegungen" in german
 
