@@ -22,6 +22,7 @@ from annotation.admin.prolific import ProlificStudyActions
 from annotation.admin.study_forms import AttentionCheckForm, AttentionCheckFormSet, StudyActionForm, StudyForm
 from annotation.admin.study_views import StudyPages
 from annotation.models import AnalysisPlan, AttentionCheck, Condition, Study
+from annotation.services.roles.operations import Operation, may
 from annotation.services.state import outcomes, slots
 from annotation.services.studies import studies
 from annotation.services.verdicts import attention
@@ -276,6 +277,16 @@ class StudyAdmin(StudyPages, ProlificStudyActions, admin.ModelAdmin):
 
     def get_readonly_fields(self, request: HttpRequest, obj: Study | None = None) -> list[str] | tuple[str, ...]:
         return [*self.readonly_fields, "slug", "task"] if obj else self.readonly_fields
+
+    def get_fieldsets(self, request: HttpRequest, obj: Model | None = None) -> Any:
+        """The past participants' files list identifiers: their links only for a role their view lets in."""
+        fieldsets = super().get_fieldsets(request, obj)
+        if may(request.user, Operation.EXPORT_IDENTIFIERS):
+            return fieldsets
+        return [
+            (name, {**options, "fields": [f for f in options["fields"] if f != "past_participants"]})
+            for name, options in fieldsets
+        ]
 
     def get_inlines(self, request: HttpRequest, obj: Study | None) -> list[type[InlineModelAdmin[Any, Any]]]:
         return [*self.inlines] if obj else [ConditionInline]  # checks need the study's task and test set

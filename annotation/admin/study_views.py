@@ -25,7 +25,7 @@ from annotation.services.admission import blocklist, closing
 from annotation.services.roles.operations import Operation, may
 from annotation.services.state import platforms
 from annotation.services.studies import launch, preview, studies
-from annotation.web.roles import denied, refusal
+from annotation.web.roles import denied, refusal, team_context
 from tasks_app.models import Task
 
 
@@ -69,6 +69,7 @@ class StudyPages(admin.ModelAdmin):
                 extra_context["status_buttons"] = status_buttons(study)
                 extra_context["status_url"] = reverse("admin:annotation_study_status", args=[study.pk])
                 extra_context["default_grace"] = closing.DEFAULT_GRACE_MINUTES
+            extra_context.update(team_context(request))  # the page's controls, for whom their views let in
             extra_context["preview_links"] = preview.links(study)
             extra_context["launch_check"] = launch.launch_check(study)
             extra_context["launch_overrides"] = list(study.launch_overrides.all()[:5])

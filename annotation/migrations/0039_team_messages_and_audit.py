@@ -5,18 +5,6 @@ from django.db import migrations, models
 from annotation.protocol import roles
 
 
-def resync_roles(apps, schema_editor):
-    """The groups again (as 0037 made them): the PI's group holds every permission of the app, so the audit
-    trail's and the messages' permissions, made since, join it; the other roles are as roles.py says."""
-    from django.contrib.auth.management import create_permissions
-
-    for app_config in apps.get_app_configs():
-        app_config.models_module = True
-        create_permissions(app_config, apps=apps, verbosity=0)
-        app_config.models_module = None
-    roles.sync_groups(apps)
-
-
 class Migration(migrations.Migration):
     dependencies = [
         ("annotation", "0038_audit_trail"),
@@ -84,5 +72,7 @@ class Migration(migrations.Migration):
                 max_length=40,
             ),
         ),
-        migrations.RunPython(resync_roles, migrations.RunPython.noop),
+        # The groups again, as 0037 made them: the PI's group holds every permission of the app, so the audit
+        # trail's and the messages' permissions, made since, join it; the other roles are as roles.py says.
+        migrations.RunPython(roles.migrate_groups, migrations.RunPython.noop),
     ]

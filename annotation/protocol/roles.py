@@ -2,7 +2,8 @@
 
 ``STUDY_PERMISSIONS`` is what ``Study.Meta.permissions`` declares (app label ``annotation``); the three roles
 are Django groups holding some of them and some of the admin's model permissions. Which operation needs which
-permission is annotation.services.roles. It sits this low because migration 0034 creates the groups from it.
+permission is annotation.services.roles. It sits this low because migrations 0037 and 0039 create the groups
+from it (``migrate_groups``).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ STUDY_PERMISSIONS: tuple[tuple[str, str], ...] = (
     (MESSAGE_PARTICIPANTS, "Message participants through Prolific"),
 )
 
-# --- The three roles: Django groups, made by migration 0034 and kept current by ``ensure_admin --role`` ---
+# --- The three roles: Django groups, made by migrations 0037 and 0039 and kept current by ``ensure_admin --role`` ---
 
 PI, RESEARCHER, ASSISTANT = "pi", "researcher", "assistant"
 GROUP_NAMES = {PI: "principal investigator", RESEARCHER: "researcher", ASSISTANT: "assistant"}
@@ -127,3 +128,19 @@ def sync_groups(apps: Any) -> None:
             if found != wanted:  # a model renamed or removed: say so rather than give a role less than it says
                 raise LookupError(f"role {role}: no such permission(s) {sorted(wanted - found)}")
         group.permissions.set(permissions)
+
+
+def migrate_groups(apps: Any, schema_editor: Any = None) -> None:
+    """A migration's RunPython (0037, 0039): the permissions of every app, then ``sync_groups``.
+
+    Django creates permissions after the last migration (post_migrate); the groups need them now, so they are
+    created here first, with the same call (idempotent). The historical registry's app configs have no models
+    module, which ``create_permissions`` takes for an app without models: one is pretended for the call.
+    """
+    from django.contrib.auth.management import create_permissions  # not at import: the models import this module
+
+    for app_config in apps.get_app_configs():
+        app_config.models_module = True
+        create_permissions(app_config, apps=apps, verbosity=0)
+        app_config.models_module = None
+    sync_groups(apps)

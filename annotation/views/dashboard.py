@@ -1,7 +1,9 @@
 """The team's dashboard: live progress per study, condition and worker; the table, the plot, every export.
 
 Every view names the operation it is (annotation.web.roles, docs/team.md): watching for the pages, an
-export's kind for an export or a download, rehearsing for the Rehearse button.
+export's kind for an export or a download, rehearsing for the Rehearse button. A page shows each control
+only to a user the view it sends to lets in, by the same check (``may`` in the templates, ``_exportable``,
+``_prolific_links``); where a role may not, a note says who may.
 
 Read-only pages over the reporting services, plus two POSTs that queue a job:
 an export (the same service the admin action and the API call) and a
@@ -62,10 +64,10 @@ from annotation.reporting.rehearsal_jobs import REPORT_FORMATS, job_status, rehe
 from annotation.reporting.selection import of_benchmark, select_studies
 from annotation.reporting.statement import STATEMENT_FORMATS, build_statement, render_statement
 from annotation.reporting.tables import build_table
-from annotation.services.roles.operations import Operation
+from annotation.services.roles.operations import Operation, holders, may, prolific_operation
 from annotation.services.studies import launch, preview
 from annotation.services.verdicts import attention, integrity
-from annotation.web.roles import denied, requires
+from annotation.web.roles import denied, requires, team_context
 from tasks_app.scoring import SKIP_EMPTY, SKIP_EXCLUDE, SKIP_ZERO
 
 LIVE_SECONDS = 5  # how often the pages poll their live feed
@@ -139,6 +141,36 @@ def _query(studies_raw: str, options: MetricOptions) -> str:
     return query
 
 
+def _exportable(request: HttpRequest) -> dict[str, list[str]]:
+    """The export kinds the user may make or download (``kinds``), by the check ``export_now`` and the others
+    make; and those it may not (``withheld_kinds``: they name participants)."""
+    kinds = [kind for kind in EXPORT_KINDS if may(request.user, export_operation(kind))]
+    return {"kinds": kinds, "withheld_kinds": [kind for kind in EXPORT_KINDS if kind not in kinds]}
+
+
+# The study page's Prolific links, each to its operation's dry run (annotation.views.prolific).
+PROLIFIC_LINKS = (
+    ("review", "approve submissions"),
+    ("bonus", "pay bonuses"),
+    ("group", "add the task's participants to its group"),
+    ("places", "places follow the design"),
+)
+
+
+def _prolific_links(request: HttpRequest, study: Study) -> dict[str, list[tuple[str, str]]]:
+    """(label, URL) of the operations the user may run, by the check ``prolific.operation`` makes; and
+    (labels, who may) of the others."""
+    links: list[tuple[str, str]] = []
+    others: dict[str, list[str]] = {}  # who may -> the operations
+    for name, label in PROLIFIC_LINKS:
+        operation = prolific_operation(name)
+        if may(request.user, operation):
+            links.append((label, reverse("dashboard:prolific", args=[study.slug, name])))
+        else:
+            others.setdefault(holders(operation), []).append(label)
+    return {"prolific_links": links, "prolific_not_yours": [(", ".join(ls), who) for who, ls in others.items()]}
+
+
 def _overview(studies: list[Study], rows: dict) -> list[dict]:
     """The study cards, those that need attention first (most first), the others in their order."""
     cards = []
@@ -156,7 +188,7 @@ def index(request: HttpRequest) -> HttpResponse:
         studies, options, raw = _selection(request)
     except ReportError as exc:
         if "no studies" in str(exc):
-            return render(request, "dashboard/index.html", {"studies": []})
+            return render(request, "dashboard/index.html", {"studies": [], **team_context(request)})
         return HttpResponseBadRequest(str(exc))
     rows = progress(studies)
     return render(
@@ -172,9 +204,10 @@ def index(request: HttpRequest) -> HttpResponse:
             "query": _query(raw, options),
             "options": options,
             "option_links": _option_links(None if raw == "all" else raw, options),
-            "kinds": list(EXPORT_KINDS),
+            **_exportable(request),
             "csv_kinds": CSV_KINDS,
             "jobs": ExportJob.objects.all()[:20],
+            **team_context(request),
         },
     )
 
@@ -216,14 +249,16 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "hardest": item_difficulty(study=study, limit=10),
             "confidence": confidence_vs_correctness(study=study),
             "timing": time_per_item(study=study),
-            "kinds": list(EXPORT_KINDS),
+            **_exportable(request),
             "csv_kinds": CSV_KINDS,
             "jobs": ExportJob.objects.filter(params__studies=[study.pk])[:20],
             "prolific_enabled": bool(settings.PROLIFIC_API_TOKEN),
+            **_prolific_links(request, study),
             "rehearsals": RehearsalJob.objects.filter(study=study)[:5],
             "launch_check": launch.launch_check(study),
             "launch_overrides": study.launch_overrides.all()[:5],
             "pilot": pilot_section(study) if study.in_pilot else None,
+            **team_context(request),
         },
     )
 

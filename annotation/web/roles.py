@@ -1,6 +1,9 @@
 """The HTTP side of the team's roles: the one refusal, and the checks the dashboard, the admin's own pages
 and the API make before an operation (docs/team.md; the table of operations is annotation.services.roles).
 
+``Allowed`` (``may`` in a template) is the same check for the page that shows the control: a role sees only
+what it may use, and where it may not, a note of who may (``who_may``).
+
 ``refusal`` is the only place a request is refused for want of a role: anonymous visitors of a page go to
 the login, anyone else gets Django's 403 page, and a JSON endpoint (the API, the dashboard's JSON) answers
 403 in the API's error shape (``not_authenticated`` or ``permission_denied``).
@@ -25,7 +28,7 @@ from rest_framework.views import APIView
 from annotation.api.errors import Refusal, error_body
 from annotation.models import AuditEntry
 from annotation.services import audit
-from annotation.services.roles.operations import WHAT, Operation, may
+from annotation.services.roles.operations import WHAT, Operation, holders, may
 
 logger = logging.getLogger(__name__)
 
@@ -51,6 +54,37 @@ def refusal(request: HttpRequest | Request, operation: Operation, *, json: bool 
     if json:
         return JsonResponse(body, status=403)
     return permission_denied(request, PermissionDenied(body["detail"]))  # handler403's page: templates/403.html
+
+
+def _operation(name: str) -> Operation:
+    try:
+        return Operation(name)
+    except ValueError:  # a template swallows a ValueError or KeyError: a misspelt name must fail the page
+        raise LookupError(f"no operation {name!r} (annotation.services.roles.operations.Operation)") from None
+
+
+class Allowed:
+    """What the user may do, for a template: ``{% if may.rehearse %}`` (an Operation's value) is the check the
+    view the control sends to makes, so a page shows a role only the controls it may use."""
+
+    def __init__(self, user: Any) -> None:
+        self.user = user
+
+    def __getitem__(self, name: str) -> bool:
+        return may(self.user, _operation(name))
+
+
+class WhoMay:
+    """Who may do an operation, in words, for the note a page shows instead of a control the user may not
+    use: ``{{ who_may.rehearse }}`` is "a researcher or a principal investigator"."""
+
+    def __getitem__(self, name: str) -> str:
+        return holders(_operation(name))
+
+
+def team_context(request: HttpRequest) -> dict[str, Any]:
+    """``may`` and ``who_may`` for a staff page's template (the dashboard, the study's admin page)."""
+    return {"may": Allowed(request.user), "who_may": WhoMay()}
 
 
 def denied(request: HttpRequest, operation: Operation, *, json: bool = False) -> HttpResponse | None:

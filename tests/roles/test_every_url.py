@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
+from django.contrib.contenttypes.models import ContentType
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
@@ -32,10 +33,18 @@ from annotation.models import (
     ProlificMessage,
     ProlificSubscription,
     RehearsalJob,
+    Response,
+    Study,
 )
 from annotation.services import audit
 from tasks_app.models import TrainingSplit
-from tests.factories import ConditionFactory, ParticipationFactory, StudyFactory, make_classification_task
+from tests.factories import (
+    ConditionFactory,
+    ParticipationFactory,
+    ResponseFactory,
+    StudyFactory,
+    make_classification_task,
+)
 from tests.team import team_member
 from tests.worker.conftest import login
 
@@ -81,7 +90,8 @@ class Case:
     body: dict = field(default_factory=dict)
 
 
-# pattern -> the request made and who may. Ids: study 1 "s" (task 1), job 1 of each kind; see ``world``.
+# pattern -> the request made and who may. ``{name}`` in a path is the id of a row ``world`` makes (``refs``):
+# real ids, whatever the database's sequences are at (PostgreSQL's do not restart after a rolled-back test).
 URLS: dict[str, Case] = {
     # The worker's session API and pages: workers, never the team's roles.
     "api/session/current/": Case("/api/session/current/", worker_only()),
@@ -93,8 +103,8 @@ URLS: dict[str, Case] = {
     "api/session/skip/": Case("/api/session/skip/", worker_only(), "post"),
     "api/session/progress/": Case("/api/session/progress/", worker_only()),
     "api/session/events/": Case("/api/session/events/", worker_only(), "post"),
-    "api/session/items/<int:item_id>/": Case("/api/session/items/1/", worker_only()),
-    "api/session/items/<int:item_id>/reveal/": Case("/api/session/items/1/reveal/", worker_only(), "post"),
+    "api/session/items/<int:item_id>/": Case("/api/session/items/{item}/", worker_only()),
+    "api/session/items/<int:item_id>/reveal/": Case("/api/session/items/{item}/reveal/", worker_only(), "post"),
     "work/": Case("/work/", worker_only()),  # no participation: a 403 page that says how to join
     "work/consent/": Case("/work/consent/", worker_only(), "post"),
     "work/survey/": Case("/work/survey/", worker_only(), "post"),
@@ -114,12 +124,16 @@ URLS: dict[str, Case] = {
     "dashboard/study/<slug:slug>/statement.<str:fmt>": Case("/dashboard/study/s/statement.markdown", page(*TEAM)),
     "dashboard/plot.<str:fmt>": Case("/dashboard/plot.svg", page(*TEAM)),
     "dashboard/study/<slug:slug>/prolific/<str:operation>/": Case("/dashboard/study/s/prolific/bonus/", page(*PI)),
-    "dashboard/study/<slug:slug>/prolific-runs/<int:job_id>/": Case("/dashboard/study/s/prolific-runs/1/", page(*PI)),
+    "dashboard/study/<slug:slug>/prolific-runs/<int:job_id>/": Case(
+        "/dashboard/study/s/prolific-runs/{prolific_job}/", page(*PI)
+    ),
     "dashboard/study/<slug:slug>/rehearse/": Case(
         "/dashboard/study/s/rehearse/", data(*RESEARCH), "post", {"workers_per_condition": "x"}
     ),
-    "dashboard/rehearsals/<int:job_id>.json": Case("/dashboard/rehearsals/1.json", data(*TEAM)),
-    "dashboard/rehearsals/<int:job_id>/report.<str:fmt>": Case("/dashboard/rehearsals/1/report.json", page(*TEAM)),
+    "dashboard/rehearsals/<int:job_id>.json": Case("/dashboard/rehearsals/{rehearsal_job}.json", data(*TEAM)),
+    "dashboard/rehearsals/<int:job_id>/report.<str:fmt>": Case(
+        "/dashboard/rehearsals/{rehearsal_job}/report.json", page(*TEAM)
+    ),
     "dashboard/export/<str:kind>/": Case("/dashboard/export/annotations-jsonl/?studies=s", page(*RESEARCH)),
     "dashboard/export/<str:kind>/provenance/": Case(
         "/dashboard/export/payments-csv/provenance/?studies=s", page(*RESEARCH)
@@ -127,32 +141,32 @@ URLS: dict[str, Case] = {
     "dashboard/exports/queue/": Case(
         "/dashboard/exports/queue/", page(*RESEARCH), "post", {"kind": "annotators-csv", "studies": "nope"}
     ),
-    "dashboard/exports/<int:job_id>/download/": Case("/dashboard/exports/1/download/", page(*RESEARCH)),
-    "dashboard/exports/<int:job_id>/provenance/": Case("/dashboard/exports/1/provenance/", page(*RESEARCH)),
+    "dashboard/exports/<int:job_id>/download/": Case("/dashboard/exports/{export_job}/download/", page(*RESEARCH)),
+    "dashboard/exports/<int:job_id>/provenance/": Case("/dashboard/exports/{export_job}/provenance/", page(*RESEARCH)),
     # The researchers' API.
     "api/schema/": Case("/api/schema/", everyone()),  # the API's description: public, as the code is
     "api/docs/": Case("/api/docs/", everyone()),
     "api/^studies/$": Case("/api/studies/", data(*TEAM)),
-    "api/^studies/(?P<pk>[^/.]+)/$": Case("/api/studies/1/", data(*RESEARCH), "patch", {"name": "renamed"}),
+    "api/^studies/(?P<pk>[^/.]+)/$": Case("/api/studies/{study}/", data(*RESEARCH), "patch", {"name": "renamed"}),
     "api/^studies/standard-design/$": Case("/api/studies/standard-design/", data(*RESEARCH), "post"),
-    "api/^studies/(?P<pk>[^/.]+)/counts/$": Case("/api/studies/1/counts/", data(*TEAM)),
-    "api/^studies/(?P<pk>[^/.]+)/launch-check/$": Case("/api/studies/1/launch-check/", data(*TEAM)),
+    "api/^studies/(?P<pk>[^/.]+)/counts/$": Case("/api/studies/{study}/counts/", data(*TEAM)),
+    "api/^studies/(?P<pk>[^/.]+)/launch-check/$": Case("/api/studies/{study}/launch-check/", data(*TEAM)),
     "api/^studies/(?P<pk>[^/.]+)/status/$": Case(
-        "/api/studies/1/status/", data(*PI), "post", {"status": "open", "override_blockers": True}
+        "/api/studies/{study}/status/", data(*PI), "post", {"status": "open", "override_blockers": True}
     ),
-    "api/studies/<int:id>/prolific/<str:operation>/": Case("/api/studies/1/prolific/review/", data(*PI), "post"),
+    "api/studies/<int:id>/prolific/<str:operation>/": Case("/api/studies/{study}/prolific/review/", data(*PI), "post"),
     "api/participants/export/": Case("/api/participants/export/?task=t&format=prolific", data(*RESEARCH)),
     "api/^conditions/$": Case("/api/conditions/", data(*TEAM)),
-    "api/^conditions/(?P<pk>[^/.]+)/$": Case("/api/conditions/1/", data(*TEAM)),
+    "api/^conditions/(?P<pk>[^/.]+)/$": Case("/api/conditions/{condition}/", data(*TEAM)),
     "api/^participations/$": Case("/api/participations/", data(*RESEARCH)),
-    "api/^participations/(?P<pk>[^/.]+)/$": Case("/api/participations/1/", data(*RESEARCH)),
+    "api/^participations/(?P<pk>[^/.]+)/$": Case("/api/participations/{participation}/", data(*RESEARCH)),
     "api/^participations/(?P<pk>[^/.]+)/override/$": Case(
-        "/api/participations/1/override/", data(*PI), "post", {"admit": True, "reason": "checked by hand"}
+        "/api/participations/{participation}/override/", data(*PI), "post", {"admit": True, "reason": "checked by hand"}
     ),
     "api/^workers/$": Case("/api/workers/", data(*RESEARCH)),
-    "api/^workers/(?P<pk>[^/.]+)/$": Case("/api/workers/1/", data(*RESEARCH)),
-    "api/^workers/(?P<pk>[^/.]+)/block/$": Case("/api/workers/1/block/", data(*PI), "post"),
-    "api/^workers/(?P<pk>[^/.]+)/unblock/$": Case("/api/workers/1/unblock/", data(*PI), "post"),
+    "api/^workers/(?P<pk>[^/.]+)/$": Case("/api/workers/{worker}/", data(*RESEARCH)),
+    "api/^workers/(?P<pk>[^/.]+)/block/$": Case("/api/workers/{worker}/block/", data(*PI), "post"),
+    "api/^workers/(?P<pk>[^/.]+)/unblock/$": Case("/api/workers/{worker}/unblock/", data(*PI), "post"),
     "api/^attention-checks/$": Case("/api/attention-checks/", data(*TEAM)),
     "api/^attention-checks/generate/$": Case("/api/attention-checks/generate/", data(*RESEARCH), "post"),
     "api/^attention-checks/report/$": Case("/api/attention-checks/report/?study=s", data(*RESEARCH)),
@@ -161,7 +175,7 @@ URLS: dict[str, Case] = {
     "api/reports/annotators/": Case("/api/reports/annotators/?studies=s", data(*RESEARCH)),
     "api/reports/statement/": Case("/api/reports/statement/?study=s", data(*TEAM)),
     "api/reports/exports/": Case("/api/reports/exports/", data(*RESEARCH), "post", {"kind": "payments-csv"}),
-    "api/reports/exports/<int:job_id>/": Case("/api/reports/exports/1/", data(*TEAM)),
+    "api/reports/exports/<int:job_id>/": Case("/api/reports/exports/{export_job}/", data(*TEAM)),
     "api/^.*$": Case("/api/nothing-here/", everyone()),  # the API's 404, to anyone
     # The admin's own pages.
     "admin/": Case("/admin/", admin_page(*TEAM)),
@@ -171,31 +185,31 @@ URLS: dict[str, Case] = {
     "admin/password_change/done/": Case("/admin/password_change/done/", admin_page(*TEAM)),
     "admin/autocomplete/": Case("/admin/autocomplete/", admin_page()),  # no admin of ours uses it: 403
     "admin/jsi18n/": Case("/admin/jsi18n/", admin_page(*TEAM)),
-    "admin/r/<path:content_type_id>/<path:object_id>/": Case("/admin/r/1/1/", admin_page(*TEAM)),
+    "admin/r/<path:content_type_id>/<path:object_id>/": Case("/admin/r/{study_type}/{study}/", admin_page(*TEAM)),
     "admin/^(?P<app_label>auth|tasks_app|annotation)/$": Case("/admin/annotation/", admin_page(*TEAM)),
     "admin/(?P<url>.*)$": Case("/admin/nothing-here/", admin_page(*TEAM)),
-    "admin/auth/user/<id>/password/": Case("/admin/auth/user/1/password/", admin_page(*ROOT)),
+    "admin/auth/user/<id>/password/": Case("/admin/auth/user/{superuser}/password/", admin_page(*ROOT)),
     # StudyAdmin's own pages.
     "admin/annotation/study/standard-design/": Case("/admin/annotation/study/standard-design/", page(*RESEARCH)),
     "admin/annotation/study/<int:pk>/status/": Case(
-        "/admin/annotation/study/1/status/", page(*RESEARCH), "post", {"to_status": "paused"}
+        "/admin/annotation/study/{study}/status/", page(*RESEARCH), "post", {"to_status": "paused"}
     ),
     "admin/annotation/study/participants/<int:task_id>/<str:fmt>/": Case(
-        "/admin/annotation/study/participants/1/prolific/", page(*RESEARCH)
+        "/admin/annotation/study/participants/{task}/prolific/", page(*RESEARCH)
     ),
     "admin/annotation/study/<int:study_id>/prolific/<str:operation>/": Case(
-        "/admin/annotation/study/1/prolific/bonus/", page(*PI)
+        "/admin/annotation/study/{study}/prolific/bonus/", page(*PI)
     ),
     "admin/annotation/study/<int:study_id>/prolific-runs/<int:job_id>/": Case(
-        "/admin/annotation/study/1/prolific-runs/1/", page(*PI)
+        "/admin/annotation/study/{study}/prolific-runs/{prolific_job}/", page(*PI)
     ),
     "admin/annotation/study/<int:study_id>/prolific-message/": Case(
-        "/admin/annotation/study/1/prolific-message/",
+        "/admin/annotation/study/{study}/prolific-message/",
         page(*PI),  # the dry run lists the participants
     ),
     # Messages and withdrawals: the PI's.
     "api/studies/<int:id>/prolific-messages/": Case(
-        "/api/studies/1/prolific-messages/", data(*PI), "post", {"kind": "bulk", "text": "Thank you."}
+        "/api/studies/{study}/prolific-messages/", data(*PI), "post", {"kind": "bulk", "text": "Thank you."}
     ),
     "api/participants/withdraw/": Case(
         "/api/participants/withdraw/", data(*PI), "post", {"platform": "prolific", "id": "nobody-here"}
@@ -272,19 +286,22 @@ def answer(response) -> str:
 
 @pytest.fixture
 def world(settings):
-    """One of everything the patterns name: study 1 (slug ``s``) of task 1 (``t``), a worker's participation,
-    a job of each kind, and a client per role."""
-    from django.db import connection
-
-    if connection.vendor == "postgresql":  # a rolled-back test leaves its sequences where they were
-        pytest.skip(
-            "the table's paths name ids 1, which only SQLite's rolled-back tests give again (CI's SQLite stage)"
-        )
+    """One of everything the patterns name: study ``s`` of task ``t``, a worker's participation with an item,
+    a job of each kind, and a client per role; with the ids the paths' ``{name}`` fields take (``refs``) and
+    each admin model's row (``ids``)."""
     settings.PROLIFIC_API_TOKEN = ""  # the integration off: a Prolific POST answers 409, never a call
     task = make_classification_task(slug="t", n_test=2, n_train=10)
     study = StudyFactory(task=task, slug="s", workers_per_condition=2)
     ConditionFactory(study=study, shots=0)
     participation = ParticipationFactory(study=study, condition=study.conditions.get())
+    item = ResponseFactory(  # the worker's first test item, laid out and not answered yet
+        participation=participation,
+        example=task.examples.first(),
+        position=0,
+        status=Response.Status.PENDING,
+        submitted_at=None,
+        confidence=None,
+    )
     superuser = get_user_model().objects.create_superuser("root", password="pw")
     ExportJob.objects.create(kind="annotations-jsonl", params={"studies": [study.pk]})
     RehearsalJob.objects.create(study=study)
@@ -318,17 +335,30 @@ def world(settings):
         "annotation.prolificmessage": message.pk,
         "annotation.auditentry": entry.pk,
     }
+    refs = {
+        "study": study.pk,
+        "study_type": ContentType.objects.get_for_model(Study).pk,
+        "task": task.pk,
+        "condition": study.conditions.get().pk,
+        "participation": participation.pk,
+        "item": item.pk,
+        "worker": participation.worker.pk,
+        "superuser": superuser.pk,
+        "export_job": ids["annotation.exportjob"],
+        "rehearsal_job": RehearsalJob.objects.get().pk,
+        "prolific_job": ids["annotation.prolificjob"],
+    }
     clients = {"anonymous": Client(), "worker": login(Client(), participation)}
     for role in ("assistant", "researcher", "pi"):
         clients[role] = Client()
         clients[role].force_login(team_member(role, role))
     clients["superuser"] = Client()
     clients["superuser"].force_login(superuser)
-    return clients, ids
+    return clients, ids, refs
 
 
 def test_every_url_pattern_answers_each_role_as_the_table_says(world):
-    clients, ids = world
+    clients, ids, refs = world
     patterns = list(walk(get_resolver()))
     missing, wrong, seen = [], [], set()
     for pattern in patterns:
@@ -337,19 +367,18 @@ def test_every_url_pattern_answers_each_role_as_the_table_says(world):
             missing.append(pattern)
             continue
         seen.add(pattern)
+        path = case.path.format(**refs)
         for role in ROLES:  # least right first: a request that changes something comes from the allowed last
             send = getattr(clients[role], case.method)
             if case.method == "get":
-                response = send(case.path)
-            elif case.path.startswith(("/api/", "/dashboard/live")):
-                response = send(case.path, json.dumps(case.body), content_type="application/json")
+                response = send(path)
+            elif path.startswith(("/api/", "/dashboard/live")):
+                response = send(path, json.dumps(case.body), content_type="application/json")
             else:
-                response = send(case.path, case.body)
+                response = send(path, case.body)
             got = answer(response)
             if got != case.expect[role]:
-                wrong.append(
-                    f"{pattern} {case.method.upper()} {case.path} as {role}: {got}, expected {case.expect[role]}"
-                )
+                wrong.append(f"{pattern} {case.method.upper()} {path} as {role}: {got}, expected {case.expect[role]}")
     assert not missing, "URL patterns without a rule (add them to URLS):\n" + "\n".join(missing)
     assert not wrong, "\n".join(wrong)
     assert not set(URLS) - seen, f"rules for patterns that no longer exist: {sorted(set(URLS) - seen)}"

@@ -100,7 +100,7 @@ def test_every_operation_needs_a_declared_permission():
 
 
 def test_the_migration_made_the_groups_the_table_describes():
-    """The groups in the database (made by migration 0034) hold what annotation.protocol.roles says: a change
+    """The groups in the database (made by migrations 0037 and 0039) hold what annotation.protocol.roles says: a change
     to the table without a migration that syncs the groups again fails here."""
     for role, name in roles.GROUP_NAMES.items():
         held = {(p.content_type.app_label, p.codename) for p in Group.objects.get(name=name).permissions.all()}

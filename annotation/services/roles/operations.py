@@ -94,6 +94,21 @@ WHAT = {  # for the refusal's sentence: "... may not <what>"
 }
 
 
+ARTICLES = {roles.ASSISTANT: "an", roles.RESEARCHER: "a", roles.PI: "a"}
+
+
+def holders(operation: Operation) -> str:
+    """The roles that may do ``operation``, in words: "a researcher or a principal investigator" (the note a
+    page shows where a role without the right would have found the control)."""
+    needed = ("annotation", PERMISSIONS[operation])
+    names = [
+        f"{ARTICLES[role]} {roles.GROUP_NAMES[role]}"
+        for role in (roles.ASSISTANT, roles.RESEARCHER, roles.PI)
+        if role == roles.PI or needed in roles.role_permissions(role)  # the PI holds every permission
+    ]
+    return " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+
+
 def permission(operation: Operation) -> str:
     """The permission ``operation`` needs, as ``user.has_perm`` takes it."""
     return f"annotation.{PERMISSIONS[operation]}"
