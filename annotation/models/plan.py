@@ -7,7 +7,7 @@ from annotation.models.study import Study
 
 class AnalysisPlan(models.Model):
     """The design, rules, metric options and aggregation a study was launched under, as canonical JSON with
-    its SHA-256. Written once; the database refuses any later change of the row (migration 0034's trigger),
+    its SHA-256. Written once; the database refuses any later change of the row (migration 0035's trigger),
     so a rule edited after the launch shows as a deviation in the statement instead of moving the plan."""
 
     study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="analysis_plan")
