@@ -17,7 +17,7 @@ import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
-from annotation.models import Participation, Study
+from annotation.models import Condition, Participation, Study
 from annotation.reporting.alpha import study_ratings, task_alpha
 from annotation.reporting.analyses import (
     confidence_vs_correctness,
@@ -30,6 +30,7 @@ from annotation.reporting.fewclue_table import FewClueTable, build_fewclue_table
 from annotation.reporting.figure_cache import digest, remembered
 from annotation.reporting.figure_keys import StudyKeys
 from annotation.reporting.item_scores import cell_item_scores
+from annotation.reporting.majority import MajorityResult, condition_majority
 from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.pay import condition_pay
 from annotation.reporting.tables import Table, TableParts, build_table, table_parts
@@ -102,9 +103,15 @@ def fewclue_table(studies: Sequence[Study], keys: dict[int, StudyKeys], options:
     """``build_fewclue_table`` of the studies (figures only: no worker in it), kept; the reason as text where
     it cannot be built."""
 
+    def majority(condition: Condition) -> MajorityResult:
+        # The completed workers' votes: kept until their answers change (the study's finished key).
+        key = digest(keys[condition.study_id].finished, condition.pk, options)
+        return remembered("majority", key, lambda: condition_majority(condition=condition, options=options))
+
     def build() -> FewClueTable | str:
+        annotators = TableParts.merged([_study_parts(s, keys, options) for s in studies]).rows
         try:
-            return build_fewclue_table(studies=list(studies), options=options)
+            return build_fewclue_table(studies=list(studies), options=options, annotators=annotators, votes_of=majority)
         except ReportError as exc:  # several protocols at once: the page says so where the table would be
             return str(exc)
 

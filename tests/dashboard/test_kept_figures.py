@@ -10,19 +10,22 @@ something, or the comparison would prove nothing.
 import dataclasses
 from datetime import timedelta
 from decimal import Decimal
+from io import StringIO
 
 import pytest
 from django.contrib.auth.models import User
 from django.core.cache import cache
+from django.core.management import call_command
 from django.utils import timezone
 
-from annotation.models import Participation, Response
+from annotation.models import Condition, Participation, Response
 from annotation.reporting.recompute import recompute_item_scores
 from annotation.reporting.tables import Table
 from annotation.services.rights import withdrawal
 from annotation.services.session import answers, steps, timing
 from annotation.services.verdicts import overrides
 from tests.reporting.builders import add_annotator, gold_answers, make_study, wrong
+from tests.reporting.test_fewclue_table import _work, fewclue  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.django_db
 State = Participation.State
@@ -164,3 +167,26 @@ def test_a_write_to_one_of_two_pooled_studies_shows_in_the_overview_at_once(staf
         add_annotator(other, shots, answers=[wrong(g, sst2) for g in gold_answers(sst2)], worker_id=f"o{shots}")
     p = Participation.objects.get(worker__external_id="o10")
     _kept_then_changed(staff, other, lambda: overrides.override(p, admit=False, reason="copied", actor=None))
+
+
+@pytest.mark.usefixtures("fewclue")
+def test_a_fewclue_worker_s_answers_show_in_the_fewclue_table_at_once(staff):
+    call_command(
+        "create_fewclue_studies",
+        *("--training-items", "2", "--test-sample", "2", "--tasks", "ocnli", "--seed", "1"),
+        *("--open", "--posted-reward", "1.50"),
+        stdout=StringIO(),
+    )
+    condition = Condition.objects.get(study__slug="fewclue-ocnli-paper")
+    gold = [condition.study.task.examples.get(pk=pk).gold_answers[0] for pk in condition.test_sample]
+    _work("a", "fewclue-ocnli-paper", gold)
+
+    def table() -> dict:
+        return _plain(staff.get("/dashboard/").context["fewclue_table"])
+
+    before = table()
+    assert table() == before  # served kept
+    _work("b", "fewclue-ocnli-paper", [None, gold[1]])  # a second worker: a skip and the gold
+    after = table()
+    cache.clear()
+    assert after == table() != before
