@@ -8,7 +8,8 @@ release imported as the README imports it (``--data real``: ../shared/clues,
 or ../shared/fewclue/datasets; ``--data demo``: the bundled demo release, a
 few items per task, to try the harness quickly), the studies created as the
 README creates them (CLUES: the six studies of split 1; FewCLUE: the nine,
-``create_fewclue_studies``) and opened, and every slot of every condition
+``create_fewclue_studies``) and opened (with the README's posted reward:
+the launch check opens no study without one), and every slot of every condition
 filled with a completed worker (CLUES: 6 × 4 × 3 = 72; FewCLUE: 9 × 1 × 3 =
 27): bulk-created participations with their events and locked responses on
 the condition's real training and test items, each answered the way a worker
@@ -23,8 +24,14 @@ a staff user logged in with Django's test ``Client``, it requests the
 overview (``/dashboard/``) and every study page (``/dashboard/study/<slug>/``),
 once to warm up, then ``--requests`` times each, in turn; each request's
 wall time inside the process (no network: the server's time) and its SQL
-statements (``CaptureQueriesContext``) are recorded. Prints one JSON object:
-per checkout and page, p50/p95/max milliseconds and the query count.
+statements (``CaptureQueriesContext``) are recorded. Nothing is written
+between them, so a checkout that keeps its figures serves them kept. Each
+page is then requested once after a running worker's write (``after_write_ms``:
+the activity a heartbeat records, on one participation of its study), and
+once with the cache emptied (``computed_ms``: the view that computes every
+figure, as the first one after a completion does). Prints one JSON object:
+per checkout and page, p50/p95/max milliseconds and the query count, and
+those two views' milliseconds (one a round) and the computing view's queries.
 """
 
 from __future__ import annotations
@@ -221,11 +228,13 @@ def measure(repo: Path, database: Path, *, requests: int) -> dict:
     _setup(repo, database)
     from django.conf import settings
     from django.contrib.auth import get_user_model
+    from django.core.cache import cache
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext, override_settings, setup_test_environment
+    from django.utils import timezone
 
-    from annotation.models import Study
+    from annotation.models import Participation, Study
 
     setup_test_environment()  # the test Client's hooks, nothing else (the database is the bench file)
     # Static URLs without collectstatic's manifest (the hashed name is a dictionary lookup in production).
@@ -251,7 +260,34 @@ def measure(repo: Path, database: Path, *, requests: int) -> dict:
             queries[name] = len(captured.captured_queries)
             if round_:  # the first is the warm-up
                 times[name].append(elapsed * 1000)
-    return {"times": times, "queries": queries}
+    # Each page once more after a running worker's write: the activity a heartbeat or an answer records
+    # (lifecycle.touch's UPDATE) on one participation of the page's study, the overview's on the last study.
+    after_write: dict[str, float] = {}
+    for name, url in pages.items():
+        rows = Participation.objects.all() if name == "overview" else Participation.objects.filter(study__slug=name)
+        worker = rows.order_by("-pk" if name == "overview" else "pk").first()
+        Participation.objects.filter(pk=worker.pk).update(last_activity_at=timezone.now())
+        started = time.perf_counter()
+        response = client.get(url)
+        after_write[name] = (time.perf_counter() - started) * 1000
+    # Each page once more with the cache emptied: the view that computes every figure (as the first view
+    # after a write that changes them all, a completion), in the same warm process.
+    computed: dict[str, float] = {}
+    computed_queries: dict[str, int] = {}
+    for name, url in pages.items():
+        cache.clear()
+        with CaptureQueriesContext(connection) as captured:
+            started = time.perf_counter()
+            response = client.get(url)
+            computed[name] = (time.perf_counter() - started) * 1000
+        computed_queries[name] = len(captured.captured_queries)
+    return {
+        "times": times,
+        "queries": queries,
+        "after_write": after_write,
+        "computed": computed,
+        "computed_queries": computed_queries,
+    }
 
 
 def _quantile(values: list[float], q: float) -> float:
@@ -322,6 +358,11 @@ def main() -> None:
                     "max_ms": round(max(every), 1),
                     "queries": rounds[-1]["queries"][page],
                     "p95_by_round": [round(_quantile(r["times"][page], 0.95), 1) for r in rounds],
+                    # The first view after a running worker's write, and the page computing every figure (the
+                    # cache emptied), once a round each.
+                    "after_write_ms": [round(r["after_write"][page], 1) for r in rounds],
+                    "computed_ms": [round(r["computed"][page], 1) for r in rounds],
+                    "computed_queries": rounds[-1]["computed_queries"][page],
                 }
         print(json.dumps(report, indent=1))
     finally:

@@ -14,6 +14,19 @@ FEWCLUE_FIXTURE = REPO_ROOT / "tests" / "fixtures" / "fewclue"
 FEWCLUE_DIR = Path(os.environ.get("FEWCLUE_DIR") or REPO_ROOT.parent / "shared" / "fewclue" / "datasets")
 
 
+@pytest.fixture(autouse=True)
+def _empty_memory_cache():
+    """Every test starts with an empty local-memory cache. The dashboard keeps figures under keys derived
+    from the rows (annotation.reporting.figure_keys), and a rolled-back test's rows may come back in the
+    next test with the same ids (SQLite rolls its id counters back too): a figure kept by one test must
+    not be served to another. A Redis cache is left alone (several test processes share it)."""
+    from django.conf import settings
+    from django.core.cache import cache
+
+    if settings.CACHES["default"]["BACKEND"].endswith("LocMemCache"):
+        cache.clear()
+
+
 @pytest.fixture(scope="session")
 def clues_dir() -> Path:
     """The real CLUES release beside the repo; tests that need it skip when absent."""

@@ -14,17 +14,20 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from annotation.models import Study
+from annotation.models import Condition, Study
+from annotation.reporting.figure_cache import digest, remembered
 from annotation.reporting.formats import _html_comment, _md_escape, latex_escape
 from annotation.reporting.majority import NONE, MajorityResult, condition_majority
 from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.provenance import header_lines
-from annotation.reporting.scores import condition_summaries
+from annotation.reporting.scores import AnnotatorRow, condition_summaries
 from annotation.reporting.selection import benchmark_of
 from annotation.services.session import samples
+from tasks_app.models import Task
 from tasks_app.paper import FEWCLUE_HUMAN, FEWCLUE_HUMAN_FROM_CLUE, FEWCLUE_HUMAN_SCORE
 
 TASKS = list(FEWCLUE_HUMAN)  # the dataset folders, in the paper's column order
@@ -174,15 +177,38 @@ def _folder(study: Study) -> str:
     return folder
 
 
-def build_fewclue_table(*, studies: list[Study], options: MetricOptions | None = None) -> FewClueTable:
+def _sample_note(condition: Condition, task: Task) -> str:
+    """``samples.describe``, kept: it reads every example of the sets the condition's samples were drawn
+    from (what the screen left out), a pure function of the condition, those sets (their names and
+    items) and their examples, which only an import rewrites in place (it marks the task updated)."""
+    sets = [samples.test_source(condition), condition.training_set]
+    key = digest(
+        [(f.attname, getattr(condition, f.attname)) for f in Condition._meta.concrete_fields],
+        [(s.pk, s.name, samples.set_ids(s.pk)) if s is not None else None for s in sets],
+        task.pk,
+        task.updated_at,
+    )
+    return remembered("sample-note", key, lambda: samples.describe(condition))
+
+
+def build_fewclue_table(
+    *,
+    studies: list[Study],
+    options: MetricOptions | None = None,
+    annotators: list[AnnotatorRow] | None = None,
+    votes_of: Callable[[Condition], MajorityResult] | None = None,
+) -> FewClueTable:
+    """The FewCLUE table of the studies. ``annotators`` (their ``annotator_rows``) and ``votes_of`` (a condition's
+    ``condition_majority`` under ``options``): when the caller has them (the dashboard keeps them)."""
     options = options or MetricOptions()
+    vote = votes_of or (lambda condition: condition_majority(condition=condition, options=options))
     folders = {s.pk: _folder(s) for s in studies}
     protocols = sorted({s.protocol for s in studies})
     if len(protocols) > 1:
         raise ReportError(f"the studies follow different protocols ({', '.join(protocols)}): select one protocol's")
     per_worker: dict[str, FewClueCell] = {t: FewClueCell() for t in TASKS}
     seen: set[str] = set()
-    for summary in condition_summaries(studies=studies, options=options):
+    for summary in condition_summaries(studies=studies, options=options, rows=annotators):
         folder = summary.task.slug.removeprefix(SLUG_PREFIX)
         if folder in seen:
             raise ReportError(f"{summary.task.slug} has conditions of several sizes: select one protocol's studies")
@@ -192,10 +218,8 @@ def build_fewclue_table(*, studies: list[Study], options: MetricOptions | None =
     notes = []
     for study in studies:
         for condition in study.conditions.order_by("shots"):
-            votes[folders[study.pk]] = votes[folders[study.pk]].plus(
-                condition_majority(condition=condition, options=options)
-            )
-            notes.append(f"{study.slug}: {samples.describe(condition)}.")
+            votes[folders[study.pk]] = votes[folders[study.pk]].plus(vote(condition))
+            notes.append(f"{study.slug}: {_sample_note(condition, study.task)}.")
     majority = {
         t: FewClueCell(mean=_pct(v.accuracy), n=v.workers, items=v.items, no_majority=v.no_majority)
         if v.items

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from functools import cache as once
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
@@ -38,8 +40,23 @@ def digest(*parts: Any) -> str:
     return h.hexdigest()
 
 
+@once
+def code_version() -> str:
+    """A digest of the code that computes figures (models, services, reporting, tasks): a shared cache
+    (Redis) outlives a deploy, and a figure kept by one version of the code is never served by another."""
+    root = Path(__file__).resolve().parents[2]
+    h = hashlib.blake2b(digest_size=10)
+    for folder in ("annotation/models", "annotation/reporting", "annotation/services", "tasks_app"):
+        for path in sorted((root / folder).rglob("*.py")):
+            if "migrations" not in path.parts:
+                h.update(path.relative_to(root).as_posix().encode())
+                h.update(path.read_bytes())
+    return h.hexdigest()
+
+
 def remembered(kind: str, key: str, compute: Callable[[], T]) -> T:
-    full = f"figure:{kind}:{key}"
+    """``compute()``, kept under ``key``: a digest of exactly what the figure depends on."""
+    full = f"figure:{kind}:{code_version()}:{key}"
     found = cache.get(full)
     if found is not None:
         return None if found == _NONE else found  # type: ignore[return-value]

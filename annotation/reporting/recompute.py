@@ -10,7 +10,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from annotation.models import Response
+from django.utils import timezone
+
+from annotation.models import Response, Study
 from tasks_app.scoring import s1, stored_skip_score
 
 _TOLERANCE = 1e-9
@@ -35,12 +37,20 @@ def recompute_item_scores(
     responses = Response.objects.exclude(status=Response.Status.PENDING)
     if study_ids is not None:
         responses = responses.filter(participation__study_id__in=study_ids)
-    rows = responses.values_list("pk", "status", "answer", "score", "example__gold_answers").order_by("pk")
-    for pk, status, answer, stored, gold in rows.iterator(chunk_size=chunk_size):
+    rows = responses.values_list(
+        "pk", "status", "answer", "score", "example__gold_answers", "participation__study_id"
+    ).order_by("pk")
+    changed: set[int] = set()  # the studies whose stored scores were rewritten
+    for pk, status, answer, stored, gold, study_id in rows.iterator(chunk_size=chunk_size):
         result.checked += 1
         expected = stored_skip_score(gold) if status == Response.Status.SKIPPED else s1(answer or [], gold)
         if stored is None or not math.isclose(stored, expected, abs_tol=_TOLERANCE):
             result.mismatches.append({"response": pk, "stored": stored, "recomputed": expected})
-            if fix:
-                result.fixed += Response.objects.filter(pk=pk).update(score=expected)
+            if fix and Response.objects.filter(pk=pk).update(score=expected):
+                result.fixed += 1
+                changed.add(study_id)
+    if changed:
+        # A score rewritten in place is no write the dashboard's figure keys see (figure_keys): mark the
+        # studies as updated, so that their figures are computed again.
+        Study.objects.filter(pk__in=changed).update(updated_at=timezone.now())
     return result

@@ -202,17 +202,21 @@ def build_table(
     options: MetricOptions | None = None,
     include_models: bool = True,
     intervals: IntervalOptions | None = DEFAULT_INTERVALS,
+    parts: TableParts | None = None,
 ) -> Table:
     """The table for any set of studies (their annotators pooled per task and shot level).
 
-    ``intervals=None`` leaves the bootstrap out (no item-level read at all).
+    ``intervals=None`` leaves the bootstrap out (no item-level read at all). ``parts``: what the table
+    reads from the studies' rows, when the caller has it (the dashboard keeps it per study).
     """
     options = options or MetricOptions()
-    rows_by_annotator = annotator_rows(studies=studies, options=options)
+    if parts is None:
+        parts = table_parts(studies, options, item_scores=bool(intervals), human=include_models)
+    rows_by_annotator = parts.rows
     summaries = condition_summaries(studies=studies, options=options, rows=rows_by_annotator)
     tasks = _ordered_tasks(studies)
     by_key = {(s.task.pk, s.shots): s for s in summaries}
-    item_scores = cell_item_scores(studies=studies, options=options) if intervals else {}
+    item_scores = parts.item_scores if intervals else {}
     shots_levels = sorted(set(PAPER_SHOTS) | {s.shots for s in summaries})
     rows = []
     for shots in shots_levels:
@@ -236,7 +240,7 @@ def build_table(
         rows.append(Row(label=str(shots), shots=shots, cells=cells))
     gaps: list[dict[str, Any]] = []
     if include_models:
-        model_rows, gaps = _model_rows(tasks, item_scores, intervals, _human_items(studies))
+        model_rows, gaps = _model_rows(tasks, item_scores, intervals, parts.human_items)
         rows.extend(model_rows)
     return Table(
         tasks=tasks,
@@ -255,7 +259,40 @@ def _model_label(name: str, shots: int | None) -> str:
     return f"{name} ({shots}-shot)" if shots is not None else name
 
 
-def _human_items(studies: list[Study]) -> dict[int, set[int]]:
+@dataclass
+class TableParts:
+    """What a table reads from its studies' rows: every annotator's row, the per-item scores behind the
+    intervals, and per task the test items answered (a model row is scored on them). Each study's are its
+    own, so the parts of several studies are those of each, put together (``merged``)."""
+
+    rows: list[AnnotatorRow]
+    item_scores: dict[CellKey, CellScores]
+    human_items: dict[int, set[int]]
+
+    @classmethod
+    def merged(cls, parts: list[TableParts]) -> TableParts:
+        item_scores: dict[CellKey, CellScores] = {}
+        human: dict[int, set[int]] = {}
+        for part in parts:
+            for key, by_participation in part.item_scores.items():
+                item_scores.setdefault(key, {}).update(by_participation)  # a participation is in one study
+            for task_id, items in part.human_items.items():
+                human.setdefault(task_id, set()).update(items)
+        return cls([row for part in parts for row in part.rows], item_scores, human)
+
+
+def table_parts(
+    studies: list[Study], options: MetricOptions, *, item_scores: bool = True, human: bool = True
+) -> TableParts:
+    """The studies' ``TableParts`` (``item_scores``/``human``: False leaves those reads out, empty)."""
+    return TableParts(
+        rows=annotator_rows(studies=studies, options=options),
+        item_scores=cell_item_scores(studies=studies, options=options) if item_scores else {},
+        human_items=human_items(studies) if human else {},
+    )
+
+
+def human_items(studies: list[Study]) -> dict[int, set[int]]:
     """Per task, the test items the studies' workers answered: the items a model row is scored on."""
     rows = (
         Response.objects.filter(participation__study__in=studies, phase=Response.Phase.TEST)

@@ -30,14 +30,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation.models import ExportJob, RehearsalJob, Study
-from annotation.reporting.alpha import study_ratings, task_alpha
-from annotation.reporting.analyses import (
-    confidence_vs_correctness,
-    item_difficulty,
-    majority_and_agreement,
-    time_per_item,
-    training_overlaps,
-)
+from annotation.reporting import page_figures
 from annotation.reporting.bootstrap import IntervalOptions
 from annotation.reporting.exports import (
     CSV_KINDS,
@@ -53,20 +46,18 @@ from annotation.reporting.exports import (
     provenance_sidecar_name,
     record_export,
 )
-from annotation.reporting.fewclue_table import build_fewclue_table
-from annotation.reporting.monitoring import live_payload, needs_attention, notices, progress
+from annotation.reporting.figure_keys import study_keys
+from annotation.reporting.monitoring import live_payload, needs_attention, notices_by_study, progress
 from annotation.reporting.options import MetricOptions, ReportError
-from annotation.reporting.pay import condition_pay
 from annotation.reporting.planning import pilot_section
 from annotation.reporting.plots import PLOT_FORMATS, all_tasks_plot, task_plot
 from annotation.reporting.provenance import reproducibility_header
 from annotation.reporting.rehearsal_jobs import REPORT_FORMATS, job_status, rehearsal_job_create
 from annotation.reporting.selection import of_benchmark, select_studies
 from annotation.reporting.statement import STATEMENT_FORMATS, build_statement, render_statement
-from annotation.reporting.tables import build_table
 from annotation.services.roles.operations import Operation, holders, may, prolific_operation
 from annotation.services.studies import launch, preview
-from annotation.services.verdicts import attention, integrity
+from annotation.services.verdicts import integrity
 from annotation.web.roles import denied, requires, team_context
 from tasks_app.scoring import SKIP_EMPTY, SKIP_EXCLUDE, SKIP_ZERO
 
@@ -84,14 +75,14 @@ def _selection(request: HttpRequest, benchmark: str | None = None) -> tuple[list
 
 
 def _benchmark_tables(studies: list[Study], options: MetricOptions) -> dict:
-    """The CLUES table of the studies of CLUES-shaped tasks and FewCLUE's of FewCLUE's: each its own tasks."""
+    """The CLUES table of the studies of CLUES-shaped tasks and FewCLUE's of FewCLUE's: each its own tasks
+    (kept until their data changes: annotation.reporting.page_figures)."""
     clues, fewclue = of_benchmark(studies, "clues"), of_benchmark(studies, "fewclue")
-    tables: dict = {"table": build_table(studies=clues, options=options) if clues else None}
+    keys = study_keys(studies)
+    tables: dict = {"table": page_figures.table(clues, keys, options) if clues else None}
     if fewclue:
-        try:
-            tables["fewclue_table"] = build_fewclue_table(studies=fewclue, options=options)
-        except ReportError as exc:  # several protocols at once: say so where the table would be
-            tables["fewclue_error"] = str(exc)
+        found = page_figures.fewclue_table(fewclue, keys, options)
+        tables["fewclue_error" if isinstance(found, str) else "fewclue_table"] = found
     return tables
 
 
@@ -174,8 +165,9 @@ def _prolific_links(request: HttpRequest, study: Study) -> dict[str, list[tuple[
 def _overview(studies: list[Study], rows: dict) -> list[dict]:
     """The study cards, those that need attention first (most first), the others in their order."""
     cards = []
+    by_study = notices_by_study(studies, rows=rows)
     for study in studies:
-        found = notices(study)
+        found = by_study[study.pk]
         cards.append(
             {"study": study, "conditions": rows[study.pk], "notices": found, "attention": needs_attention(found)}
         )
@@ -219,36 +211,39 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
         options = MetricOptions.from_params(request.GET)
     except ReportError as exc:
         return HttpResponseBadRequest(str(exc))
-    table = build_table(studies=[study], options=options)
-    ratings = study_ratings(study)  # alpha's units, read once for the conditions and the whole study
-    aggregation = majority_and_agreement(study=study, options=options, ratings=ratings)
+    # Figures kept until the data behind them changes (annotation.reporting.page_figures).
+    keys = study_keys([study])
+    table = page_figures.table([study], keys, options)
+    analyses = page_figures.study_analyses(study, keys, options)
+    lines = page_figures.study_lines(study, keys)
+    rows = progress([study])
     return render(
         request,
         "dashboard/study.html",
         {
             "study": study,
-            "conditions": progress([study])[study.pk],
-            "notices": notices(study),
+            "conditions": rows[study.pk],
+            "notices": notices_by_study([study], rows=rows)[study.pk],
             "live_url": f"{reverse('dashboard:live')}?studies={study.slug}",
             "live_seconds": LIVE_SECONDS,
             "preview_links": preview.links(study),
             "attention_checks": study.attention_checks.count(),
-            "attention": attention.reports.report(study),
-            "integrity": [r.as_dict() for r in integrity.report(study)],
+            "attention": lines["attention"],
+            "integrity": lines["integrity"],
             "integrity_rule": integrity.rule_text(study),
             "table": table,
             "annotators": table.annotators,
-            "pay": condition_pay(study=study),
+            "pay": lines["pay"],
             "query": _query(study.slug, options),
             "studies_value": study.slug,
             "options": options,
             "option_links": _option_links(None, options),
-            "aggregation": [_agreement_text(row) for row in aggregation],
-            "task_alpha": task_alpha(study, ratings=ratings),
-            "overlaps": training_overlaps(study=study, options=options),
-            "hardest": item_difficulty(study=study, limit=10),
-            "confidence": confidence_vs_correctness(study=study),
-            "timing": time_per_item(study=study),
+            "aggregation": [_agreement_text(row) for row in analyses["aggregation"]],
+            "task_alpha": analyses["task_alpha"],
+            "overlaps": analyses["overlaps"],
+            "hardest": analyses["hardest"],
+            "confidence": analyses["confidence"],
+            "timing": analyses["timing"],
             **_exportable(request),
             "csv_kinds": CSV_KINDS,
             "jobs": ExportJob.objects.filter(params__studies=[study.pk])[:20],
@@ -304,7 +299,8 @@ def plot(request: HttpRequest, fmt: str) -> HttpResponse:
         studies, options, _ = _selection(request, benchmark="clues")
     except ReportError as exc:
         return HttpResponseBadRequest(str(exc))
-    table = build_table(studies=of_benchmark(studies, "clues"), options=options)  # CLUES's shape: its own tasks
+    clues = of_benchmark(studies, "clues")  # CLUES's shape: its own tasks
+    table = page_figures.table(clues, study_keys(clues), options)  # the page's own, kept
     # One task (a study's page): its learning curve with the model runs beside it.
     content = task_plot(table, 0, fmt) if len(table.tasks) == 1 else all_tasks_plot(table, fmt)
     return HttpResponse(content, content_type=EXPORT_KINDS[f"plot-{fmt}"][0])

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils import timezone
+
 from tasks_app import reading_time
 from tasks_app.importing.planning import SetPlan, TaskPlan
 from tasks_app.importing.reading import sha256
@@ -83,6 +85,9 @@ def _write_examples(*, task: Task, plan: TaskPlan, stats: LoadStats) -> dict[str
             changed.append(example)
     if changed:
         Example.objects.bulk_update(changed, _DERIVED_FIELDS, batch_size=_CHUNK)
+        # Gold answers rewritten in place: the task is marked updated, which the dashboard's figure keys
+        # read (annotation.reporting.figure_keys), so figures computed against the old gold are not served.
+        Task.objects.filter(pk=task.pk).update(updated_at=timezone.now())
     stats.examples_updated = len(changed)
     ids = {f: e.pk for f, e in existing.items()}
     ids.update({e.fingerprint: e.pk for e in created})
