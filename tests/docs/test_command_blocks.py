@@ -1,16 +1,17 @@
 """Every command block of docs/*.md is run as written, checked, or listed here with the reason it cannot be.
 
-Blocks are named by page and first line (``tests/docs/blocks.py``). Each page's runnable commands run in
-order in one shell, in a fresh checkout's layout (``checkout``) on a copy of one prepared database: the
+Blocks are named by page and first line (``tests/docs/blocks.py``). Each page's runnable commands run in order
+in one shell, in a fresh checkout's layout (``checkout``) on a copy of one prepared database: the
 walk-through's first steps on the bundled demo release (the data location the README's ``../shared/clues``
-stands for). ``manage.py X`` is run as ``.venv/bin/python manage.py X``. A line with ``[...]`` is a synopsis:
-its command and every option it names are checked against the command's --help. A JSON block is parsed.
-Blocks that write where they run (git hooks, a new language's catalogs) run as written in a scratch git
-repository or a copy of the checkout; the blocks CI's own stages run are checked to be lines of .ci/run;
-the long runs (issue 43) are checked to be run by the release script, scripts/release_checks.sh.
-Exempt is only what cannot run inside a test: the test command itself, a server left running, Prolific's
-real API, a peer's install, and what is not a command.
-The README's blocks are run by tests/test_walkthrough.py. A new block fails here until it is accounted for.
+stands for), and a pilot's completed workers for ``plan_study SLUG``, written by the test
+(tests/docs/pilot.py). ``manage.py X`` is run as ``.venv/bin/python manage.py X``. A line with ``[...]`` is a
+synopsis: its command and every option it names are checked against the command's --help. A JSON block is
+parsed. Blocks that write where they run (git hooks, a new language's catalogs) run as written in a scratch
+git repository or a copy of the checkout; the blocks CI's own stages run are checked to be lines of .ci/run;
+the long runs (issue 43) are checked to be run by the release script, scripts/release_checks.sh. Exempt is
+only what cannot run inside a test: the test command itself, a server left running, Prolific's real API, a
+peer's install, and what is not a command. The README's blocks are run by tests/test_walkthrough.py. A new
+block fails here until it is accounted for.
 """
 
 import json
@@ -129,7 +130,6 @@ NEW_LANGUAGE = "docs/studies.md: bash scripts/messages.sh fr"
 RUN_HERE = [PRE_COMMIT, NEW_LANGUAGE]
 # Lines of a run block that cannot run, with the reason.
 NOT_RUN = {
-    "manage.py plan_study clues-sst2-split1": "needs a pilot's completed workers (the lines after it plan without)",
     "GET /api/reports/table/": "an HTTP request (tests/reporting/test_benchmark_tables.py makes it)",
 }
 RUN_PAGES = ["docs/importing.md", "docs/reports.md", "docs/studies.md", "docs/team.md"]
@@ -262,7 +262,8 @@ def test_a_synopsis_names_only_options_the_command_has(command):
 
 @pytest.fixture(scope="module")
 def prepared(tmp_path_factory):
-    """The walk-through's first steps on the bundled release, and FewCLUE's studies from the small fixture."""
+    """The walk-through's first steps on the bundled release, FewCLUE's studies from the small fixture, and a
+    pilot of clues-sst2-split1 (one completed worker a condition, written by tests/docs/pilot.py)."""
     where = checkout(tmp_path_factory.mktemp("docs") / "checkout")
     env = environment(DEBUG="1", DATABASE_URL=f"sqlite:///{where / 'db.sqlite3'}")
     run_script(
@@ -273,6 +274,9 @@ def prepared(tmp_path_factory):
                 ".venv/bin/python manage.py create_clues_studies --split 1",
                 ".venv/bin/python manage.py import_fewclue tests/fixtures/fewclue",
                 ".venv/bin/python manage.py create_fewclue_studies --training-items 2 --test-sample 3 --seed 1",
+                # A pilot for `plan_study SLUG` to plan from: one completed worker a condition (tests/docs/pilot.py).
+                ".venv/bin/python manage.py shell -c "
+                "'from tests.docs.pilot import complete_pilot; complete_pilot(\"clues-sst2-split1\")'",
             ]
         ),
         cwd=where,

@@ -75,6 +75,62 @@ def test_no_posted_reward_blocks_and_names_the_command_that_sets_it(draft):
     assert launch.launch_check(Study.objects.get(pk=draft.pk)).ready
 
 
+@pytest.mark.parametrize(
+    ("currency", "reward", "rate", "consent", "wrong"),
+    [
+        # What the consent says the worker is paid must be what the study posts and tops up to.
+        ("GBP", "1.50", "9.00", "You are paid **£2.00** (at least £9.00 per hour).", "'£2.00' in the consent"),
+        ("GBP", "1.50", "9.00", "You are paid **1.50 USD** (at least £9.00 per hour).", "is in USD"),
+        ("GBP", "1.50", "9.00", "You are paid £1.50 (at least £12.00 per hour).", "'£12.00' per hour"),
+        ("EUR", "1.50", "9.00", "Sie erhalten **1,50 €** (mindestens 10,00 € pro Stunde).", "'10,00 €' per hour"),
+        ("CNY", "10.00", "60.00", "获得 **¥12.00** 的报酬（每小时至少 ¥60）。", "'¥12.00' in the consent"),
+    ],
+)
+def test_a_consent_promising_another_pay_blocks(draft, currency, reward, rate, consent, wrong):
+    Study.objects.filter(pk=draft.pk).update(
+        consent_required=True,
+        consent_text=consent,
+        currency=currency,
+        base_reward=Decimal(reward),
+        hourly_rate=Decimal(rate),
+    )
+    check = launch.launch_check(Study.objects.get(pk=draft.pk))
+    [finding] = [f for f in check.blockers if f.code == "consent_pay"]
+    assert wrong in finding.message and "--posted-reward" in finding.fix
+
+
+@pytest.mark.parametrize(
+    ("currency", "consent"),
+    [
+        ("GBP", "You are paid **£1.50** (at least £9.00 per hour), or **£1.5** as the platform shows it."),
+        ("EUR", "Sie erhalten **1,50 €** (mindestens 8,00 € pro Stunde)."),
+        ("CNY", "获得 **¥1.50** 的报酬（每小时至少 ¥9）。"),
+        ("USD", "It takes about 7 minutes; 3 of 10 items are training."),  # no amount: nothing to compare
+    ],
+)
+def test_a_consent_stating_the_studys_pay_passes(draft, currency, consent):
+    Study.objects.filter(pk=draft.pk).update(
+        consent_required=True,
+        consent_text=consent,
+        currency=currency,
+        base_reward=Decimal("1.50"),
+        hourly_rate=Decimal("9.00"),
+    )
+    assert "consent_pay" not in _codes(launch.launch_check(Study.objects.get(pk=draft.pk)).blockers)
+
+
+def test_a_translated_consent_is_held_to_the_same_pay(draft):
+    Study.objects.filter(pk=draft.pk).update(
+        consent_required=True,
+        consent_text="You are paid £1.50.",
+        currency="GBP",
+        base_reward=Decimal("1.50"),
+        translations={"de": {"consent_text": "Sie erhalten 2,00 £."}},
+    )
+    [finding] = [f for f in launch.launch_check(Study.objects.get(pk=draft.pk)).blockers if f.code == "consent_pay"]
+    assert "'2,00 £' in the de consent" in finding.message
+
+
 def test_texts_missing_in_the_studys_language_block():
     task = make_classification_task(slug="bare")
     study = StudyFactory(task=task, language="de", status=Study.Status.DRAFT, base_reward=Decimal("1"))

@@ -2,10 +2,10 @@
 ``manage.py check_study``, the study's dashboard page, its admin page and every rehearsal report show it.
 
 Blockers: placeholders left in what workers read (the example consent's "[£X.XX]", "[researcher name,
-email]"), no posted reward, task texts missing in the study's language, a condition a worker cannot finish
-in the time the consent states. Deserving a look: attention checks without a fail limit (nobody is
-screened), no integrity rule, no ethics reference, a consent or an instruction on AI tools that a
-browser-language study shows untranslated.
+email]"), no posted reward, a consent promising another pay than the study's (reward, currency, hourly rate),
+task texts missing in the study's language, a condition a worker cannot finish in the time the consent states.
+Deserving a look: attention checks without a fail limit (nobody is screened), no integrity rule, no ethics
+reference, a consent or an instruction on AI tools that a browser-language study shows untranslated.
 
 ``open_study`` is how a person opens a study (the admin, the API, ``check_study --open``, the creation
 commands' ``--open``): with a blocker it refuses unless told to override, and an override is recorded
@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
@@ -48,6 +49,49 @@ _KNOWN = (
 )
 # "about 20 minutes", "etwa 20 Minuten", "约需 20 分钟": the longest time a text promises.
 _MINUTES = re.compile(r"(\d{1,3})\s*(?:\*\*)?\s*(?:minutes?|mins?|Minuten|分钟)", re.IGNORECASE)
+# An amount of money a text states: "£1.50", "1,50 €", "1.50 USD", "USD 1.50", "¥10", "10 元" (placeholders such
+# as "[£X.XX]" have no digits and are not amounts). Per hour when the words say so right after it ("per hour",
+# "pro Stunde", "/h") or just before it ("每小时至少 ¥60").
+_SYMBOLS = {"£": "GBP", "$": "USD", "€": "EUR", "¥": "CNY", "元": "CNY"}
+_CODES = "USD|GBP|EUR|CNY|RMB|AUD|CAD|CHF|JPY"
+_NUMBER = r"\d{1,6}(?:[.,]\d{1,2})?"
+_AMOUNTS = re.compile(
+    rf"(?P<sym>[£$€¥])\s?(?P<a>{_NUMBER})"
+    rf"|(?P<code>{_CODES})\s?(?P<b>{_NUMBER})\b"
+    rf"|(?<![\d.,])(?P<c>{_NUMBER})\s?(?:(?P<after_sym>[£€元])|(?P<after_code>{_CODES})\b)"
+)
+_HOURLY_AFTER = re.compile(
+    r"^\W{0,3}\s*(?:per\s+hour|an\s+hour|a\s+hour|/\s?h(?:our|r)?\b|hourly|pro\s+Stunde|je\s+Stunde|/\s?Std|"
+    r"每小时|/\s?小时)",
+    re.IGNORECASE,
+)
+_HOURLY_BEFORE = re.compile(r"(?:每小时|每小時|per\s+hour|pro\s+Stunde)[^\d£$€¥]{0,8}$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class StatedAmount:
+    amount: Decimal
+    currency: str
+    hourly: bool  # "at least £9.00 per hour"; otherwise the reward for the study
+    text: str  # as written
+
+
+def stated_amounts(text: str) -> list[StatedAmount]:
+    """The amounts of money ``text`` states, each with its currency and whether it is per hour."""
+    found = []
+    for m in _AMOUNTS.finditer(text):
+        number = m.group("a") or m.group("b") or m.group("c")
+        symbol = m.group("sym") or m.group("after_sym")
+        currency = _SYMBOLS[symbol] if symbol else (m.group("code") or m.group("after_code")).upper()
+        try:
+            amount = Decimal(number.replace(",", "."))
+        except InvalidOperation:  # pragma: no cover - the pattern admits only numbers
+            continue
+        hourly = bool(_HOURLY_AFTER.search(text[m.end() : m.end() + 24].replace("*", ""))) or bool(
+            _HOURLY_BEFORE.search(text[max(0, m.start() - 16) : m.start()].replace("*", ""))
+        )
+        found.append(StatedAmount(amount, "CNY" if currency == "RMB" else currency, hourly, m.group(0).strip()))
+    return found
 
 
 @dataclass(frozen=True)
@@ -185,6 +229,7 @@ def _blockers(study: Study) -> list[Finding]:
                 "add them in the admin (the task's page, Texts in …)",
             )
         )
+    found += _pay_blockers(study)
     stated = stated_minutes(study)
     if stated is not None:
         for condition in study.conditions.select_related("study").order_by("shots"):
@@ -201,6 +246,45 @@ def _blockers(study: Study) -> list[Finding]:
                     )
                 )
     return found
+
+
+def _consents(study: Study) -> Iterable[tuple[str, str]]:
+    if not study.consent_required:
+        return
+    yield "the consent", study.consent_text or ""
+    for language, own in sorted((study.translations or {}).items()):
+        if isinstance(own, dict) and isinstance(own.get("consent_text"), str):
+            yield f"the {language} consent", own["consent_text"]
+
+
+def _pay_blockers(study: Study) -> list[Finding]:
+    """The pay a consent promises must be the study's: its currency, its posted reward (when one is set: its
+    absence is a blocker of its own), and no hourly floor above the rate the bonus tops up to."""
+    wrong = []
+    for where, text in _consents(study):
+        for stated in stated_amounts(text):
+            if stated.currency != study.currency:
+                wrong.append(f"{stated.text!r} in {where} is in {stated.currency}, the study pays in {study.currency}")
+            elif stated.hourly and stated.amount > study.hourly_rate:
+                wrong.append(
+                    f"{stated.text!r} per hour in {where} is more than the study's hourly rate "
+                    f"({study.hourly_rate} {study.currency})"
+                )
+            elif not stated.hourly and study.base_reward is not None and stated.amount != study.base_reward:
+                wrong.append(
+                    f"{stated.text!r} in {where} is not the posted reward ({study.base_reward} {study.currency})"
+                )
+    if not wrong:
+        return []
+    return [
+        Finding(
+            "consent_pay",
+            f"The consent promises another pay than the study's: {'; '.join(dict.fromkeys(wrong))}.",
+            f"state the posted reward and the hourly rate in the consent (configure_study {study.slug} "
+            "--consent-file FILE), or correct the study's posted reward (--posted-reward), hourly rate or "
+            "currency (the admin)",
+        )
+    ]
 
 
 def _looks(study: Study) -> list[Finding]:
