@@ -75,11 +75,15 @@ DATABASE_FIXTURES = {"db", "transactional_db", "live_server", "django_db_setup"}
 
 def _keep_only_database_tests(config, items) -> None:
     """CI's PostgreSQL stage: the tests that never reach the database already ran, identically, in the
-    SQLite stage (settings parsing, files, pure functions); running them twice only costs minutes."""
+    SQLite stage (settings parsing, files, pure functions); running them twice only costs minutes. So did
+    the pages in Chromium (``browser``): what they check is what the browser shows and does (layout at two
+    widths, translations, keys, scripts, CSP), and the views and services behind them run on PostgreSQL in
+    their own tests here; a third of the stage's time went to rendering the same pages again."""
     keep, drop = [], []
     for item in items:
         uses = item.get_closest_marker("django_db") or DATABASE_FIXTURES & set(getattr(item, "fixturenames", ()))
-        (keep if uses or "postgres" in item.keywords else drop).append(item)
+        browser_only = "browser" in item.keywords and "postgres" not in item.keywords
+        (keep if (uses and not browser_only) or "postgres" in item.keywords else drop).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep

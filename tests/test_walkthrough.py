@@ -98,7 +98,9 @@ def as_run(block: Block) -> str:
     return "\n".join(lines)
 
 
-@pytest.fixture(scope="module")
+# Session-scoped: its three tests share an xdist group, but other modules' tests run between them on that
+# worker, and a module-scoped fixture would be built again after each (a minute each time).
+@pytest.fixture(scope="session")
 def walked(tmp_path_factory):
     """A checkout's layout where every README command up to the FewCLUE study ran as written, in order
     (db.sqlite3 beside manage.py, as the README's default puts it); the stdout of each block."""

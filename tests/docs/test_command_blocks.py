@@ -260,7 +260,7 @@ def test_a_synopsis_names_only_options_the_command_has(command):
     assert sorted(o for o in options if o not in shown) == []
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # built once: the page tests share one worker (their xdist group)
 def prepared(tmp_path_factory):
     """The walk-through's first steps on the bundled release, FewCLUE's studies from the small fixture, and a
     pilot of clues-sst2-split1 (one completed worker a condition, written by tests/docs/pilot.py)."""
@@ -300,6 +300,7 @@ def page_script(page: str) -> str:
 
 
 @pytest.mark.timeout(600)
+@pytest.mark.xdist_group("docs-prepared")
 @pytest.mark.parametrize("page", RUN_PAGES)
 def test_the_pages_commands_run_as_written(page, prepared, tmp_path):
     where = checkout(tmp_path / "checkout")
