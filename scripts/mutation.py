@@ -103,6 +103,7 @@ AREAS: dict[str, Area] = {
             "tests/prolific/test_bonus_race.py",
             "tests/prolific/test_operations.py",
             "tests/prolific/test_lost_replies.py",
+            "tests/mutation/test_bonus_mutants.py",
         ),
     ),
     "review": Area(
@@ -121,11 +122,12 @@ KILLED = {"killed", "caught by type check", "timeout", "segfault"}
 # Survivors argued equivalent (no test can tell them from the code), each with why; docs/development.md lists
 # them too. mutmut numbers a function's mutants in order, so an edit of that function renumbers them: a run
 # after one says which survive now, and this list is redone from its diffs.
-_PAY, _AGREEMENT, _MAJORITY, _SLOTS = (
+_PAY, _AGREEMENT, _MAJORITY, _SLOTS, _BONUS = (
     "annotation.services.money.pay.",
     "annotation.reporting.agreement.",
     "annotation.reporting.majority.",
     "annotation.services.state.slots.",
+    "annotation.services.prolific.bonus.",
 )
 _DEFERRED = "a field left out of .only() is loaded when read: the same figures, one query more"
 EQUIVALENT: dict[str, str] = {
@@ -162,6 +164,9 @@ EQUIVALENT: dict[str, str] = {
     _SLOTS + "x_condition_counts__mutmut_29": "order_by('shots') alone: the rows are grouped per study after",
     _SLOTS + "x_condition_counts__mutmut_30": "order_by('study_id') alone: SQLite groups by the (study, shots) "
     "unique index, so the shots come in order anyway ('shots' is there for PostgreSQL)",
+    _BONUS + "x_bonus_rows__mutmut_5": "select_related without 'worker': the worker is loaded when read",
+    _BONUS + "x_bonus_rows__mutmut_6": "select_related without 'study': the study is loaded when read",
+    _BONUS + "x_bonus_rows__mutmut_48": "a row begun with state None: every branch after sets its state",
 }
 
 
