@@ -98,6 +98,7 @@ AREAS: dict[str, Area] = {
         (
             "tests/prolific/test_places.py",
             "tests/prolific/test_places_status.py",
+            "tests/mutation/test_places_mutants.py",
         ),
     ),
     "bonus": Area(
