@@ -87,13 +87,18 @@ AREAS: dict[str, Area] = {
     ),
     "webhooks": Area(
         ("annotation/services/prolific/webhooks.py",),
-        ("tests/prolific/test_webhooks.py",),
+        (
+            "tests/prolific/test_webhooks.py",
+            "tests/mutation/test_webhooks_mutants.py",
+            "tests/mutation/test_webhooks_race_mutants.py",
+        ),
     ),
     "places": Area(
         ("annotation/services/prolific/places.py",),
         (
             "tests/prolific/test_places.py",
             "tests/prolific/test_places_status.py",
+            "tests/mutation/test_places_mutants.py",
         ),
     ),
     "bonus": Area(
@@ -103,6 +108,7 @@ AREAS: dict[str, Area] = {
             "tests/prolific/test_bonus_race.py",
             "tests/prolific/test_operations.py",
             "tests/prolific/test_lost_replies.py",
+            "tests/mutation/test_bonus_mutants.py",
         ),
     ),
     "review": Area(
@@ -121,11 +127,17 @@ KILLED = {"killed", "caught by type check", "timeout", "segfault"}
 # Survivors argued equivalent (no test can tell them from the code), each with why; docs/development.md lists
 # them too. mutmut numbers a function's mutants in order, so an edit of that function renumbers them: a run
 # after one says which survive now, and this list is redone from its diffs.
-_PAY, _AGREEMENT, _MAJORITY, _SLOTS = (
+_PAY, _AGREEMENT, _MAJORITY, _SLOTS, _BONUS, _HOOKS = (
     "annotation.services.money.pay.",
     "annotation.reporting.agreement.",
     "annotation.reporting.majority.",
     "annotation.services.state.slots.",
+    "annotation.services.prolific.bonus.",
+    "annotation.services.prolific.webhooks.",
+)
+_SQLITE_LOCK = (
+    "select_for_update's of= changed: SQLite, the run's database, takes no row locks; on PostgreSQL of=None "
+    "locks the worker row too (same result) and an unknown name raises FieldError in the webhook tests there"
 )
 _DEFERRED = "a field left out of .only() is loaded when read: the same figures, one query more"
 EQUIVALENT: dict[str, str] = {
@@ -162,6 +174,27 @@ EQUIVALENT: dict[str, str] = {
     _SLOTS + "x_condition_counts__mutmut_29": "order_by('shots') alone: the rows are grouped per study after",
     _SLOTS + "x_condition_counts__mutmut_30": "order_by('study_id') alone: SQLite groups by the (study, shots) "
     "unique index, so the shots come in order anyway ('shots' is there for PostgreSQL)",
+    _BONUS + "x_bonus_rows__mutmut_5": "select_related without 'worker': the worker is loaded when read",
+    _BONUS + "x_bonus_rows__mutmut_6": "select_related without 'study': the study is loaded when read",
+    _BONUS + "x_bonus_rows__mutmut_48": "a row begun with state None: every branch after sets its state",
+    _HOOKS + "x__study_of_submission__mutmut_27": "owner 'XXXX' for '' when Prolific names nobody: a participant "
+    "id (24 hex digits) is never 'XXXX', so neither matches",
+    _HOOKS + "x__prolific_study_of__mutmut_31": "'XXXX' for '' when the study cannot be told: it is compared "
+    "with the study Prolific named (24 hex digits), never 'XXXX'",
+    _HOOKS + "x__participation_for__mutmut_3": _SQLITE_LOCK,
+    _HOOKS + "x__participation_for__mutmut_4": _SQLITE_LOCK,
+    _HOOKS + "x__participation_for__mutmut_5": _SQLITE_LOCK,
+    _HOOKS + "x__apply_submission_status__mutmut_21": "exclude(pk=None): the event itself is not newer than "
+    "itself (sent_at__gt) and is not an approval where that is asked (status != APPROVED)",
+    _HOOKS + "x__apply_submission_status__mutmut_25": "without event_type=SUBMISSION_EVENT: a study event's "
+    "resource_id is a study's id, and Prolific's ids never repeat across studies and submissions",
+    _HOOKS + "x__apply_submission_status__mutmut_47": "at=None: lifecycle.transition takes timezone.now() then",
+    _HOOKS + "x__apply_submission_status__mutmut_50": "no at: as x__apply_submission_status__mutmut_47",
+    _HOOKS + "x__apply_submission_status__mutmut_51": "the 'moved on' message: abandon() refuses only a "
+    "participation no longer active, and this one was just read active under its row lock",
+    _HOOKS + "x__apply_submission_status__mutmut_52": "as x__apply_submission_status__mutmut_51",
+    _HOOKS + "x_record_and_apply__mutmut_82": "save(update_fields=None): every field of the row made just "
+    "before in the same transaction is saved with the same values",
 }
 
 

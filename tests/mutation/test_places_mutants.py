@@ -1,0 +1,206 @@
+"""The places sync (annotation/services/prolific/places.py) pinned where mutation testing found it loose
+(scripts/mutation.sh places): what each place given is recorded as, what a refused or lost call leaves, and
+which study the sync acts on. Places counted by hand: two slots, two places on Prolific study PS1."""
+
+from decimal import Decimal
+
+import pytest
+from django.utils import timezone
+
+from annotation.models import Participation, ProlificAction, ProlificCall, Study
+from annotation.services.prolific import operations, places
+from annotation.services.prolific.runs import make_client
+from annotation.services.state import lifecycle
+from tests.factories import ConditionFactory, StudyFactory
+from tests.prolific.conftest import join
+
+State = Participation.State
+Kind = Participation.ExclusionKind
+PLACES_LOG = "annotation.services.prolific.places"
+
+
+@pytest.fixture
+def full(prolific_on, prolific_study):
+    """Two slots, both held by workers at work on Prolific study PS1 (two places, both taken), ACTIVE."""
+    study, condition = prolific_study
+    study.workers_per_condition = 2
+    study.prolific_sync_places = True
+    study.save()
+    prolific_on.add_study(study_id="PS1", reward=300)
+    prolific_on.set_places("PS1", 2)
+    ps = [join(prolific_on, condition, f"p{i}", state=State.TEST, slot=i) for i in range(2)]
+    return study, prolific_on, ps
+
+
+def test_a_place_given_is_recorded_as_a_place_on_the_prolific_study(full):
+    study, standin, ps = full
+    lifecycle.exclude(ps[1], reason="low", kind=Kind.TRAINING_FILTER)
+    report = operations.run(operation="places", study=study)
+    assert [(r.participant, r.action, r.state) for r in report.rows] == [
+        ("p1", "PLACE +1", "done"),
+        ("-", "PLACES 2→3", "done"),
+    ]
+    action = ProlificAction.objects.get(kind="places")
+    assert (action.action, action.status, action.prolific_id) == ("PLACE", "done", "PS1")
+
+
+def test_a_place_prolific_already_has_is_recorded_the_same_way(full):
+    study, standin, ps = full
+    standin.set_places("PS1", 3)  # someone raised it by hand
+    lifecycle.exclude(ps[1], reason="low", kind=Kind.TRAINING_FILTER)
+    operations.run(operation="places", study=study)
+    action = ProlificAction.objects.get(kind="places")
+    assert (action.action, action.status, action.prolific_id) == ("PLACE", "done", "PS1")
+    assert not any(method == "PATCH" for method, _, _ in standin.writes())
+
+
+def test_a_refused_places_call_fails_the_places_with_why(full):
+    study, standin, ps = full
+    lifecycle.exclude(ps[1], reason="low", kind=Kind.TRAINING_FILTER)
+    standin.update_study = lambda study_id, body: (400, {"error": {"detail": "Places are locked"}})
+    report = operations.run(operation="places", study=study)
+    rows = {r.action: r for r in report.rows}
+    assert (rows["PLACES 2→3"].state, rows["PLACE +1"].state) == ("failed", "failed")
+    action = ProlificAction.objects.get(kind="places")
+    assert action.status == "failed"  # refused: nothing changed on Prolific, the next run tries again
+    assert "Places are locked" in action.error and action.error == rows["PLACE +1"].note
+
+
+def test_the_sync_acts_on_the_study_it_is_given_and_only_if_it_opts_in(full):
+    study, standin, ps = full
+    other = StudyFactory(prolific_sync_places=True)
+    ConditionFactory(study=other, shots=0)
+    assert places.sync(study_id=study.pk) == {"done": 1}  # the full study paused
+    assert standin.studies["PS1"]["status"] == "PAUSED"
+    assert ProlificCall.objects.filter(path="studies/PS1/transition/").count() == 1  # logged
+    study.prolific_sync_places = False
+    study.save()
+    assert places.sync(study_id=study.pk) == {}
+
+
+def test_the_sync_logs_what_it_changed(full, caplog):
+    study, standin, _ = full
+    with caplog.at_level("INFO", logger=PLACES_LOG):
+        places.sync(study_id=study.pk)
+    (line,) = [r.getMessage() for r in caplog.records if r.name == PLACES_LOG]
+    assert line == (
+        f"Prolific places of {study.slug}: {{'done': 1}}; the design has 2 slots, 0 free; 0 exclusion(s) kept "
+        "their Prolific place; Prolific study PS1: 2 places, 2 taken, ACTIVE; "
+        "PAUSE: done every slot is held: no more arrivals"
+    )
+
+
+def test_a_change_in_a_study_that_does_not_opt_in_queues_nothing_whatever_the_others_do(
+    full, django_capture_on_commit_callbacks
+):
+    study, standin, ps = full
+    StudyFactory(prolific_sync_places=True)  # another study opts in
+    study.prolific_sync_places = False
+    study.save()
+    with django_capture_on_commit_callbacks() as queued:
+        places.on_slot_change(ps[0])
+        places.on_status_change(study)
+    assert queued == []
+
+
+def _design_note(study):
+    rows, notes = places.places_rows(study, None)
+    return rows, notes[0]
+
+
+def test_only_this_studys_real_arrivals_name_its_prolific_study(full):
+    study, standin, ps = full
+    elsewhere = ConditionFactory(study=StudyFactory(), shots=0)
+    join(standin, elsewhere, "q1", state=State.TEST, prolific_study="PS2")  # another study's arrival
+    preview = join(standin, ps[0].condition, "q2", state=State.ABANDONED, slot=7, prolific_study="PS3")
+    Participation.all_objects.filter(pk=preview.pk).update(is_preview=True, slot_index=None)
+    bare = join(standin, ps[0].condition, "q3", state=State.ABANDONED, slot=8)
+    Participation.all_objects.filter(pk=bare.pk).update(platform_data={})  # no STUDY_ID recorded
+    rows, first = _design_note(study)
+    assert first == "the design has 2 slots, 0 free; 0 exclusion(s) kept their Prolific place"
+
+
+def test_before_anyone_came_the_study_is_not_known(prolific_on, prolific_study):
+    study, _ = prolific_study
+    assert places.places_rows(study, None) == (
+        [],
+        ["no Prolific participant has come yet: the Prolific study is not known"],
+    )
+
+
+def test_two_prolific_studies_are_named_and_left_to_a_person(full):
+    study, standin, ps = full
+    join(standin, ps[0].condition, "q1", state=State.ABANDONED, slot=9, prolific_study="PS2")
+    assert places.places_rows(study, None) == (
+        [],
+        ["participants came from several Prolific studies (PS1, PS2): set their places by hand"],
+    )
+
+
+def test_with_the_operations_off_the_plan_counts_the_places_and_their_cost(full):
+    study, standin, ps = full
+    for p in ps:
+        lifecycle.exclude(p, reason="low", kind=Kind.TRAINING_FILTER)
+    rows, notes = places.places_rows(study, None)
+    assert notes == [
+        "the design has 2 slots, 2 free; 2 exclusion(s) kept their Prolific place",
+        "Prolific study PS1: its places are not read while the operations are off",
+    ]
+    last = rows[-1]  # two places at the 3.00 posted
+    assert (last.participation_id, last.participant, last.study, last.prolific_study) == (0, "-", study.slug, "PS1")
+    assert (last.action, last.state, last.note, last.amount, last.currency) == (
+        "PLACES +2",
+        "to do",
+        "",
+        Decimal("6.00"),
+        "GBP",
+    )
+
+
+def test_an_unreadable_prolific_study_gives_no_place(full):
+    study, standin, ps = full
+    lifecycle.exclude(ps[1], reason="low", kind=Kind.TRAINING_FILTER)
+    del standin.studies["PS1"]  # Prolific answers 404
+    rows, notes = places.places_rows(study, make_client())
+    assert notes[1].startswith("could not read Prolific study PS1: ") and "404" in notes[1]
+    assert [(r.action, r.state, r.note) for r in rows] == [("PLACE +1", "skip", "the Prolific study could not be read")]
+
+
+def test_with_the_operations_off_a_paused_study_gets_no_place(full):
+    study, standin, ps = full
+    lifecycle.exclude(ps[1], reason="low", kind=Kind.TRAINING_FILTER)
+    study.status = Study.Status.PAUSED
+    study.save()
+    rows, notes = places.places_rows(study, None)
+    assert notes == [
+        "the design has 2 slots, 1 free; 1 exclusion(s) kept their Prolific place",
+        "our study is paused: Prolific's study is paused, started again only once ours is open",
+        "Prolific study PS1: its status is not read while the operations are off",
+    ]
+    assert [(r.action, r.state, r.note) for r in rows] == [
+        ("PLACE +1", "skip", "our study is paused: places are added only while it is open")
+    ]
+
+
+def test_a_pilot_names_its_share_of_the_design(prolific_on, prolific_study):
+    study, condition = prolific_study
+    study.workers_per_condition, study.pilot_workers_per_condition = 2, 1
+    study.pilot_opened_at = timezone.now()
+    study.save()
+    join(prolific_on, condition, "p0", state=State.TEST, slot=0)
+    _, notes = places.places_rows(study, None)
+    assert notes[0] == "the pilot opens 1 of the design's 2 slots, 0 free; 0 exclusion(s) kept their Prolific place"
+
+
+def test_a_prolific_study_answered_without_its_places_is_left_alone(full):
+    study, standin, ps = full
+    lifecycle.exclude(ps[1], reason="low", kind=Kind.TRAINING_FILTER)
+    standin.study_answer = lambda study_id: {"id": study_id, "reward": 300}  # no places, no status
+    rows, notes = places.places_rows(study, make_client())
+    assert notes[1:] == [
+        "Prolific study PS1: None places, ? taken, status unknown",
+        "Prolific gave no total_available_places: the places are left as they are",
+    ]
+    assert [(r.action, r.state, r.note) for r in rows] == [
+        ("PLACE +1", "skip", "Prolific's total of places is unknown")
+    ]
