@@ -68,6 +68,7 @@ AREAS: dict[str, Area] = {
         (
             "tests/worker/test_attention_checks.py",
             "tests/worker/test_step_end.py",
+            "tests/mutation/test_attention_mutants.py",
         ),
     ),
     "integrity": Area(
