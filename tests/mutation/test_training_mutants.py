@@ -211,11 +211,12 @@ def test_a_long_groups_reason_is_cut_to_its_500_characters():
 # --- The sweep --------------------------------------------------------------------------------------------
 
 
-def test_a_forced_sweep_judges_every_group_and_audits_each_with_its_counts():
+def test_a_forced_sweep_judges_every_group_and_audits_each_with_its_counts(caplog):
     study = _study(shots=(10, 20))
     ten, twenty = _condition(study, 10), _condition(study, 20)
     a, b = _trained(ten, 0.9, slot=0), _trained(ten, 0.1, slot=1)
     c, d = _trained(twenty, 0.8, slot=0), _trained(twenty, 0.8, slot=1)
+    caplog.set_level(logging.INFO, logger=filter_groups.__name__)
     made = filter_groups.decide_due(now=NOW, study=study, force=True)
     # ten: a against 0.1 (floor -0.1) passes, b against 0.9 (floor 0.7) fails; twenty: both at 0.8 vs 0.6 pass.
     assert sorted((m.participation_id, m.passed) for m in made) == [
@@ -224,6 +225,10 @@ def test_a_forced_sweep_judges_every_group_and_audits_each_with_its_counts():
         (c.pk, True),
         (d.pk, True),
     ]
+    failed = "training S1 0.100 < 0.700 (others' mean 0.900 - 0.200; group of 2; others' training S1 0.900)"
+    assert [m.reason for m in made if not m.passed] == [failed]
+    logged = [r.getMessage() for r in caplog.records if r.name == filter_groups.__name__]
+    assert f"training filter (relative, group) participation {b.pk} in condition {ten.pk}: excluded; {failed}" in logged
     b.refresh_from_db()
     assert (b.state, b.exclusion_kind) == (State.EXCLUDED, Kind.TRAINING_FILTER)
     assert b.events.get(to_state=State.EXCLUDED).at == NOW
