@@ -61,6 +61,7 @@ AREAS: dict[str, Area] = {
         (
             "tests/studies/test_training_filter.py",
             "tests/studies/test_filter_groups.py",
+            "tests/mutation/test_training_mutants.py",
         ),
     ),
     "attention": Area(
@@ -68,6 +69,7 @@ AREAS: dict[str, Area] = {
         (
             "tests/worker/test_attention_checks.py",
             "tests/worker/test_step_end.py",
+            "tests/mutation/test_attention_mutants.py",
         ),
     ),
     "integrity": Area(
@@ -75,6 +77,7 @@ AREAS: dict[str, Area] = {
         (
             "tests/worker/test_integrity.py",
             "tests/worker/test_integrity_limits.py",
+            "tests/mutation/test_integrity_mutants.py",
         ),
     ),
     "slots": Area(
@@ -140,6 +143,12 @@ _SQLITE_LOCK = (
     "locks the worker row too (same result) and an unknown name raises FieldError in the webhook tests there"
 )
 _DEFERRED = "a field left out of .only() is loaded when read: the same figures, one query more"
+_INTEGRITY, _GROUPS = "annotation.services.verdicts.integrity.", "annotation.services.verdicts.filter_groups."
+_NARROWING = (
+    "the filter only narrows which conditions decide() is asked about, and decide() of one with nobody "
+    "pending returns []"
+)
+_ZIP = "zip without strict: the decisions are made one per waiting worker, so the lengths are equal"
 EQUIVALENT: dict[str, str] = {
     _PAY + "x_paid_seconds__mutmut_26": "order_by('at') alone: SQLite returns events of the same instant in "
     "insertion order anyway ('id' is there for PostgreSQL)",
@@ -195,6 +204,29 @@ EQUIVALENT: dict[str, str] = {
     _HOOKS + "x__apply_submission_status__mutmut_52": "as x__apply_submission_status__mutmut_51",
     _HOOKS + "x_record_and_apply__mutmut_82": "save(update_fields=None): every field of the row made just "
     "before in the same transaction is saved with the same values",
+    _INTEGRITY + "x_figures__mutmut_82": "without reading_ms__isnull=False: NULL > x is never true in SQL, so an "
+    "item without an estimate is not fast either way",
+    _INTEGRITY + "x_judge__mutmut_71": "reason[:301]: a reason is at most about 250 characters (three breaches, "
+    "shares of 0..1 printed as at most '100%'), so the cut never acts",
+    _INTEGRITY + "x_report__mutmut_8": "order_by without 'id': (shots, slot) is unique among Participation.objects "
+    "(one condition per shots, unique slot numbers; the previews without one are left out)",
+    _INTEGRITY + "x_report__mutmut_65": "the default pair's reason half changed where only its decision half "
+    "([0]) is read",
+    _INTEGRITY + "x_report__mutmut_71": "the default pair's decision half changed where only its reason half "
+    "([1]) is read",
+    _GROUPS + "x__pending__mutmut_5": "a pending decision or any decision: undecided() then leaves out every "
+    "worker with a final one, and a decision is pending or final",
+    _GROUPS + "x__verdict__mutmut_60": "rule_version left out: the field's default is the same RULE_VERSION",
+    _GROUPS + "x_decide__mutmut_7": "select_related(None): the study is loaded when read",
+    _GROUPS + "x_decide__mutmut_27": "values_list(flat=True) with no field names gives the first field, the pk",
+    _GROUPS + "x_decide__mutmut_48": _ZIP,
+    _GROUPS + "x_decide__mutmut_51": _ZIP,
+    _GROUPS + "x_decide__mutmut_52": _ZIP,
+    _GROUPS + "x_decide_due__mutmut_10": _NARROWING,
+    _GROUPS + "x_decide_due__mutmut_11": _NARROWING,
+    _GROUPS + "x_decide_due__mutmut_21": "select_related(None): the study is loaded when read",
+    _GROUPS + "x_is_ready__mutmut_24": "the oldest of the waiting workers' decisions without pending_group=True: "
+    "a waiting worker has no final decision, so all theirs are pending",
 }
 
 
