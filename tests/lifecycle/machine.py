@@ -67,7 +67,8 @@ PROLIFIC_STUDY = "PS1"
 RATE, BASE = Decimal("12.00"), Decimal("0.50")
 START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 FREEING = ("RETURNED", "TIMED-OUT", "REJECTED")
-STATEMENT_EVERY = 5  # steps between two checks of the statement's counts (it is the slowest to build)
+STATEMENT_EVERY = 5  # steps between two checks of the statement's counts (it is the slowest to build), and
+# after any step that ended a worker's test or excluded or readmitted one (``statement_due``)
 REOPENED = ("RETURNED", "TIMED-OUT", "REJECTED")  # REJECTED: finding 4 (Prolific reopens the place)
 # What a worker answers before the first step: the consent text at the entry, the comprehension check (two
 # attempts, then screened out), and the survey placed before training.
@@ -214,6 +215,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         self.sent: list[dict] = []  # events delivered, for duplicates
         self.bonus_due: dict[str, tuple[Decimal, Entry]] = {}  # what each bonus paid was due, when paid
         self.places_run = False
+        self.statement_due = False
         self.steps = 0
         task = make_classification_task(slug="lc", n_test=TEST_ITEMS, n_train=0)
         self.study = StudyFactory(
@@ -313,6 +315,7 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     def end_test(self, entry: Entry) -> None:
         entry.end = self.clock.now  # the last answer ends the work, whatever the rules decide
+        self.statement_due = True
         limit = self.ledger.fail_limit
         if limit and entry.failed_checks >= limit:
             entry.state, entry.kind, entry.excluded_at = State.EXCLUDED, "attention", self.clock.now
@@ -462,6 +465,36 @@ class LifecycleMachine(RuleBasedStateMachine):
         entry.surveyed = True
         entry.last_work = self.clock.now
 
+    @rule(
+        worker=st.sampled_from(WORKERS),
+        session=st.booleans(),
+        answers=st.lists(
+            st.tuples(st.booleans(), st.integers(0, 20), st.sampled_from([0, 0, 0, 1])), min_size=1, max_size=4
+        ),
+    )
+    def take_the_test(self, worker: str, session: bool, answers: list[tuple[bool, int, int]]) -> None:
+        """One sitting, as most workers take it: open the link (if not yet) and agree, pass the comprehension
+        check and answer the survey (if asked), start, and answer items in a row, each as ``answer`` does (the
+        check passed or failed, a while on it, copied or not); fewer answers than items: they leave midway.
+        Each part is the rule of its own; together they reach the end of the test within CI's few steps."""
+        if worker not in self.ledger.entries and len(self.ledger.holding()) >= self.ledger.open_slots():
+            worker = self.one_of(worker, (State.CLAIMED, State.TEST))  # full: a sitting of one at work
+        if worker not in self.ledger.entries:
+            self.open_the_link(worker, session, agrees=True)
+        entry = self.ledger.entries.get(worker)
+        if entry is None or entry.state not in (State.CLAIMED, State.TEST):
+            return
+        if entry.state == State.CLAIMED and self.ledger.asks and not entry.understood:
+            self.comprehension(worker, passes=True)
+        if entry.state == State.CLAIMED and self.ledger.asks and not entry.surveyed:
+            self.survey(worker)
+        if entry.state == State.CLAIMED:
+            self.start(worker)
+        for passes_check, minutes, copies in answers:
+            if entry.state != State.TEST:
+                return
+            self.answer(worker, passes_check, minutes, copies)
+
     @rule(worker=st.sampled_from(WORKERS), minutes=st.integers(0, 45))
     def come_back(self, worker: str, minutes: int) -> None:
         self.tick(60 * minutes + 1)
@@ -486,8 +519,10 @@ class LifecycleMachine(RuleBasedStateMachine):
         return worker if worker in chosen or not chosen else chosen[WORKERS.index(worker) % len(chosen)]
 
     @precondition(lambda self: bool(self.ledger.entries))
-    @rule(worker=st.sampled_from(WORKERS))
-    def exclude(self, worker: str) -> None:
+    @rule(worker=st.sampled_from(WORKERS), rejects=st.booleans(), then_places=st.booleans())
+    def exclude(self, worker: str, rejects: bool = False, then_places: bool = False) -> None:
+        """Staff exclude a worker; often they reject the submission on Prolific too (Prolific then sends its
+        REJECTED), and run the places operation at once to replace them."""
         worker = self.one_of(worker, (*ACTIVE, State.COMPLETED))
         entry, p = self.ledger.entries.get(worker), self.participation(worker)
         if entry is None or p is None:
@@ -500,6 +535,11 @@ class LifecycleMachine(RuleBasedStateMachine):
         if entry.state in ACTIVE:
             entry.end = entry.last_work  # staff act after the worker's last act: paid to that act (pay rule 4)
         entry.state, entry.kind, entry.excluded_at = State.EXCLUDED, "admin", self.clock.now
+        self.statement_due = True
+        if rejects:
+            self.platform_event(worker, "REJECTED", elsewhere=False, late=False)
+        if then_places:
+            self.run_a_prolific_operation("places")
 
     @precondition(lambda self: any(e.state == State.EXCLUDED for e in self.ledger.entries.values()))
     @rule(worker=st.sampled_from(WORKERS), minutes=st.integers(0, 120))
@@ -517,6 +557,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         if entry.excluded_at is not None:
             entry.gaps.append((entry.excluded_at, self.clock.now))
         entry.excluded_at, entry.kind, entry.readmitted = None, "", True
+        self.statement_due = True
         entry.state = State.COMPLETED if entry.done else State.TEST  # done: the work ended where it ended
         if entry.state == State.TEST:
             entry.last_act = entry.last_work = self.clock.now  # back at work from now
@@ -550,12 +591,13 @@ class LifecycleMachine(RuleBasedStateMachine):
         self.ledger.fail_limit = limit
 
     @rule(
-        to=st.sampled_from([Study.Status.OPEN, Study.Status.PAUSED, Study.Status.CLOSED]),
+        to=st.sampled_from([Study.Status.PAUSED, Study.Status.CLOSED, Study.Status.OPEN]),
         grace=st.sampled_from([0, 30]),
-        then_places=st.booleans(),
+        then_places=st.sampled_from([True, True, False]),
     )
     def change_status(self, to: str, grace: int, then_places: bool = False) -> None:
-        """Open, pause or close the study; staff often run the places operation at once after."""
+        """Pause, close or open the study; the places sync mostly runs at once after (the one a study that opts
+        in queues on a status change, or staff's own run)."""
         self.tick()
         try:
             changed = studies.change_status(
@@ -627,7 +669,15 @@ class LifecycleMachine(RuleBasedStateMachine):
         late=st.booleans(),
     )
     def platform_event(self, worker: str, status: str, elsewhere: bool, late: bool) -> None:
-        worker = self.one_of(worker, ACTIVE) if elsewhere else worker  # about another study: one of ours at work
+        if elsewhere:
+            # About another study: one of ours at work, preferably one whose link had no SESSION_ID (the only
+            # ones such an event could be mistaken for); else about a submission of ours: any worker who came.
+            at_work = [w for w, e in self.ledger.entries.items() if e.state in ACTIVE and not e.withdrawn]
+            unsure = [w for w in at_work if not self.ledger.entries[w].session]
+            chosen = unsure or at_work
+            worker = worker if worker in chosen or not chosen else chosen[WORKERS.index(worker) % len(chosen)]
+        else:
+            worker = self.one_of(worker, tuple(State.values))
         self.tick()
         entry = self.ledger.entries.get(worker)
         if elsewhere:
@@ -684,7 +734,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         participant: it changes the other study's participation only, never one of this study's."""
         who = self.one_of(who, ACTIVE)
         if not self.ledger.other:
-            return
+            self.another_study_is_joined()  # its worker came first
         self.tick()
         payload = {
             "event_type": webhooks.SUBMISSION_EVENT,
@@ -745,7 +795,8 @@ class LifecycleMachine(RuleBasedStateMachine):
         for check in (self.states_and_slots, self.paid_time_and_bonuses, self.places_and_exclusions):
             check()
         self.steps += 1
-        if self.steps % STATEMENT_EVERY == 0:
+        if self.steps % STATEMENT_EVERY == 0 or self.statement_due:
+            self.statement_due = False
             self.statement_counts()
 
     def states_and_slots(self) -> None:

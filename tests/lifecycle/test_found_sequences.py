@@ -113,3 +113,29 @@ def test_a_full_study_releases_an_idle_workers_slot_to_a_newcomer():
             ("open_the_link", {"agrees": True, "session": False, "worker": "w3"}),
         ]
     )
+
+
+def test_a_rejection_heard_after_an_exclusion_without_session_id_reopens_the_place():
+    # Found by the CI profile (2026-11-28): "Prolific has 3 places, the design needs 2". The worker came
+    # without SESSION_ID, staff excluded them and rejected the submission: the webhook matched such a link
+    # only to a participation still at work, so the rejection stayed unmatched, the places sync never saw it
+    # and bought a place Prolific had reopened already (finding 4, for links without SESSION_ID).
+    _replay(
+        [
+            ("set_up", {"asks": False, "joined": 1, "session": False}),
+            ("exclude", {"worker": "w0", "rejects": True, "then_places": True}),
+        ]
+    )
+
+
+def test_a_rejection_heard_after_an_approval_does_not_reopen_the_place():
+    # Found by the CI profile (2026-11-28): "Prolific has 2 places, the design needs 3". The webhook ignores a
+    # status heard after an approval (nothing undoes one), but the places sync read the last status heard,
+    # a REJECTED after the APPROVED, as a place Prolific reopened, and bought none for the exclusion.
+    _replay(
+        [
+            ("set_up", {"asks": False, "joined": 1, "session": True}),
+            ("platform_event", {"worker": "w0", "status": "APPROVED", "elsewhere": False, "late": False}),
+            ("exclude", {"worker": "w0", "rejects": True, "then_places": True}),
+        ]
+    )

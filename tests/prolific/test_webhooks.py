@@ -23,6 +23,7 @@ from annotation.models import (
 )
 from annotation.services.prolific import webhooks
 from annotation.services.prolific.standin import sign
+from annotation.services.verdicts import overrides
 from tests import entry_link
 from tests.factories import ConditionFactory, StudyFactory
 
@@ -401,6 +402,21 @@ def test_a_return_of_the_workers_own_submission_is_matched_through_prolific(hook
     ours.refresh_from_db()
     assert ours.state == State.ABANDONED
     assert ProlificEvent.objects.get(resource_id="own-p1").participation == ours
+
+
+def test_a_rejection_after_an_exclusion_is_matched_through_prolific_and_frees_no_place(hooked, one_slot):
+    """Once the work ended the event is still the participation's (its place is Prolific's to reopen), though
+    it frees nothing: without the match, the places sync bought a place for an exclusion Prolific reopened."""
+    standin, study = hooked, one_slot
+    ours = enter_without_session(Client(), study, "p1", standin)
+    overrides.override(ours, admit=False, reason="staff", actor=None)
+
+    [sent] = standin.set_status("own-p1", "REJECTED")
+
+    assert json.loads(sent["answer"])["outcome"] == "nothing to do: the participation is excluded"
+    assert ProlificEvent.objects.get(resource_id="own-p1").participation == ours
+    ours.refresh_from_db()
+    assert ours.state == State.EXCLUDED
 
 
 def test_when_prolific_cannot_say_which_study_nothing_changes(prolific_on, secret, one_slot, client, settings):

@@ -63,7 +63,7 @@ from annotation.services.prolific.runs import (
     state_of,
     study_id,
 )
-from annotation.services.prolific.webhooks import SUBMISSION_EVENT
+from annotation.services.prolific.webhooks import APPROVED, SUBMISSION_EVENT
 from annotation.services.state import slots
 
 logger = logging.getLogger(__name__)
@@ -87,10 +87,12 @@ def _needing_a_place(study: Study) -> list[Participation]:
         .order_by("pk")
     )
     # The submission's status last heard from Prolific (webhook or polling); none heard: it keeps its place.
+    # Nothing undoes an approval (as ``webhooks`` has it): a status heard after one does not count.
     last: dict[int, str] = {}
     heard = ProlificEvent.objects.filter(participation__in=excluded, event_type=SUBMISSION_EVENT)
     for participation_id, status in heard.order_by("sent_at", "pk").values_list("participation_id", "status"):
-        last[participation_id] = status
+        if last.get(participation_id) != APPROVED:
+            last[participation_id] = status
     return [p for p in excluded if last.get(p.pk) not in REOPENED]
 
 

@@ -246,9 +246,9 @@ def _prolific(queryset: QuerySet[Participation]) -> QuerySet[Participation]:
 
 
 def _without_session(participant_id: str) -> list[Participation]:
-    """The participant's active participations that recorded no SESSION_ID at entry (a hand-made link)."""
+    """The participant's participations that recorded no SESSION_ID at entry (a hand-made link), whatever their
+    state: a status heard after the work ended (a rejection of an excluded worker) still concerns the places."""
     found = _prolific(Participation.objects.filter(worker__external_id=participant_id))
-    found = found.filter(state__in=Participation.ACTIVE_STATES)
     return [p for p in found if not (p.platform_data or {}).get("SESSION_ID")]
 
 
@@ -290,7 +290,7 @@ def _prolific_study_of(p: Participation) -> str:
 
 def _participation_for(submission_id: str, participant_id: str, prolific_study: str) -> Participation | None:
     """The participation a submission provably is: the one whose SESSION_ID (stored at entry) is the submission
-    id; else the participant's one active participation without a SESSION_ID that came from the Prolific study
+    id; else the participant's one participation without a SESSION_ID that came from the Prolific study
     the submission belongs to (``prolific_study``, as Prolific says). Otherwise none: the event concerns another
     study of the workspace, or cannot be shown to concern ours."""
     prolific = _prolific(Participation.objects.select_for_update(of=("self",)))
