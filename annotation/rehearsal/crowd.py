@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from annotation.rehearsal.client import Browser, Recorder, Reply
+from tasks_app.scoring import normalize_answer
 
 FOLDERS = {  # task slug -> release folder
     "sst2": "SST-2",
@@ -140,7 +141,15 @@ class Policy:
         return spans if multiple else spans[:1]
 
     def _wrong_spans(self, context: str, gold: frozenset[str]) -> list[tuple[int, int]]:
-        words = [m.span() for m in WORD.finditer(context) if context[m.start() : m.end()] not in gold]
+        # Wrong as the scorer sees it: no word inside a gold answer's text, nor one that the SQuAD-style
+        # normalisation (case, articles, punctuation) turns into a gold answer ("the 10th" is "10th").
+        inside = [(at, at + len(text)) for text in gold if text for at in _occurrences(context, text)]
+        golds = {normalize_answer(text) for text in gold}
+        words = [
+            (start, end)
+            for start, end in (m.span() for m in WORD.finditer(context))
+            if normalize_answer(context[start:end]) not in golds and not any(a < end and start < b for a, b in inside)
+        ]
         if gold and (not words or self.rng.random() < 0.3):
             return []  # a wrong "no answer"
         if not words:
@@ -150,6 +159,14 @@ class Policy:
             after = [w for w in words if w[0] > min(located)]
             return [after[0] if after else words[-1]]
         return [self.rng.choice(words)]
+
+
+def _occurrences(text: str, part: str) -> list[int]:
+    found, at = [], text.find(part)
+    while at >= 0:
+        found.append(at)
+        at = text.find(part, at + 1)
+    return found
 
 
 def read_instruction(item: dict, labels: list[str], shown: dict[str, str] | None = None) -> Answer | None:

@@ -90,3 +90,23 @@ def test_a_worker_excluded_mid_test_reads_the_end_page_instead_of_failing():
     assert outcome.state == "left_step" and outcome.code == "SCREENED"
     assert outcome.test == {}  # the refused answer is not counted as given
     assert browser.sent[-1] == ("GET", "/work/")
+
+
+def test_a_wrong_span_is_wrong_as_the_scorer_sees_it():
+    """The training failer answers every item wrong: a word inside a gold answer, or one that normalises to a
+    gold answer ("the Normans" is "normans"), would score."""
+    from annotation.rehearsal.crowd import Policy
+    from tasks_app.scoring import s1_best_of
+
+    cases = [
+        ("It was the Normans who came in the 10th century.", frozenset({"the Normans"})),
+        ("It was the Normans who came in the 10th century.", frozenset({"The Normans", "Normans"})),
+        ("It was the Normans who came in the 10th century.", frozenset({"the 10th century", "10th"})),
+        ("Paris, the capital, is in France.", frozenset({"Paris", "France"})),
+    ]
+    for seed in range(40):
+        policy = Policy(random.Random(seed), p_gold=0.0)
+        for context, gold in cases:
+            item = {"phase": "training", "answer_kind": "spans", "context": context, "multiple_spans": False}
+            answer = policy.answer(item, [], gold)
+            assert s1_best_of(answer.strings, [[g] for g in gold], normalize=True) == 0.0, (seed, context, answer)
