@@ -120,6 +120,7 @@ AREAS: dict[str, Area] = {
             "tests/prolific/test_operations.py",
             "tests/prolific/test_entry_points.py",
             "tests/prolific/test_lost_replies.py",
+            "tests/mutation/test_review_mutants.py",
         ),
     ),
 }
@@ -144,6 +145,8 @@ _SQLITE_LOCK = (
 )
 _DEFERRED = "a field left out of .only() is loaded when read: the same figures, one query more"
 _INTEGRITY, _GROUPS = "annotation.services.verdicts.integrity.", "annotation.services.verdicts.filter_groups."
+_REVIEW = "annotation.services.prolific.review."
+_OVERWRITTEN = "a row to send begun with another state or note: both branches after set its state and its note"
 _NARROWING = (
     "the filter only narrows which conditions decide() is asked about, and decide() of one with nobody "
     "pending returns []"
@@ -227,6 +230,16 @@ EQUIVALENT: dict[str, str] = {
     _GROUPS + "x_decide_due__mutmut_21": "select_related(None): the study is loaded when read",
     _GROUPS + "x_is_ready__mutmut_24": "the oldest of the waiting workers' decisions without pending_group=True: "
     "a waiting worker has no final decision, so all theirs are pending",
+    _REVIEW + "x_review_rows__mutmut_5": "select_related without 'worker': the worker is loaded when read",
+    _REVIEW + "x_review_rows__mutmut_6": "select_related without 'study': the study is loaded when read",
+    _REVIEW + "x_review_rows__mutmut_46": _OVERWRITTEN,
+    _REVIEW + "x_review_rows__mutmut_47": _OVERWRITTEN,
+    _REVIEW + "x_review_rows__mutmut_50": _OVERWRITTEN,
+    _REVIEW + "x_review_rows__mutmut_51": _OVERWRITTEN,
+    _REVIEW + "x_review_rows__mutmut_59": "state_of(kind=None): it reads kind only for an uncertain action, and a "
+    "review action is only ever failed or done (review.py's claims and finishes)",
+    _REVIEW + "x_run_review__mutmut_13": "_bulk_approve(log=None): _bulk_approve does not use its log (the bulk "
+    "call is logged by the client, under no action)",
 }
 
 
