@@ -2,13 +2,14 @@
 (scripts/mutation.sh places): what each place given is recorded as, what a refused or lost call leaves, and
 which study the sync acts on. Places counted by hand: two slots, two places on Prolific study PS1."""
 
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
 from django.utils import timezone
 
-from annotation.models import Participation, ProlificAction, ProlificCall, Study
-from annotation.services.prolific import operations, places
+from annotation.models import Participation, ProlificAction, ProlificCall, ProlificEvent, Study
+from annotation.services.prolific import operations, places, webhooks
 from annotation.services.prolific.runs import CallLog, make_client
 from annotation.services.state import lifecycle
 from tests.factories import ConditionFactory, StudyFactory
@@ -17,6 +18,7 @@ from tests.prolific.conftest import join
 State = Participation.State
 Kind = Participation.ExclusionKind
 PLACES_LOG = "annotation.services.prolific.places"
+T0 = datetime(2026, 11, 28, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture
@@ -333,3 +335,42 @@ def test_every_slot_held_pauses_prolifics_saying_why(full):
     study, standin, _ = full
     rows, _ = places.places_rows(study, make_client())
     assert [(r.action, r.state, r.note) for r in rows] == [("PAUSE", "to do", "every slot is held: no more arrivals")]
+
+
+def _heard(p, status, seconds, event_id):
+    ProlificEvent.objects.create(
+        event_id=event_id,
+        source="webhook",
+        event_type=webhooks.SUBMISSION_EVENT,
+        resource_id=f"sub-{p.worker.external_id}",
+        participant_id=p.worker.external_id,
+        status=status,
+        sent_at=T0 + timedelta(seconds=seconds),
+        participation=p,
+    )
+
+
+def test_a_status_heard_after_an_approval_does_not_count(full):
+    study, _, ps = full
+    lifecycle.exclude(ps[1], reason="attention", kind=Kind.ATTENTION)
+    _heard(ps[1], "APPROVED", 0, "e1")
+    _heard(ps[1], "RETURNED", 5, "e2")  # an approval is final: the place stays the submission's
+    assert [p.pk for p in places._needing_a_place(study)] == [ps[1].pk]
+
+
+def test_of_statuses_heard_at_the_same_instant_the_later_recorded_counts(full):
+    study, _, ps = full
+    lifecycle.exclude(ps[1], reason="attention", kind=Kind.ATTENTION)
+    _heard(ps[1], "AWAITING REVIEW", 0, "e1")
+    _heard(ps[1], "REJECTED", 0, "e2")
+    assert places._needing_a_place(study) == []
+
+
+def test_the_exclusions_needing_a_place_come_in_order_withdrawn_ones_too_and_no_close_out(full):
+    study, standin, ps = full
+    for p in ps:
+        lifecycle.exclude(p, reason="low", kind=Kind.TRAINING_FILTER)
+    Participation.all_objects.filter(pk=ps[0].pk).update(withdrawn_at=T0)
+    closed = join(standin, study.conditions.get(), "p2", state=State.TEST, slot=0)
+    Participation.all_objects.filter(pk=closed.pk).update(state=State.EXCLUDED, exclusion_kind=Kind.CLOSED)
+    assert [p.pk for p in places._needing_a_place(study)] == [ps[0].pk, ps[1].pk]
