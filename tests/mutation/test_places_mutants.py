@@ -374,3 +374,16 @@ def test_the_exclusions_needing_a_place_come_in_order_withdrawn_ones_too_and_no_
     closed = join(standin, study.conditions.get(), "p2", state=State.TEST, slot=0)
     Participation.all_objects.filter(pk=closed.pk).update(state=State.EXCLUDED, exclusion_kind=Kind.CLOSED)
     assert [p.pk for p in places._needing_a_place(study)] == [ps[0].pk, ps[1].pk]
+
+
+def test_places_given_as_text_are_not_a_number_of_places(full):
+    study, standin, ps = full
+    answer = standin.study_answer
+    standin.study_answer = lambda study_id: {**answer(study_id), "total_available_places": "2", "places_taken": True}
+    lifecycle.exclude(ps[1], reason="low", kind=Kind.TRAINING_FILTER)
+    rows, notes = places.places_rows(study, make_client())
+    assert notes[1:] == [
+        "Prolific study PS1: None places, ? taken, ACTIVE",
+        "Prolific gave no total_available_places: the places are left as they are",
+    ]
+    assert [(r.action, r.state) for r in rows] == [("PLACE +1", "skip")]
