@@ -120,6 +120,7 @@ AREAS: dict[str, Area] = {
             "tests/prolific/test_operations.py",
             "tests/prolific/test_entry_points.py",
             "tests/prolific/test_lost_replies.py",
+            "tests/mutation/test_review_mutants.py",
         ),
     ),
 }
@@ -144,6 +145,13 @@ _SQLITE_LOCK = (
 )
 _DEFERRED = "a field left out of .only() is loaded when read: the same figures, one query more"
 _INTEGRITY, _GROUPS = "annotation.services.verdicts.integrity.", "annotation.services.verdicts.filter_groups."
+_REVIEW, _PLACES = "annotation.services.prolific.review.", "annotation.services.prolific.places."
+_ONE_ARROW = "the study row's action 'PLACES {total}→{target}' has one arrow, so every split gives the same target"
+_SYNC_REPORT = (
+    "a field of the sync's own Report changed: the sync reads only its rows, notes and counts, and places_rows "
+    "and run_places read none of operation, study, dry_run"
+)
+_OVERWRITTEN = "a row to send begun with another state or note: both branches after set its state and its note"
 _NARROWING = (
     "the filter only narrows which conditions decide() is asked about, and decide() of one with nobody "
     "pending returns []"
@@ -227,6 +235,43 @@ EQUIVALENT: dict[str, str] = {
     _GROUPS + "x_decide_due__mutmut_21": "select_related(None): the study is loaded when read",
     _GROUPS + "x_is_ready__mutmut_24": "the oldest of the waiting workers' decisions without pending_group=True: "
     "a waiting worker has no final decision, so all theirs are pending",
+    _REVIEW + "x_review_rows__mutmut_5": "select_related without 'worker': the worker is loaded when read",
+    _REVIEW + "x_review_rows__mutmut_6": "select_related without 'study': the study is loaded when read",
+    _REVIEW + "x_review_rows__mutmut_46": _OVERWRITTEN,
+    _REVIEW + "x_review_rows__mutmut_47": _OVERWRITTEN,
+    _REVIEW + "x_review_rows__mutmut_50": _OVERWRITTEN,
+    _REVIEW + "x_review_rows__mutmut_51": _OVERWRITTEN,
+    _REVIEW + "x_review_rows__mutmut_59": "state_of(kind=None): it reads kind only for an uncertain action, and a "
+    "review action is only ever failed or done (review.py's claims and finishes)",
+    _REVIEW + "x_run_review__mutmut_13": "_bulk_approve(log=None): _bulk_approve does not use its log (the bulk "
+    "call is logged by the client, under no action)",
+    _PLACES + "x__needing_a_place__mutmut_6": "select_related without 'worker': the worker is loaded when read",
+    _PLACES + "x__needing_a_place__mutmut_7": "select_related without 'study': the study is loaded when read",
+    _PLACES + "x__needing_a_place__mutmut_26": "the statuses heard without participation__in: they are read by each "
+    "exclusion's own id, so another participation's are never read",
+    _PLACES
+    + "x__needing_a_place__mutmut_35": "order_by('sent_at') alone: SQLite returns events of the same instant in "
+    "insertion order anyway ('pk' is there for PostgreSQL)",
+    _PLACES + "x_places_rows__mutmut_4": "select_related without 'worker': the worker is loaded when read",
+    _PLACES + "x_places_rows__mutmut_5": "select_related without 'study': the study is loaded when read",
+    _PLACES + "x_places_rows__mutmut_49": "state_of(kind=None): it reads kind only to tell an uncertain bonus, and "
+    "neither PLACES nor None is BONUS",
+    _PLACES + "x_run_places__mutmut_21": "'XXXX' for the Prolific study when the report has no rows: then there is "
+    "no exclusion to record",
+    _PLACES + "x_run_places__mutmut_30": _ONE_ARROW,
+    _PLACES + "x_run_places__mutmut_31": _ONE_ARROW,
+    _PLACES + "x_run_places__mutmut_33": _ONE_ARROW,
+    _PLACES + "x_run_places__mutmut_36": "_grow(log=None): _grow does not use its log (the client logs each call)",
+    _PLACES + "x_sync__mutmut_7": "select_related(None): the task is loaded when read",
+    _PLACES + "x_sync__mutmut_16": _SYNC_REPORT,
+    _PLACES + "x_sync__mutmut_17": _SYNC_REPORT,
+    _PLACES + "x_sync__mutmut_18": _SYNC_REPORT,
+    _PLACES + "x_sync__mutmut_22": _SYNC_REPORT,
+    _PLACES + "x_sync__mutmut_23": _SYNC_REPORT,
+    _PLACES + "x_sync__mutmut_24": _SYNC_REPORT,
+    _PLACES
+    + "x_sync__mutmut_31": "run_places(log=None): run_places hands its log only to _grow, which does not use it",
+    _PLACES + "x_sync__mutmut_32": "run_places(study=None): run_places does not read its study",
 }
 
 

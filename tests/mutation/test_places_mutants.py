@@ -2,14 +2,15 @@
 (scripts/mutation.sh places): what each place given is recorded as, what a refused or lost call leaves, and
 which study the sync acts on. Places counted by hand: two slots, two places on Prolific study PS1."""
 
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
 from django.utils import timezone
 
-from annotation.models import Participation, ProlificAction, ProlificCall, Study
-from annotation.services.prolific import operations, places
-from annotation.services.prolific.runs import make_client
+from annotation.models import Participation, ProlificAction, ProlificCall, ProlificEvent, Study
+from annotation.services.prolific import operations, places, webhooks
+from annotation.services.prolific.runs import CallLog, make_client
 from annotation.services.state import lifecycle
 from tests.factories import ConditionFactory, StudyFactory
 from tests.prolific.conftest import join
@@ -17,6 +18,7 @@ from tests.prolific.conftest import join
 State = Participation.State
 Kind = Participation.ExclusionKind
 PLACES_LOG = "annotation.services.prolific.places"
+T0 = datetime(2026, 11, 28, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture
@@ -204,3 +206,184 @@ def test_a_prolific_study_answered_without_its_places_is_left_alone(full):
     assert [(r.action, r.state, r.note) for r in rows] == [
         ("PLACE +1", "skip", "Prolific's total of places is unknown")
     ]
+
+
+def test_with_the_operations_off_and_no_posted_reward_the_cost_is_unknown(full):
+    study, standin, ps = full
+    study.base_reward = None
+    study.save()
+    lifecycle.exclude(ps[1], reason="low", kind=Kind.TRAINING_FILTER)
+    rows, _ = places.places_rows(study, None)
+    assert [(r.action, r.state, r.amount, r.currency) for r in rows] == [
+        ("PLACE +1", "to do", None, ""),
+        ("PLACES +1", "to do", None, "GBP"),
+    ]
+
+
+def test_a_study_without_a_currency_names_none(full):
+    study, standin, ps = full
+    study.currency = ""
+    study.save()
+    lifecycle.exclude(ps[1], reason="low", kind=Kind.TRAINING_FILTER)
+    rows, _ = places.places_rows(study, None)
+    assert [(r.action, r.amount, r.currency) for r in rows] == [
+        ("PLACE +1", None, ""),
+        ("PLACES +1", Decimal("3.00"), ""),
+    ]
+
+
+def _grown_and_full(full):
+    """p1 excluded (its place kept), p2 in its freed slot: Prolific's 2 places must become 3, and every slot is
+    held, so the study is paused too."""
+    study, standin, ps = full
+    lifecycle.exclude(ps[1], reason="low", kind=Kind.TRAINING_FILTER)
+    join(standin, study.conditions.get(), "p2", state=State.TEST, slot=1)
+    return study, standin
+
+
+def test_the_sync_logs_every_change_it_made(full, caplog):
+    study, standin = _grown_and_full(full)
+    with caplog.at_level("INFO", logger=PLACES_LOG):
+        assert places.sync(study_id=study.pk) == {"done": 3}
+    (line,) = [r.getMessage() for r in caplog.records if r.name == PLACES_LOG]
+    assert line.endswith(
+        "; PLACES 2→3: done 2 → 3 places; expected cost 1 × reward (3.00 GBP each) + Prolific's service fee"
+        "; PAUSE: done every slot is held: no more arrivals"
+    )
+
+
+def test_an_unreachable_prolific_fails_the_call_and_leaves_the_rest_not_tried(full):
+    study, standin = _grown_and_full(full)
+    client = make_client()
+    report = operations.Report(operation="places", study=study.slug, dry_run=False)
+    report.rows, report.notes = places.places_rows(study, client)
+    standin.stop()  # read before, unreachable now
+    places.run_places(client, CallLog(), study, report)
+    place, grow, pause = report.rows
+    assert (place.state, grow.state, pause.state) == ("failed", "failed", "not tried")
+    assert grow.note == place.note and place.note.startswith("Could not reach Prolific for PATCH studies/PS1/: ")
+    assert pause.note == f"not tried: {grow.note}"
+
+
+def test_a_refused_places_call_notes_why_on_the_studys_row(full):
+    study, standin = _grown_and_full(full)
+    standin.update_study = lambda study_id, body: (400, {"error": {"detail": "Places are locked"}})
+    rows = {r.action: r for r in operations.run(operation="places", study=study).rows}
+    assert rows["PLACES 2→3"].note == rows["PLACE +1"].note and "Places are locked" in rows["PLACES 2→3"].note
+    assert rows["PAUSE"].state == "done"  # a refusal is not unreachability: the pause is still sent
+
+
+def test_a_study_that_does_not_opt_in_is_not_synced_even_with_something_to_do(full):
+    study, standin, _ = full
+    study.prolific_sync_places = False
+    study.save()
+    assert places.sync(study_id=study.pk) == {}
+    assert standin.requests == [] and standin.studies["PS1"]["status"] == "ACTIVE"
+
+
+def test_places_prolific_has_already_are_noted_and_more_cannot_be_lowered(full):
+    study, standin, ps = full
+    standin.set_places("PS1", 5)  # target: 2 slots + 1 exclusion = 3
+    lifecycle.exclude(ps[1], reason="low", kind=Kind.TRAINING_FILTER)
+    rows, notes = places.places_rows(study, make_client())
+    assert notes[2:] == ["Prolific has more places than the design needs (5 > 3); they cannot be lowered"]
+    assert [(r.action, r.state, r.note) for r in rows] == [
+        ("PLACE +1", "to do", "Prolific already has 5 places (needed: 3): recorded, nothing sent")
+    ]
+
+
+def test_exactly_the_places_needed_add_no_note(full):
+    study, standin, ps = full
+    standin.set_places("PS1", 3)
+    lifecycle.exclude(ps[1], reason="low", kind=Kind.TRAINING_FILTER)
+    _, notes = places.places_rows(study, make_client())
+    assert len(notes) == 2  # the design's, Prolific's study's: nothing about places beyond need
+
+
+def test_two_places_cost_twice_the_reward_and_resume_names_the_free_slots(full):
+    study, standin, ps = full
+    standin.studies["PS1"]["status"] = "PAUSED"
+    for p in ps:
+        lifecycle.exclude(p, reason="low", kind=Kind.TRAINING_FILTER)
+    rows, _ = places.places_rows(study, make_client())
+    grow, resume = rows[2:]
+    note = "2 → 4 places; expected cost 2 × reward (3.00 GBP each) + Prolific's service fee"
+    assert (grow.action, grow.note, grow.amount, grow.currency) == ("PLACES 2→4", note, Decimal("6.00"), "GBP")
+    assert (resume.action, resume.state, resume.note) == ("RESUME", "to do", "2 slot(s) free again")
+
+
+def test_an_unknown_reward_gives_no_cost(full):
+    study, standin, ps = full
+    answer = standin.study_answer
+    standin.study_answer = lambda study_id: {**answer(study_id), "reward": None}
+    lifecycle.exclude(ps[1], reason="low", kind=Kind.TRAINING_FILTER)
+    rows, _ = places.places_rows(study, make_client())
+    grow = rows[1]
+    note = "2 → 3 places; expected cost 1 × reward (reward unknown) + Prolific's service fee"
+    assert (grow.action, grow.note, grow.amount, grow.currency) == ("PLACES 2→3", note, None, "GBP")
+
+
+def test_a_paused_study_of_ours_pauses_prolifics_saying_why(full):
+    study, standin, _ = full
+    study.status = Study.Status.PAUSED
+    study.save()
+    rows, _ = places.places_rows(study, make_client())
+    assert [(r.action, r.state, r.note) for r in rows] == [("PAUSE", "to do", "our study is paused: no more arrivals")]
+
+
+def test_every_slot_held_pauses_prolifics_saying_why(full):
+    study, standin, _ = full
+    rows, _ = places.places_rows(study, make_client())
+    assert [(r.action, r.state, r.note) for r in rows] == [("PAUSE", "to do", "every slot is held: no more arrivals")]
+
+
+def _heard(p, status, seconds, event_id):
+    ProlificEvent.objects.create(
+        event_id=event_id,
+        source="webhook",
+        event_type=webhooks.SUBMISSION_EVENT,
+        resource_id=f"sub-{p.worker.external_id}",
+        participant_id=p.worker.external_id,
+        status=status,
+        sent_at=T0 + timedelta(seconds=seconds),
+        participation=p,
+    )
+
+
+def test_a_status_heard_after_an_approval_does_not_count(full):
+    study, _, ps = full
+    lifecycle.exclude(ps[1], reason="attention", kind=Kind.ATTENTION)
+    _heard(ps[1], "APPROVED", 0, "e1")
+    _heard(ps[1], "RETURNED", 5, "e2")  # an approval is final: the place stays the submission's
+    assert [p.pk for p in places._needing_a_place(study)] == [ps[1].pk]
+
+
+def test_of_statuses_heard_at_the_same_instant_the_later_recorded_counts(full):
+    study, _, ps = full
+    lifecycle.exclude(ps[1], reason="attention", kind=Kind.ATTENTION)
+    _heard(ps[1], "AWAITING REVIEW", 0, "e1")
+    _heard(ps[1], "REJECTED", 0, "e2")
+    assert places._needing_a_place(study) == []
+
+
+def test_the_exclusions_needing_a_place_come_in_order_withdrawn_ones_too_and_no_close_out(full):
+    study, standin, ps = full
+    for p in ps:
+        lifecycle.exclude(p, reason="low", kind=Kind.TRAINING_FILTER)
+    Participation.all_objects.filter(pk=ps[0].pk).update(withdrawn_at=T0)
+    closed = join(standin, study.conditions.get(), "p2", state=State.TEST, slot=0)
+    Participation.all_objects.filter(pk=closed.pk).update(state=State.EXCLUDED, exclusion_kind=Kind.CLOSED)
+    assert [p.pk for p in places._needing_a_place(study)] == [ps[0].pk, ps[1].pk]
+
+
+def test_places_given_as_text_are_not_a_number_of_places(full):
+    study, standin, ps = full
+    answer = standin.study_answer
+    standin.study_answer = lambda study_id: {**answer(study_id), "total_available_places": "2", "places_taken": True}
+    lifecycle.exclude(ps[1], reason="low", kind=Kind.TRAINING_FILTER)
+    rows, notes = places.places_rows(study, make_client())
+    assert notes[1:] == [
+        "Prolific study PS1: None places, ? taken, ACTIVE",
+        "Prolific gave no total_available_places: the places are left as they are",
+    ]
+    assert [(r.action, r.state) for r in rows] == [("PLACE +1", "skip")]
