@@ -247,6 +247,10 @@ EQUIVALENT: dict[str, str] = {
     "call is logged by the client, under no action)",
     _PLACES + "x__needing_a_place__mutmut_6": "select_related without 'worker': the worker is loaded when read",
     _PLACES + "x__needing_a_place__mutmut_7": "select_related without 'study': the study is loaded when read",
+    _PLACES + "x__needing_a_place__mutmut_13": "without is_preview=False: a preview's worker is always the "
+    "preview platform's (studies.preview), and prolific_participations keeps Prolific workers only",
+    _PLACES + "x__needing_a_place__mutmut_27": "without event_type=SUBMISSION_EVENT: only a submission event is ever "
+    "tied to a participation (webhooks._apply_submission_status, the one place that sets it)",
     _PLACES + "x__needing_a_place__mutmut_26": "the statuses heard without participation__in: they are read by each "
     "exclusion's own id, so another participation's are never read",
     _PLACES

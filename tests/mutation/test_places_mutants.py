@@ -387,3 +387,19 @@ def test_places_given_as_text_are_not_a_number_of_places(full):
         "Prolific gave no total_available_places: the places are left as they are",
     ]
     assert [(r.action, r.state) for r in rows] == [("PLACE +1", "skip")]
+
+
+def test_the_last_status_is_the_last_sent_whatever_order_it_was_recorded_in(full):
+    study, _, ps = full
+    lifecycle.exclude(ps[1], reason="attention", kind=Kind.ATTENTION)
+    _heard(ps[1], "REJECTED", 10, "e1")  # recorded first, sent last: the place went back to Prolific
+    _heard(ps[1], "AWAITING REVIEW", 0, "e2")
+    assert places._needing_a_place(study) == []
+
+
+def test_another_studys_exclusions_need_no_place_of_ours(full):
+    study, standin, _ = full
+    other = ConditionFactory(study=StudyFactory(task=study.task, slug="other-study"), shots=0, training_set=None)
+    elsewhere = join(standin, other, "q1", state=State.TEST, slot=0, prolific_study="PS9")
+    lifecycle.exclude(elsewhere, reason="low", kind=Kind.TRAINING_FILTER)
+    assert places._needing_a_place(study) == []
