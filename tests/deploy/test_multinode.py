@@ -79,6 +79,7 @@ def test_racing_entries_through_the_proxy_fill_exactly_n_slots_per_condition(sta
 
 
 def test_a_locked_answer_stays_locked_whichever_node_receives_the_second_submission(stack, nodes):
+    # demo-sst2 is this test's alone: the PgBouncer tests fill demo-wikiann's slots, and pytest may run them first.
     first, second = nodes
     assert join(first, "demo-sst2", "locker").status_code == 302
     current = first.get(SESSION_API + "current/").json()
@@ -223,7 +224,7 @@ def test_through_pgbouncer_many_client_connections_share_a_few_server_connection
     def request(number: int) -> None:
         session = https_session(stack)
         barrier.wait()
-        statuses.append(enter(stack, session, "demo-sst2", f"pooled-{number}", allow_redirects=False).status_code)
+        statuses.append(enter(stack, session, "demo-wikiann", f"pooled-{number}", allow_redirects=False).status_code)
 
     join_all(start_threads(request, [(n,) for n in range(racers)]))
 
@@ -246,7 +247,7 @@ def test_through_pgbouncer_1_21_the_app_prepares_its_statements(stack):
         pytest.skip(f"{stack.pgbouncer_binary} is older than 1.21: set PGBOUNCER=$(bash scripts/build_pgbouncer.sh)")
     assert stack.settings()["DB_PREPARE_THRESHOLD"] == "2"
     for number in range(6):  # each statement of the entry runs more than twice on some connection
-        assert enter(stack, https_session(stack), "demo-sst2", f"prepared-{number}").status_code in (200, 409)
+        assert enter(stack, https_session(stack), "demo-wikiann", f"prepared-{number}").status_code in (200, 409)
     servers = [row for row in pgbouncer_show(stack, "SERVERS") if row["database"] == stack.database]
     assert sum(int(row["prepared_statements"]) for row in servers) > 0, servers
     interleaved_clients_prepare(stack, expect_errors=False)
