@@ -5,7 +5,6 @@ which study the sync acts on. Places counted by hand: two slots, two places on P
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-import pytest
 from django.utils import timezone
 
 from annotation.models import Participation, ProlificAction, ProlificCall, ProlificEvent, Study
@@ -19,19 +18,6 @@ State = Participation.State
 Kind = Participation.ExclusionKind
 PLACES_LOG = "annotation.services.prolific.places"
 T0 = datetime(2026, 11, 28, 12, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def full(prolific_on, prolific_study):
-    """Two slots, both held by workers at work on Prolific study PS1 (two places, both taken), ACTIVE."""
-    study, condition = prolific_study
-    study.workers_per_condition = 2
-    study.prolific_sync_places = True
-    study.save()
-    prolific_on.add_study(study_id="PS1", reward=300)
-    prolific_on.set_places("PS1", 2)
-    ps = [join(prolific_on, condition, f"p{i}", state=State.TEST, slot=i) for i in range(2)]
-    return study, prolific_on, ps
 
 
 def test_a_place_given_is_recorded_as_a_place_on_the_prolific_study(full):

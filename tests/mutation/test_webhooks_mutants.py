@@ -164,13 +164,7 @@ def _prolific(pid: str, data: dict, condition=None, state=State.CLAIMED, slot=0)
 
 
 def _event(submission: str, pid: str, status: str, event_id: str = "e1"):
-    payload = {"event_type": webhooks.SUBMISSION_EVENT, "resource_id": submission, "participant_id": pid}
-    return webhooks.record_and_apply(
-        event_id=event_id,
-        source=ProlificEvent.Source.WEBHOOK,
-        payload={**payload, "status": status},
-        sent_at=datetime(2026, 11, 28, 9, 0, tzinfo=UTC),
-    )
+    return _submission_event(event_id, status, submission=submission, pid=pid)
 
 
 def _state(p):

@@ -56,3 +56,17 @@ def prolific_study(db):
 
     study = StudyFactory(currency="GBP", hourly_rate=Decimal("12.00"), base_reward=Decimal("3.00"))
     return study, ConditionFactory(study=study, shots=0)
+
+
+@pytest.fixture
+def full(prolific_on, prolific_study):
+    """Two slots, both held by workers at work on Prolific study PS1 (two places, both taken), ACTIVE: the
+    places sync's starting point (tests/prolific/test_places*.py, tests/mutation/test_places_mutants.py)."""
+    study, condition = prolific_study
+    study.workers_per_condition = 2
+    study.prolific_sync_places = True
+    study.save()
+    prolific_on.add_study(study_id="PS1", reward=300)
+    prolific_on.set_places("PS1", 2)
+    ps = [join(prolific_on, condition, f"p{i}", state=Participation.State.TEST, slot=i) for i in range(2)]
+    return study, prolific_on, ps

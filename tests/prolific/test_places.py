@@ -3,31 +3,15 @@ slot starts it again; the dry run states the cost and changes nothing (the stand
 
 from decimal import Decimal
 
-import pytest
 from django.core.management import call_command
 
 from annotation.models import Participation, ProlificAction, ProlificCall
 from annotation.services.admission import abandonment
 from annotation.services.prolific import operations
 from annotation.services.state import lifecycle
-from tests.prolific.conftest import join
 
 State = Participation.State
 Kind = Participation.ExclusionKind
-
-
-@pytest.fixture
-def full(prolific_on, prolific_study):
-    """Two slots, both held on Prolific study PS1 (two places, both taken), which is ACTIVE."""
-    study, condition = prolific_study
-    study.workers_per_condition = 2
-    study.prolific_sync_places = True
-    study.save()
-    standin = prolific_on
-    standin.add_study(study_id="PS1", reward=300)
-    standin.set_places("PS1", 2)
-    ps = [join(standin, condition, f"p{i}", state=State.TEST, slot=i) for i in range(2)]
-    return study, standin, ps
 
 
 def places(standin):

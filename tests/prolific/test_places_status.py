@@ -16,7 +16,6 @@ from annotation.services.prolific import operations, places, webhooks
 from annotation.services.state import lifecycle, slots
 from annotation.services.studies import studies
 from tests.factories import make_classification_task
-from tests.prolific.conftest import join
 
 State = Participation.State
 Kind = Participation.ExclusionKind
@@ -35,20 +34,6 @@ REOPENS_ITS_PLACE = {
     "SCREENED OUT": False,
     "PARTIALLY APPROVED": False,
 }
-
-
-@pytest.fixture
-def full(prolific_on, prolific_study):
-    """Two slots, both held by workers at work on Prolific study PS1 (two places, both taken), ACTIVE."""
-    study, condition = prolific_study
-    study.workers_per_condition = 2
-    study.prolific_sync_places = True
-    study.save()
-    standin = prolific_on
-    standin.add_study(study_id="PS1", reward=300)
-    standin.set_places("PS1", 2)
-    ps = [join(standin, condition, f"p{i}", state=State.TEST, slot=i) for i in range(2)]
-    return study, standin, ps
 
 
 def open_places(standin):
