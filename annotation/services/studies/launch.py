@@ -183,13 +183,19 @@ def _worker_texts(study: Study) -> Iterable[tuple[str, str]]:
                 yield f"the {language} survey question {key}", " ".join(str(t) for t in texts)
 
 
+def _consents(study: Study) -> Iterable[tuple[str, str]]:
+    if not study.consent_required:
+        return
+    yield "the consent", study.consent_text or ""
+    for language, own in sorted((study.translations or {}).items()):
+        if isinstance(own, dict) and isinstance(own.get("consent_text"), str):
+            yield f"the {language} consent", own["consent_text"]
+
+
 def stated_minutes(study: Study) -> int | None:
     """The longest time the consent (in any of its languages) tells workers the study takes."""
-    texts = [study.consent_text or ""] + [
-        own.get("consent_text") or "" for own in (study.translations or {}).values() if isinstance(own, dict)
-    ]
-    found = [int(m.group(1)) for text in texts for m in _MINUTES.finditer(str(text))]
-    return max(found) if study.consent_required and found else None
+    found = [int(m.group(1)) for _, text in _consents(study) for m in _MINUTES.finditer(text)]
+    return max(found) if found else None
 
 
 def _blockers(study: Study) -> list[Finding]:
@@ -246,15 +252,6 @@ def _blockers(study: Study) -> list[Finding]:
                     )
                 )
     return found
-
-
-def _consents(study: Study) -> Iterable[tuple[str, str]]:
-    if not study.consent_required:
-        return
-    yield "the consent", study.consent_text or ""
-    for language, own in sorted((study.translations or {}).items()):
-        if isinstance(own, dict) and isinstance(own.get("consent_text"), str):
-            yield f"the {language} consent", own["consent_text"]
 
 
 def _pay_blockers(study: Study) -> list[Finding]:
