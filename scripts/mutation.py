@@ -49,6 +49,7 @@ AREAS: dict[str, Area] = {
         (
             "tests/reporting/test_majority_ties.py",
             "tests/reporting/test_fewclue_table.py",
+            "tests/reporting/test_statistics.py",
             "tests/mutation/test_majority_mutants.py",
         ),
     ),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 import warnings
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from itertools import combinations
@@ -87,13 +88,20 @@ def krippendorff_alpha_nominal(ratings: Mapping[Hashable, Mapping[Hashable, Hash
     no pairable unit, or a single value in all the pairable data.
     """
     coders = [c for c in ratings if ratings[c]]
-    units = sorted({u for c in coders for u in ratings[c]}, key=repr)
+    # Columns and codes numbered as met: alpha does not depend on the order of units or values. Filled a
+    # coder's row at once (a span study has a few hundred thousand token units).
+    column: dict[Hashable, int] = {}
     codes: dict[Hashable, int] = {}
-    data = np.full((len(coders), len(units)), np.nan)
-    column = {u: j for j, u in enumerate(units)}
+    rows: list[int] = []
+    columns: list[int] = []
+    coded: list[int] = []
     for i, coder in enumerate(coders):
-        for unit, value in ratings[coder].items():
-            data[i, column[unit]] = codes.setdefault(value, len(codes))
+        units = ratings[coder]
+        rows.extend([i] * len(units))
+        columns.extend([column.setdefault(unit, len(column)) for unit in units])
+        coded.extend([codes.setdefault(value, len(codes)) for value in units.values()])
+    data = np.full((len(coders), len(column)), np.nan)
+    data[rows, columns] = coded
     pairable = (~np.isnan(data)).sum(axis=0) >= 2
     values = data[:, pairable]
     if values.size == 0 or len(set(values[~np.isnan(values)].tolist())) < 2:
@@ -115,11 +123,16 @@ def token_offsets(text: str) -> list[tuple[int, int]]:
 def token_marks(text: str, spans: Iterable[tuple[int, int]], tokens: list[tuple[int, int]] | None = None) -> list[int]:
     """The span-agreement unit: per whitespace token of ``text``, 1 if any span overlaps it, else 0
     (``tokens``: the text's ``token_offsets``, when the caller has them)."""
-    spans = list(spans)
     tokens = token_offsets(text) if tokens is None else tokens
-    if not spans:
-        return [0] * len(tokens)
-    return [int(any(start < t_end and t_start < end for start, end in spans)) for t_start, t_end in tokens]
+    marks = [0] * len(tokens)
+    starts = [t_start for t_start, _ in tokens]
+    ends = [t_end for _, t_end in tokens]
+    # Tokens are in order and apart, so those a span overlaps (start < t_end and t_start < end) are a run:
+    # from the first ending after its start to the last starting before its end.
+    for start, end in spans:
+        for index in range(bisect_right(ends, start), bisect_left(starts, end)):
+            marks[index] = 1
+    return marks
 
 
 def spans_of_strings(text: str, strings: Iterable[str]) -> list[tuple[int, int]]:

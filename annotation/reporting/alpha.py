@@ -55,13 +55,15 @@ def ratings_by_condition(conditions: Iterable[Condition], classification: bool) 
         spans[response_id].append((start, end))
     texts = {e.pk: e.context_text for e in Example.objects.filter(pk__in={r[3] for r in rows}).only("id", "context")}
     tokens: dict[int, list[tuple[int, int]]] = {}  # each text tokenised once, not once per annotator
+    units: dict[int, list[tuple[int, int]]] = {}  # and its units, (item, token index), made once
     for response_id, cid, pid, example_id, answer in rows:
         text = texts[example_id]
         if example_id not in tokens:
             tokens[example_id] = token_offsets(text)
+            units[example_id] = [(example_id, index) for index in range(len(tokens[example_id]))]
         placed = spans.get(response_id) or spans_of_strings(text, answer or [])
-        for index, mark in enumerate(token_marks(text, placed, tokens[example_id])):
-            by_condition[cid][pid][(example_id, index)] = mark
+        marks = token_marks(text, placed, tokens[example_id])
+        by_condition[cid][pid].update(zip(units[example_id], marks, strict=True))
     return by_condition
 
 

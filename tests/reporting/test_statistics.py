@@ -218,6 +218,29 @@ def test_token_marks_and_strings_placed_in_the_text():
     assert spans_of_strings(text, ["Charles Babbage", "", "Nobody"]) == [(17, 32)]
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    words=st.lists(st.text(alphabet="ab", min_size=1, max_size=3), max_size=8),
+    gaps=st.lists(st.integers(1, 3), min_size=8, max_size=8),
+    spans=st.lists(st.tuples(st.integers(-2, 40), st.integers(-2, 40)), max_size=4),
+)
+def test_token_marks_mark_every_token_a_span_overlaps_and_no_other(words, gaps, spans):
+    text = "".join(" " * gap + word for word, gap in zip(words, gaps, strict=False))
+    # Each token's characters, found one by one: a token is marked when a span holds any of them, or (an
+    # empty or reversed span) lies strictly inside it.
+    tokens, start = [], None
+    for at, char in enumerate(text + " "):
+        if char != " " and start is None:
+            start = at
+        elif char == " " and start is not None:
+            tokens.append((start, at))
+            start = None
+    expected = [
+        int(any(set(range(s, e)) & set(range(t_s, t_e)) or t_s < e <= s < t_e for s, e in spans)) for t_s, t_e in tokens
+    ]
+    assert token_marks(text, spans) == expected
+
+
 @pytest.fixture
 def voted(sst2):
     """Gold pos, neg, pos, neg. Ratings per item: (pos,pos,pos) (pos,pos,neg) (neg,neg,neg) (pos,neg,neg)."""

@@ -116,7 +116,8 @@ class StandIn:
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # A short poll: ``stop`` waits for the serving loop's next poll (0.5 s by default, at every test's end).
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
 
     @property
     def url(self) -> str:
