@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import math
 import re
-import warnings
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from itertools import combinations
 
-import krippendorff
 import numpy as np
 
 from tasks_app.scoring import answer_set, mean, s1
@@ -80,36 +79,84 @@ def as_answer(strings: Sequence[str]) -> Answer:
     return answer_set(strings)
 
 
-def krippendorff_alpha_nominal(ratings: Mapping[Hashable, Mapping[Hashable, Hashable]]) -> float:
-    """Krippendorff's alpha, nominal, over {coder: {unit: value}}; a unit a coder did not rate is missing.
+@dataclass
+class Coded:
+    """Answers as Krippendorff's alpha reads them: per item, a units × values array of how many coders gave
+    each value to each of the item's units (``values`` names the columns), and the coders. A classification
+    item is one unit; a span item has one per context token, so a span study never holds a Python object
+    per token and coder."""
 
-    Computed by the ``krippendorff`` package (coincidence matrix; units with
-    fewer than two values are not pairable and drop out). NaN when undefined:
-    no pairable unit, or a single value in all the pairable data.
-    """
-    coders = [c for c in ratings if ratings[c]]
-    # Columns and codes numbered as met: alpha does not depend on the order of units or values. Filled a
-    # coder's row at once (a span study has a few hundred thousand token units).
-    column: dict[Hashable, int] = {}
-    codes: dict[Hashable, int] = {}
-    rows: list[int] = []
-    columns: list[int] = []
-    coded: list[int] = []
-    for i, coder in enumerate(coders):
-        units = ratings[coder]
-        rows.extend([i] * len(units))
-        columns.extend([column.setdefault(unit, len(column)) for unit in units])
-        coded.extend([codes.setdefault(value, len(codes)) for value in units.values()])
-    data = np.full((len(coders), len(column)), np.nan)
-    data[rows, columns] = coded
-    pairable = (~np.isnan(data)).sum(axis=0) >= 2
-    values = data[:, pairable]
-    if values.size == 0 or len(set(values[~np.isnan(values)].tolist())) < 2:
+    values: tuple[Hashable, ...]
+    items: dict[Hashable, np.ndarray] = field(default_factory=dict)
+    coders: set[Hashable] = field(default_factory=set)
+
+    @classmethod
+    def merged(cls, parts: Iterable[Coded]) -> Coded:
+        """Several groups of distinct coders together (their items' counts added); the same ``values``."""
+        parts = list(parts)
+        whole = cls(parts[0].values if parts else ())
+        for part in parts:
+            if part.values != whole.values:
+                raise ValueError("merged parts must number their values alike")
+            whole.coders |= part.coders
+            for item, counts in part.items.items():
+                whole.items[item] = whole.items[item] + counts if item in whole.items else counts.copy()
+        return whole
+
+
+def coded(ratings: Mapping[Hashable, Mapping[Hashable, Hashable]]) -> Coded:
+    """``Coded`` of {coder: {unit: value}} (a unit a coder did not rate is missing). A unit ``(item, token)``
+    is a token of that item; any other unit is an item of its own."""
+    values = tuple(sorted({v for units in ratings.values() for v in units.values()}, key=repr))
+    column = {v: j for j, v in enumerate(values)}
+    cells: dict[Hashable, dict[Hashable, np.ndarray]] = {}
+    for units in ratings.values():
+        for unit, value in units.items():
+            item = unit[0] if isinstance(unit, tuple) else unit
+            counts = cells.setdefault(item, {}).setdefault(unit, np.zeros(len(values)))
+            counts[column[value]] += 1
+    items = {item: np.stack(list(units.values())) for item, units in cells.items()}
+    return Coded(values, items, {c for c, units in ratings.items() if units})
+
+
+def item_coincidences(data: Coded) -> dict[Hashable, np.ndarray]:
+    """Per item with a pairable unit (rated by two coders or more), its units' share of the coincidence
+    matrix: sum over units u of (n_uv n_uw - [v = w] n_uv) / (n_u - 1)."""
+    shares = {}
+    for item, counts in data.items.items():
+        rated = counts.sum(axis=1)
+        pairable = rated >= 2
+        if not pairable.any():
+            continue
+        weighted = counts[pairable] / (rated[pairable] - 1)[:, None]
+        shares[item] = weighted.T @ counts[pairable] - np.diag(weighted.sum(axis=0))
+    return shares
+
+
+def alpha_of_coincidences(coincidences: np.ndarray) -> np.ndarray:
+    """Nominal alpha of each coincidence matrix (resamples × values × values), 1 - (n - 1) * D_o / D_e: NaN
+    where undefined (no pairable value, or a single value in all of them)."""
+    marginals = coincidences.sum(axis=2)
+    total = marginals.sum(axis=1)
+    apart = ~np.eye(coincidences.shape[1], dtype=bool)
+    observed = coincidences[:, apart].sum(axis=1)
+    expected = np.einsum("rv,rw->rvw", marginals, marginals)[:, apart].sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(expected > 0, 1 - (total - 1) * observed / np.where(expected > 0, expected, 1), np.nan)
+
+
+def nominal_alpha(data: Coded) -> float:
+    """Krippendorff's alpha, nominal, from the coincidence matrix (units with fewer than two values are not
+    pairable and drop out). NaN when undefined: no pairable unit, or a single value in all the pairable data."""
+    shares = item_coincidences(data)
+    if not shares:
         return math.nan
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        alpha = float(krippendorff.alpha(reliability_data=values, level_of_measurement="nominal"))
-    return alpha
+    return float(alpha_of_coincidences(np.sum(list(shares.values()), axis=0)[None])[0])
+
+
+def krippendorff_alpha_nominal(ratings: Mapping[Hashable, Mapping[Hashable, Hashable]]) -> float:
+    """``nominal_alpha`` over {coder: {unit: value}}; a unit a coder did not rate is missing."""
+    return nominal_alpha(coded(ratings))
 
 
 _TOKEN = re.compile(r"\S+")

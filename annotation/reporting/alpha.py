@@ -20,7 +20,15 @@ from typing import Any
 import numpy as np
 
 from annotation.models import AnswerSpan, Condition, Participation, Response, Study
-from annotation.reporting.agreement import krippendorff_alpha_nominal, spans_of_strings, token_marks, token_offsets
+from annotation.reporting.agreement import (
+    Coded,
+    alpha_of_coincidences,
+    item_coincidences,
+    nominal_alpha,
+    spans_of_strings,
+    token_marks,
+    token_offsets,
+)
 from annotation.reporting.bootstrap import Interval, IntervalOptions, draw, percentile_interval
 from tasks_app.models import Example
 
@@ -29,11 +37,10 @@ UNIT_TOKEN = "context token (inside an answer span or not, nominal)"
 ALPHA_METHOD = "percentile bootstrap over test items (an item's tokens together), the annotators kept"
 
 
-Ratings = dict[Hashable, dict[Hashable, Hashable]]
-
-
-def ratings_by_condition(conditions: Iterable[Condition], classification: bool) -> dict[int, Ratings]:
-    """Each condition's ratings (coder -> unit -> value), read in one pass over the conditions' answers."""
+def ratings_by_condition(conditions: Iterable[Condition], classification: bool) -> dict[int, Coded]:
+    """Each condition's answers as alpha reads them, read in one pass over the conditions' answers. The
+    conditions number their values alike (a classification study's label sets; 0 and 1 for tokens), so they
+    can be merged."""
     rows = list(
         Response.objects.filter(
             participation__condition__in=list(conditions),
@@ -43,10 +50,17 @@ def ratings_by_condition(conditions: Iterable[Condition], classification: bool) 
         .exclude(status__in=[Response.Status.PENDING, Response.Status.SKIPPED])
         .values_list("pk", "participation__condition_id", "participation_id", "example_id", "answer")
     )
-    by_condition: dict[int, Ratings] = defaultdict(lambda: defaultdict(dict))
+    values: tuple[Hashable, ...] = (0, 1)
     if classification:
+        values = tuple(sorted({tuple(sorted(set(answer or []))) for *_, answer in rows}, key=repr))
+    by_condition: dict[int, Coded] = defaultdict(lambda: Coded(values))
+    if classification:
+        column = {v: j for j, v in enumerate(values)}
         for _, cid, pid, example_id, answer in rows:
-            by_condition[cid][pid][example_id] = tuple(sorted(set(answer or [])))
+            data = by_condition[cid]
+            data.coders.add(pid)
+            counts = data.items.setdefault(example_id, np.zeros((1, len(values))))
+            counts[0, column[tuple(sorted(set(answer or [])))]] += 1
         return by_condition
     spans: dict[int, list[tuple[int, int]]] = defaultdict(list)
     for response_id, start, end in AnswerSpan.objects.filter(response_id__in=[r[0] for r in rows]).values_list(
@@ -55,104 +69,63 @@ def ratings_by_condition(conditions: Iterable[Condition], classification: bool) 
         spans[response_id].append((start, end))
     texts = {e.pk: e.context_text for e in Example.objects.filter(pk__in={r[3] for r in rows}).only("id", "context")}
     tokens: dict[int, list[tuple[int, int]]] = {}  # each text tokenised once, not once per annotator
-    units: dict[int, list[tuple[int, int]]] = {}  # and its units, (item, token index), made once
     for response_id, cid, pid, example_id, answer in rows:
         text = texts[example_id]
         if example_id not in tokens:
             tokens[example_id] = token_offsets(text)
-            units[example_id] = [(example_id, index) for index in range(len(tokens[example_id]))]
         placed = spans.get(response_id) or spans_of_strings(text, answer or [])
-        marks = token_marks(text, placed, tokens[example_id])
-        by_condition[cid][pid].update(zip(units[example_id], marks, strict=True))
+        marks = np.array(token_marks(text, placed, tokens[example_id]), dtype=float)
+        data = by_condition[cid]
+        data.coders.add(pid)
+        counts = data.items.setdefault(example_id, np.zeros((len(marks), 2)))
+        counts[:, 0] += 1 - marks
+        counts[:, 1] += marks
     return by_condition
 
 
-def _ratings(conditions: Iterable[Condition], classification: bool) -> Ratings:
-    """The ratings of the conditions together (their coders are distinct participations)."""
-    merged: Ratings = {}
-    for ratings in ratings_by_condition(conditions, classification).values():
-        merged.update(ratings)
-    return merged
-
-
-def alpha_of(ratings: Mapping[Hashable, Mapping[Hashable, Hashable]], *, classification: bool) -> dict[str, Any]:
-    value = krippendorff_alpha_nominal(ratings)
+def alpha_of(data: Coded | None, *, classification: bool) -> dict[str, Any]:
+    value = math.nan if data is None else nominal_alpha(data)
     return {
         "measure": "krippendorff_alpha_nominal",
         "unit": UNIT_LABEL if classification else UNIT_TOKEN,
         "value": None if math.isnan(value) else round(value, 4),
-        "coders": len(ratings),
+        "coders": 0 if data is None else len(data.coders),
     }
 
 
-def alpha_for(conditions: Iterable[Condition], *, classification: bool) -> dict[str, Any]:
-    return alpha_of(_ratings(conditions, classification), classification=classification)
-
-
-def study_ratings(study: Study) -> dict[int, Ratings]:
+def study_ratings(study: Study) -> dict[int, Coded]:
     """``ratings_by_condition`` of every condition of the study (what a page passes to both users below)."""
     return ratings_by_condition(study.conditions.all(), study.task.is_classification)
 
 
-def task_alpha(study: Study, *, ratings: Mapping[int, Ratings] | None = None) -> dict[str, Any]:
+def _whole(study: Study, ratings: Mapping[int, Coded] | None = None) -> Coded:
+    """Every completed annotator of the study's conditions together (their coders are distinct)."""
+    by_condition = study_ratings(study) if ratings is None else ratings
+    return Coded.merged(by_condition.values())
+
+
+def task_alpha(study: Study, *, ratings: Mapping[int, Coded] | None = None) -> dict[str, Any]:
     """Alpha over every completed annotator of the study's conditions together (``ratings``: the study's
     ``study_ratings``, when the caller has read them)."""
-    by_condition = study_ratings(study) if ratings is None else ratings
-    merged: Ratings = {}
-    for condition_ratings in by_condition.values():
-        merged.update(condition_ratings)
-    return alpha_of(merged, classification=study.task.is_classification)
+    return alpha_of(_whole(study, ratings), classification=study.task.is_classification)
 
 
-def item_coincidences(ratings: Mapping[Hashable, Mapping[Hashable, Hashable]]) -> np.ndarray | None:
-    """Per test item, its units' share of the coincidence matrix (items × values × values); None when alpha
-    cannot be resampled (fewer than two items with a pairable unit, or fewer than two values)."""
-    values = sorted({v for units in ratings.values() for v in units.values()}, key=repr)
-    index = {v: i for i, v in enumerate(values)}
-    by_unit: dict[Hashable, list[int]] = defaultdict(list)
-    for units in ratings.values():
-        for unit, value in units.items():
-            by_unit[unit].append(index[value])
-    size = len(values)
-    items: dict[Hashable, np.ndarray] = {}
-    for unit, coded in by_unit.items():
-        if len(coded) < 2:
-            continue  # not pairable
-        counts = np.bincount(coded, minlength=size).astype(float)
-        item = unit[0] if isinstance(unit, tuple) else unit  # a span task's unit is (item, token)
-        share = (np.outer(counts, counts) - np.diag(counts)) / (len(coded) - 1)
-        items[item] = items.get(item, np.zeros((size, size))) + share
-    if len(items) < 2 or size < 2:
-        return None
-    return np.stack(list(items.values()))
-
-
-def alpha_interval(
-    ratings: Mapping[Hashable, Mapping[Hashable, Hashable]], options: IntervalOptions | None = None
-) -> Interval | None:
+def alpha_interval(data: Coded, options: IntervalOptions | None = None) -> Interval | None:
     """Alpha's bootstrap interval (``ALPHA_METHOD``): each resample draws the test items with replacement and
-    recomputes nominal alpha from the drawn items' coincidences, 1 - (n - 1) * D_o / D_e."""
+    recomputes nominal alpha from the drawn items' coincidences, 1 - (n - 1) * D_o / D_e. None when alpha
+    cannot be resampled (fewer than two items with a pairable unit, or fewer than two values given)."""
     options = options or IntervalOptions()
-    shares = item_coincidences(ratings)
-    if shares is None:
+    shares = item_coincidences(data)
+    given = sum((counts.sum(axis=0) for counts in data.items.values()), np.zeros(len(data.values)))
+    if len(shares) < 2 or np.count_nonzero(given) < 2:
         return None
-    draws = draw(np.random.default_rng(options.seed), options.resamples, shares.shape[0])
-    counts = np.stack([np.bincount(row, minlength=shares.shape[0]) for row in draws]).astype(float)
-    replicates = alpha_of_coincidences(np.einsum("rc,cvw->rvw", counts, shares))
+    stacked = np.stack(list(shares.values()))
+    draws = draw(np.random.default_rng(options.seed), options.resamples, stacked.shape[0])
+    counts = np.stack([np.bincount(row, minlength=stacked.shape[0]) for row in draws]).astype(float)
+    replicates = alpha_of_coincidences(np.einsum("rc,cvw->rvw", counts, stacked))
     return percentile_interval(replicates, options.level)
-
-
-def alpha_of_coincidences(coincidences: np.ndarray) -> np.ndarray:
-    """Nominal alpha of each coincidence matrix (resamples × values × values), NaN where undefined."""
-    marginals = coincidences.sum(axis=2)
-    total = marginals.sum(axis=1)
-    apart = ~np.eye(coincidences.shape[1], dtype=bool)
-    observed = coincidences[:, apart].sum(axis=1)
-    expected = np.einsum("rv,rw->rvw", marginals, marginals)[:, apart].sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(expected > 0, 1 - (total - 1) * observed / np.where(expected > 0, expected, 1), np.nan)
 
 
 def task_alpha_interval(study: Study, options: IntervalOptions | None = None) -> Interval | None:
     """The interval of ``task_alpha``: every completed annotator of the study's conditions together."""
-    return alpha_interval(_ratings(study.conditions.all(), study.task.is_classification), options)
+    return alpha_interval(_whole(study), options)

@@ -24,13 +24,14 @@ from django.db.models.functions import Cast
 
 from annotation.models import Condition, Participation, Response, Study
 from annotation.reporting.agreement import (
+    Coded,
     as_answer,
     fleiss_kappa,
     majority_label,
     majority_spans,
     pairwise_s1,
 )
-from annotation.reporting.alpha import Ratings, alpha_of, ratings_by_condition, task_alpha
+from annotation.reporting.alpha import alpha_of, ratings_by_condition, task_alpha
 from annotation.reporting.bootstrap import IntervalOptions
 from annotation.reporting.correlation import CORRELATION_METHOD
 from annotation.reporting.figure_cache import spearman_with_interval
@@ -143,7 +144,7 @@ def _test_answers(
 
 
 def majority_and_agreement(
-    *, study: Study, options: MetricOptions, ratings: Mapping[int, Ratings] | None = None
+    *, study: Study, options: MetricOptions, ratings: Mapping[int, Coded] | None = None
 ) -> list[dict[str, Any]]:
     """Per condition: the majority vote's S1, agreement and alpha (``ratings``: the study's ``study_ratings``,
     when the caller has read them)."""
@@ -184,7 +185,7 @@ def majority_and_agreement(
         else:
             value = pairwise_s1(per_annotator)
             row["agreement"] = {"measure": "pairwise_s1", "value": _pct(value), "items": len(answers)}
-        row["alpha"] = alpha_of(ratings.get(condition.pk, {}), classification=classification)
+        row["alpha"] = alpha_of(ratings.get(condition.pk), classification=classification)
         result.append(row)
     return result
 

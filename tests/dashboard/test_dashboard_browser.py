@@ -40,12 +40,14 @@ def running(sst2):
 
 
 def test_the_study_page_updates_its_progress_without_a_reload(open_as, staff_session, running, sst2):
-    page = open_as(None, path="/dashboard/study/running/", cookies=staff_session)
+    # The page's clock is moved past the next poll (live.js) instead of waiting for it.
+    page = open_as(None, path="/dashboard/study/running/", cookies=staff_session, clock=True)
     ten = page.locator('[data-cond="running:10"]')
     assert ten.locator('[data-f="completed"]').inner_text() == "1"
     page.evaluate("() => { window.__sameDocument = true; }")
     shot(page, "dashboard-study-desktop")
     add_annotator(running, 10, answers=gold_answers(sst2), worker_id="ten-2")
+    page.clock.run_for(60_000)
     page.wait_for_function(
         "() => document.querySelector('[data-cond=\"running:10\"] [data-f=\"completed\"]').textContent === '2'",
         timeout=15_000,

@@ -269,23 +269,26 @@ def test_an_export_job_keeps_the_interval_switch(run_study, admin_client, django
 
 
 def test_the_alpha_interval_resamples_items_and_agrees_with_the_package_on_the_sample():
+    import krippendorff
     import numpy as np
 
-    from annotation.reporting.agreement import krippendorff_alpha_nominal
-    from annotation.reporting.alpha import alpha_interval, alpha_of_coincidences, item_coincidences
+    from annotation.reporting.agreement import alpha_of_coincidences, coded, item_coincidences
+    from annotation.reporting.alpha import alpha_interval
 
     ratings = {
         "a": {1: "x", 2: "y", 3: "x", 4: "y", 5: "x", 6: "x"},
         "b": {1: "x", 2: "y", 3: "y", 4: "y", 5: "x"},
         "c": {1: "x", 2: "x", 3: "y", 4: "y", 6: "x"},
     }
-    whole = alpha_of_coincidences(item_coincidences(ratings).sum(axis=0)[None])[0]
-    assert whole == pytest.approx(krippendorff_alpha_nominal(ratings))
+    whole = alpha_of_coincidences(sum(item_coincidences(coded(ratings)).values())[None])[0]
+    # The package, given the coder × unit matrix (x = 0, y = 1, missing NaN), is the independent reckoning.
+    matrix = [[{"x": 0, "y": 1}.get(units.get(u), np.nan) for u in range(1, 7)] for units in ratings.values()]
+    assert whole == pytest.approx(krippendorff.alpha(reliability_data=matrix, level_of_measurement="nominal"))
     spans = {c: {(item, 0): v for item, v in units.items()} for c, units in ratings.items()}  # (item, token)
-    assert alpha_of_coincidences(item_coincidences(spans).sum(axis=0)[None])[0] == pytest.approx(whole)
-    interval = alpha_interval(ratings)
+    assert alpha_of_coincidences(sum(item_coincidences(coded(spans)).values())[None])[0] == pytest.approx(whole)
+    interval = alpha_interval(coded(ratings))
     assert interval is not None and interval.low <= whole <= interval.high and np.isfinite(interval.high)
-    assert alpha_interval({"a": {1: "x"}, "b": {1: "x"}}) is None  # one item, one value: nothing to resample
+    assert alpha_interval(coded({"a": {1: "x"}, "b": {1: "x"}})) is None  # one item, one value: nothing to resample
 
 
 def test_the_statement_gives_alpha_with_its_interval(sst2):

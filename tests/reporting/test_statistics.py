@@ -207,6 +207,33 @@ def test_alpha_is_undefined_without_variation_or_pairable_units():
     assert math.isnan(krippendorff_alpha_nominal({}))
 
 
+@settings(max_examples=150, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from("abcde"),
+        st.dictionaries(
+            st.one_of(st.integers(0, 6), st.tuples(st.integers(0, 3), st.integers(0, 3))),
+            st.sampled_from(["x", "y", "z"]),
+        ),
+    )
+)
+def test_alpha_agrees_with_the_krippendorff_package(ratings):
+    import krippendorff
+
+    # The package reckons from the coder × unit matrix (NaN: not rated), with units that fewer than two coders
+    # rated left out and the undefined cases (no such unit, one value among them) decided here.
+    units = sorted({u for r in ratings.values() for u in r}, key=repr)
+    codes = {"x": 0, "y": 1, "z": 2}
+    rows = [[codes.get(r.get(u), np.nan) for u in units] for r in ratings.values() if r]
+    matrix = np.array(rows, dtype=float).reshape(len(rows), len(units))
+    pairable = matrix[:, (~np.isnan(matrix)).sum(axis=0) >= 2]
+    if pairable.size == 0 or len(set(pairable[~np.isnan(pairable)].tolist())) < 2:
+        assert math.isnan(krippendorff_alpha_nominal(ratings))
+    else:
+        expected = krippendorff.alpha(reliability_data=pairable, level_of_measurement="nominal")
+        assert krippendorff_alpha_nominal(ratings) == pytest.approx(expected, abs=1e-9)
+
+
 def test_alpha_values_may_be_any_hashable_labels():
     assert krippendorff_alpha_nominal({"a": {1: ("pos",), 2: ("neg",)}, "b": {1: ("pos",), 2: ("neg",)}}) == 1.0
 
