@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from annotation.models import Participation, ParticipationEvent, Response
+from annotation.models import Participation, ParticipationEvent, Response, Study, SurveyResponse
 from annotation.services.money import pay
 from tests.factories import ConditionFactory, ParticipationFactory, ResponseFactory, StudyFactory
 
@@ -299,3 +299,27 @@ def test_paid_seconds_count_locked_answers_only():
     ResponseFactory(participation=p, submitted_at=at(4))
     ResponseFactory(participation=p, submitted_at=None, status=Response.Status.PENDING)
     assert pay.paid_seconds([p]) == {p.pk: 5 * 60}
+
+
+@pytest.mark.django_db
+def test_the_survey_before_training_is_work_and_the_one_after_completion_is_not():
+    study = StudyFactory(base_reward=Decimal("0"), hourly_rate=Decimal("12"))
+    Placement = Study.SurveyPlacement
+    # Left after the survey before training: paid to the survey, not to the claim alone.
+    surveyed = _participation(study, state=State.ABANDONED)
+    _event(surveyed, "", State.CLAIMED, 0)
+    SurveyResponse.objects.create(participation=surveyed, placement=Placement.BEFORE_TRAINING, submitted_at=at(5))
+    _event(surveyed, State.CLAIMED, State.ABANDONED, 60)
+    # The survey early, the answers later: the latest of them all ends the work, whichever was read last.
+    trained = _participation(study, state=State.ABANDONED)
+    _event(trained, "", State.CLAIMED, 0)
+    SurveyResponse.objects.create(participation=trained, placement=Placement.BEFORE_TRAINING, submitted_at=at(2))
+    _event(trained, State.CLAIMED, State.TRAINING, 3)
+    ResponseFactory(participation=trained, submitted_at=at(20))
+    _event(trained, State.TRAINING, State.ABANDONED, 60)
+    # The survey after the test comes after the completion: not paid.
+    done = _participation(study, state=State.COMPLETED)
+    _event(done, "", State.CLAIMED, 0)
+    _event(done, State.TEST, State.COMPLETED, 20)
+    SurveyResponse.objects.create(participation=done, placement=Placement.AFTER_TEST, submitted_at=at(30))
+    assert pay.paid_seconds([surveyed, trained, done]) == {surveyed.pk: 5 * 60, trained.pk: 20 * 60, done.pk: 20 * 60}
