@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
 from annotation.models import Participation, ProlificAction, Study
-from annotation.services.money.pay import CENT, PayLine, pay_lines
+from annotation.services.money.pay import ACTIVE, CENT, PayLine, pay_lines
 from annotation.services.prolific.outcomes import PAID, REJECT, decide
 
 
@@ -43,6 +43,8 @@ def platform_paid(participations: Iterable[Participation]) -> list[Participation
     )
     paid = []
     for p in participations:
+        if p.state in ACTIVE:
+            continue  # at work again (readmitted after a review): counted when this work ends
         action = reviewed.get(p.pk)
         if action == REJECT:
             continue

@@ -139,3 +139,21 @@ def test_a_rejection_heard_after_an_approval_does_not_reopen_the_place():
             ("exclude", {"worker": "w0", "rejects": True, "then_places": True}),
         ]
     )
+
+
+def test_a_worker_readmitted_after_the_review_approved_them_is_not_counted_paid_while_at_work():
+    # Found by the long run (1 worker "the platform paid" in the statement, none by the ledger): staff excluded
+    # w0, the review approved the submission, then staff readmitted w0, who was at work again. The review's
+    # approval counted w0 among the workers the platform paid, with the paid time of work still going on.
+    _replay(
+        [
+            ("set_up", {"asks": True, "session": True, "joined": 1}),
+            ("comprehension", {"worker": "w0", "passes": True}),
+            ("survey", {"worker": "w0"}),
+            ("start", {"worker": "w0"}),
+            ("answer", {"worker": "w0", "passes_check": True, "minutes": 5}),
+            ("exclude", {"worker": "w0"}),
+            ("run_a_prolific_operation", {"operation": "review"}),
+            ("readmit", {"worker": "w0", "minutes": 5}),
+        ]
+    )
