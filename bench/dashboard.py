@@ -27,11 +27,14 @@ wall time inside the process (no network: the server's time) and its SQL
 statements (``CaptureQueriesContext``) are recorded. Nothing is written
 between them, so a checkout that keeps its figures serves them kept. Each
 page is then requested once after a running worker's write (``after_write_ms``:
-the activity a heartbeat records, on one participation of its study), and
-once with the cache emptied (``computed_ms``: the view that computes every
-figure, as the first one after a completion does). Prints one JSON object:
-per checkout and page, p50/p95/max milliseconds and the query count, and
-those two views' milliseconds (one a round) and the computing view's queries.
+the activity a heartbeat records, on one participation of its study), once
+after staff exclude one of its completed workers (``after_exclusion_ms``:
+the completed workers' analyses change, as after a completion), and once
+with the cache emptied (``computed_ms``: the view that computes every
+figure, as the first one after a restart of a server whose cache is its own
+memory). Prints one JSON object: per checkout and page, p50/p95/max
+milliseconds and the query count, and those three views' milliseconds (one
+a round) and the computing view's queries.
 """
 
 from __future__ import annotations
@@ -270,8 +273,20 @@ def measure(repo: Path, database: Path, *, requests: int) -> dict:
         started = time.perf_counter()
         response = client.get(url)
         after_write[name] = (time.perf_counter() - started) * 1000
-    # Each page once more with the cache emptied: the view that computes every figure (as the first view
-    # after a write that changes them all, a completion), in the same warm process.
+    # Each page once more after a completed worker's verdict changes: staff exclude one (the service an
+    # admin's action calls), which changes the completed workers' analyses as a completion does.
+    from annotation.services.verdicts import overrides
+
+    after_exclusion: dict[str, float] = {}
+    for name, url in pages.items():
+        rows = Participation.objects.filter(state=Participation.State.COMPLETED)
+        rows = rows if name == "overview" else rows.filter(study__slug=name)
+        overrides.override(rows.order_by("-pk").first(), admit=False, reason="bench", actor=None)
+        started = time.perf_counter()
+        response = client.get(url)
+        after_exclusion[name] = (time.perf_counter() - started) * 1000
+    # Each page once more with the cache emptied: the view that computes every figure (the first view after
+    # a restart of a server whose cache is its own memory), in the same warm process.
     computed: dict[str, float] = {}
     computed_queries: dict[str, int] = {}
     for name, url in pages.items():
@@ -285,6 +300,7 @@ def measure(repo: Path, database: Path, *, requests: int) -> dict:
         "times": times,
         "queries": queries,
         "after_write": after_write,
+        "after_exclusion": after_exclusion,
         "computed": computed,
         "computed_queries": computed_queries,
     }
@@ -358,9 +374,10 @@ def main() -> None:
                     "max_ms": round(max(every), 1),
                     "queries": rounds[-1]["queries"][page],
                     "p95_by_round": [round(_quantile(r["times"][page], 0.95), 1) for r in rounds],
-                    # The first view after a running worker's write, and the page computing every figure (the
-                    # cache emptied), once a round each.
+                    # The first view after a running worker's write, after a completed worker's exclusion, and
+                    # the page computing every figure (the cache emptied), once a round each.
                     "after_write_ms": [round(r["after_write"][page], 1) for r in rounds],
+                    "after_exclusion_ms": [round(r["after_exclusion"][page], 1) for r in rounds],
                     "computed_ms": [round(r["computed"][page], 1) for r in rounds],
                     "computed_queries": rounds[-1]["computed_queries"][page],
                 }
