@@ -140,9 +140,9 @@ def alpha_of_coincidences(coincidences: np.ndarray) -> np.ndarray:
     total = marginals.sum(axis=1)
     apart = ~np.eye(coincidences.shape[1], dtype=bool)
     observed = coincidences[:, apart].sum(axis=1)
-    expected = np.einsum("rv,rw->rvw", marginals, marginals)[:, apart].sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(expected > 0, 1 - (total - 1) * observed / np.where(expected > 0, expected, 1), np.nan)
+    expected = (marginals[:, :, None] * marginals[:, None, :])[:, apart].sum(axis=1)
+    ratio = np.divide(observed, expected, out=np.full(observed.shape, np.nan), where=expected > 0)
+    return 1 - (total - 1) * ratio
 
 
 def nominal_alpha(data: Coded) -> float:
