@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from types import ModuleType
 from typing import Any
 
 from django import forms
@@ -15,7 +16,6 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from annotation.models import ExportJob, ModelRun, Study
-from annotation.reporting.exports import EXPORT_KINDS, export_job_create, export_operation
 from annotation.reporting.options import MetricOptions, ReportError
 from annotation.reporting.predictions import model_run_create, model_run_score
 from annotation.services.roles.operations import may
@@ -27,10 +27,22 @@ logger = logging.getLogger(__name__)
 FieldGroups = list[str | list[str] | tuple[str, ...]] | tuple[str | list[str] | tuple[str, ...], ...]
 
 
+def _exports() -> ModuleType:
+    """``annotation.reporting.exports``, loaded when an export is queued: the admin is loaded at every start
+    (every manage.py command), and the exports load the whole reporting stack with numpy."""
+    from annotation.reporting import exports
+
+    return exports
+
+
+def _kinds() -> list[tuple[str, str]]:
+    return [(k, k) for k in _exports().EXPORT_KINDS]
+
+
 class ExportJobForm(forms.ModelForm):
     """Queue an export: the kind, the studies and the metric options."""
 
-    kind = forms.ChoiceField(choices=[(k, k) for k in EXPORT_KINDS])
+    kind = forms.ChoiceField(choices=_kinds)
     studies = forms.ModelMultipleChoiceField(queryset=Study.objects.all())
     skip_policy = forms.ChoiceField(
         choices=[
@@ -54,10 +66,10 @@ class ExportJobForm(forms.ModelForm):
         data = self.cleaned_data
         if self.errors:
             return data
-        if not may(self.user, export_operation(data["kind"])):
+        if not may(self.user, _exports().export_operation(data["kind"])):
             raise forms.ValidationError(f"Your role may not export {data['kind']}: it holds participants' identifiers.")
         try:
-            self.job = export_job_create(
+            self.job = _exports().export_job_create(
                 kind=data["kind"],
                 study_refs=[s.pk for s in data["studies"]],
                 options=MetricOptions(skip_policy=data.get("skip_policy") or "zero", ddof=data.get("ddof", 0)),
@@ -151,11 +163,11 @@ class ExportJobAdmin(admin.ModelAdmin):
     def requeue(self, request: HttpRequest, queryset: QuerySet[ExportJob]) -> None:
         for job in queryset:
             params = job.params or {}
-            if not may(request.user, export_operation(job.kind)):
+            if not may(request.user, _exports().export_operation(job.kind)):
                 self.message_user(request, f"#{job.pk}: your role may not export {job.kind}.", messages.ERROR)
                 continue
             try:
-                new = export_job_create(
+                new = _exports().export_job_create(
                     kind=job.kind,
                     study_refs=params.get("studies", []),
                     options=MetricOptions.from_params(params),

@@ -19,10 +19,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotation.api.errors import ErrorResponsesSchema, ErrorSerializer
+from annotation.api.permissions import RolePermission
 from annotation.models import AttentionCheck, Study
 from annotation.services.roles.operations import Operation
 from annotation.services.verdicts import attention
-from annotation.web.roles import RolePermission
 
 INT_MAX = 2147483647
 

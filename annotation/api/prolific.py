@@ -12,11 +12,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.api.errors import ErrorResponsesSchema, ErrorSerializer
+from annotation.api.permissions import RolePermission, require
 from annotation.models import Study
 from annotation.services.prolific import messages, operations
 from annotation.services.prolific.message_templates import TEMPLATES
 from annotation.services.roles import operations as roles
-from annotation.web.roles import RolePermission, require
 
 
 class ProlificRunSerializer(serializers.Serializer):

@@ -18,6 +18,7 @@ from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
 from annotation.api.errors import ErrorResponsesSchema, ErrorSerializer
+from annotation.api.permissions import RolePermission, require
 from annotation.models import ExportJob, Study
 from annotation.reporting.bootstrap import IntervalOptions
 from annotation.reporting.exports import EXPORT_KINDS, export_job_create, export_operation
@@ -28,7 +29,6 @@ from annotation.reporting.selection import select_studies
 from annotation.reporting.statement import STATEMENT_FORMATS, build_statement, render_statement, statement_datasheet
 from annotation.reporting.tables import build_table
 from annotation.services.roles.operations import Operation
-from annotation.web.roles import RolePermission, require
 from tasks_app.scoring import SKIP_POLICIES
 
 _METRIC_PARAMETERS = [

@@ -14,10 +14,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.api.errors import ErrorResponsesSchema, ErrorSerializer
+from annotation.api.permissions import RolePermission
 from annotation.models import Worker
 from annotation.services.rights import withdrawal
 from annotation.services.roles.operations import Operation
-from annotation.web.roles import RolePermission
 
 
 class WithdrawalRequestSerializer(serializers.Serializer):

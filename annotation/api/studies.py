@@ -36,6 +36,7 @@ from rest_framework.serializers import BaseSerializer
 from rest_framework.views import APIView
 
 from annotation.api.errors import ErrorResponsesSchema, ErrorSerializer
+from annotation.api.permissions import RolePermission, require
 from annotation.models import (
     AttentionDecision,
     Condition,
@@ -52,7 +53,6 @@ from annotation.services.roles.operations import Operation
 from annotation.services.state import lifecycle, slots
 from annotation.services.studies import launch, studies
 from annotation.services.verdicts import overrides
-from annotation.web.roles import RolePermission, require
 from tasks_app.models import Task
 
 if TYPE_CHECKING:

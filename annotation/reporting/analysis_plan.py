@@ -19,17 +19,19 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.models import AnalysisPlan, FilterDecision, Study
-from annotation.reporting.bootstrap import IntervalOptions
 from annotation.reporting.hashing import canonical_json, example_set_sha256, text_sha256
 from annotation.reporting.options import MetricOptions
 from annotation.services.session import samples
 from tasks_app.models import ExampleSet
+
+if TYPE_CHECKING:  # bootstrap loads numpy; this module is loaded at every start (apps.ready's listener)
+    from annotation.reporting.bootstrap import IntervalOptions
 
 FORMAT = "clues-analysis-plan/1"
 METRIC = "S1 (tasks_app.scoring.s1, exact string match)"
@@ -109,6 +111,8 @@ def build_plan(study: Study, options: MetricOptions, intervals: IntervalOptions 
 
 def default_plan(study: Study) -> dict[str, Any]:
     """What a study launches under: the default metric options and intervals, the study's rules now."""
+    from annotation.reporting.bootstrap import IntervalOptions
+
     return build_plan(study, MetricOptions(), IntervalOptions())
 
 

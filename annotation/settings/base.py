@@ -295,7 +295,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.BasicAuthentication",
     ],
-    # Every view of ours names annotation.web.roles.RolePermission (this default would import it while DRF's
+    # Every view of ours names annotation.api.permissions.RolePermission (this default would import it while DRF's
     # own views module is being loaded): the fallback refuses all but staff.
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
     "EXCEPTION_HANDLER": "annotation.api.errors.exception_handler",  # one error shape for the whole API

@@ -6,7 +6,8 @@ what it may use, and where it may not, a note of who may (``who_may``).
 
 ``refusal`` is the only place a request is refused for want of a role: anonymous visitors of a page go to
 the login, anyone else gets Django's 403 page, and a JSON endpoint (the API, the dashboard's JSON) answers
-403 in the API's error shape (``not_authenticated`` or ``permission_denied``).
+403 in the API's error shape (``not_authenticated`` or ``permission_denied``). The API's own checks, which
+raise that refusal, are ``annotation.api.permissions``.
 """
 
 from __future__ import annotations
@@ -14,21 +15,20 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from functools import wraps
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.urls import reverse
 from django.views.defaults import permission_denied
-from rest_framework.permissions import BasePermission
-from rest_framework.request import Request
-from rest_framework.views import APIView
 
-from annotation.api.errors import Refusal, error_body
 from annotation.models import AuditEntry
 from annotation.services import audit
 from annotation.services.roles.operations import WHAT, Operation, holders, may
+
+if TYPE_CHECKING:
+    from rest_framework.request import Request
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +47,10 @@ def refusal(request: HttpRequest | Request, operation: Operation, *, json: bool 
     logger.info("refused %s %s to %s: %s", request.method, request.path, user if signed_in else "anonymous", operation)
     if not signed_in and not json:
         return redirect_to_login(request.get_full_path(), reverse("admin:login"))
+    # The API's error shape, imported here: this module is loaded by the admin at every start (every
+    # manage.py command), and the API's module loads REST framework and the schema generator.
+    from annotation.api.errors import error_body
+
     if not signed_in:
         body = error_body("not_authenticated", "Sign in as a member of the team (at /admin/login/).")
     else:
@@ -103,23 +107,3 @@ def requires(operation: Operation, *, json: bool = False) -> Callable[[Callable[
         return wrapped
 
     return decorate
-
-
-def require(request: Request, operation: Operation) -> None:
-    """In an API view, for an operation known only from the request (a Prolific operation, an export's kind)."""
-    if not may(request.user, operation):
-        raise Refusal(refusal(request, operation, json=True))
-
-
-class RolePermission(BasePermission):
-    """The API's permission class: each view says which operation each action or method is.
-
-    ``view.role_operations`` maps a viewset's action (``list``, ``status``...) or an APIView's method (``get``,
-    ``post``) to its Operation; anything it does not name (a method the view refuses with 405) needs WATCH.
-    """
-
-    def has_permission(self, request: Request, view: APIView) -> bool:
-        table: dict[str, Operation] = getattr(view, "role_operations", {})
-        action = getattr(view, "action", None) or (request.method or "").lower()
-        require(request, table.get(action, Operation.WATCH))
-        return True
