@@ -166,15 +166,21 @@ EQUIVALENT: dict[str, str] = {
     "grouped per participation and read by its own id",
     _PAY + "x_paid_seconds__mutmut_43": "without submitted_at__isnull=False: Max() skips NULLs, and a None "
     "last answer is the absent one",
-    _PAY + "x_work_end__mutmut_4": "completed = abandoned = None instead of False: only ever read as truth values",
-    _PAY + "x_work_end__mutmut_6": "previous = None at first: an abandonment as first event then ends no stretch, "
-    "and the nothing-done branch returns the same start",
-    _PAY + "x_work_end__mutmut_22": "abandoned = None: the branch reading it needs an active state after an "
-    "abandonment, which lifecycle's transitions never allow (abandoned is terminal)",
-    _PAY + "x_work_end__mutmut_23": "abandoned = False: as x_work_end__mutmut_22",
+    _PAY + "x_paid_seconds__mutmut_64": "the surveys' filter without participation__in: as _42, grouped per "
+    "participation and read by its own id",
+    _PAY + "x_paid_time__mutmut_1": "exclusion_kind 'XXXX' by default: it is only tested for membership in "
+    "NOT_THE_WORKERS_ACT, which neither '' nor 'XXXX' is",
+    _PAY + "x_work_end__mutmut_1": "as x_paid_time__mutmut_1",
+    _PAY + "x_work_end__mutmut_4": "completed = ended = None instead of False: only ever read as truth values",
+    _PAY + "x_work_end__mutmut_6": "excluded_at '' at first: read only for a participation excluded now, whose "
+    "exclusion event (lifecycle.transition records every change) sets it before it is read",
+    _PAY + "x_work_end__mutmut_26": "excluded_at '' after an act: as _6, the exclusion that left the "
+    "participation excluded comes after every act and sets it again",
     _AGREEMENT + "x_strict_majority__mutmut_3": "most_common(None)[0] is most_common(1)[0]",
     _AGREEMENT + "x_strict_majority__mutmut_5": "most_common(2)[0] is most_common(1)[0]",
     _AGREEMENT + "x_spans_of_strings__mutmut_8": "-2 instead of -1 for an empty string: both are below 0",
+    _AGREEMENT + "x_alpha_of_coincidences__mutmut_13": "np.eye(shape[2]) for np.eye(shape[1]): a coincidence "
+    "matrix is square (values × values)",
     _MAJORITY + "x_condition_majority__mutmut_9": _DEFERRED,
     _MAJORITY + "x_condition_majority__mutmut_10": _DEFERRED,
     _MAJORITY + "x_condition_majority__mutmut_11": _DEFERRED,
