@@ -191,8 +191,8 @@ EQUIVALENT: dict[str, str] = {
     "leaves attention checks out already",
     _SLOTS + "x__slot_holders__mutmut_4": "without is_preview=False: a preview has no slot number (a database "
     "constraint), and the holders' numbers skip None",
-    _SLOTS + "x_condition_counts__mutmut_29": "order_by('shots') alone: the rows are grouped per study after",
-    _SLOTS + "x_condition_counts__mutmut_30": "order_by('study_id') alone: SQLite groups by the (study, shots) "
+    _SLOTS + "x_condition_counts__mutmut_35": "order_by('shots') alone: the rows are grouped per study after",
+    _SLOTS + "x_condition_counts__mutmut_36": "order_by('study_id') alone: SQLite groups by the (study, shots) "
     "unique index, so the shots come in order anyway ('shots' is there for PostgreSQL)",
     _BONUS + "x_bonus_rows__mutmut_5": "select_related without 'worker': the worker is loaded when read",
     _BONUS + "x_bonus_rows__mutmut_6": "select_related without 'study': the study is loaded when read",

@@ -126,3 +126,30 @@ def test_condition_counts_one_per_state_and_the_holders():
     assert first.free == 0
     assert [first.in_state(s) for s in (State.CLAIMED, State.ABANDONED, State.DECLINED)] == [1, 2, 1]
     assert (second.condition_id, second.shots, second.filled, second.completed, second.free) == (four.pk, 4, 1, 1, 3)
+
+
+def test_the_slots_open_now_are_the_pilots_share_only_while_piloting():
+    assert slots.open_slots_of(workers=3, pilot=2, piloting=True) == 2
+    assert slots.open_slots_of(workers=3, pilot=5, piloting=True) == 3  # a share above the design: the design
+    assert slots.open_slots_of(workers=3, pilot=2, piloting=False) == 3  # the rest opened, or never piloted
+    assert slots.open_slots_of(workers=3, pilot=None, piloting=True) == 3
+    assert slots.open_slots_of(workers=3, pilot=0, piloting=True) == 3
+
+
+@pytest.mark.django_db
+def test_a_studys_open_slots_and_counts_follow_its_pilot():
+    now = timezone.now()
+    piloting = StudyFactory(workers_per_condition=3, pilot_workers_per_condition=1, pilot_opened_at=now)
+    opened = StudyFactory(
+        workers_per_condition=3, pilot_workers_per_condition=1, pilot_opened_at=now, rest_opened_at=now
+    )
+    planned = StudyFactory(workers_per_condition=3, pilot_workers_per_condition=1)  # a share, never opened
+    for study in (piloting, opened, planned):
+        ConditionFactory(study=study, shots=0)
+    assert [slots.open_slots(s) for s in (piloting, opened, planned)] == [1, 3, 3]
+    counts = slots.condition_counts([piloting, opened, planned])
+    assert [(counts[s.pk][0].slots, counts[s.pk][0].design_slots) for s in (piloting, opened, planned)] == [
+        (1, 3),
+        (3, 3),
+        (3, 3),
+    ]
