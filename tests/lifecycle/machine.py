@@ -702,15 +702,20 @@ class LifecycleMachine(RuleBasedStateMachine):
             if status in FREEING and entry.state in ACTIVE and not entry.session:
                 entry.ejected_elsewhere = True  # finding 2: the code frees it; the ledger says it must not
             return
+        if status == "APPROVED" and not entry.approved:
+            # Nothing undoes an approval, whenever Prolific made it: one heard late still stands, and the
+            # statuses heard after it (by their time) change nothing. It changes no state of ours.
+            entry.approved = True
+            entry.submission = status
+            entry.last_event_at = max(entry.last_event_at or sent_at, sent_at)
+            return
         if entry.last_event_at is not None and sent_at < entry.last_event_at:
             return  # older than one already heard: nothing
         entry.last_event_at = sent_at
         if entry.approved:
             return
         entry.submission = status
-        if status == "APPROVED":
-            entry.approved = True
-        elif status in FREEING and entry.state in ACTIVE:
+        if status in FREEING and entry.state in ACTIVE:
             entry.state = State.ABANDONED
 
     def deliver(self, payload: dict) -> None:

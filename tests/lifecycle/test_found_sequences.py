@@ -157,3 +157,18 @@ def test_a_worker_readmitted_after_the_review_approved_them_is_not_counted_paid_
             ("readmit", {"worker": "w0", "minutes": 5}),
         ]
     )
+
+
+def test_an_approval_heard_late_still_stands_for_the_places():
+    # Found by the long run ("Prolific has 3 places, the design needs 2"), an error of the ledger: staff excluded
+    # w0 and rejected the submission, then an approval sent an hour earlier arrived. The code orders what it
+    # heard by when Prolific sent it, and nothing undoes an approval: the place was not reopened, so the sync
+    # asks for one more. The ledger had dropped the approval as older than the rejection; it keeps it now.
+    _replay(
+        [
+            ("set_up", {"asks": True, "session": False, "joined": 1}),
+            ("exclude", {"worker": "w0", "rejects": True}),
+            ("platform_event", {"worker": "w0", "status": "APPROVED", "elsewhere": False, "late": True}),
+            ("run_a_prolific_operation", {"operation": "places"}),
+        ]
+    )
