@@ -4,6 +4,7 @@ answer, the comprehension check and the survey before the start) are added where
 
 import pytest
 
+from annotation.models import Study
 from tests.lifecycle.machine import LifecycleMachine
 
 pytestmark = pytest.mark.django_db
@@ -170,5 +171,25 @@ def test_an_approval_heard_late_still_stands_for_the_places():
             ("exclude", {"worker": "w0", "rejects": True}),
             ("platform_event", {"worker": "w0", "status": "APPROVED", "elsewhere": False, "late": True}),
             ("run_a_prolific_operation", {"operation": "places"}),
+        ]
+    )
+
+
+def test_a_worker_closed_out_after_the_grace_is_paid_to_the_last_answer():
+    # Found by the long run's eighth chunk ("w2: 842 s paid, 844 s by the ledger"; 845 s in this shortened
+    # form): a full study (two workers), a sitting that stands in for the worker at work (one more answer 3 s
+    # after the last), the study closed with 30 minutes' grace, and after it the worker returns and is closed
+    # out. Activity is written at most every TOUCH_INTERVAL, so the close-out, dated at the last activity, came
+    # before the last answer, and the pay rule left the seconds after it out as excluded. The close-out is now
+    # dated at the last act: the last activity or the last locked answer, whichever is later.
+    _replay(
+        [
+            ("set_up", {"asks": False, "joined": 1, "session": False}),
+            ("take_the_test", {"answers": [(False, 14, 0)], "session": False, "worker": "w2"}),
+            ("platform_event_for_another_study", {"status": "RETURNED", "who": "w0"}),
+            ("take_the_test", {"answers": [(False, 0, 0)], "session": False, "worker": "w1"}),
+            ("change_status", {"grace": 30, "then_places": True, "to": Study.Status.CLOSED}),
+            ("come_back", {"minutes": 43, "worker": "w1"}),
+            ("take_the_test", {"answers": [(False, 12, 0), (True, 13, 0)], "session": True, "worker": "w2"}),
         ]
     )
