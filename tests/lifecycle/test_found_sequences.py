@@ -193,3 +193,55 @@ def test_a_worker_closed_out_after_the_grace_is_paid_to_the_last_answer():
             ("take_the_test", {"answers": [(False, 12, 0), (True, 13, 0)], "session": True, "worker": "w2"}),
         ]
     )
+
+
+@pytest.mark.xfail(strict=True, reason="open: found by the long run of 2026-11-28, not yet diagnosed")
+def test_a_status_heard_after_our_reviews_approval_and_a_readmission_is_open():
+    # Found by the long run's ninth chunk, on the code with the fixes above, not shortened (hypothesis ran out
+    # of time): the statement counts 1 worker "the platform paid", the ledger none. w0 was excluded by staff,
+    # approved by our review, readmitted, and a RETURNED for the submission then arrived. A guess, not checked:
+    # the ledger takes our review's approval as final, the webhook only an APPROVED it heard.
+    _replay(
+        [
+            ("set_up", {"asks": True, "joined": 1, "session": True}),
+            ("open_a_second_condition", {"worker": "w0"}),
+            ("answer", {"copies": 0, "minutes": 0, "passes_check": False, "worker": "w0"}),
+            ("time_passes", {"minutes": 98}),
+            ("platform_event", {"elsewhere": True, "late": False, "status": "RETURNED", "worker": "w0"}),
+            ("change_status", {"grace": 0, "then_places": True, "to": Study.Status.CLOSED}),
+            ("exclude", {"rejects": False, "then_places": False, "worker": "w0"}),
+            ("open_the_link", {"agrees": False, "session": False, "worker": "w0"}),
+            ("another_study_is_joined", {}),
+            ("another_study_is_joined", {}),
+            ("another_study_is_joined", {}),
+            ("another_study_is_joined", {}),
+            ("another_study_is_joined", {}),
+            ("another_study_is_joined", {}),
+            ("another_study_is_joined", {}),
+            ("another_study_is_joined", {}),
+            ("another_study_is_joined", {}),
+            ("skip", {"minutes": 0, "worker": "w0"}),
+            ("another_study_is_joined", {}),
+            ("another_study_is_joined", {}),
+            ("another_study_is_joined", {}),
+            ("take_the_test", {"answers": [(False, 20, 0)], "session": False, "worker": "w0"}),
+            ("platform_event", {"elsewhere": True, "late": False, "status": "RETURNED", "worker": "w0"}),
+            ("another_study_is_joined", {}),
+            ("platform_event", {"elsewhere": False, "late": True, "status": "RETURNED", "worker": "w0"}),
+            ("time_passes", {"minutes": 90}),
+            ("another_study_is_joined", {}),
+            ("answer", {"copies": 0, "minutes": 14, "passes_check": False, "worker": "w0"}),
+            ("answer", {"copies": 0, "minutes": 0, "passes_check": True, "worker": "w0"}),
+            ("open_the_link", {"agrees": False, "session": False, "worker": "w0"}),
+            ("comprehension", {"passes": True, "worker": "w0"}),
+            ("run_a_prolific_operation", {"operation": "review"}),
+            ("come_back", {"minutes": 39, "worker": "w0"}),
+            ("exclude", {"rejects": True, "then_places": True, "worker": "w0"}),
+            ("platform_event_for_another_study", {"status": "RETURNED", "who": "w0"}),
+            ("come_back", {"minutes": 14, "worker": "w0"}),
+            ("survey", {"worker": "w0"}),
+            ("readmit", {"minutes": 95, "worker": "w0"}),
+            ("another_study_is_joined", {}),
+            ("platform_event", {"elsewhere": False, "late": False, "status": "RETURNED", "worker": "w0"}),
+        ]
+    )
