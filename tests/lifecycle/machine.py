@@ -75,6 +75,9 @@ REOPENED = ("RETURNED", "TIMED-OUT", "REJECTED")  # REJECTED: finding 4 (Prolifi
 CHECK = [{"key": "what", "label": "What do you choose?", "options": ["A label", "A colour"], "correct": ["A label"]}]
 SURVEY = [{"key": "age", "type": "number", "label": "Age", "min": 18, "max": 99}]
 KINDS = ("attention", "integrity")
+# The app writes a worker's activity at most every 10 s (docs/reports.md, "Paid time"): a close-out, dated at
+# the last activity written, may come up to that much before the worker's last request.
+ACTIVITY_GRAIN = timedelta(seconds=10)
 OTHER_WORKER = "x0"  # takes part in another study of ours (another task, another Prolific study)
 
 
@@ -115,6 +118,7 @@ class Entry:
     approved: bool = False
     last_event_at: datetime | None = None
     ejected_elsewhere: bool = False  # an event about another study freed it (finding 2)
+    slack: float = 0.0  # seconds of paid time the app may count fewer than the ledger (close-outs, ACTIVITY_GRAIN)
 
     @property
     def done(self) -> bool:
@@ -128,6 +132,11 @@ class Entry:
             max(0.0, (min(right, end) - max(left, self.claimed_at)).total_seconds()) for left, right in self.gaps
         )
         return max(0.0, (end - self.claimed_at).total_seconds() - idle)
+
+    def paid_range(self) -> tuple[float, float]:
+        """The paid time the app may count: the ledger's, less the slack of its close-outs."""
+        most = self.paid_seconds()
+        return max(0.0, most - self.slack), most
 
 
 @dataclass
@@ -213,7 +222,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         self.clients: dict[str, Client] = {}
         self.events = itertools.count(1)
         self.sent: list[dict] = []  # events delivered, for duplicates
-        self.bonus_due: dict[str, tuple[Decimal, Entry]] = {}  # what each bonus paid was due, when paid
+        self.bonus_due: dict[str, tuple[Decimal, Decimal, Entry]] = {}  # the least and most due, when paid
         self.places_run = False
         self.statement_due = False
         self.steps = 0
@@ -312,6 +321,10 @@ class LifecycleMachine(RuleBasedStateMachine):
                 entry.last_act,
             )
             entry.end = entry.last_act
+            # The activity written last lies between the last act that leaves a record and the last request,
+            # and within ACTIVITY_GRAIN of that request.
+            earliest = max(entry.last_work, entry.last_act - ACTIVITY_GRAIN)
+            entry.slack += (entry.last_act - earliest).total_seconds()
 
     def end_test(self, entry: Entry) -> None:
         entry.end = self.clock.now  # the last answer ends the work, whatever the rules decide
@@ -656,7 +669,13 @@ class LifecycleMachine(RuleBasedStateMachine):
                 if got:
                     self.ledger.bonus_paid.setdefault(worker, Decimal("0.00"))
                     self.ledger.bonus_paid[worker] += got
-                    self.bonus_due[worker] = (owed_bonus(entry.paid_seconds()), entry)
+                    least, most = entry.paid_range()
+                    self.bonus_due[worker] = (owed_bonus(least), owed_bonus(most), entry)
+        if operation == "review":
+            # Our review's approval (or screen-out) is as final as an APPROVED heard: read off the platform.
+            for worker, entry in self.ledger.entries.items():
+                if self.standin.submissions[f"sub-{worker}"]["status"] in ("APPROVED", "SCREENED OUT"):
+                    entry.approved = True
         if operation == "places":
             self.places_run = True
 
@@ -859,15 +878,16 @@ class LifecycleMachine(RuleBasedStateMachine):
         seconds = pay.paid_seconds(paid)
         for p in paid:
             entry = self.ledger.entries[p.worker.external_id]
-            mine = entry.paid_seconds()
-            low = entry.paid_seconds(end=entry.last_work) if p.state in ACTIVE else mine
+            least, mine = entry.paid_range()
+            low = entry.paid_seconds(end=entry.last_work) - entry.slack if p.state in ACTIVE else least
             if not low - 1.0 <= seconds[p.pk] <= mine + 1.0:
                 problems.add(f"{entry.worker}: {seconds[p.pk]:.0f} s paid, {mine:.0f} s by the ledger", _finding(entry))
         for worker, amount in self.ledger.bonus_paid.items():
-            due, entry = self.bonus_due[worker]
-            if amount != due:
+            least_due, due, entry = self.bonus_due[worker]
+            if not least_due <= amount <= due:
                 finding = _finding(entry)
-                problems.add(f"{worker}: bonus {amount} paid on Prolific, {due} due", finding)
+                owed = due if least_due == due else f"{least_due} to {due}"
+                problems.add(f"{worker}: bonus {amount} paid on Prolific, {owed} due", finding)
         twice = [w for w in self.ledger.entries if self.payments(w) > 1]
         if twice:
             problems.add(f"paid twice: {twice}")
@@ -929,13 +949,14 @@ class LifecycleMachine(RuleBasedStateMachine):
         # the attention rule (a person decides those; the model's reviews never do), with a rate (a minute of
         # paid time; the ledger's second either side of it leaves a worker in or out).
         paid = [
-            e.paid_seconds()
+            e.paid_range()
             for e in self.ledger.counted()
             if e.state == State.COMPLETED or (e.state == State.EXCLUDED and e.kind != "attention")
         ]
         found = re.search(r"over the (\d+) workers? the platform paid", text.get("Pay", ""))
         n = int(found.group(1)) if found else 0
-        assert sum(s >= 61 for s in paid) <= n <= sum(s >= 59 for s in paid), (paid, text.get("Pay"))
+        surely, maybe = sum(least >= 61 for least, _ in paid), sum(most >= 59 for _, most in paid)
+        assert surely <= n <= maybe, (paid, text.get("Pay"))
         # Each exclusion counted once, under the rule that made it (finding 6).
         by_kind = {k: sum(e.state == State.EXCLUDED and e.kind == k for e in self.ledger.counted()) for k in KINDS}
         attention_text, integrity_text = text.get("Attention checks", ""), text.get("Integrity", "")

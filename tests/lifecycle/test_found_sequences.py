@@ -195,92 +195,37 @@ def test_a_worker_closed_out_after_the_grace_is_paid_to_the_last_answer():
     )
 
 
-@pytest.mark.xfail(strict=True, reason="open: found by the long run of 2026-11-28, not yet diagnosed")
-def test_a_status_heard_after_our_reviews_approval_and_a_readmission_is_open():
-    # Found by the long run's ninth chunk, on the code with the fixes above, not shortened (hypothesis ran out
-    # of time): the statement counts 1 worker "the platform paid", the ledger none. w0 was excluded by staff,
-    # approved by our review, readmitted, and a RETURNED for the submission then arrived. A guess, not checked:
-    # the ledger takes our review's approval as final, the webhook only an APPROVED it heard.
+def test_a_status_heard_after_our_reviews_approval_of_a_worker_readmitted_since_changes_nothing():
+    # Found by the long run's ninth chunk (60 steps, shortened here by hand): the statement counted a worker
+    # "the platform paid" whom the ledger did not. Staff excluded w0 midway, our review approved the submission
+    # on Prolific (the protocol pays a staff exclusion), staff readmitted w0, and a RETURNED for the submission
+    # then freed w0's slot. Nothing undoes an approval, and ours is one as much as an APPROVED heard: the
+    # webhook now reads our review's approval too, and the ledger reads it off the platform.
     _replay(
         [
-            ("set_up", {"asks": True, "joined": 1, "session": True}),
-            ("open_a_second_condition", {"worker": "w0"}),
-            ("answer", {"copies": 0, "minutes": 0, "passes_check": False, "worker": "w0"}),
-            ("time_passes", {"minutes": 98}),
-            ("platform_event", {"elsewhere": True, "late": False, "status": "RETURNED", "worker": "w0"}),
-            ("change_status", {"grace": 0, "then_places": True, "to": Study.Status.CLOSED}),
+            ("set_up", {"asks": False, "joined": 1, "session": True}),
+            ("take_the_test", {"answers": [(True, 2, 0)], "session": True, "worker": "w0"}),
             ("exclude", {"rejects": False, "then_places": False, "worker": "w0"}),
-            ("open_the_link", {"agrees": False, "session": False, "worker": "w0"}),
-            ("another_study_is_joined", {}),
-            ("another_study_is_joined", {}),
-            ("another_study_is_joined", {}),
-            ("another_study_is_joined", {}),
-            ("another_study_is_joined", {}),
-            ("another_study_is_joined", {}),
-            ("another_study_is_joined", {}),
-            ("another_study_is_joined", {}),
-            ("another_study_is_joined", {}),
-            ("skip", {"minutes": 0, "worker": "w0"}),
-            ("another_study_is_joined", {}),
-            ("another_study_is_joined", {}),
-            ("another_study_is_joined", {}),
-            ("take_the_test", {"answers": [(False, 20, 0)], "session": False, "worker": "w0"}),
-            ("platform_event", {"elsewhere": True, "late": False, "status": "RETURNED", "worker": "w0"}),
-            ("another_study_is_joined", {}),
-            ("platform_event", {"elsewhere": False, "late": True, "status": "RETURNED", "worker": "w0"}),
-            ("time_passes", {"minutes": 90}),
-            ("another_study_is_joined", {}),
-            ("answer", {"copies": 0, "minutes": 14, "passes_check": False, "worker": "w0"}),
-            ("answer", {"copies": 0, "minutes": 0, "passes_check": True, "worker": "w0"}),
-            ("open_the_link", {"agrees": False, "session": False, "worker": "w0"}),
-            ("comprehension", {"passes": True, "worker": "w0"}),
             ("run_a_prolific_operation", {"operation": "review"}),
-            ("come_back", {"minutes": 39, "worker": "w0"}),
-            ("exclude", {"rejects": True, "then_places": True, "worker": "w0"}),
-            ("platform_event_for_another_study", {"status": "RETURNED", "who": "w0"}),
-            ("come_back", {"minutes": 14, "worker": "w0"}),
-            ("survey", {"worker": "w0"}),
-            ("readmit", {"minutes": 95, "worker": "w0"}),
-            ("another_study_is_joined", {}),
+            ("readmit", {"minutes": 5, "worker": "w0"}),
             ("platform_event", {"elsewhere": False, "late": False, "status": "RETURNED", "worker": "w0"}),
         ]
     )
 
 
-@pytest.mark.xfail(strict=True, reason="open: found by the long run of 2026-11-28, not yet diagnosed")
-def test_a_pilot_with_withdrawals_a_close_and_a_pause_is_paid_as_the_ledger_says_is_open():
-    # Found by the long run's tenth chunk, on the code with the fixes above, not shortened: "w0: 3 s paid, 5 s by
-    # the ledger" in a pilot with withdrawals, a close with no grace, a pause and bonus runs. Not diagnosed.
+def test_a_close_out_may_pay_to_the_last_activity_written_not_the_last_request():
+    # Found by the long run's tenth chunk (30 steps, shortened here by hand): "w0: 3 s paid, 5 s by the ledger".
+    # w0 started, sent start twice more within 2 s (requests the app answers but, within 10 s of the activity it
+    # wrote, does not write), and the study closed with no grace; w0's next request closed them out, dated at
+    # the last activity written. The app was right (docs/reports.md: activity is written at most every 10 s);
+    # the ledger dated the close-out at the last request, and now allows the 10 s the app may be short.
     _replay(
         [
-            ("set_up", {"pilot": True, "joined": 1, "session": True, "asks": False}),
-            ("edit_the_attention_rule", {"limit": 0}),
-            ("another_study_is_joined", {}),
-            ("start", {"worker": "w1"}),
-            ("withdraw", {"worker": "w0"}),
-            ("another_study_is_joined", {}),
+            ("set_up", {"asks": False, "joined": 1, "session": True}),
             ("start", {"worker": "w0"}),
-            ("withdraw", {"worker": "w0"}),
+            ("start", {"worker": "w0"}),
+            ("start", {"worker": "w0"}),
             ("change_status", {"grace": 0, "then_places": True, "to": Study.Status.CLOSED}),
-            ("run_a_prolific_operation", {"operation": "bonus"}),
-            ("change_status", {"grace": 30, "then_places": False, "to": Study.Status.PAUSED}),
-            ("start", {"worker": "w2"}),
-            ("withdraw", {"worker": "w0"}),
-            ("withdraw", {"worker": "w0"}),
-            ("come_back", {"minutes": 40, "worker": "w2"}),
-            ("platform_event_for_another_study", {"status": "APPROVED", "who": "w1"}),
-            ("run_a_prolific_operation", {"operation": "bonus"}),
-            ("start", {"worker": "w3"}),
-            ("open_the_link", {"agrees": False, "session": True, "worker": "w0"}),
-            ("edit_the_attention_rule", {"limit": 1}),
-            ("platform_event_for_another_study", {"status": "REJECTED", "who": "w0"}),
-            ("edit_the_attention_rule", {"limit": 2}),
-            ("time_passes", {"minutes": 3}),
-            ("withdraw", {"worker": "w1"}),
-            ("change_status", {"grace": 30, "then_places": True, "to": Study.Status.OPEN}),
-            ("withdraw", {"worker": "w1"}),
-            ("change_status", {"grace": 30, "then_places": True, "to": Study.Status.OPEN}),
-            ("platform_event_for_another_study", {"status": "APPROVED", "who": "w1"}),
             ("start", {"worker": "w0"}),
         ]
     )

@@ -10,7 +10,14 @@ from datetime import UTC, datetime
 
 import pytest
 
-from annotation.models import Participation, ProlificCall, ProlificEvent, ProlificHookSecret, Worker
+from annotation.models import (
+    Participation,
+    ProlificAction,
+    ProlificCall,
+    ProlificEvent,
+    ProlificHookSecret,
+    Worker,
+)
 from annotation.services.prolific import webhooks
 from annotation.services.prolific.client import ProlificError
 from tests.factories import ConditionFactory, ParticipationFactory, StudyFactory, WorkerFactory
@@ -309,6 +316,39 @@ def test_an_approval_is_named_as_what_nothing_undoes(prolific_on, db):
     _event("sub-p1", "p1", "APPROVED", event_id="e0")
     assert _event("sub-p1", "p1", "RETURNED").outcome == "the submission was approved: nothing undoes it"
     assert _state(ours) == State.CLAIMED
+
+
+Action = ProlificAction
+
+
+@pytest.mark.parametrize(
+    "kind, action, status, freed",
+    [
+        (Action.Kind.REVIEW, "APPROVE", Action.Status.DONE, False),
+        (Action.Kind.REVIEW, "SCREEN_OUT", Action.Status.DONE, False),
+        (Action.Kind.REVIEW, "REJECT", Action.Status.DONE, True),
+        (Action.Kind.REVIEW, "APPROVE", Action.Status.FAILED, True),  # nothing was done on Prolific
+        (Action.Kind.REVIEW, "APPROVE", Action.Status.UNCERTAIN, True),  # not known to be done
+        (Action.Kind.GROUP, "APPROVE", Action.Status.DONE, True),  # not a review
+    ],
+)
+def test_our_reviews_approval_is_as_final_as_one_heard(prolific_on, db, kind, action, status, freed):
+    # A worker readmitted after our review approved their submission is at work again: a status heard after the
+    # approval changes nothing, as after an APPROVED heard (the lifecycle model's finding of 2026-11-28).
+    ours = _prolific("p1", {"STUDY_ID": "PS1", "SESSION_ID": "sub-p1"}, state=State.TEST)
+    ProlificAction.objects.create(participation=ours, kind=kind, action=action, status=status)
+    event = _event("sub-p1", "p1", "RETURNED")
+    if freed:
+        assert (event.outcome, _state(ours)) == ("slot freed (returned the study on Prolific)", State.ABANDONED)
+    else:
+        assert (event.outcome, _state(ours)) == ("our review approved the submission: nothing undoes it", State.TEST)
+
+
+def test_our_reviews_approval_of_another_participation_frees_this_one(prolific_on, db):
+    ours = _prolific("p1", {"STUDY_ID": "PS1", "SESSION_ID": "sub-p1"}, state=State.TEST)
+    other = _prolific("p2", {"STUDY_ID": "PS1", "SESSION_ID": "sub-p2"}, condition=ours.condition, slot=1)
+    ProlificAction.objects.create(participation=other, kind=Action.Kind.REVIEW, action="APPROVE", status="done")
+    assert _event("sub-p1", "p1", "RETURNED").outcome == "slot freed (returned the study on Prolific)"
 
 
 # -- duplicates, and what is logged -------------------------------------------------------------------------

@@ -11,7 +11,8 @@ abandoned) instead of after the study's ``abandon_after_minutes``; they stay ine
 only if it still makes sense:
 
 - an event older (``X-Timestamp``) than one already received for the same submission changes nothing;
-- nothing undoes an approval: after APPROVED, a later status changes nothing;
+- nothing undoes an approval: after APPROVED, or our review's approval or screen-out, a later status
+  changes nothing;
 - only an active participation (claimed, training, test) is freed; a completed, excluded or declined one
   keeps its state and the event is recorded beside it;
 - an event acts only on the participation it provably concerns (``_participation_for``): the one whose
@@ -47,9 +48,10 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from annotation.errors import ServiceError
-from annotation.models import Participation, ProlificEvent, ProlificHookSecret, Worker
+from annotation.models import Participation, ProlificAction, ProlificEvent, ProlificHookSecret, Worker
 from annotation.services.admission import abandonment
 from annotation.services.prolific.client import ProlificError
+from annotation.services.prolific.outcomes import PAID
 from annotation.services.prolific.runs import CallLog, enabled, make_client
 
 logger = logging.getLogger(__name__)
@@ -303,6 +305,17 @@ def _participation_for(submission_id: str, participant_id: str, prolific_study: 
     return prolific.filter(pk=candidates[0].pk).first()  # locked, as the match by SESSION_ID is
 
 
+def _paid_by_our_review(participation: Participation) -> bool:
+    """Whether our review approved (or screened out) the submission on Prolific: as final as an APPROVED heard,
+    so a status heard after it (even about a worker readmitted since) changes nothing."""
+    return ProlificAction.objects.filter(
+        participation=participation,
+        kind=ProlificAction.Kind.REVIEW,
+        status=ProlificAction.Status.DONE,
+        action__in=PAID,
+    ).exists()
+
+
 def _apply_submission_status(event: ProlificEvent, prolific_study: str) -> str:
     participation = _participation_for(event.resource_id, event.participant_id, prolific_study)
     if participation is None:
@@ -320,6 +333,8 @@ def _apply_submission_status(event: ProlificEvent, prolific_study: str) -> str:
             return f"older than the {newer.status} already received: nothing done"
     if event.status != APPROVED and earlier.filter(status=APPROVED).exists():
         return "the submission was approved: nothing undoes it"
+    if event.status != APPROVED and _paid_by_our_review(participation):
+        return "our review approved the submission: nothing undoes it"
     reason = FREEING.get(event.status)
     if reason is None:
         return "recorded"
