@@ -344,6 +344,12 @@ def test_our_reviews_approval_is_as_final_as_one_heard(prolific_on, db, kind, ac
         assert (event.outcome, _state(ours)) == ("our review approved the submission: nothing undoes it", State.TEST)
 
 
+def test_an_approval_heard_after_our_reviews_approval_is_recorded(prolific_on, db):
+    ours = _prolific("p1", {"STUDY_ID": "PS1", "SESSION_ID": "sub-p1"}, state=State.COMPLETED)
+    ProlificAction.objects.create(participation=ours, kind=Action.Kind.REVIEW, action="APPROVE", status="done")
+    assert _event("sub-p1", "p1", "APPROVED").outcome == "recorded"
+
+
 def test_our_reviews_approval_of_another_participation_frees_this_one(prolific_on, db):
     ours = _prolific("p1", {"STUDY_ID": "PS1", "SESSION_ID": "sub-p1"}, state=State.TEST)
     other = _prolific("p2", {"STUDY_ID": "PS1", "SESSION_ID": "sub-p2"}, condition=ours.condition, slot=1)
