@@ -208,11 +208,11 @@ EQUIVALENT: dict[str, str] = {
     "itself (sent_at__gt) and is not an approval where that is asked (status != APPROVED)",
     _HOOKS + "x__apply_submission_status__mutmut_25": "without event_type=SUBMISSION_EVENT: a study event's "
     "resource_id is a study's id, and Prolific's ids never repeat across studies and submissions",
-    _HOOKS + "x__apply_submission_status__mutmut_47": "at=None: lifecycle.transition takes timezone.now() then",
-    _HOOKS + "x__apply_submission_status__mutmut_50": "no at: as x__apply_submission_status__mutmut_47",
-    _HOOKS + "x__apply_submission_status__mutmut_51": "the 'moved on' message: abandon() refuses only a "
+    _HOOKS + "x__apply_submission_status__mutmut_52": "at=None: lifecycle.transition takes timezone.now() then",
+    _HOOKS + "x__apply_submission_status__mutmut_55": "no at: as x__apply_submission_status__mutmut_52",
+    _HOOKS + "x__apply_submission_status__mutmut_56": "the 'moved on' message: abandon() refuses only a "
     "participation no longer active, and this one was just read active under its row lock",
-    _HOOKS + "x__apply_submission_status__mutmut_52": "as x__apply_submission_status__mutmut_51",
+    _HOOKS + "x__apply_submission_status__mutmut_57": "as x__apply_submission_status__mutmut_56",
     _HOOKS + "x_record_and_apply__mutmut_82": "save(update_fields=None): every field of the row made just "
     "before in the same transaction is saved with the same values",
     _INTEGRITY + "x_figures__mutmut_82": "without reading_ms__isnull=False: NULL > x is never true in SQL, so an "
