@@ -193,3 +193,32 @@ def test_a_close_out_is_dated_at_the_last_activity_so_pay_stops_there(study):
     alice.refresh_from_db()
     assert alice.state == State.EXCLUDED and alice.finished_at == now - timedelta(minutes=20)
     assert paid_seconds([alice])[alice.pk] == pytest.approx(30 * 60)
+
+
+def test_a_close_out_is_dated_at_the_pay_rules_last_act_not_only_the_last_activity(study):
+    # Activity is written at most every 10 s: a comprehension attempt (before the start) or a locked answer can
+    # be later than it. The close-out is dated at the later act, as the pay rule reads the end of the work.
+    from annotation.models import ComprehensionAttempt, ParticipationEvent, Response
+
+    now = timezone.now()
+    bob = entry.join_study(study=study, params=inhouse("bob")).participation
+    carol = entry.join_study(study=study, params=inhouse("carol")).participation
+    lifecycle.begin(carol)
+    ParticipationEvent.objects.filter(participation__in=[bob, carol]).update(at=now - timedelta(minutes=50))
+    Participation.objects.filter(pk__in=[bob.pk, carol.pk]).update(last_activity_at=now - timedelta(minutes=30))
+    ComprehensionAttempt.objects.create(participation=bob, number=1, passed=False, at=now - timedelta(minutes=29))
+    example = study.task.examples.first()
+    Response.all_objects.create(
+        participation=carol,
+        example=example,
+        phase="test",
+        position=0,
+        status="answered",
+        submitted_at=now - timedelta(minutes=28),
+    )
+    _close(study, grace_minutes=0)
+    closing.close_out_expired()
+    bob.refresh_from_db()
+    carol.refresh_from_db()
+    assert bob.state == State.ABANDONED and bob.finished_at == now - timedelta(minutes=29)
+    assert carol.state == State.EXCLUDED and carol.finished_at == now - timedelta(minutes=28)

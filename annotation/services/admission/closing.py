@@ -34,14 +34,15 @@ import logging
 from datetime import UTC, datetime
 
 from django.db import transaction
-from django.db.models import Max, Q
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext
 
 from annotation.errors import ServiceError
-from annotation.models import AuditEntry, Participation, ParticipationEvent, Response, Study
+from annotation.models import AuditEntry, Participation, ParticipationEvent, Study
 from annotation.protocol.outcomes import CLOSED_BEFORE_START_REASON, CLOSED_REASON
 from annotation.services import audit
+from annotation.services.money import pay
 from annotation.services.state import lifecycle
 
 logger = logging.getLogger(__name__)
@@ -101,17 +102,14 @@ _AUDITED = ("state", "exclusion_kind")
 def close_out(participation: Participation, *, at: datetime | None = None) -> None:
     """End an active participation of a study that has closed (see the module's docstring).
 
-    The close-out is dated at the worker's last act, their last activity or last locked answer (never after
-    ``at``, default now): pay runs to the end of the work they did, not to whenever the sweep or their next
-    request noticed the deadline.
+    The close-out is dated at the worker's last act as the pay rule reads it (``pay.work_ends``: their last
+    activity, locked answer, comprehension attempt or step; never after ``at``, default now): pay runs to the
+    end of the work they did, not to whenever the sweep or their next request noticed the deadline.
     """
     now = at or timezone.now()
-    # Activity is written at most every TOUCH_INTERVAL (lifecycle.touch): a locked answer may be later than it.
-    answered = Response.all_objects.filter(participation=participation, submitted_at__isnull=False).aggregate(
-        last=Max("submitted_at")
-    )["last"]
-    acts = [t for t in (participation.last_activity_at, answered) if t is not None]
-    at = min(max(acts), now) if acts else now
+    # The pay rule's end of the work so far, not the last activity alone: activity is written at most every
+    # TOUCH_INTERVAL (lifecycle.touch), so a locked answer or a comprehension attempt may be later than it.
+    at = min(pay.work_ends([participation])[participation.pk], now)
     before = audit.snapshot(participation, _AUDITED)
     try:
         with transaction.atomic():

@@ -208,8 +208,18 @@ def paid_time(
     return max(0.0, (end - start).total_seconds() - idle)
 
 
-def paid_seconds(participations: Iterable[Participation]) -> dict[int, float]:
-    """Seconds of paid time per participation id (``paid_time``), read from the database in two queries."""
+@dataclass
+class _Record:
+    """What the pay rule reads of one participation: the claim, its later events, its last answer."""
+
+    participation: Participation
+    start: datetime
+    events: list[tuple[str, str, datetime]]
+    last_answer: datetime | None
+
+
+def _records(participations: Iterable[Participation]) -> list[_Record]:
+    """The pay rule's inputs for each participation, read from the database in four queries."""
     participations = list(participations)
     starts: dict[int, datetime] = {}
     events: dict[int, list[tuple[str, str, datetime]]] = {p.pk: [] for p in participations}
@@ -246,17 +256,38 @@ def paid_seconds(participations: Iterable[Participation]) -> dict[int, float]:
     for row in [*answers, *attempts, *surveys]:
         pid, last = row["participation_id"], row["last"]
         last_answers[pid] = max(last, last_answers.get(pid, last))
-    result = {}
-    for p in participations:
-        result[p.pk] = paid_time(
-            events[p.pk],
-            start=starts.get(p.pk, p.created_at),
-            last_answer=last_answers.get(p.pk),
-            state=p.state,
-            last_activity=p.last_activity_at,
-            exclusion_kind=p.exclusion_kind,
+    return [_Record(p, starts.get(p.pk, p.created_at), events[p.pk], last_answers.get(p.pk)) for p in participations]
+
+
+def paid_seconds(participations: Iterable[Participation]) -> dict[int, float]:
+    """Seconds of paid time per participation id (``paid_time``)."""
+    return {
+        r.participation.pk: paid_time(
+            r.events,
+            start=r.start,
+            last_answer=r.last_answer,
+            state=r.participation.state,
+            last_activity=r.participation.last_activity_at,
+            exclusion_kind=r.participation.exclusion_kind,
         )
-    return result
+        for r in _records(participations)
+    }
+
+
+def work_ends(participations: Iterable[Participation]) -> dict[int, datetime]:
+    """The end of the work (``work_end``) per participation id, as the participations stand now: for one
+    still at work, its last act so far, which is where a close-out dates its end (``closing.close_out``)."""
+    return {
+        r.participation.pk: work_end(
+            r.events,
+            last_answer=r.last_answer,
+            state=r.participation.state,
+            last_activity=r.participation.last_activity_at,
+            start=r.start,
+            exclusion_kind=r.participation.exclusion_kind,
+        )
+        for r in _records(participations)
+    }
 
 
 def owed(*, rate: Decimal, seconds: float) -> Decimal:
