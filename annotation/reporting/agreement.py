@@ -6,7 +6,7 @@ import math
 import re
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -121,16 +121,25 @@ def coded(ratings: Mapping[Hashable, Mapping[Hashable, Hashable]]) -> Coded:
 
 def item_coincidences(data: Coded) -> dict[Hashable, np.ndarray]:
     """Per item with a pairable unit (rated by two coders or more), its units' share of the coincidence
-    matrix: sum over units u of (n_uv n_uw - [v = w] n_uv) / (n_u - 1)."""
-    shares = {}
-    for item, counts in data.items.items():
-        rated = counts.sum(axis=1)
-        pairable = rated >= 2
-        if not pairable.any():
-            continue
-        weighted = counts[pairable] / (rated[pairable] - 1)[:, None]
-        shares[item] = weighted.T @ counts[pairable] - np.diag(weighted.sum(axis=0))
-    return shares
+    matrix: sum over units u of (n_uv n_uw - [v = w] n_uv) / (n_u - 1).
+
+    Every item's units are reckoned in one array (a unit's share is values × values), then summed per item,
+    rather than a few numpy calls per item: a span study has thousands of items."""
+    items = [item for item, counts in data.items.items() if counts.shape[0]]
+    if not items:
+        return {}
+    counts = np.concatenate([data.items[item] for item in items])
+    sizes = np.array([data.items[item].shape[0] for item in items])
+    rated = counts.sum(axis=1)
+    pairable = rated >= 2
+    weighted = np.where(pairable[:, None], counts / np.maximum(rated - 1, 1)[:, None], 0.0)
+    shares = weighted[:, :, None] * counts[:, None, :]
+    diagonal = np.arange(counts.shape[1])
+    shares[:, diagonal, diagonal] -= weighted
+    starts = np.cumsum(sizes) - sizes
+    per_item = np.add.reduceat(shares, starts, axis=0)
+    kept = np.add.reduceat(pairable, starts) > 0
+    return {item: per_item[k] for k, item in enumerate(items) if kept[k]}
 
 
 def alpha_of_coincidences(coincidences: np.ndarray) -> np.ndarray:
@@ -172,14 +181,17 @@ def token_marks(text: str, spans: Iterable[tuple[int, int]], tokens: list[tuple[
     (``tokens``: the text's ``token_offsets``, when the caller has them)."""
     tokens = token_offsets(text) if tokens is None else tokens
     marks = [0] * len(tokens)
-    starts = [t_start for t_start, _ in tokens]
-    ends = [t_end for _, t_end in tokens]
-    # Tokens are in order and apart, so those a span overlaps (start < t_end and t_start < end) are a run:
-    # from the first ending after its start to the last starting before its end.
-    for start, end in spans:
-        for index in range(bisect_right(ends, start), bisect_left(starts, end)):
-            marks[index] = 1
+    for first, stop in token_runs(spans, [t_start for t_start, _ in tokens], [t_end for _, t_end in tokens]):
+        marks[first:stop] = [1] * (stop - first)
     return marks
+
+
+def token_runs(spans: Iterable[tuple[int, int]], starts: list[int], ends: list[int]) -> Iterator[tuple[int, int]]:
+    """Per span, the tokens it overlaps as a range of their indices (``starts`` and ``ends``: the tokens'
+    offsets). Tokens are in order and apart, so those a span overlaps (start < t_end and t_start < end) are a
+    run: from the first ending after its start to the last starting before its end."""
+    for start, end in spans:
+        yield bisect_right(ends, start), bisect_left(starts, end)
 
 
 def spans_of_strings(text: str, strings: Iterable[str]) -> list[tuple[int, int]]:

@@ -26,8 +26,8 @@ from annotation.reporting.agreement import (
     item_coincidences,
     nominal_alpha,
     spans_of_strings,
-    token_marks,
     token_offsets,
+    token_runs,
 )
 from annotation.reporting.bootstrap import Interval, IntervalOptions, draw, percentile_interval
 from tasks_app.models import Example
@@ -41,15 +41,12 @@ def ratings_by_condition(conditions: Iterable[Condition], classification: bool) 
     """Each condition's answers as alpha reads them, read in one pass over the conditions' answers. The
     conditions number their values alike (a classification study's label sets; 0 and 1 for tokens), so they
     can be merged."""
-    rows = list(
-        Response.objects.filter(
-            participation__condition__in=list(conditions),
-            participation__state=Participation.State.COMPLETED,
-            phase=Response.Phase.TEST,
-        )
-        .exclude(status__in=[Response.Status.PENDING, Response.Status.SKIPPED])
-        .values_list("pk", "participation__condition_id", "participation_id", "example_id", "answer")
-    )
+    answered = Response.objects.filter(
+        participation__condition__in=list(conditions),
+        participation__state=Participation.State.COMPLETED,
+        phase=Response.Phase.TEST,
+    ).exclude(status__in=[Response.Status.PENDING, Response.Status.SKIPPED])
+    rows = list(answered.values_list("pk", "participation__condition_id", "participation_id", "example_id", "answer"))
     values: tuple[Hashable, ...] = (0, 1)
     if classification:
         values = tuple(sorted({tuple(sorted(set(answer or []))) for *_, answer in rows}, key=repr))
@@ -63,23 +60,33 @@ def ratings_by_condition(conditions: Iterable[Condition], classification: bool) 
             counts[0, column[tuple(sorted(set(answer or [])))]] += 1
         return by_condition
     spans: dict[int, list[tuple[int, int]]] = defaultdict(list)
-    for response_id, start, end in AnswerSpan.objects.filter(response_id__in=[r[0] for r in rows]).values_list(
+    # The same answers as subqueries, not lists of thousands of ids as parameters.
+    for response_id, start, end in AnswerSpan.objects.filter(response__in=answered.values("pk")).values_list(
         "response_id", "start", "end"
     ):
         spans[response_id].append((start, end))
-    texts = {e.pk: e.context_text for e in Example.objects.filter(pk__in={r[3] for r in rows}).only("id", "context")}
-    tokens: dict[int, list[tuple[int, int]]] = {}  # each text tokenised once, not once per annotator
+    examples = Example.objects.filter(pk__in=answered.values("example_id")).only("id", "context")
+    texts = {e.pk: e.context_text for e in examples}
+    if missing := {r[3] for r in rows} - texts.keys():  # erased since the rows were read
+        texts.update((e.pk, e.context_text) for e in Example.objects.filter(pk__in=missing).only("id", "context"))
+    tokens: dict[int, tuple[list[int], list[int]]] = {}  # each text's token starts and ends, found once
+    marked: dict[tuple[int, int], np.ndarray] = {}  # (condition, item): per token, how many coders marked it
+    coders: dict[tuple[int, int], int] = defaultdict(int)  # (condition, item): how many coders answered it
     for response_id, cid, pid, example_id, answer in rows:
         text = texts[example_id]
         if example_id not in tokens:
-            tokens[example_id] = token_offsets(text)
-        placed = spans.get(response_id) or spans_of_strings(text, answer or [])
-        marks = np.array(token_marks(text, placed, tokens[example_id]), dtype=float)
-        data = by_condition[cid]
-        data.coders.add(pid)
-        counts = data.items.setdefault(example_id, np.zeros((len(marks), 2)))
-        counts[:, 0] += 1 - marks
-        counts[:, 1] += marks
+            offsets = token_offsets(text)
+            tokens[example_id] = ([start for start, _ in offsets], [end for _, end in offsets])
+        starts, ends = tokens[example_id]
+        marks = np.zeros(len(starts), dtype=bool)  # a token two spans of one coder overlap counts once
+        for first, stop in token_runs(spans.get(response_id) or spans_of_strings(text, answer or []), starts, ends):
+            marks[first:stop] = True
+        by_condition[cid].coders.add(pid)
+        coders[cid, example_id] += 1
+        ones = marked.setdefault((cid, example_id), np.zeros(len(starts)))
+        ones += marks
+    for (cid, example_id), ones in marked.items():
+        by_condition[cid].items[example_id] = np.column_stack([coders[cid, example_id] - ones, ones])
     return by_condition
 
 

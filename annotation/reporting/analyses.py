@@ -127,20 +127,29 @@ def _test_answers(
     """
     answers: dict[int, dict[int, list[str]]] = defaultdict(dict)
     scores: dict[int, dict[int, float]] = defaultdict(dict)
-    gold: dict[int, list[str]] = {}
-    rows = (
-        Response.objects.filter(participation__condition=condition, participation__state=COMPLETED, phase=Phase.TEST)
-        .exclude(status=Status.PENDING)
-        .annotate(s=policy_score(options))
-        .values_list("participation_id", "example_id", "status", "answer", "example__gold_answers", "s")
+    answered = Response.objects.filter(
+        participation__condition=condition, participation__state=COMPLETED, phase=Phase.TEST
+    ).exclude(status=Status.PENDING)
+    rows = answered.annotate(s=policy_score(options)).values_list(
+        "participation_id", "example_id", "status", "answer", "s"
     )
-    for pid, example_id, status, answer, gold_answers, score in rows.iterator(chunk_size=2000):
-        gold[example_id] = gold_answers
+    items: set[int] = set()
+    for pid, example_id, status, answer, score in rows.iterator(chunk_size=2000):
+        items.add(example_id)
         if score is None:  # a skip the policy leaves out
             continue
         answers[example_id][pid] = list(SKIP_ANSWER) if status == Status.SKIPPED else answer or []
         scores[pid][example_id] = score
-    return answers, gold, scores
+    return answers, gold_of(items, answered), scores
+
+
+def gold_of(items: set[int], answered: QuerySet[Response]) -> dict[int, list[str]]:
+    """The gold of each item, read once (not once per answer) through ``answered``'s items as a subquery;
+    an item it no longer reaches (its answers erased since they were read) by its id."""
+    gold = dict(Example.objects.filter(pk__in=answered.values("example_id")).values_list("pk", "gold_answers"))
+    if missing := items - gold.keys():
+        gold.update(Example.objects.filter(pk__in=missing).values_list("pk", "gold_answers"))
+    return {pk: gold[pk] for pk in items}
 
 
 def majority_and_agreement(

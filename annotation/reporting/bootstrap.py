@@ -129,7 +129,7 @@ def draw(rng: np.random.Generator, resamples: int, n: int) -> np.ndarray:
     return rng.integers(0, n, size=(resamples, n))
 
 
-def _counts(indices: np.ndarray, n: int) -> np.ndarray:
+def draw_counts(indices: np.ndarray, n: int) -> np.ndarray:
     """Per row of drawn indices, how often each of range(n) was drawn (resamples × n)."""
     rows = indices.shape[0]
     offsets = (indices + np.arange(rows)[:, None] * n).ravel()
@@ -144,8 +144,8 @@ def cell_replicates(matrix: np.ndarray, annotator_draws: np.ndarray, item_draws:
     """
     values = np.nan_to_num(matrix)
     present = (~np.isnan(matrix)).astype(float)
-    item_counts = _counts(item_draws, matrix.shape[1])
-    annotator_counts = _counts(annotator_draws, matrix.shape[0])
+    item_counts = draw_counts(item_draws, matrix.shape[1])
+    annotator_counts = draw_counts(annotator_draws, matrix.shape[0])
     # einsum, not @: these products are small, and BLAS's threads cost more than they save on a busy machine.
     sums = np.einsum("bj,aj->ba", item_counts, values)  # resamples × annotators
     kept = np.einsum("bj,aj->ba", item_counts, present)
@@ -194,7 +194,7 @@ def gap_replicates(
 ) -> np.ndarray:
     """Human cell minus model mean on each resample of annotators and items (the model on the same items)."""
     human = cell_replicates(matrix, annotator_draws, item_draws)
-    item_counts = _counts(item_draws, matrix.shape[1])
+    item_counts = draw_counts(item_draws, matrix.shape[1])
     return human - np.einsum("bj,j->b", item_counts, model) / item_counts.sum(axis=1)
 
 

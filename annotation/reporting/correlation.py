@@ -19,7 +19,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from annotation.reporting.bootstrap import CLUSTERED_METHOD, Interval, IntervalOptions, draw, percentile_interval
+from annotation.reporting.bootstrap import (
+    CLUSTERED_METHOD,
+    Interval,
+    IntervalOptions,
+    draw,
+    draw_counts,
+    percentile_interval,
+)
 
 CORRELATION_METHOD = f"Spearman's rho (average ranks for ties); {CLUSTERED_METHOD}"
 
@@ -79,35 +86,61 @@ def spearman_with_interval(
     rng = np.random.default_rng(options.seed)  # drawn as the cells are: annotators, then items
     annotator_draws = draw(rng, options.resamples, n_annotators)
     item_draws = draw(rng, options.resamples, n_items)
-    # A resample keeps each pair as often as its weight: its ranks and rho are those of the pairs repeated
-    # that many times, computed from the weights (no copies, no sort: the distinct values are sorted once).
-    x_values, x_codes = np.unique(xs, return_inverse=True)
-    y_values, y_codes = np.unique(ys, return_inverse=True)
-    replicates = np.empty(options.resamples)
-    for b in range(options.resamples):
-        weight = np.bincount(annotator_draws[b], minlength=n_annotators)[who]
-        weight *= np.bincount(item_draws[b], minlength=n_items)[what]
-        replicates[b] = _weighted_spearman(weight, x_codes, x_values.size, y_codes, y_values.size)
+    replicates = spearman_replicates(xs, ys, who, what, annotator_draws, item_draws)
     return Correlation(rho=rho, n=int(xs.size), interval=percentile_interval(replicates, options.level))
 
 
-def _weighted_ranks(weight: np.ndarray, codes: np.ndarray, k: int) -> np.ndarray | None:
-    """Each pair's average rank among the pairs repeated ``weight`` times (codes: its value's sorted index);
-    None if the kept pairs have one value only (no variation: no rho)."""
-    counts = np.bincount(codes, weights=weight, minlength=k)
-    if np.count_nonzero(counts) < 2:
-        return None
-    starts = np.cumsum(counts) - counts
-    return (starts + (counts + 1) / 2)[codes]
+# Resamples computed together: enough to pay numpy's per-call cost once for many, few enough that a chunk's
+# weights (resamples × pairs) stay in the processor's cache.
+CHUNK = 32
 
 
-def _weighted_spearman(weight: np.ndarray, x_codes: np.ndarray, kx: int, y_codes: np.ndarray, ky: int) -> float:
-    """``spearman`` of the pairs repeated ``weight`` times."""
-    total = float(weight.sum())
-    rx, ry = _weighted_ranks(weight, x_codes, kx), _weighted_ranks(weight, y_codes, ky)
-    if total < 2 or rx is None or ry is None:
-        return math.nan
-    dx = rx - float((weight * rx).sum()) / total
-    dy = ry - float((weight * ry).sum()) / total
-    denominator = math.sqrt(float((weight * dx * dx).sum()) * float((weight * dy * dy).sum()))
-    return math.nan if denominator == 0 else float((weight * dx * dy).sum() / denominator)
+def spearman_replicates(
+    xs: np.ndarray,
+    ys: np.ndarray,
+    who: np.ndarray,
+    what: np.ndarray,
+    annotator_draws: np.ndarray,
+    item_draws: np.ndarray,
+) -> np.ndarray:
+    """rho on each resample (NaN where it has none): the pairs kept as often as their annotator and item
+    were drawn, ``who`` and ``what`` naming each pair's annotator and item (0..k-1).
+
+    A pair's rank depends only on its (x, y) values and the weights, so each resample is reckoned from the
+    weight of every distinct (x value, y value) cell: average ranks from the cells' margins, then Pearson's r
+    of the ranks over the cells. No pair is copied and nothing is sorted after the distinct values once.
+    """
+    x_values, x_codes = np.unique(xs, return_inverse=True)
+    y_values, y_codes = np.unique(ys, return_inverse=True)
+    kx, ky = x_values.size, y_values.size
+    cells = x_codes * ky + y_codes
+    n_annotators, n_items = int(who.max()) + 1, int(what.max()) + 1
+    replicates = np.empty(annotator_draws.shape[0])
+    for begin in range(0, annotator_draws.shape[0], CHUNK):
+        stop = min(begin + CHUNK, annotator_draws.shape[0])
+        rows = stop - begin
+        weight = draw_counts(annotator_draws[begin:stop], n_annotators)[:, who]
+        weight *= draw_counts(item_draws[begin:stop], n_items)[:, what]
+        offsets = (cells + np.arange(rows)[:, None] * (kx * ky)).ravel()
+        table = np.bincount(offsets, weights=weight.ravel(), minlength=rows * kx * ky).reshape(rows, kx, ky)
+        replicates[begin:stop] = _rho_of_cells(table)
+    return replicates
+
+
+def _centred_ranks(counts: np.ndarray, total: np.ndarray) -> np.ndarray:
+    """Each value's average rank among the kept pairs, less the mean rank (rows: resamples)."""
+    ranks = np.cumsum(counts, axis=1) - counts + (counts + 1) / 2
+    return ranks - ((counts * ranks).sum(axis=1) / np.where(total > 0, total, 1))[:, None]
+
+
+def _rho_of_cells(table: np.ndarray) -> np.ndarray:
+    """Spearman's rho of each resample's cells (resamples × x values × y values of weights)."""
+    x_counts, y_counts = table.sum(axis=2), table.sum(axis=1)
+    total = x_counts.sum(axis=1)
+    dx, dy = _centred_ranks(x_counts, total), _centred_ranks(y_counts, total)
+    sxx = (x_counts * dx * dx).sum(axis=1)
+    syy = (y_counts * dy * dy).sum(axis=1)
+    sxy = np.einsum("rij,ri,rj->r", table, dx, dy)
+    denominator = np.sqrt(sxx * syy)
+    varied = denominator > 0  # 0 where the kept pairs have one x value or one y value (each rank is its mean)
+    return np.where(varied, sxy / np.where(varied, denominator, 1), math.nan)

@@ -20,7 +20,13 @@ from annotation.reporting.bootstrap import (
     percentile_interval,
     score_matrix,
 )
-from annotation.reporting.correlation import average_ranks, spearman, spearman_with_interval
+from annotation.reporting.correlation import (
+    average_ranks,
+    cluster_codes,
+    spearman,
+    spearman_replicates,
+    spearman_with_interval,
+)
 from annotation.reporting.options import MetricOptions, ReportError
 from tests.factories import make_span_task
 from tests.reporting.builders import add_annotator, make_study
@@ -357,3 +363,30 @@ def test_confidence_analysis_reports_spearman_hand_worked(voted):
     assert spearman_row["n"] == 12
     assert spearman_row["ci_low"] <= spearman_row["rho"] <= spearman_row["ci_high"]
     assert spearman_row["seed"] == 20211206 and spearman_row["resamples"] == 2000
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 3), st.integers(0, 5), st.integers(1, 5), st.sampled_from([0.0, 0.5, 1.0])),
+        min_size=2,
+        max_size=30,
+    ),
+    st.integers(0, 2**32 - 1),
+)
+def test_spearman_replicates_are_rho_of_the_pairs_repeated_as_drawn(pairs, seed):
+    # The long way: each resample's pairs copied as often as their annotator and item were drawn, then spearman().
+    who, n_annotators = cluster_codes([p[0] for p in pairs])
+    what, n_items = cluster_codes([p[1] for p in pairs])
+    xs, ys = np.array([p[2] for p in pairs], dtype=float), np.array([p[3] for p in pairs], dtype=float)
+    rng = np.random.default_rng(seed)
+    annotator_draws, item_draws = draw(rng, 150, n_annotators), draw(rng, 150, n_items)
+    fast = spearman_replicates(xs, ys, who, what, annotator_draws, item_draws)
+    slow = []
+    for drawn_annotators, drawn_items in zip(annotator_draws, item_draws, strict=True):
+        times = (
+            np.bincount(drawn_annotators, minlength=n_annotators)[who]
+            * np.bincount(drawn_items, minlength=n_items)[what]
+        )
+        slow.append(spearman(np.repeat(xs, times), np.repeat(ys, times)))
+    np.testing.assert_allclose(fast, slow, equal_nan=True, atol=1e-12)
