@@ -566,13 +566,25 @@ def rules_catch_who_they_should(study: Study, facts: dict[str, Any]) -> Result:
         elif trainee.pk in after_finish:
             # The relative rule judges the group once it has trained; a fast failer finished first.
             notes.append(
-                f"the filter failer was excluded ({trainee.condition.shots}-shot) after finishing the test, keeping "
-                f"the completed code it was shown ({w['code']})"
+                f"the filter failer was excluded ({trainee.condition.shots}-shot{_judged(trainee)}) after finishing "
+                f"the test, keeping the completed code it was shown ({w['code']})"
             )
         else:
-            notes.append(f"the filter failer was excluded ({trainee.condition.shots}-shot) and shown code {w['code']}")
+            notes.append(
+                f"the filter failer was excluded ({trainee.condition.shots}-shot{_judged(trainee)}) and shown code "
+                f"{w['code']}"
+            )
     passed, detail = _listed(problems, "; ".join(notes) or "nothing to catch")
     return passed, detail, unexercised
+
+
+def _judged(participation: Participation) -> str:
+    """Whom the relative rule compared the worker with (empty for another rule)."""
+    verdict = participation.filter_decisions.filter(pending_group=False, is_override=False).order_by("-at").first()
+    if verdict is None or verdict.reference_mean is None:
+        return ""
+    others = len(verdict.group_training_s1 or [])
+    return f"; against the {verdict.reference} {verdict.reference_mean:.3f} of {others} other(s)"
 
 
 def participant_group(study: Study, facts: dict[str, Any]) -> tuple[bool, str]:

@@ -470,10 +470,11 @@ class Rehearsal:
         self.log(f"  {worker_id}: {outcome.state}{' ' + str(outcome.refused) if outcome.refused else ''}")
         return outcome
 
-    def sweep(self) -> int:
-        """Move the clock past the inactivity limit (and the relative filter's group timeout), then run what the
-        Celery beat runs: nothing waits for those minutes to pass."""
-        minutes = max(self.design["abandon_after_minutes"], self.design.get("filter_group_timeout_minutes") or 0) + 1
+    def sweep(self, *, filter_timeout: bool = True) -> int:
+        """Move the clock past the inactivity limit (and, with ``filter_timeout``, the relative filter's group
+        timeout), then run what the Celery beat runs: nothing waits for those minutes to pass."""
+        timeout = (self.design.get("filter_group_timeout_minutes") or 0) if filter_timeout else 0
+        minutes = max(self.design["abandon_after_minutes"], timeout) + 1
         self.advance(minutes)
         swept = self.scratch.step("sweep", self.study.slug)
         released = int(swept["released"])
@@ -546,7 +547,10 @@ class Rehearsal:
         for name in specials:
             await self.take_part(name)
             if name == "leaves":  # the abandonment sweep, as the Celery beat runs it, frees the slot at once
-                self.swept += self.sweep()
+                # Not past the filter's group timeout: the training failer's group is judged whole, once its
+                # condition has trained, not against whoever trains next (a guesser, by chance, whose mean
+                # the failer's 0 is within the threshold of).
+                self.swept += self.sweep(filter_timeout=False)
         self.log("filling the conditions")
         full = await self.fill()
         if self.sweep():  # anyone else who left: released, and refilled
