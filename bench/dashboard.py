@@ -29,11 +29,14 @@ between them, so a checkout that keeps its figures serves them kept. Each
 page is then requested once after a running worker's write (``after_write_ms``:
 the activity a heartbeat records, on one participation of its study), once
 after staff exclude one of its completed workers (``after_exclusion_ms``:
-the completed workers' analyses change, as after a completion), and once
+the completed workers' analyses change, as after a completion), once after
+another exclusion with the study's figures computed first as a Celery
+worker computes them after the change (``warm_ms``, the worker's time;
+``after_exclusion_warmed_ms``, the view's), and once
 with the cache emptied (``computed_ms``: the view that computes every
 figure, as the first one after a restart of a server whose cache is its own
 memory). Prints one JSON object: per checkout and page, p50/p95/max
-milliseconds and the query count, and those three views' milliseconds (one
+milliseconds and the query count, and those views' milliseconds (one
 a round) and the computing view's queries.
 """
 
@@ -285,6 +288,26 @@ def measure(repo: Path, database: Path, *, requests: int) -> dict:
         started = time.perf_counter()
         response = client.get(url)
         after_exclusion[name] = (time.perf_counter() - started) * 1000
+    # Each page once more after another such exclusion, the study's figures computed first as a Celery worker
+    # computes them once the change commits (annotation.reporting.warming: with a worker and a shared cache);
+    # ``warm_ms`` is the worker's time, ``after_exclusion_warmed_ms`` the view's. A checkout without it: none.
+    try:
+        from annotation.reporting import warming
+    except ImportError:
+        warming = None
+    warm: dict[str, float] = {}
+    after_exclusion_warmed: dict[str, float] = {}
+    for name, url in pages.items() if warming else ():
+        rows = Participation.objects.filter(state=Participation.State.COMPLETED)
+        rows = rows if name == "overview" else rows.filter(study__slug=name)
+        excluded = rows.order_by("-pk").first()
+        overrides.override(excluded, admit=False, reason="bench", actor=None)
+        started = time.perf_counter()
+        warming.warm(excluded.study_id)
+        warm[name] = (time.perf_counter() - started) * 1000
+        started = time.perf_counter()
+        response = client.get(url)
+        after_exclusion_warmed[name] = (time.perf_counter() - started) * 1000
     # Each page once more with the cache emptied: the view that computes every figure (the first view after
     # a restart of a server whose cache is its own memory), in the same warm process.
     computed: dict[str, float] = {}
@@ -301,6 +324,8 @@ def measure(repo: Path, database: Path, *, requests: int) -> dict:
         "queries": queries,
         "after_write": after_write,
         "after_exclusion": after_exclusion,
+        "warm": warm,
+        "after_exclusion_warmed": after_exclusion_warmed,
         "computed": computed,
         "computed_queries": computed_queries,
     }
@@ -378,6 +403,11 @@ def main() -> None:
                     # the page computing every figure (the cache emptied), once a round each.
                     "after_write_ms": [round(r["after_write"][page], 1) for r in rounds],
                     "after_exclusion_ms": [round(r["after_exclusion"][page], 1) for r in rounds],
+                    # The same with the figures a Celery worker computed first (none where the checkout has none).
+                    "warm_ms": [round(r["warm"][page], 1) for r in rounds if page in r["warm"]],
+                    "after_exclusion_warmed_ms": [
+                        round(r["after_exclusion_warmed"][page], 1) for r in rounds if page in r["after_exclusion_warmed"]
+                    ],
                     "computed_ms": [round(r["computed"][page], 1) for r in rounds],
                     "computed_queries": rounds[-1]["computed_queries"][page],
                 }

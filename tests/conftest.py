@@ -124,6 +124,14 @@ def _stop(process, log) -> None:
     log.close()
 
 
+def worker_cache_url() -> str:
+    """The session worker's cache, as a deployment gives it (``CACHE_URL``): the broker's Redis, database 6."""
+    from urllib.parse import urlsplit
+
+    broker = urlsplit(os.environ.get("CELERY_BROKER_URL") or "redis://127.0.0.1:6379/0")
+    return f"redis://{broker.netloc}/6"
+
+
 def _spawn_celery(args: list[str], *, queue: str, log_path: Path, **env: str):
     """``celery -A annotation <args>`` with the test database and ``queue``; output to ``log_path``."""
     import subprocess
@@ -175,7 +183,7 @@ def celery_worker_process(django_db_setup, tmp_path_factory):
     queue = f"pytest-{os.getpid()}"
     node = f"{queue}@localhost"
     log_path = tmp_path_factory.mktemp("celery") / "worker.log"
-    process = _spawn_celery(_worker_args(queue, node), queue=queue, log_path=log_path)
+    process = _spawn_celery(_worker_args(queue, node), queue=queue, log_path=log_path, CACHE_URL=worker_cache_url())
     previous_queue = app.conf.task_default_queue
     app.conf.task_default_queue = queue
     try:

@@ -54,9 +54,18 @@ def code_version() -> str:
     return h.hexdigest()
 
 
+def _full(kind: str, key: str) -> str:
+    return f"figure:{kind}:{code_version()}:{key}"
+
+
+def is_kept(kind: str, key: str) -> bool:
+    """Whether a figure of ``kind`` is kept under ``key`` (``remembered`` would not compute it)."""
+    return cache.get(_full(kind, key)) is not None
+
+
 def remembered(kind: str, key: str, compute: Callable[[], T]) -> T:
     """``compute()``, kept under ``key``: a digest of exactly what the figure depends on."""
-    full = f"figure:{kind}:{code_version()}:{key}"
+    full = _full(kind, key)
     found = cache.get(full)
     if found is not None:
         return None if found == _NONE else found  # type: ignore[return-value]

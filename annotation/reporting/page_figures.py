@@ -132,7 +132,15 @@ def study_analyses(study: Study, keys: dict[int, StudyKeys], options: MetricOpti
             "timing": time_per_item(study=study),
         }
 
-    return remembered("study-analyses", digest(keys[study.pk].finished, options), compute)
+    return remembered(ANALYSES, analyses_key(study, keys, options), compute)
+
+
+ANALYSES = "study-analyses"
+
+
+def analyses_key(study: Study, keys: dict[int, StudyKeys], options: MetricOptions) -> str:
+    """What ``study_analyses`` are kept under: the study's completed workers' data, and the options."""
+    return digest(keys[study.pk].finished, options)
 
 
 def _lines(lines: dict[str, Any], who: Identities | None) -> dict[str, Any]:

@@ -24,3 +24,4 @@ def test_dashboard_fills_every_slot_and_times_the_overview_and_each_study_page()
     assert set(result["pages"]) == {"overview"} | {f"clues-{task}-split1" for task in TASKS}
     for page, by_code in result["pages"].items():
         assert by_code["after"]["p50_ms"] > 0 and by_code["after"]["queries"] > 0, page
+        assert len(by_code["after"]["warm_ms"]) == len(by_code["after"]["after_exclusion_warmed_ms"]) == 1, page

@@ -50,6 +50,17 @@ def _slot_changed(participation: Participation) -> None:
         listener(participation)
 
 
+# Called with the participation whenever it completes, or a completed one is excluded (a readmission then
+# completes it again): what the analyses of the completed workers read changed. Reporting registers here.
+_finished_listeners: list[Callable[[Participation], None]] = []
+
+
+def on_finished_change(listener: Callable[[Participation], None]) -> None:
+    """Register ``listener`` to hear of every change to or from the completed state (idempotent)."""
+    if listener not in _finished_listeners:
+        _finished_listeners.append(listener)
+
+
 ALLOWED_TRANSITIONS: dict[str, set[str]] = {
     # claimed -> excluded: screened out by the comprehension check, before any step (services.admission.comprehension)
     State.CLAIMED: {State.TRAINING, State.TEST, State.ABANDONED, State.DECLINED, State.EXCLUDED},
@@ -127,6 +138,9 @@ def transition(
         setattr(participation, field, value)
     if (from_state in Participation.HOLDING_STATES) != (to_state in Participation.HOLDING_STATES):
         _slot_changed(participation)  # a slot taken or freed: the Prolific places may follow
+    if State.COMPLETED in (from_state, to_state):
+        for listener in _finished_listeners:
+            listener(participation)
     return event
 
 
