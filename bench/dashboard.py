@@ -406,7 +406,9 @@ def main() -> None:
                     # The same with the figures a Celery worker computed first (none where the checkout has none).
                     "warm_ms": [round(r["warm"][page], 1) for r in rounds if page in r["warm"]],
                     "after_exclusion_warmed_ms": [
-                        round(r["after_exclusion_warmed"][page], 1) for r in rounds if page in r["after_exclusion_warmed"]
+                        round(r["after_exclusion_warmed"][page], 1)
+                        for r in rounds
+                        if page in r["after_exclusion_warmed"]
                     ],
                     "computed_ms": [round(r["computed"][page], 1) for r in rounds],
                     "computed_queries": rounds[-1]["computed_queries"][page],
