@@ -80,7 +80,7 @@ CAPABILITIES: dict[str, tuple[str, ...]] = {
     # just above state (whose keyed hash names a participant) and below every such capability
     "audit": ("state",),
     "verdicts": ("state", "audit"),
-    "admission": ("state", "texts", "audit"),
+    "admission": ("state", "texts", "money", "audit"),  # money: a close-out is dated at the pay rule's end of work
     "session": ("state", "texts", "verdicts", "admission"),
     "studies": ("state", "texts", "verdicts", "admission", "session", "audit"),
     "roles": (),  # who on the team may do what: each operation's permission, the background jobs' check

@@ -6,7 +6,7 @@ from celery import shared_task
 
 from annotation.reporting.exports import export_job_run, export_jobs_sweep
 from annotation.reporting.rehearsal_jobs import rehearsal_job_run, rehearsal_jobs_sweep
-from annotation.reporting.warming import WARM_TASK, warm
+from annotation.reporting.warming import warm
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ def sweep_rehearsal_jobs() -> dict[str, list[int]]:
     return {"requeued": result.requeued, "failed": result.failed}
 
 
-@shared_task(name=WARM_TASK)
+@shared_task(name="annotation.warm_study_figures")  # warming.WARM_TASK
 def warm_study_figures(study_id: int) -> bool:
     """After a completed worker's data changed (``warming.on_finished_change``): keep the study page's figures."""
     return warm(study_id)

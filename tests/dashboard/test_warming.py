@@ -63,6 +63,13 @@ def test_nothing_is_queued_for_other_changes_or_without_a_worker_or_a_shared_cac
     assert sent == []
 
 
+def test_the_task_is_registered_under_the_name_the_queue_sends(study):
+    from annotation.celery import app
+
+    app.loader.import_default_modules()
+    assert app.tasks[warming.WARM_TASK].name == warming.WARM_TASK
+
+
 def _queries(client, url: str) -> int:
     with CaptureQueriesContext(connection) as captured:
         assert client.get(url).status_code == 200

@@ -4,5 +4,5 @@
 screen-out), ``survey``, ``blocklist`` (past participants kept out), ``abandonment`` (idle slots
 released), ``closing`` (what closing a study means for those still in it).
 
-Calls state and texts.
+Calls state, texts, money (a close-out is dated at the pay rule's end of work) and audit.
 """
