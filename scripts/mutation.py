@@ -38,6 +38,7 @@ AREAS: dict[str, Area] = {
         ("annotation/services/money/pay.py",),
         (
             "tests/reporting/test_pay_rule.py",
+            "tests/studies/test_closing.py",
             "tests/reporting/test_pay_after_completion.py",
             "tests/reporting/test_pay_and_predictions.py",
             "tests/prolific/test_pay_base.py",
@@ -160,13 +161,13 @@ _NARROWING = (
 )
 _ZIP = "zip without strict: the decisions are made one per waiting worker, so the lengths are equal"
 EQUIVALENT: dict[str, str] = {
-    _PAY + "x_paid_seconds__mutmut_26": "order_by('at') alone: SQLite returns events of the same instant in "
+    _PAY + "x__records__mutmut_26": "order_by('at') alone: SQLite returns events of the same instant in "
     "insertion order anyway ('id' is there for PostgreSQL)",
-    _PAY + "x_paid_seconds__mutmut_42": "the answers' filter without participation__in: the last answers are "
+    _PAY + "x__records__mutmut_42": "the answers' filter without participation__in: the last answers are "
     "grouped per participation and read by its own id",
-    _PAY + "x_paid_seconds__mutmut_43": "without submitted_at__isnull=False: Max() skips NULLs, and a None "
+    _PAY + "x__records__mutmut_43": "without submitted_at__isnull=False: Max() skips NULLs, and a None "
     "last answer is the absent one",
-    _PAY + "x_paid_seconds__mutmut_64": "the surveys' filter without participation__in: as _42, grouped per "
+    _PAY + "x__records__mutmut_64": "the surveys' filter without participation__in: as _42, grouped per "
     "participation and read by its own id",
     _PAY + "x_paid_time__mutmut_1": "exclusion_kind 'XXXX' by default: it is only tested for membership in "
     "NOT_THE_WORKERS_ACT, which neither '' nor 'XXXX' is",
@@ -178,6 +179,7 @@ EQUIVALENT: dict[str, str] = {
     "participation excluded comes after every act and sets it again",
     _AGREEMENT + "x_strict_majority__mutmut_3": "most_common(None)[0] is most_common(1)[0]",
     _AGREEMENT + "x_strict_majority__mutmut_5": "most_common(2)[0] is most_common(1)[0]",
+    _AGREEMENT + "x_item_coincidences__mutmut_47": "np.add.reduceat without axis=0: its axis is 0 by default",
     _AGREEMENT + "x_spans_of_strings__mutmut_8": "-2 instead of -1 for an empty string: both are below 0",
     _AGREEMENT + "x_alpha_of_coincidences__mutmut_13": "np.eye(shape[2]) for np.eye(shape[1]): a coincidence "
     "matrix is square (values × values)",

@@ -78,3 +78,13 @@ def test_the_interval_needs_the_values_given():
     assert alpha_interval(coded({"a": {1: "x", 2: "x"}, "b": {1: "x", 2: "x"}})) is None
     interval = alpha_interval(coded({"a": {1: "x", 2: "y", 3: "x"}, "b": {1: "x", 2: "y", 3: "y"}}))
     assert interval is not None
+
+
+def test_an_item_without_units_has_no_share_and_moves_no_other():
+    # A span item whose context has no token (no unit) beside one with two tokens rated by two coders: the
+    # first token given 1 by both, the second 0 and 1. By hand, per unit (n_uv n_uw - [v = w] n_uv) / (n_u - 1):
+    # token 1 (no 0, two 1s) gives o_11 = (2 * 2 - 2) / 1 = 2; token 2 (one 0, one 1) gives o_01 = o_10 = 1.
+    data = Coded((0, 1), {"empty": np.zeros((0, 2)), "two": np.array([[0.0, 2.0], [1.0, 1.0]])}, {"a", "b"})
+    shares = item_coincidences(data)
+    assert list(shares) == ["two"]
+    np.testing.assert_array_equal(shares["two"], [[0.0, 1.0], [1.0, 2.0]])

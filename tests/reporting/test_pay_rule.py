@@ -11,7 +11,7 @@ from annotation.models import Participation, Response
 from annotation.reporting.exports import export_with_provenance
 from annotation.reporting.options import MetricOptions
 from annotation.services.admission import abandonment, closing
-from annotation.services.money.pay import PAY_RULE_VERSION, paid_time, pay_line, pay_lines
+from annotation.services.money.pay import PAY_RULE_VERSION, paid_time, pay_line, pay_lines, work_ends
 from annotation.services.state import lifecycle
 from annotation.services.verdicts import overrides
 from tests.reporting.builders import T0, add_annotator, gold_answers, make_study
@@ -86,6 +86,19 @@ def test_a_close_out_ends_paid_time_at_the_last_activity_it_is_dated_at(sst2):
     p.refresh_from_db()
     assert (p.state, p.exclusion_kind) == (State.EXCLUDED, Kind.CLOSED)
     assert _hours(study, p) == Decimal(35) / 60
+
+
+def test_the_end_of_the_work_is_read_as_paid_time_reads_it(sst2):
+    # work_ends (what a close-out is dated at) by hand: claimed at T0 and abandoned before starting, at T0 + 2 h:
+    # T0, the claim; answered until 20 minutes, then excluded idle by an admin at 50: 20 minutes.
+    study = make_study(sst2, shots=(0,), base_reward=Decimal("0.00"))
+    left = add_annotator(study, 0, answers=[], state=State.CLAIMED, worker_id="left")
+    lifecycle.transition(left, to_state=State.ABANDONED, reason="idle", at=T0 + timedelta(hours=2))
+    idle = add_annotator(study, 0, answers=gold_answers(sst2)[:2], state=State.TEST, worker_id="idle")
+    _answered_at(idle, T0 + timedelta(minutes=20))
+    lifecycle.exclude(idle, reason="admin override: idle", kind=Kind.ADMIN, at=T0 + timedelta(minutes=50))
+    assert work_ends([left, idle]) == {left.pk: T0, idle.pk: T0 + timedelta(minutes=20)}
+    assert _hours(study, left) == 0 and _hours(study, idle) == Decimal(20) / 60
 
 
 def test_after_a_readmission_the_end_is_the_last_answer_less_the_wait_for_the_readmission(sst2):
