@@ -28,7 +28,7 @@ from annotation.reporting.analyses import (
 )
 from annotation.reporting.fewclue_table import FewClueTable, build_fewclue_table
 from annotation.reporting.figure_cache import digest, remembered
-from annotation.reporting.figure_keys import StudyKeys
+from annotation.reporting.figure_keys import StudyKeys, study_keys
 from annotation.reporting.item_scores import cell_item_scores
 from annotation.reporting.majority import MajorityResult, condition_majority
 from annotation.reporting.options import MetricOptions, ReportError
@@ -176,3 +176,19 @@ def study_lines(study: Study, keys: dict[int, StudyKeys]) -> dict[str, Any]:
         return _lines(lines, _identities(ids))
 
     return _kept("study-lines", keys[study.pk].recorded, compute, strip=lambda lines: _lines(lines, None), fill=fill)
+
+
+@dataclasses.dataclass(frozen=True)
+class StudyPage:
+    """What a study page keeps: its table, the analyses of its completed workers, its pay and per-worker lines."""
+
+    table: Table
+    analyses: dict[str, Any]
+    lines: dict[str, Any]
+
+
+def study_page(study: Study, options: MetricOptions) -> StudyPage:
+    """A study page's kept figures (the view, and the worker that computes them after a completion:
+    ``warming``)."""
+    keys = study_keys([study])
+    return StudyPage(table([study], keys, options), study_analyses(study, keys, options), study_lines(study, keys))

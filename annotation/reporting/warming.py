@@ -22,7 +22,6 @@ from django.db import transaction
 from annotation.celery import app as celery_app
 from annotation.models import Participation, Study
 from annotation.reporting import page_figures
-from annotation.reporting.figure_keys import study_keys
 from annotation.reporting.options import MetricOptions
 
 logger = logging.getLogger(__name__)
@@ -52,9 +51,5 @@ def warm(study_id: int) -> bool:
     study = Study.objects.select_related("task").filter(pk=study_id).first()
     if study is None:
         return False
-    keys = study_keys([study])
-    options = MetricOptions()
-    page_figures.table([study], keys, options)
-    page_figures.study_analyses(study, keys, options)
-    page_figures.study_lines(study, keys)
+    page_figures.study_page(study, MetricOptions())
     return True

@@ -212,10 +212,8 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
     except ReportError as exc:
         return HttpResponseBadRequest(str(exc))
     # Figures kept until the data behind them changes (annotation.reporting.page_figures).
-    keys = study_keys([study])
-    table = page_figures.table([study], keys, options)
-    analyses = page_figures.study_analyses(study, keys, options)
-    lines = page_figures.study_lines(study, keys)
+    figures = page_figures.study_page(study, options)
+    table, analyses, lines = figures.table, figures.analyses, figures.lines
     rows = progress([study])
     return render(
         request,
