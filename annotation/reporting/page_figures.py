@@ -118,6 +118,9 @@ def fewclue_table(studies: Sequence[Study], keys: dict[int, StudyKeys], options:
     return remembered("fewclue-table", digest([keys[s.pk].recorded for s in studies], options), build)
 
 
+ANALYSES = "study-analyses"  # the kind the study analyses are kept under (figure_cache)
+
+
 def study_analyses(study: Study, keys: dict[int, StudyKeys], options: MetricOptions) -> dict[str, Any]:
     """A study page's analyses of its completed workers (figures only), kept until their data changes."""
 
@@ -133,9 +136,6 @@ def study_analyses(study: Study, keys: dict[int, StudyKeys], options: MetricOpti
         }
 
     return remembered(ANALYSES, analyses_key(study, keys, options), compute)
-
-
-ANALYSES = "study-analyses"
 
 
 def analyses_key(study: Study, keys: dict[int, StudyKeys], options: MetricOptions) -> str:

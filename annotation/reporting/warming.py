@@ -13,7 +13,6 @@ own request, or fill a cache no page reads.
 
 from __future__ import annotations
 
-import logging
 from functools import partial
 
 from django.conf import settings
@@ -23,8 +22,6 @@ from annotation.celery import app as celery_app
 from annotation.models import Participation, Study
 from annotation.reporting import page_figures
 from annotation.reporting.options import MetricOptions
-
-logger = logging.getLogger(__name__)
 
 WARM_TASK = "annotation.warm_study_figures"
 

@@ -55,8 +55,8 @@ def test_nothing_is_queued_for_other_changes_or_without_a_worker_or_a_shared_cac
     with override_settings(**WITH_A_WORKER), django_capture_on_commit_callbacks(execute=True):
         lifecycle.transition(claimed, to_state=State.TEST)  # a step begun: no completed worker's data changed
     at_work = Participation.objects.get(pk=claimed.pk)
-    for settings in ({"CELERY_TASK_ALWAYS_EAGER": True}, {"CELERY_TASK_ALWAYS_EAGER": False, "CACHE_URL": None}):
-        with override_settings(**settings), django_capture_on_commit_callbacks(execute=True):
+    for changed in ({"CELERY_TASK_ALWAYS_EAGER": True}, {"CELERY_TASK_ALWAYS_EAGER": False, "CACHE_URL": None}):
+        with override_settings(**changed):
             assert not warming.enabled()
     with django_capture_on_commit_callbacks(execute=True):  # the tests' settings: Celery eager
         lifecycle.transition(at_work, to_state=State.COMPLETED)
