@@ -206,7 +206,7 @@ def test_the_pre_commit_block_runs_as_written_in_a_repository_of_its_own(tmp_pat
     hook = clone / ".git" / "hooks" / "pre-commit"
     assert hook.is_file() and os.access(hook, os.X_OK) and "pre-commit" in hook.read_text()
     names = re.findall(r"^\s+name: (.+)$", (REPO / ".pre-commit-config.yaml").read_text(), re.MULTILINE)
-    assert names == ["ruff check", "ruff format --check", "mypy", "makemigrations --check"]
+    assert names == ["ruff check", "ruff format --check", "mypy", "makemigrations --check", "manage.py check"]
     assert [n for n in names if not re.search(rf"^{re.escape(n)}\.+", out, re.MULTILINE)] == [], out
 
 

@@ -18,11 +18,12 @@ import json
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Study
 from annotation.services.studies import studies
 from annotation.services.verdicts import attention
+from tasks_app.management.base import ProjectCommand
 
 WHO = "manage.py attention_checks"  # the audit trail's name for what the command does
 
@@ -34,7 +35,7 @@ def _positions(raw: str) -> list[int]:
         raise CommandError(f"--positions takes item numbers separated by commas, e.g. 3,17; not {raw!r}") from None
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = "List, add (written or from a template) and report a study's attention checks."
 
     def add_arguments(self, parser: CommandParser) -> None:

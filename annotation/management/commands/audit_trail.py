@@ -2,13 +2,14 @@
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import AuditEntry
 from annotation.services import audit
+from tasks_app.management.base import ProjectCommand
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = "Write the audit trail (one study's with --study) as CSV or JSON, oldest entry first."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -15,13 +15,14 @@ import json
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Study
 from annotation.services.studies import launch
+from tasks_app.management.base import ProjectCommand
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = "List what blocks a study's launch and what deserves a look; --open opens it (blockers need an override)."
 
     def add_arguments(self, parser: CommandParser) -> None:

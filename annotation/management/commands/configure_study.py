@@ -27,12 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Study
 from annotation.protocol import ai_tools
 from annotation.services.state.outcomes import Outcome
 from annotation.services.studies import studies
+from tasks_app.management.base import ProjectCommand
 
 SHOWN = (
     "worker_title",
@@ -61,7 +62,7 @@ SHOWN = (
 )
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = (
         "Set a study's consent text, survey, comprehension check, outcome codes, posted reward and title "
         "(or --show them)."

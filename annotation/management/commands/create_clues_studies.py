@@ -7,12 +7,13 @@ One standard-design study per CLUES task present in the catalog (slug
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
 from annotation.management.commands._study_designs import Wanted, add_open_and_reward, check_language, ensure_studies
 from annotation.models import Study
 from annotation.services.studies import studies
 from tasks_app.catalog import CLUES_TASKS
+from tasks_app.management.base import ProjectCommand
 from tasks_app.models import Task
 
 
@@ -20,7 +21,7 @@ def clues_slug(task_slug: str, split: int) -> str:
     return f"clues-{task_slug}-split{split}"
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = "Create the standard 0/10/20/30-shot study for each of the six CLUES tasks on one training split."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -12,13 +12,14 @@ are in Simplified Chinese (``--language zh-hans``), as the items are; ``--langua
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.management.commands._study_designs import Wanted, add_open_and_reward, check_language, ensure_studies
 from annotation.models import Study
 from annotation.services.session import samples
 from annotation.services.studies import studies
 from tasks_app.importing.fewclue.tasks import TASKS
+from tasks_app.management.base import ProjectCommand
 from tasks_app.models import Task
 
 # protocol option -> (the study's protocol, the named set of its training items, the named set of its
@@ -36,7 +37,7 @@ def fewclue_slug(folder: str, protocol: str) -> str:
     return f"fewclue-{folder}-{protocol}"
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = "Create one FewCLUE study per task: N training items, then a seeded sample of K test items."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -11,13 +11,14 @@ beat runs, e.g. from cron.
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Study
 from annotation.services.verdicts import filter_groups
+from tasks_app.management.base import ProjectCommand
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = "Judge the relative training filter's groups that have trained (or waited past the timeout)."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -8,13 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.services.admission import blocklist
+from tasks_app.management.base import ProjectCommand
 from tasks_app.models import Task
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = "Export the ids of a task's past participants as a Prolific blocklist or an MTurk qualification CSV."
 
     def add_arguments(self, parser: CommandParser) -> None:

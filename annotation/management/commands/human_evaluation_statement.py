@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.reporting.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, IntervalOptions
 from annotation.reporting.options import MetricOptions, ReportError
@@ -22,10 +22,11 @@ from annotation.reporting.statement import (
     render_statement,
     statement_datasheet,
 )
+from tasks_app.management.base import ProjectCommand
 from tasks_app.scoring import SKIP_POLICIES
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = "Write the human-evaluation statement (paragraph + table) of each study: Markdown, LaTeX or JSON (HEDS)."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Study
 from annotation.reporting.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, IntervalOptions
@@ -40,12 +40,13 @@ from annotation.reporting.provenance import reproducibility_header
 from annotation.reporting.recompute import recompute_item_scores
 from annotation.reporting.selection import BENCHMARKS, select_studies
 from annotation.reporting.tables import build_table
+from tasks_app.management.base import ProjectCommand
 from tasks_app.scoring import SKIP_POLICIES
 
 FORMATS = ("csv", "json", "markdown", "latex")
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = "Human-performance table (CSV/JSON/Markdown/LaTeX), raw annotations, payments, analyses and plots."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -9,12 +9,13 @@ from decimal import Decimal
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.db import connection
 
 from annotation.models import Study
 from annotation.services.studies import studies
 from tasks_app.catalog import CLUES_TASKS
+from tasks_app.management.base import ProjectCommand
 from tasks_app.models import Task
 
 DEMO_SPLIT = 1
@@ -28,7 +29,7 @@ def demo_slug(task_slug: str) -> str:
     return f"demo-{task_slug}"
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = "Import the bundled demo data and open one demo study per task (/join/demo-<task>/?worker_id=...)."
 
     def handle(self, *args: Any, **options: Any) -> None:

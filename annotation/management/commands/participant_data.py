@@ -3,14 +3,15 @@
 import json
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.core.serializers.json import DjangoJSONEncoder
 
 from annotation.models import Worker
 from annotation.services.rights import access
+from tasks_app.management.base import ProjectCommand
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = "Write everything stored about one participant as JSON (a subject access request)."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -7,11 +7,12 @@ manage.py plan_study sst2-split1 --model-score 0.80 --gap 0.05   # the gap detec
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Study
 from annotation.reporting import planning
 from annotation.reporting.options import ReportError
+from tasks_app.management.base import ProjectCommand
 
 
 def _workers(raw: str) -> list[int]:
@@ -21,7 +22,7 @@ def _workers(raw: str) -> list[int]:
         raise CommandError(f"--workers takes numbers separated by commas, e.g. 3,5,10; not {raw!r}") from None
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = "How wide each cell's 95% interval will be with 3, 5, 10 workers per condition, the cost and the time."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -13,16 +13,17 @@ import json
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Study
 from annotation.services.prolific import messages, operations, polling, subscriptions
 from annotation.services.prolific.message_templates import TEMPLATES
+from tasks_app.management.base import ProjectCommand
 
 HOOK_COMMANDS = ("subscribe", "poll", "message")
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = (
         "Approve, pay bonuses, fill the participant group or keep the places in step with the design on Prolific "
         "for a study (dry run unless --run); "

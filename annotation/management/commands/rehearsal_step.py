@@ -11,9 +11,10 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.rehearsal import steps
+from tasks_app.management.base import ProjectCommand
 
 STEPS = ["prepare", "sweep", "close", "prolific", "check"]
 
@@ -38,7 +39,7 @@ def run_step(step: str, slug: str, options: dict[str, Any]) -> Any:
     raise CommandError(f"unknown step {step!r}; one of {', '.join(STEPS)}")
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = "Internal: one step of manage.py rehearse_study, run on its scratch database only."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -8,14 +8,15 @@ manage.py rehearse_study sst2-split1 --workers-per-condition 2 --seed 7 --format
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Study
 from annotation.rehearsal.runner import RehearsalError, rehearse
 from annotation.rehearsal.scratch import ScratchUnavailable
+from tasks_app.management.base import ProjectCommand
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = "Run a copy of a study on a scratch database with a simulated crowd and check every invariant."
 
     def add_arguments(self, parser: CommandParser) -> None:

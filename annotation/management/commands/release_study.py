@@ -11,13 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Study
 from annotation.reporting.release import ReleaseError, write_release
+from tasks_app.management.base import ProjectCommand
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = "Write a study's human data release (no platform ids) into a folder, with a data card and checksums."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -7,12 +7,13 @@ as it is (the same rule as the Celery task's).
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
 from annotation.reporting.rehearsal_jobs import rehearsal_job_run
+from tasks_app.management.base import ProjectCommand
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = "Run a queued rehearsal job (the dashboard's Rehearse button, without a Celery worker)."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -25,7 +25,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.staticfiles import finders
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.db import transaction
 from django.test import Client
 from django.utils import timezone
@@ -36,6 +36,7 @@ from annotation.reporting.statement_design import shown_languages
 from annotation.services.admission import consent, entry, survey
 from annotation.services.state import lifecycle, slots
 from annotation.web import worker_cookie
+from tasks_app.management.base import ProjectCommand
 
 CHROMIUM = "/usr/bin/chromium"
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"]
@@ -46,7 +47,7 @@ class Rollback(Exception):
     """Leaves the throwaway worker's transaction."""
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = "Write a study's appendix: the texts workers saw (texts.md) and screenshots of their pages."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -8,12 +8,11 @@ once it has been started EXPORT_MAX_ATTEMPTS times. Useful where no beat runs, e
 
 from typing import Any
 
-from django.core.management.base import BaseCommand
-
 from annotation.reporting.exports import export_jobs_sweep
+from tasks_app.management.base import ProjectCommand
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = "Queue again, or fail after EXPORT_MAX_ATTEMPTS starts, the export jobs whose worker died."
 
     def handle(self, *args: Any, **options: Any) -> None:

@@ -2,13 +2,14 @@
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Worker
 from annotation.services.rights import withdrawal
+from tasks_app.management.base import ProjectCommand
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = "Withdraw a participant: erase their answers and consent records, pseudonymise their identifier."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -3,14 +3,15 @@
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
 from tasks_app.catalog import BY_SLUG
 from tasks_app.importing.service import import_clues
+from tasks_app.management.base import ProjectCommand
 from tasks_app.management.commands._importing import add_common_arguments, run_import
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = (
         "Import the CLUES release layout (six task folders, <prefix>_test.jsonl and <prefix>_train_<k>_<split>.jsonl), "
         "or one task folder of it. Prints every finding; any error aborts the whole run and writes nothing."

@@ -3,14 +3,15 @@
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
 from tasks_app.importing.fewclue.service import import_fewclue
 from tasks_app.importing.fewclue.tasks import BY_FOLDER
+from tasks_app.management.base import ProjectCommand
 from tasks_app.management.commands._importing import run_import
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = (
         "Import FewCLUE's datasets/ folder (one folder per task: train_0..4, dev_0..4, train_few_all, dev_few_all, "
         "test_public and the label files). Prints every finding; any error aborts the whole run and writes nothing."

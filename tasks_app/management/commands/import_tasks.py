@@ -3,14 +3,15 @@
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from tasks_app.importing.service import NewTask, import_task_files
+from tasks_app.management.base import ProjectCommand
 from tasks_app.management.commands._importing import add_common_arguments, run_import
 from tasks_app.models import Task
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = (
         "Import a task from JSONL lines with id, context, question and answer (a list of strings or of "
         "{text, answer_start}). Give a folder (one *_test.jsonl plus optional *_train_<k>_<split>.jsonl) or a "
