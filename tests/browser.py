@@ -130,10 +130,14 @@ def open_as(browser, live_server):
         pytest.fail("Content-Security-Policy violations:\n" + "\n".join(violations))
 
 
-def shot(page, name: str) -> Path:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+def shot(page, name: str, *, full_page: bool = True, always: bool = False) -> Path:
+    """test-artifacts/screenshots/NAME.png, for a person to look at, taken when ``SCREENSHOTS=1`` is set or
+    ``always`` (the README's images, copied to docs/img by hand). Off by default: no test reads a shot, and a
+    full-page one costs about 0.3 s, a minute of the suite's worker time."""
     path = SCREENSHOTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
+    if always or os.environ.get("SCREENSHOTS") == "1":
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(path), full_page=full_page)
     return path
 
 

@@ -40,4 +40,4 @@ def test_the_dashboard_of_a_running_demo_study(open_as, staff_session):
     glance = page.locator(".glance").inner_text()
     # The demo screens nobody (no integrity rule): the one thing that needs attention, and the page says so.
     assert "Quality controls are off: No integrity rule" in glance and "stuck" not in glance
-    page.screenshot(path=str(shot(page, "readme-dashboard")))  # the first view, as a researcher sees it
+    shot(page, "readme-dashboard", full_page=False, always=True)  # the first view, as a researcher sees it

@@ -35,7 +35,7 @@ def test_demo_conll_training_merge_offer_reveal_and_phone(open_as, db):
             token(page, word).click()
         if " " in name:
             assert page.locator("#merge-offer").is_visible()
-    shot(page, "readme-worker")
+    shot(page, "readme-worker", always=True)
     if name and " " in name:
         page.locator("#merge-spans").click()
         assert name in span_texts(page)
@@ -43,7 +43,7 @@ def test_demo_conll_training_merge_offer_reveal_and_phone(open_as, db):
     page.keyboard.press("Enter")
     page.locator("#reveal .verdict").wait_for()
     assert "right" in page.locator("#reveal .feedback-words").inner_text() or not gold
-    shot(page, "readme-training-reveal")
+    shot(page, "readme-training-reveal", always=True)
     page.keyboard.press("Enter")
     wait_for_item(page, 1)
 
@@ -52,7 +52,7 @@ def test_demo_conll_training_merge_offer_reveal_and_phone(open_as, db):
     assert phone.locator("#task-description").get_attribute("open") is None
     submit = phone.locator("#submit-button").bounding_box()
     assert submit["y"] + submit["height"] <= PHONE["height"]
-    phone.screenshot(path=str(shot(phone, "readme-phone")))  # the first view only, as a phone shows it
+    shot(phone, "readme-phone", full_page=False, always=True)  # the first view only, as a phone shows it
     assert not page.js_errors and not phone.js_errors
 
 
@@ -69,8 +69,8 @@ def test_demo_mnli_reveal_on_a_desktop_and_a_phone(open_as, db):
     page.keyboard.press("e")
     page.keyboard.press("Enter")
     page.locator("#reveal .verdict").wait_for()
-    shot(page, "readme-mnli-reveal")
+    shot(page, "readme-mnli-reveal", always=True)
     page.set_viewport_size(PHONE)
     page.locator(".labels").scroll_into_view_if_needed()
-    page.screenshot(path=str(shot(page, "readme-mnli-reveal-phone")))
+    shot(page, "readme-mnli-reveal-phone", full_page=False, always=True)
     assert not page.js_errors
