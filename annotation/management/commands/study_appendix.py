@@ -20,6 +20,7 @@ import queue
 import secrets
 import threading
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -230,30 +231,40 @@ def _walk(study: Study, page: Any, main: MainThread, language: str, out: Path) -
     return shots
 
 
-def _browse(study: Study, out: Path, language: str, main: MainThread, result: dict[str, Any]) -> None:
-    """The browser's thread: one walk in headless Chromium; the shots or the error go to ``result``."""
+def _browse(study: Study, out: Path, languages: list[str], main: MainThread, result: dict[str, Any]) -> None:
+    """The browser's thread: one Chromium, a walk a language, each in a savepoint rolled back after it (the
+    next walk starts from the study as it was); the shots, or the error and its language, go to ``result``."""
     from playwright.sync_api import sync_playwright
 
+    result["shots"] = []
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
             try:
-                context = browser.new_context(viewport={"width": 1280, "height": 900}, locale=language)
-                page = context.new_page()
-                page.set_default_timeout(WAIT_MS)
-                result["shots"] = _walk(study, page, main, language, out)
+                for language in languages:
+                    result["language"] = language
+                    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale=language)
+                    page = context.new_page()
+                    page.set_default_timeout(WAIT_MS)
+                    mark = main.call(transaction.savepoint)
+                    try:
+                        result["shots"] += _walk(study, page, main, language, out)
+                    finally:
+                        main.call(partial(transaction.savepoint_rollback, mark))
+                        context.close()
             finally:
                 browser.close()
     except BaseException as exc:  # raised again in the command's thread
         result["error"] = exc
 
 
-def screenshots_in(study: Study, out: Path, language: str) -> list[Path]:
-    """One language's walk, in a transaction that is rolled back: nothing of the throwaway worker stays."""
+def take_screenshots(study: Study, out: Path) -> list[Path]:
+    """Every shown language's walk, in a transaction that is rolled back: nothing of the throwaway workers stays."""
     study.task.is_classification  # noqa: B018  (loaded here: the browser's thread never touches the database)
     main = MainThread()
     result: dict[str, Any] = {}
-    thread = threading.Thread(target=_browse, args=(study, out, language, main, result), daemon=True)
+    languages = list(shown_languages(study))
+    thread = threading.Thread(target=_browse, args=(study, out, languages, main, result), daemon=True)
     try:
         with transaction.atomic():
             thread.start()
@@ -262,10 +273,6 @@ def screenshots_in(study: Study, out: Path, language: str) -> list[Path]:
     except Rollback:
         pass
     if "error" in result:
-        raise CommandError(f"the screenshots ({language}) failed: {result['error']}") from result["error"]
+        raise CommandError(f"the screenshots ({result['language']}) failed: {result['error']}") from result["error"]
     shots: list[Path] = result["shots"]
     return shots
-
-
-def take_screenshots(study: Study, out: Path) -> list[Path]:
-    return [path for language in shown_languages(study) for path in screenshots_in(study, out, language)]
