@@ -7,7 +7,7 @@ import sys
 from django.core.management import get_commands, load_command_class
 
 from tasks_app.management.base import ProjectCommand
-from tests.test_layers import ROOT
+from tests.conftest import REPO_ROOT as ROOT
 
 OURS = ("annotation", "tasks_app")
 
