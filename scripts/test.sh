@@ -11,10 +11,12 @@ cd "$(dirname "$0")/.."
 # compiles the project again and pytest rewrites every test module again (collecting: 17 s, not 5 s).
 unset PYTHONDONTWRITEBYTECODE
 bash scripts/bootstrap.sh requirements-dev.txt
-# A CJK font too: without one the Chinese worker pages render as boxes, and their widths are not real.
-if { [ ! -x /usr/bin/chromium ] || ! fc-list :lang=zh 2>/dev/null | grep -q .; } && command -v apt-get >/dev/null 2>&1; then
+# The pages run in Chromium's headless shell (tests/browser.py says why); a test that switches tabs and
+# the appendix's screenshots in the full browser. A CJK font too: without one the Chinese worker pages
+# render as boxes, and their widths are not real.
+if { [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromium-headless-shell ] || ! fc-list :lang=zh 2>/dev/null | grep -q .; } && command -v apt-get >/dev/null 2>&1; then
     SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
-    $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium chromium-driver fonts-noto-cjk >/dev/null
+    $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium chromium-headless-shell chromium-driver fonts-noto-cjk >/dev/null
 fi
 # pdflatex compiles every LaTeX export in an ACL-like two-column paper in a test: booktabs (the recommended
 # set) and Times (psnfss's times with the fonts of texlive-fonts-recommended).

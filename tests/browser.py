@@ -1,5 +1,12 @@
 """Playwright on Debian's Chromium against pytest-django's live server: one browser per test session.
 
+The pages run in Debian's headless shell of Chromium (package chromium-headless-shell: the same Blink and
+V8 as /usr/bin/chromium, built without the browser's windows), which is what Playwright itself runs for
+headless pages. The full browser's headless mode opens a window with its toolbar for every context: its
+omnibox pop-up, a WebUI page in a renderer of its own, cost a quarter of a CPU-second per page opened and
+about 15% of a core while the page sat open, on the suite's two cores nearly half its browser time. A test
+that needs what only windows give (a tab in front of another takes the focus) asks for ``full_browser``.
+
 The fixtures are registered once, by tests/conftest.py (a second registration of the session-scoped
 ``browser`` would start Playwright twice in one thread); the helpers are imported from here."""
 
@@ -9,6 +16,7 @@ from pathlib import Path
 import pytest
 
 CHROMIUM = "/usr/bin/chromium"
+HEADLESS_SHELL = "/usr/bin/chromium-headless-shell"
 SCREENSHOTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "screenshots"
 LAUNCH_ARGS = [
     "--no-sandbox",
@@ -22,9 +30,8 @@ LAUNCH_ARGS = [
 
 
 @pytest.fixture(scope="session")
-def browser():
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
+def playwright():
+    """Playwright's driver, started once per session (a second one in the same thread would fail)."""
     from playwright.sync_api import sync_playwright
 
     # Sync Playwright keeps an event loop in this thread, which Django's ORM guard would refuse.
@@ -33,14 +40,33 @@ def browser():
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
-            yield browser
-            browser.close()
+            yield p
     finally:
         if previous is None:
             os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
         else:
             os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+def _launch(playwright, executable: str, package: str):
+    if not os.path.exists(executable):
+        pytest.skip(f"{executable} not found (apt-get install {package})")
+    browser = playwright.chromium.launch(executable_path=executable, headless=True, args=LAUNCH_ARGS)
+    yield browser
+    browser.close()
+
+
+@pytest.fixture(scope="session")
+def browser(playwright):
+    """Chromium's headless shell: the browser of every page test."""
+    yield from _launch(playwright, HEADLESS_SHELL, "chromium-headless-shell")
+
+
+@pytest.fixture(scope="session")
+def full_browser(playwright):
+    """The full Chromium, in its headless mode, with windows: for a test that switches tabs (a module
+    overrides ``browser`` with it). Started only when a test asks for it."""
+    yield from _launch(playwright, CHROMIUM, "chromium")
 
 
 # Each page records the Content-Security-Policy violations it meets: the DOM event (before any page

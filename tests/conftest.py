@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import browser, open_as, staff_session  # noqa: F401  (the browser tests' fixtures, registered once)
+from tests.browser import browser, full_browser, open_as, playwright, staff_session  # noqa: F401  (registered once)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CLUES_DIR = Path(os.environ.get("CLUES_DIR", REPO_ROOT.parent / "shared" / "clues"))

@@ -11,7 +11,7 @@ from django.test import Client
 
 from annotation.models import Participation, Study
 from annotation.services.studies import studies
-from tests.worker.browser.conftest import CHROMIUM, LAUNCH_ARGS, csp_violations, shot
+from tests.worker.browser.conftest import HEADLESS_SHELL, LAUNCH_ARGS, csp_violations, shot
 from tests.worker.conftest import NER_TEST, NER_TRAIN, make_participation, make_task_with_items
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -86,7 +86,7 @@ def test_mturk_can_frame_the_entry_page_and_nobody_else_can(browser, live_server
     # Chromium's private/local network access checks before any header is read.
     blocking = "PrivateNetworkAccessForNavigations,PrivateNetworkAccessRespectPreflightResults,LocalNetworkAccessChecks"
     framed = browser.browser_type.launch(
-        executable_path=CHROMIUM, headless=True, args=[*LAUNCH_ARGS, f"--disable-features={blocking}"]
+        executable_path=HEADLESS_SHELL, headless=True, args=[*LAUNCH_ARGS, f"--disable-features={blocking}"]
     )
     context = framed.new_context()
     try:

@@ -14,6 +14,12 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 State = Participation.State
 
 
+@pytest.fixture(scope="module")
+def browser(full_browser):
+    """The full Chromium: only a browser with windows moves the focus to a tab brought to the front."""
+    return full_browser
+
+
 def _record_posts(page) -> list[tuple[str, dict]]:
     """(route, JSON body) of every submit and skip the page sends, as it leaves the browser."""
     sent: list[tuple[str, dict]] = []
