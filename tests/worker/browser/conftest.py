@@ -1,5 +1,5 @@
 """The browser tests' helpers, where the tests import them from (fixtures: tests/conftest.py)."""
 
-from tests.browser import CHROMIUM, HEADLESS_SHELL, LAUNCH_ARGS, SCREENSHOTS, csp_violations, shot, watch_csp
+from tests.browser import HEADLESS_SHELL, LAUNCH_ARGS, SCREENSHOTS, csp_violations, shot, watch_csp
 
-__all__ = ["CHROMIUM", "HEADLESS_SHELL", "LAUNCH_ARGS", "SCREENSHOTS", "csp_violations", "shot", "watch_csp"]
+__all__ = ["HEADLESS_SHELL", "LAUNCH_ARGS", "SCREENSHOTS", "csp_violations", "shot", "watch_csp"]
